@@ -1,0 +1,55 @@
+# The README's commands. `make run` and `make test` each set up .venv from the pinned lock first.
+SHELL := /bin/bash
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8501
+export MLFLOW_DISABLE_TELEMETRY := true
+export DVC_NO_ANALYTICS := 1
+export GX_ANALYTICS_ENABLED := False
+export PYTHONUNBUFFERED := 1
+# DVC stage commands call `python`: make it the venv's.
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+.PHONY: run setup pipeline promote serve test test-fast bench clean
+
+run: setup pipeline promote serve
+
+setup: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	@command -v $(PY) >/dev/null || { echo "kneecap needs $(PY) on PATH"; exit 1; }
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@echo "[setup] installing pinned dependencies into $(VENV) (requirements.lock)"
+	@time ( $(BIN)/python -m pip install -q --upgrade "pip>=24" && \
+	  $(BIN)/python -m pip install -q -c requirements.lock -r requirements.lock && \
+	  $(BIN)/python -m pip install -q --no-deps -e . )
+	@touch $(STAMP)
+
+# Builds the warehouse, validates it, fits and registers the models (DVC skips what is up to date).
+pipeline: setup
+	@echo "[pipeline] dvc repro"
+	@time $(BIN)/dvc repro
+
+# Sets the `champion` alias on the newest version of every registered model that has none yet.
+promote: setup
+	@$(BIN)/kneecap promote --if-missing
+
+serve: setup
+	@echo "[serve] kneecap desk on http://$(HOST):$(PORT)"
+	@$(BIN)/streamlit run app/streamlit_app.py --server.address $(HOST) --server.port $(PORT) \
+	  --server.headless true --browser.gatherUsageStats false
+
+test: setup
+	@$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+test-fast: setup
+	@$(BIN)/python -m pytest -n 2 -m "not slow and not e2e"
+
+bench: setup
+	@$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf data/processed/* data/interim/* models/* reports/metrics reports/validation

@@ -1,0 +1,76 @@
+-- table:   fct_measurements
+-- grain:   one measured point: a row of a report table, or one SMF/RMF interval of one class
+-- key:     (source_id, workload, point_id)
+-- inputs:  stg_reference_measurements, int_smf_measurements
+-- derivations (each only where the source left the column empty):
+--   cpu_total_pct            = cpu_gcp_pct + cpu_ziip_pct                 (RMF APPL% CP + IIP)
+--   ziip_eligible_pct        = cpu_ziip_pct + ziip_eligible_on_gcp_pct     (APPL% IIP + IIPCP)
+--   cpu_ms_per_tran          = cpu_s / interval_s / tps * 1000             (IBM's cost formula)
+--                            = cpu_total_pct * 10 / tps                    (same, from APPL%)
+with
+
+reference as (
+    select * exclude (source_file, source_locator, note, duplicate_of, is_duplicate)
+    from stg_reference_measurements
+    -- a run printed in two tables is counted once (the row it duplicates stays)
+    where not is_duplicate
+),
+
+smf as (
+    select * from int_smf_measurements
+),
+
+unioned as (
+    select * from reference
+    union all by name
+    select * from smf
+),
+
+with_pct as (
+    select
+        * replace (
+            coalesce(cpu_total_pct, cpu_gcp_pct + cpu_ziip_pct) as cpu_total_pct,
+            coalesce(ziip_eligible_pct, cpu_ziip_pct + ziip_eligible_on_gcp_pct) as ziip_eligible_pct
+        )
+    from unioned
+),
+
+final as (
+    select
+        source_id,
+        workload,
+        point_id,
+        clients,
+        think_time_ms,
+        tps,
+        resp_ms,
+        n_gcp,
+        n_ziip,
+        cpu_total_pct,
+        cpu_gcp_pct,
+        cpu_ziip_pct,
+        ziip_eligible_pct,
+        ziip_eligible_on_gcp_pct,
+        cpu_s,
+        coalesce(
+            cpu_ms_per_tran,
+            case when tps > 0 and interval_s > 0 then cpu_s / interval_s / tps * 1000 end,
+            case when tps > 0 then cpu_total_pct * 10 / tps end
+        ) as cpu_ms_per_tran,
+        req_bytes,
+        resp_bytes,
+        interval_s,
+        n_queues,
+        transport,
+        pooling,
+        "release",
+        api,
+        config,
+        system_id,
+        service_class,
+        interval_start_at
+    from with_pct
+)
+
+select * from final
+order by source_id, workload, point_id

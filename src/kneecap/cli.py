@@ -1,0 +1,127 @@
+"""The ``kneecap`` command: ingest evidence, check tables, backtest, forecast, manage models.
+
+Heavy imports happen inside each sub-command so ``kneecap --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from kneecap import warehouse
+
+    status = 0
+    for path in args.paths:
+        try:
+            frame = warehouse.read_measurement_csv(path)
+        except (warehouse.ReferenceDataError, OSError) as exc:
+            print(exc, file=sys.stderr)
+            status = 1
+        else:
+            print(f"{path}: ok, {len(frame)} rows")
+    return status
+
+
+def _cmd_promote(args: argparse.Namespace) -> int:
+    from kneecap import tracking
+
+    tracking.configure(args.tracking_uri)
+    if args.if_missing:
+        done = tracking.promote_missing()
+        for name, version in done:
+            print(f"promote: {name} version {version} is now @champion")
+        if not done:
+            print("promote: every registered kneecap model already has a champion")
+        return 0
+    if not args.name:
+        print("promote: name a registered model, or pass --if-missing", file=sys.stderr)
+        return 2
+    version = tracking.promote(args.name, args.version)
+    print(f"promote: {args.name} version {version} is now @champion")
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from kneecap import tracking
+
+    tracking.configure(args.tracking_uri)
+    frame = tracking.registered_models()
+    print(frame.to_string(index=False) if not frame.empty else "no registered kneecap models")
+    return 0
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from kneecap.ingest_cli import run_ingest
+
+    return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=args.quiet)
+
+
+def _cmd_backtest(args: argparse.Namespace) -> int:
+    from kneecap.backtest import main as backtest_main
+
+    return backtest_main(args.cases, json_path=args.json, params_path=args.params)
+
+
+def _cmd_forecast(args: argparse.Namespace) -> int:
+    from kneecap.forecasting import run_forecast_file
+
+    return run_forecast_file(args.scenarios, args.out, tracking_uri=args.tracking_uri,
+                             params_path=args.params)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kneecap",
+        description="Capacity planning for z/OS middleware: knees, zIIPs and CPU cost per transaction.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="check measurement CSVs against the reference format")
+    check.add_argument("paths", nargs="+")
+    check.set_defaults(func=_cmd_check)
+
+    ingest = sub.add_parser("ingest", help="decode SMF dumps / RMF XML into the warehouse staging area")
+    ingest.add_argument("paths", nargs="+", help="files, directories or globs")
+    ingest.add_argument("--out", default="data/interim/smf", help="decoded tables folder")
+    ingest.add_argument("--codepage", default="cp037", help="EBCDIC code page (cp037, cp1047, cp500)")
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.set_defaults(func=_cmd_ingest)
+
+    backtest = sub.add_parser("backtest", help="fit on train rows, predict held-out rows of case dirs")
+    backtest.add_argument("cases", nargs="+", metavar="CASE_DIR")
+    backtest.add_argument("--json", help="write the results as JSON here")
+    backtest.add_argument("--params", default=None, help="params.yaml (default: built-in policy)")
+    backtest.set_defaults(func=_cmd_backtest)
+
+    forecast = sub.add_parser("forecast", help="evaluate champion models over a scenarios file")
+    forecast.add_argument("--scenarios", required=True, help="scenarios YAML")
+    forecast.add_argument("--out", required=True, help="output .parquet, .csv or .json")
+    forecast.add_argument("--params", default="params.yaml")
+    forecast.add_argument("--tracking-uri", default=None)
+    forecast.set_defaults(func=_cmd_forecast)
+
+    promote = sub.add_parser("promote", help="set the champion alias of a registered model")
+    promote.add_argument("name", nargs="?")
+    promote.add_argument("--version", default=None)
+    promote.add_argument("--if-missing", action="store_true",
+                         help="promote the newest version of every model without a champion")
+    promote.add_argument("--tracking-uri", default=None)
+    promote.set_defaults(func=_cmd_promote)
+
+    models = sub.add_parser("models", help="list registered models and their aliases")
+    models.add_argument("--tracking-uri", default=None)
+    models.set_defaults(func=_cmd_models)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""Typed, frozen views of ``params.yaml`` sections (no paths here: they live in dvc.yaml)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from kneecap.validation.checks import ValidationConfig
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CommonConfig:
+    seed: int = 0
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    knee_k: float = 3.0
+    n_boot: int = 200
+    min_points: int = 3
+    honor_priority: bool = True
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    max_ziip_busy_pct: float | None = None
+    max_spill_pct: float | None = None
+    max_n_ziip: int = 16
+
+
+@dataclass(frozen=True)
+class EvaluateConfig:
+    mape_goal_resp_pct: float = 25.0
+    mape_goal_tps_pct: float = 5.0
+    mape_goal_cost_pct: float = 5.0
+
+
+@dataclass(frozen=True)
+class Params:
+    common: CommonConfig
+    validate: ValidationConfig
+    train: TrainConfig
+    planner: PlannerConfig
+    evaluate: EvaluateConfig
+
+
+def _section(cls: type[T], values: dict[str, Any] | None, where: str) -> T:
+    values = dict(values or {})
+    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"{where}: unknown parameter(s) {', '.join(unknown)}; known: {sorted(known)}")
+    return cls(**values)
+
+
+def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
+    """Build :class:`Params` from a parsed ``params.yaml``; unknown keys are errors."""
+    return Params(
+        common=_section(CommonConfig, raw.get("common"), f"{where}: common"),
+        validate=_section(ValidationConfig, raw.get("validate"), f"{where}: validate"),
+        train=_section(TrainConfig, raw.get("train"), f"{where}: train"),
+        planner=_section(PlannerConfig, raw.get("planner"), f"{where}: planner"),
+        evaluate=_section(EvaluateConfig, raw.get("evaluate"), f"{where}: evaluate"),
+    )
+
+
+def load_params(path: str | os.PathLike[str] = "params.yaml") -> Params:
+    """Read and type ``params.yaml``."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as fh:
+        return parse_params(yaml.safe_load(fh) or {}, where=str(path))

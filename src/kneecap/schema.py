@@ -1,0 +1,70 @@
+"""The canonical measurement grain every source lands in (``fct_measurements``).
+
+Units are carried in the column names. CPU percentages follow RMF APPL%: 100 means one
+engine busy for the whole interval, so a pool of ``n`` engines tops out at ``100 * n``.
+"""
+
+from __future__ import annotations
+
+#: Identity columns of one measured point.
+KEY_COLUMNS: tuple[str, ...] = ("source_id", "workload", "point_id")
+
+#: Numeric measurement columns, in table order, with their meaning.
+NUMERIC_COLUMNS: dict[str, str] = {
+    "clients": "simulated clients (closed workload population N)",
+    "think_time_ms": "client think time Z between response and next request, ms",
+    "tps": "throughput, transactions per second",
+    "resp_ms": "average response time, ms",
+    "n_gcp": "general purpose processors (CPs) online to the LPAR",
+    "n_ziip": "zIIPs online to the LPAR",
+    "cpu_total_pct": "CPU used on all engine types, APPL% (100 = one engine)",
+    "cpu_gcp_pct": "CPU used on general purpose processors, APPL% CP",
+    "cpu_ziip_pct": "CPU used on zIIPs, APPL% IIP",
+    "ziip_eligible_pct": "zIIP-eligible CPU wherever it ran, APPL% (IIP + IIPCP)",
+    "ziip_eligible_on_gcp_pct": "zIIP-eligible CPU that ran on GCPs, APPL% IIPCP",
+    "cpu_s": "CPU service time in the interval, seconds",
+    "cpu_ms_per_tran": "CPU cost per transaction, ms (IBM: cpu_s / interval_s / tps * 1000)",
+    "req_bytes": "request payload size, bytes",
+    "resp_bytes": "response payload size, bytes",
+    "interval_s": "measurement interval length, seconds",
+    "n_queues": "MQ queues defined / returned by the request",
+}
+
+#: Categorical factor columns a source may use to tell its configurations apart.
+FACTOR_COLUMNS: dict[str, str] = {
+    "transport": "client transport (HTTP, WebSphere MQ, Socket, ...)",
+    "pooling": "connection pooling (yes/no)",
+    "release": "software release of the measured subsystem",
+    "api": "API or interface exercised",
+    "config": "other configuration label (payload filter, stub on/off, ...)",
+    "system_id": "SMF system id (SMF records only)",
+    "service_class": "WLM service or report class (SMF records only)",
+}
+
+#: Time column for interval data (SMF/RMF); null for report tables.
+TIME_COLUMNS: tuple[str, ...] = ("interval_start_at",)
+
+#: Every column of ``fct_measurements`` in order.
+FCT_MEASUREMENTS_COLUMNS: tuple[str, ...] = (
+    KEY_COLUMNS + tuple(NUMERIC_COLUMNS) + tuple(FACTOR_COLUMNS) + TIME_COLUMNS
+)
+
+#: Provenance columns every bundled reference CSV carries on each row.
+PROVENANCE_COLUMNS: tuple[str, ...] = ("source_file", "source_locator", "note", "duplicate_of")
+
+#: The exact header of every CSV in ``data/reference/`` (other than ``sources.csv``).
+REFERENCE_CSV_COLUMNS: tuple[str, ...] = (
+    KEY_COLUMNS + tuple(NUMERIC_COLUMNS) + tuple(FACTOR_COLUMNS) + PROVENANCE_COLUMNS
+)
+
+#: Columns that may never be negative.
+NON_NEGATIVE_COLUMNS: tuple[str, ...] = tuple(NUMERIC_COLUMNS)
+
+#: Percentage columns and the engine-count expression that bounds them (100 x engines).
+PCT_BOUNDS: dict[str, tuple[str, ...]] = {
+    "cpu_total_pct": ("n_gcp", "n_ziip"),
+    "cpu_gcp_pct": ("n_gcp",),
+    "cpu_ziip_pct": ("n_ziip",),
+    "ziip_eligible_pct": ("n_gcp", "n_ziip"),
+    "ziip_eligible_on_gcp_pct": ("n_gcp",),
+}

@@ -1,0 +1,129 @@
+"""Run the suites and turn GX results into failures that name table, row and rule."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import great_expectations as gx
+import pandas as pd
+
+from kneecap import schema
+from kneecap.validation import suites
+from kneecap.validation.checks import ValidationConfig, add_check_columns
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed expectation on one table, with the rows that broke it."""
+
+    table: str
+    rule: str
+    column: str | None
+    rows: tuple[str, ...]
+    values: tuple[object, ...]
+
+    def __str__(self) -> str:
+        where = f" column {self.column}" if self.column else ""
+        rows = ", ".join(self.rows[:10]) + (" ..." if len(self.rows) > 10 else "")
+        shown = ", ".join(map(str, self.values[:10]))
+        return f"{self.table}: rule {self.rule}{where} failed at rows [{rows}] values [{shown}]"
+
+
+@dataclass(frozen=True)
+class TableReport:
+    table: str
+    n_rows: int
+    n_expectations: int
+    failures: tuple[Failure, ...]
+
+    @property
+    def success(self) -> bool:
+        return not self.failures
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    tables: tuple[TableReport, ...] = field(default_factory=tuple)
+
+    @property
+    def success(self) -> bool:
+        return all(t.success for t in self.tables)
+
+    @property
+    def failures(self) -> list[Failure]:
+        return [f for t in self.tables for f in t.failures]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "success": self.success,
+            "tables": [
+                {
+                    "table": t.table,
+                    "n_rows": t.n_rows,
+                    "n_expectations": t.n_expectations,
+                    "success": t.success,
+                    "failures": [
+                        {"rule": f.rule, "column": f.column, "rows": list(f.rows),
+                         "values": [str(v) for v in f.values]}
+                        for f in t.failures
+                    ],
+                }
+                for t in self.tables
+            ],
+        }
+
+
+def _row_label(frame: pd.DataFrame, index: object) -> str:
+    row = frame.loc[index]
+    keys = [k for k in schema.KEY_COLUMNS if k in frame.columns]
+    if not keys:
+        keys = [c for c in ("workload", "source_id") if c in frame.columns]
+    return "/".join(str(row[k]) for k in keys) if keys else str(index)
+
+
+def _context() -> gx.data_context.AbstractDataContext:
+    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = {"globally": False}
+    return context
+
+
+def validate_tables(
+    tables: Mapping[str, pd.DataFrame], config: ValidationConfig = ValidationConfig()
+) -> ValidationReport:
+    """Validate every table that has a suite; tables without one are reported as such."""
+    context = _context()
+    source = context.data_sources.add_pandas("kneecap")
+    reports = []
+    for name, frame in tables.items():
+        builder = suites.SUITES.get(name)
+        if builder is None:
+            raise KeyError(f"{name}: no validation suite; add one to kneecap.validation.suites")
+        checked = add_check_columns(frame) if name == "fct_measurements" else frame
+        checked = checked.reset_index(drop=True)
+        suite = context.suites.add(builder(config))
+        batch = source.add_dataframe_asset(name).add_batch_definition_whole_dataframe("all")
+        definition = context.validation_definitions.add(
+            gx.ValidationDefinition(name=f"validate_{name}", data=batch, suite=suite)
+        )
+        result = definition.run(batch_parameters={"dataframe": checked}, result_format="COMPLETE")
+        failures = []
+        for res in result.results:
+            if res.success:
+                continue
+            cfg = res.expectation_config
+            indexes = res.result.get("unexpected_index_list") or []
+            values = res.result.get("unexpected_list") or [res.result.get("observed_value")]
+            failures.append(
+                Failure(
+                    table=name,
+                    rule=cfg.type,
+                    column=cfg.kwargs.get("column") or ",".join(cfg.kwargs.get("column_list", [])),
+                    rows=tuple(_row_label(checked, i) for i in indexes if i in checked.index),
+                    values=tuple(values),
+                )
+            )
+        reports.append(TableReport(name, len(frame), len(suite.expectations), tuple(failures)))
+    return ValidationReport(tuple(reports))

@@ -1,0 +1,69 @@
+"""Expectation suites, one function per table they guard; each returns a GX 1.x suite."""
+
+from __future__ import annotations
+
+import great_expectations as gx
+from great_expectations import expectations as gxe
+
+from kneecap import schema
+from kneecap.validation.checks import CHECK_COLUMNS, ValidationConfig
+
+
+def _not_null_unique(suite: gx.ExpectationSuite, key: list[str]) -> None:
+    for column in key:
+        suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column=column))
+    if len(key) == 1:
+        suite.add_expectation(gxe.ExpectColumnValuesToBeUnique(column=key[0]))
+    else:
+        suite.add_expectation(gxe.ExpectCompoundColumnsToBeUnique(column_list=key))
+
+
+def fct_measurements(config: ValidationConfig) -> gx.ExpectationSuite:
+    """Keys present and unique; measures non-negative; APPL% within engines; Little's law."""
+    suite = gx.ExpectationSuite(name="fct_measurements")
+    suite.add_expectation(
+        gxe.ExpectTableColumnsToMatchOrderedList(column_list=[*schema.FCT_MEASUREMENTS_COLUMNS, *CHECK_COLUMNS])
+    )
+    _not_null_unique(suite, list(schema.KEY_COLUMNS))
+    for column in schema.NON_NEGATIVE_COLUMNS:
+        suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0))
+    for column in schema.PCT_BOUNDS:
+        suite.add_expectation(
+            gxe.ExpectColumnValuesToBeBetween(column=f"check_{column}_headroom", min_value=0)
+        )
+    suite.add_expectation(
+        gxe.ExpectColumnValuesToBeBetween(
+            column="check_littles_law_rel_err", min_value=0, max_value=config.littles_law_rel_tol
+        )
+    )
+    return suite
+
+
+def dim_sources(config: ValidationConfig) -> gx.ExpectationSuite:
+    """Every bundled table is cited (seed file and locator) and has units."""
+    suite = gx.ExpectationSuite(name="dim_sources")
+    _not_null_unique(suite, ["source_id"])
+    for column in ("source_file", "table_or_figure", "units"):
+        suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column=column))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="n_points", min_value=1))
+    return suite
+
+
+def dim_workloads(config: ValidationConfig) -> gx.ExpectationSuite:
+    """One row per workload with a known kind."""
+    suite = gx.ExpectationSuite(name="dim_workloads")
+    _not_null_unique(suite, ["workload"])
+    suite.add_expectation(
+        gxe.ExpectColumnValuesToBeInSet(
+            column="workload_kind", value_set=["closed", "closed_zero_think", "open", "cost"]
+        )
+    )
+    return suite
+
+
+#: Table name -> suite builder; tables without an entry are not published.
+SUITES = {
+    "fct_measurements": fct_measurements,
+    "dim_sources": dim_sources,
+    "dim_workloads": dim_workloads,
+}

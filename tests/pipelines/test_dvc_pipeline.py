@@ -1,0 +1,91 @@
+"""The DVC pipeline end to end in a scratch copy of the project (slow: runs `dvc repro`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kneecap import schema
+
+REPO = Path(__file__).resolve().parents[2]
+COPY = ["dvc.yaml", "params.yaml", "pipelines", "data/reference", "data/raw", "data/backtest", "src"]
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dvc")]
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("project")
+    for item in COPY:
+        src = REPO / item
+        dst = root / item
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dst)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "MLFLOW_TRACKING_URI": f"sqlite:///{root / 'mlflow.db'}",
+        "DVC_NO_ANALYTICS": "1",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):
+        assert _run(cmd, root, env).returncode == 0
+    first = _run(["dvc", "repro"], root, env)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    return root, env
+
+
+def test_repro_publishes_validated_marts(project: tuple[Path, dict[str, str]]) -> None:
+    root, _ = project
+    fct = pd.read_parquet(root / "data/processed/fct_measurements.parquet")
+    assert list(fct.columns) == list(schema.FCT_MEASUREMENTS_COLUMNS)
+    assert not fct.duplicated(list(schema.KEY_COLUMNS)).any()
+    report = json.loads((root / "reports/validation/marts.json").read_text())
+    assert report["success"] is True
+    # seed 004 Table 2 repeats Table 1's 500-client run: counted once
+    diag = fct[fct["workload"] == "zosconnect_cics_diag"]
+    assert len(diag) == 6
+    assert sorted(diag["n_ziip"].unique().tolist()) == [2.0, 3.0]
+
+
+def test_second_repro_does_nothing(project: tuple[Path, dict[str, str]]) -> None:
+    root, env = project
+    again = _run(["dvc", "repro"], root, env)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "Running stage" not in again.stdout, again.stdout
+
+
+def test_bad_reference_csv_stops_and_keeps_previous_marts(project: tuple[Path, dict[str, str]]) -> None:
+    root, env = project
+    published = root / "data/processed/fct_measurements.parquet"
+    before = published.read_bytes()
+    target = root / "data/reference/seed004_table1.csv"
+    original = target.read_text()
+    lines = original.splitlines()
+    header = lines[0].split(",")
+    cells = lines[3].split(",")
+    cells[header.index("tps")] = "-1960"
+    target.write_text("\n".join([*lines[:3], ",".join(cells), *lines[4:]]) + "\n")
+    try:
+        result = _run(["dvc", "repro"], root, env)
+        assert result.returncode != 0
+        assert f"{target.relative_to(root)}:4: tps: -1960 is negative" in result.stdout + result.stderr
+        assert published.read_bytes() == before
+    finally:
+        target.write_text(original)
