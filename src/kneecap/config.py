@@ -26,6 +26,9 @@ class TrainConfig:
     n_boot: int = 200
     min_points: int = 3
     honor_priority: bool = True
+    help_wait_ms: float = 3.2
+    assumed_ziip_eligible_fraction: float = 0.95
+    max_cv_error_pct: float = 5.0
 
 
 @dataclass(frozen=True)

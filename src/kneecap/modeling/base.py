@@ -1,0 +1,70 @@
+"""What every fitted kneecap model shares: prediction frames, serialisation, errors.
+
+Prediction frames carry, for each predicted column ``t``, the point forecast ``t`` and the
+``(1 - alpha)`` prediction interval ``t_lo`` / ``t_hi`` (the interval for a new measured point,
+parameter uncertainty and measurement scatter together — statsmodels' ``obs_ci_*``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+
+class ModelError(ValueError):
+    """A table cannot be fitted by the requested model (too few points, missing columns, ...)."""
+
+
+class Results(Protocol):
+    family: str
+    targets: tuple[str, ...]
+
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def summary(self) -> str: ...
+
+
+def require_columns(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
+    """Raise :class:`ModelError` naming the columns ``what`` needs and the frame lacks (or has all-null)."""
+    missing = [c for c in columns if c not in frame.columns or frame[c].isna().all()]
+    if missing:
+        raise ModelError(f"{what} needs column(s) {', '.join(missing)}; the table has none")
+
+
+def column_or(frame: pd.DataFrame, column: str, default: float) -> np.ndarray:
+    """``frame[column]`` as floats with nulls (or a missing column) replaced by ``default``."""
+    if column not in frame.columns:
+        return np.full(len(frame), float(default))
+    return pd.to_numeric(frame[column], errors="coerce").fillna(default).to_numpy(dtype=float)
+
+
+def mape_pct(actual: np.ndarray, predicted: np.ndarray) -> float:
+    """Mean absolute percentage error, %, over rows with a non-zero actual value."""
+    actual = np.asarray(actual, dtype=float)
+    predicted = np.asarray(predicted, dtype=float)
+    ok = np.isfinite(actual) & np.isfinite(predicted) & (actual != 0)
+    if not ok.any():
+        return float("nan")
+    return float(np.mean(np.abs(predicted[ok] - actual[ok]) / np.abs(actual[ok])) * 100.0)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Numbers, arrays and frames as plain JSON types (NaN becomes None)."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return None if not np.isfinite(v) else v
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value

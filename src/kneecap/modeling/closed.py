@@ -1,0 +1,440 @@
+"""Closed workloads (clients with think time): exact multi-server MVA over a zIIP and a GCP pool.
+
+``ClosedMVAModel(...).fit(table) -> ClosedMVAResults``. The fitted parameters are the CPU demand per
+transaction ``D`` (ms, CP-equivalent), a fixed non-CPU delay ``R0`` (ms) and the zIIP-eligible
+fraction ``f``; think time, engine counts and the dispatching rule come from the table and the
+model's options. Parameter uncertainty comes from a residual bootstrap and is carried into every
+prediction and into the knee.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.queueing import MVASolution, ziip_gcp_mva
+
+FAMILY = "closed_mva"
+PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
+
+
+@dataclass(frozen=True)
+class KneeEstimate:
+    """Model knee of one configuration, with bootstrap intervals.
+
+    ``saturation_clients`` is Kleinrock's ``N* = (D + R0 + Z) / D_max``; ``k_clients`` the first
+    population whose predicted response exceeds ``k`` times the one-client response.
+    """
+
+    n_gcp: int
+    n_ziip: int
+    think_time_ms: float
+    k: float
+    saturation_clients: float
+    saturation_clients_lo: float
+    saturation_clients_hi: float
+    k_clients: float
+    k_clients_lo: float
+    k_clients_hi: float
+    max_tps: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self.__dict__)
+
+
+def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: int) -> float:
+    """``D_max``: demand per engine at the pool that saturates first, ms.
+
+    The zIIP pool carries ``f D`` on ``n_ziip`` engines and the GCPs ``(1-f) D`` on ``n_gcp``
+    (all of ``D`` when there are no zIIPs), as in the response model, where eligible work queues
+    for a zIIP.
+    """
+    if n_ziip <= 0:
+        return cpu_ms_per_tran / n_gcp
+    return max(f * cpu_ms_per_tran / n_ziip, (1.0 - f) * cpu_ms_per_tran / n_gcp)
+
+
+@dataclass
+class ClosedMVAModel:
+    """Closed-workload response-time and throughput model.
+
+    Parameters
+    ----------
+    ziip_eligible_fraction : used when the table has no CPU columns to measure it from
+        (``ziip_eligible_pct / cpu_total_pct``); recorded in the results as assumed.
+    honor_priority : IIPHONORPRIORITY=YES (eligible work spills to free GCPs).
+    help_wait_ms : IEAOPTxx ZIIPAWMT in ms (how long eligible work waits before a GCP helps).
+    n_boot : bootstrap refits behind the intervals.
+    alpha : intervals are ``(1 - alpha)``.
+    seed : bootstrap random seed.
+
+    Notes
+    -----
+    Fitted by bounded least squares on log residuals of ``resp_ms`` and ``tps`` (both
+    relative, so a 1 ms and a 2000 TPS point weigh alike)::
+
+        min_{R0, D}  sum_i [log R(N_i)/R_i]^2 + [log X(N_i)/X_i]^2
+
+    where ``R(N)``, ``X(N)`` come from :func:`kneecap.modeling.queueing.ziip_gcp_mva`. When the table
+    measures CPU per transaction, ``D`` is fixed at its median (utilisation law) and only ``R0`` is
+    fitted.
+    """
+
+    ziip_eligible_fraction: float = 0.95
+    honor_priority: bool = True
+    help_wait_ms: float = 3.2
+    n_boot: int = 200
+    alpha: float = 0.05
+    seed: int = 0
+
+    def fit(self, table: pd.DataFrame) -> ClosedMVAResults:
+        require_columns(table, ("clients", "n_gcp"), "the closed MVA model")
+        data = _design(table)
+        if not (np.isfinite(data["resp_ms"]).any() or np.isfinite(data["tps"]).any()):
+            raise ModelError("the closed MVA model needs resp_ms or tps on the training rows")
+        n_obs = int(np.isfinite(data["resp_ms"]).sum() + np.isfinite(data["tps"]).sum())
+        if n_obs < 2:
+            raise ModelError(f"the closed MVA model needs at least 2 measured values, got {n_obs}")
+        f, f_source = _eligible_fraction(table, self.ziip_eligible_fraction)
+        measured_d = _measured_demand(table)
+        theta = _fit_theta(data, f, measured_d, self.honor_priority, start=None)
+        resid = _residuals(theta, data, f, measured_d, self.honor_priority)
+        rng = np.random.default_rng(self.seed)
+        n_free = 1 if measured_d is not None else 2
+        scale = math.sqrt(len(resid) / max(len(resid) - n_free, 1))
+        n_r = int((np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)).sum())
+        # resp and tps scatter differently (tps is pinned by Little's law): resample each on its own
+        centred = {"resp_ms": _centre(resid[:n_r]) * scale, "tps": _centre(resid[n_r:]) * scale}
+        boot = []
+        for _ in range(self.n_boot):
+            noise = np.concatenate([
+                rng.choice(centred[t], size=len(centred[t]), replace=True) if len(centred[t]) else
+                np.empty(0) for t in ("resp_ms", "tps")])
+            fake = _perturbed(data, theta, f, measured_d, self.honor_priority, noise)
+            boot.append(_fit_theta(fake, f, measured_d, self.honor_priority, start=theta))
+        boot_arr = np.array(boot, dtype=float).reshape(-1, 2)
+        fitted = _predict_points(theta, data, f, measured_d, self.honor_priority)
+        train_ranges = {
+            "clients": [float(np.nanmin(data["clients"])), float(np.nanmax(data["clients"]))],
+            "configs": sorted({(int(g), int(z), float(t)) for g, z, t in
+                               zip(data["n_gcp"], data["n_ziip"], data["think_time_ms"])}),
+        }
+        return ClosedMVAResults(
+            delay_ms=float(theta[0]),
+            cpu_ms_per_tran=float(theta[1] if measured_d is None else measured_d),
+            ziip_eligible_fraction=f,
+            ziip_eligible_source=f_source,
+            demand_source="measured" if measured_d is not None else "fitted",
+            honor_priority=self.honor_priority,
+            help_wait_ms=self.help_wait_ms,
+            alpha=self.alpha,
+            boot_params=boot_arr,
+            residuals=centred,
+            seed=self.seed,
+            train_mape={
+                "resp_ms": mape_pct(data["resp_ms"], fitted[0]),
+                "tps": mape_pct(data["tps"], fitted[1]),
+            },
+            train_ranges=train_ranges,
+            n_train=int(len(table)),
+        )
+
+
+@dataclass
+class ClosedMVAResults:
+    """A fitted :class:`ClosedMVAModel`; see :meth:`predict`, :meth:`knee`, :meth:`curve`."""
+
+    delay_ms: float
+    cpu_ms_per_tran: float
+    ziip_eligible_fraction: float
+    ziip_eligible_source: str
+    demand_source: str
+    honor_priority: bool
+    help_wait_ms: float
+    alpha: float
+    boot_params: np.ndarray
+    residuals: dict[str, np.ndarray]
+    seed: int
+    train_mape: dict[str, float]
+    train_ranges: dict[str, Any]
+    n_train: int
+    family: str = FAMILY
+    targets: tuple[str, ...] = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
+                                "ziip_eligible_on_gcp_pct")
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def params(self) -> pd.Series:
+        return pd.Series({"delay_ms": self.delay_ms, "cpu_ms_per_tran": self.cpu_ms_per_tran,
+                          "ziip_eligible_fraction": self.ziip_eligible_fraction})
+
+    def _theta_list(self) -> list[tuple[float, float]]:
+        point = (self.delay_ms, self.cpu_ms_per_tran)
+        boot = [(float(r), float(d)) for r, d in self.boot_params]
+        if self.demand_source == "measured":
+            boot = [(r, self.cpu_ms_per_tran) for r, _ in boot]
+        return [point] + boot
+
+    def _solve(self, theta: tuple[float, float], n_gcp: int, n_ziip: int, think_ms: float,
+               n_max: int) -> MVASolution:
+        key = (theta, n_gcp, n_ziip, think_ms)
+        hit = self._cache.get(key)
+        if hit is not None and len(hit.tps) >= n_max:
+            return hit
+        sol = ziip_gcp_mva(theta[1], self.ziip_eligible_fraction, n_gcp=n_gcp, n_ziip=n_ziip,
+                           delay_ms=theta[0], think_time_ms=think_ms, n_max=max(n_max, 1),
+                           honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms)
+        if len(self._cache) > 4096:
+            self._cache.clear()
+        self._cache[key] = sol
+        return sol
+
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Predict every row of ``frame`` (needs ``clients``, ``n_gcp``, ``n_ziip``, ``think_time_ms``).
+
+        Returns ``resp_ms``, ``tps``, CPU APPL% by pool (``cpu_ziip_pct``, ``cpu_gcp_pct`` including
+        spilled eligible work, ``ziip_eligible_on_gcp_pct`` = IIPCP, ``cpu_total_pct``), each with
+        ``_lo`` / ``_hi`` prediction bounds, plus ``ziip_busy_pct`` / ``gcp_busy_pct`` per engine.
+        """
+        require_columns(frame, ("clients",), "prediction")
+        clients = column_or(frame, "clients", np.nan)
+        if np.any(~np.isfinite(clients)) or np.any(clients < 1):
+            raise ModelError("prediction needs clients >= 1 on every row")
+        n_gcp = column_or(frame, "n_gcp", self._default("n_gcp")).astype(int)
+        n_ziip = column_or(frame, "n_ziip", self._default("n_ziip")).astype(int)
+        think = column_or(frame, "think_time_ms", self._default("think_time_ms"))
+        thetas = self._theta_list()
+        n_metrics = 7
+        draws = np.empty((len(thetas), len(frame), n_metrics))
+        for ti, theta in enumerate(thetas):
+            for ri in range(len(frame)):
+                n = int(round(clients[ri]))
+                sol = self._solve(theta, int(n_gcp[ri]), int(n_ziip[ri]), float(think[ri]), n)
+                draws[ti, ri] = _point_metrics(sol, n, theta[1], self.ziip_eligible_fraction,
+                                               int(n_gcp[ri]), int(n_ziip[ri]))
+        names = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
+                 "ziip_eligible_on_gcp_pct", "spill_pct")
+        out = pd.DataFrame(index=frame.index)
+        rng = np.random.default_rng(self.seed + 1)
+        lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2
+        for mi, name in enumerate(names):
+            out[name] = draws[0, :, mi]
+            boot = draws[1:, :, mi]
+            resid = self.residuals.get(name, np.empty(0))
+            if len(resid) and len(boot):
+                # a new measured point scatters around the model as the training points did
+                boot = boot * np.exp(rng.choice(resid, size=boot.shape, replace=True))
+            if len(boot):
+                out[f"{name}_lo"] = np.minimum(np.quantile(boot, lo_q, axis=0), out[name])
+                out[f"{name}_hi"] = np.maximum(np.quantile(boot, hi_q, axis=0), out[name])
+            else:
+                out[f"{name}_lo"] = out[name]
+                out[f"{name}_hi"] = out[name]
+        offered = out["cpu_ziip_pct"] + out["ziip_eligible_on_gcp_pct"]
+        # busy per zIIP as if no GCP helped: the load the zIIP pool is asked to carry
+        out["ziip_busy_pct"] = np.where(n_ziip > 0, offered / np.maximum(n_ziip, 1), np.nan)
+        out["gcp_busy_pct"] = out["cpu_gcp_pct"] / n_gcp
+        return out
+
+    def curve(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int,
+              points: int = 60) -> pd.DataFrame:
+        """Predictions on an even grid of clients ``1..max_clients`` for one configuration."""
+        grid = np.unique(np.linspace(1, max_clients, points).round().astype(int))
+        frame = pd.DataFrame({"clients": grid, "n_gcp": n_gcp, "n_ziip": n_ziip,
+                              "think_time_ms": think_time_ms})
+        return pd.concat([frame, self.predict(frame)], axis=1)
+
+    def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0) -> KneeEstimate:
+        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals."""
+        sats, kns = [], []
+        for theta in self._theta_list():
+            d_max = bottleneck_demand_ms(theta[1], self.ziip_eligible_fraction, n_gcp, n_ziip)
+            n_star = (theta[1] + theta[0] + think_time_ms) / d_max if d_max > 0 else math.inf
+            sats.append(n_star)
+            n_max = int(min(max(4 * n_star, 50), 200_000)) if math.isfinite(n_star) else 10_000
+            sol = self._solve(theta, n_gcp, n_ziip, think_time_ms, n_max)
+            above = np.nonzero(sol.resp_ms > k * sol.resp_ms[0])[0]
+            kns.append(float(above[0] + 1) if len(above) else math.inf)
+        lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2
+        sat_b = np.array(sats[1:] or sats)
+        kn_b = np.array(kns[1:] or kns)
+        d_max = bottleneck_demand_ms(self.cpu_ms_per_tran, self.ziip_eligible_fraction, n_gcp,
+                                     n_ziip)
+        return KneeEstimate(
+            n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
+            saturation_clients=sats[0],
+            saturation_clients_lo=float(np.quantile(sat_b, lo_q)),
+            saturation_clients_hi=float(np.quantile(sat_b, hi_q)),
+            k_clients=kns[0],
+            k_clients_lo=float(np.quantile(kn_b, lo_q)),
+            k_clients_hi=float(np.quantile(kn_b, hi_q)),
+            max_tps=1000.0 / d_max if d_max > 0 else math.inf,
+        )
+
+    def _default(self, column: str) -> float:
+        configs = self.train_ranges.get("configs") or [(1, 0, 0.0)]
+        idx = {"n_gcp": 0, "n_ziip": 1, "think_time_ms": 2}[column]
+        return float(configs[0][idx])
+
+    def summary(self) -> str:
+        lines = [
+            "Closed MVA (zIIP + GCP pools, fixed delay, think time)",
+            f"  cpu_ms_per_tran        {self.cpu_ms_per_tran:10.4f} ms ({self.demand_source})",
+            f"  delay_ms (R0)          {self.delay_ms:10.4f} ms (fitted)",
+            f"  ziip_eligible_fraction {self.ziip_eligible_fraction:10.3f} ({self.ziip_eligible_source})",
+            f"  honor_priority         {self.honor_priority} (ZIIPAWMT {self.help_wait_ms} ms)",
+            f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
+            f"  train MAPE tps         {self.train_mape.get('tps', float('nan')):8.1f} %",
+            f"  bootstrap refits       {len(self.boot_params)}",
+        ]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable({
+            "family": self.family,
+            "delay_ms": self.delay_ms, "cpu_ms_per_tran": self.cpu_ms_per_tran,
+            "ziip_eligible_fraction": self.ziip_eligible_fraction,
+            "ziip_eligible_source": self.ziip_eligible_source,
+            "demand_source": self.demand_source, "honor_priority": self.honor_priority,
+            "help_wait_ms": self.help_wait_ms,
+            "alpha": self.alpha, "boot_params": self.boot_params, "residuals": self.residuals,
+            "seed": self.seed, "train_mape": self.train_mape,
+            "train_ranges": self.train_ranges, "n_train": self.n_train,
+        })
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ClosedMVAResults:
+        d = dict(d)
+        d.pop("family", None)
+        d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 2)
+        d["residuals"] = {k: np.array(v, dtype=float) for k, v in d["residuals"].items()}
+        d["train_ranges"]["configs"] = [tuple(c) for c in d["train_ranges"]["configs"]]
+        d["train_mape"] = {k: (np.nan if v is None else v) for k, v in d["train_mape"].items()}
+        return cls(**d)
+
+
+def _centre(values: np.ndarray) -> np.ndarray:
+    return values - values.mean() if len(values) else values
+
+
+def _point_metrics(sol: MVASolution, n: int, d: float, f: float, n_gcp: int, n_ziip: int) -> np.ndarray:
+    x_per_ms = sol.tps[n - 1] / 1000.0
+    s = float(sol.spill_fraction[n - 1])
+    eligible_ms = f * d
+    on_ziip_ms = eligible_ms * (1.0 - s) if n_ziip > 0 else 0.0
+    iipcp_ms = eligible_ms - on_ziip_ms
+    gcp_ms = (1.0 - f) * d + iipcp_ms
+    to_pct = x_per_ms * 100.0
+    return np.array([
+        sol.resp_ms[n - 1], sol.tps[n - 1], d * to_pct, on_ziip_ms * to_pct, gcp_ms * to_pct,
+        iipcp_ms * to_pct, s * 100.0,
+    ])
+
+
+def _design(table: pd.DataFrame) -> dict[str, np.ndarray]:
+    clients = column_or(table, "clients", np.nan)
+    if np.any(~np.isfinite(clients)) or np.any(clients < 1):
+        raise ModelError("the closed MVA model needs clients >= 1 on every training row")
+    n_gcp = column_or(table, "n_gcp", np.nan)
+    if np.any(~np.isfinite(n_gcp)) or np.any(n_gcp < 1):
+        raise ModelError("the closed MVA model needs n_gcp >= 1 on every training row")
+    return {
+        "clients": clients.round().astype(int),
+        "n_gcp": n_gcp.astype(int),
+        "n_ziip": column_or(table, "n_ziip", 0.0).astype(int),
+        "think_time_ms": column_or(table, "think_time_ms", 0.0),
+        "resp_ms": column_or(table, "resp_ms", np.nan),
+        "tps": column_or(table, "tps", np.nan),
+    }
+
+
+def _eligible_fraction(table: pd.DataFrame, assumed: float) -> tuple[float, str]:
+    if {"ziip_eligible_pct", "cpu_total_pct"} <= set(table.columns):
+        elig = pd.to_numeric(table["ziip_eligible_pct"], errors="coerce")
+        total = pd.to_numeric(table["cpu_total_pct"], errors="coerce")
+        ok = elig.notna() & total.notna() & (total > 0)
+        if ok.any():
+            return float(np.clip(elig[ok].sum() / total[ok].sum(), 0.0, 1.0)), "measured"
+    return float(assumed), "assumed"
+
+
+def _measured_demand(table: pd.DataFrame) -> float | None:
+    if "cpu_ms_per_tran" in table.columns:
+        cost = pd.to_numeric(table["cpu_ms_per_tran"], errors="coerce").dropna()
+        cost = cost[cost > 0]
+        if len(cost):
+            return float(cost.median())
+    return None
+
+
+def _predict_points(theta, data, f, measured_d, honor) -> tuple[np.ndarray, np.ndarray]:
+    delay, d = float(theta[0]), float(measured_d if measured_d is not None else theta[1])
+    resp = np.empty(len(data["clients"]))
+    tps = np.empty(len(data["clients"]))
+    keys = list(zip(data["n_gcp"], data["n_ziip"], data["think_time_ms"]))
+    for key in set(keys):
+        rows = [i for i, k in enumerate(keys) if k == key]
+        n_max = int(max(data["clients"][rows]))
+        sol = ziip_gcp_mva(d, f, n_gcp=int(key[0]), n_ziip=int(key[1]), delay_ms=delay,
+                           think_time_ms=float(key[2]), n_max=n_max, honor_priority=honor)
+        for i in rows:
+            resp[i] = sol.resp_ms[data["clients"][i] - 1]
+            tps[i] = sol.tps[data["clients"][i] - 1]
+    return resp, tps
+
+
+def _residuals(theta, data, f, measured_d, honor) -> np.ndarray:
+    resp, tps = _predict_points(theta, data, f, measured_d, honor)
+    out = []
+    ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
+    ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
+    out.append(np.log(np.maximum(resp[ok_r], 1e-12) / data["resp_ms"][ok_r]))
+    out.append(np.log(np.maximum(tps[ok_x], 1e-12) / data["tps"][ok_x]))
+    return np.concatenate(out)
+
+
+def _perturbed(data, theta, f, measured_d, honor, noise) -> dict[str, np.ndarray]:
+    resp, tps = _predict_points(theta, data, f, measured_d, honor)
+    fake = dict(data)
+    ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
+    ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
+    new_r = np.full(len(resp), np.nan)
+    new_x = np.full(len(tps), np.nan)
+    n_r = int(ok_r.sum())
+    new_r[ok_r] = resp[ok_r] * np.exp(-noise[:n_r])
+    new_x[ok_x] = tps[ok_x] * np.exp(-noise[n_r:])
+    fake["resp_ms"], fake["tps"] = new_r, new_x
+    return fake
+
+
+def _fit_theta(data, f, measured_d, honor, start) -> np.ndarray:
+    resp_obs = data["resp_ms"][np.isfinite(data["resp_ms"])]
+    r_min = float(resp_obs.min()) if len(resp_obs) else 1.0
+
+    if measured_d is not None:
+        def fun1(x):
+            return _residuals((x[0], measured_d), data, f, measured_d, honor)
+        x0 = [start[0]] if start is not None else [max(r_min - measured_d, 0.0) * 0.5]
+        best = optimize.least_squares(fun1, x0=x0, bounds=([0.0], [max(10 * r_min, 1.0)]),
+                                      x_scale="jac")
+        return np.array([best.x[0], measured_d])
+
+    def fun(x):
+        return _residuals(x, data, f, None, honor)
+
+    upper = [max(10 * r_min, 1.0), max(10 * r_min, 1.0) * 10]
+    starts = [start] if start is not None else [
+        (r_min * a, r_min * b) for a in (0.1, 0.5) for b in (0.2, 0.6, 1.5)]
+    best = None
+    for x0 in starts:
+        x0 = np.clip(np.asarray(x0, dtype=float), [0.0, 1e-6], np.array(upper) * 0.99)
+        res = optimize.least_squares(fun, x0=x0, bounds=([0.0, 1e-6], upper), x_scale="jac")
+        if best is None or res.cost < best.cost:
+            best = res
+    return best.x

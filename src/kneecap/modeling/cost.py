@@ -1,0 +1,310 @@
+"""CPU cost per transaction versus load, payload and configuration (statsmodels OLS).
+
+``CostModel().fit(table) -> CostResults``. The response is IBM's CPU cost per transaction,
+
+.. math:: \\text{cpu\\_ms\\_per\\_tran} = \\frac{\\text{CPU\\%} \\times 10}{\\text{TPS}}
+          = \\frac{\\text{cpu\\_s}}{\\text{interval\\_s} \\cdot \\text{TPS}} \\times 1000
+
+(IBM, z/OS Connect EE V3.0 Performance Summary, §9 "CPU cost per transaction"; derived in
+``fct_measurements``). Candidate designs — linear, log response, and (with factors) separate slopes
+per configuration — are compared by leave-one-out error on the training rows; the winner is refitted
+on all of them. CPU % at a load follows as ``cost x tps / 10``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats
+
+from kneecap.modeling.base import ModelError, column_or, mape_pct, to_jsonable
+
+FAMILY = "cost_ols"
+#: Numeric drivers of cost a table may vary.
+NUMERIC_DRIVERS = ("tps", "clients", "req_bytes", "resp_bytes", "n_queues")
+#: Categorical drivers.
+FACTOR_DRIVERS = ("transport", "pooling", "release", "api", "config")
+FORMS = ("linear", "log", "linear_by_factor", "log_by_factor")
+
+
+def cost_table(table: pd.DataFrame, target: str = "cpu_ms_per_tran") -> pd.DataFrame:
+    """Rows with a usable positive ``target``; ``cpu_ms_per_tran`` is derived from CPU % and TPS where missing."""
+    out = table.copy()
+    if target != "cpu_ms_per_tran":
+        values = column_or(out, target, np.nan)
+        out[target] = values
+        return out[np.isfinite(values) & (values > 0)]
+    cost = column_or(out, "cpu_ms_per_tran", np.nan)
+    pct = column_or(out, "cpu_total_pct", np.nan)
+    tps = column_or(out, "tps", np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        derived = np.where(tps > 0, pct * 10.0 / tps, np.nan)
+    out["cpu_ms_per_tran"] = np.where(np.isfinite(cost), cost, derived)
+    return out[np.isfinite(out["cpu_ms_per_tran"]) & (out["cpu_ms_per_tran"] > 0)]
+
+
+def _levels(col: pd.Series) -> list[str]:
+    return sorted(col.dropna().astype(str).unique())
+
+
+@dataclass(frozen=True)
+class Design:
+    """Which columns enter the regression and how (fixed at fit time, reused to predict)."""
+
+    form: str
+    numeric: tuple[str, ...]
+    factors: dict[str, list[str]]
+
+    def matrix(self, frame: pd.DataFrame) -> pd.DataFrame:
+        cols: dict[str, np.ndarray] = {"const": np.ones(len(frame))}
+        dummies: dict[str, np.ndarray] = {}
+        for name, levels in self.factors.items():
+            values = frame[name].astype("string").to_numpy() if name in frame.columns else np.array([None] * len(frame))
+            for level in levels[1:]:
+                dummies[f"{name}[{level}]"] = (values == level).astype(float)
+        cols.update(dummies)
+        for name in self.numeric:
+            x = column_or(frame, name, np.nan)
+            x = np.log(np.maximum(x, 1e-12)) if self.form.startswith("log") and name.endswith("bytes") else x
+            cols[name] = x
+            if self.form.endswith("_by_factor"):
+                for dname, d in dummies.items():
+                    cols[f"{name}:{dname}"] = x * d
+        return pd.DataFrame(cols, index=frame.index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"form": self.form, "numeric": list(self.numeric), "factors": self.factors}
+
+
+def _transform(y: np.ndarray, form: str) -> np.ndarray:
+    return np.log(y) if form.startswith("log") else y
+
+
+def _untransform(y: np.ndarray, form: str) -> np.ndarray:
+    return np.exp(y) if form.startswith("log") else y
+
+
+def candidate_designs(train: pd.DataFrame, target: str = "cpu_ms_per_tran") -> list[Design]:
+    """Designs a table supports: drivers that vary in it, with enough rows left for residuals."""
+    numeric = tuple(c for c in NUMERIC_DRIVERS
+                    if c != target and c in train.columns and pd.to_numeric(train[c], errors="coerce").notna().all()
+                    and pd.to_numeric(train[c], errors="coerce").nunique() > 1)
+    factors = {c: _levels(train[c]) for c in FACTOR_DRIVERS
+               if c in train.columns and train[c].notna().all() and train[c].nunique() > 1}
+    designs = []
+    for form in FORMS:
+        by_factor = form.endswith("_by_factor")
+        if by_factor and not (factors and numeric):
+            continue
+        for k in range(len(numeric), 0 if by_factor else -1, -1):
+            for subset in itertools.combinations(numeric, k):
+                design = Design(form, subset, factors)
+                if design.matrix(train).shape[1] <= len(train):
+                    designs.append(design)
+    if not designs:
+        designs.append(Design("linear", (), {}))
+    return designs
+
+
+def _loo_mape(train: pd.DataFrame, design: Design, target: str = "cpu_ms_per_tran") -> float:
+    y = train[target].to_numpy(dtype=float)
+    if len(train) < 2:
+        return float("nan")
+    errors = []
+    for i in range(len(train)):
+        mask = np.arange(len(train)) != i
+        sub = train.iloc[mask]
+        x_sub = design.matrix(sub)
+        # a driver constant in the fold (or a level missing from it) cannot be estimated
+        if x_sub.shape[1] > len(sub) or np.linalg.matrix_rank(x_sub.to_numpy(dtype=float)) < x_sub.shape[1]:
+            return float("nan")
+        fit = sm.OLS(_transform(y[mask], design.form), x_sub).fit()
+        x_i = design.matrix(train.iloc[[i]])[x_sub.columns]
+        pred = _untransform(np.asarray(fit.predict(x_i)), design.form)[0]
+        errors.append(abs(pred - y[i]) / y[i])
+    return float(np.mean(errors) * 100.0)
+
+
+@dataclass
+class CostModel:
+    """Choose and fit the cost regression.
+
+    ``alpha`` sets the prediction-interval level; ``max_cv_error_pct`` is the leave-one-out error
+    above which a shared-slope design is judged wrong when separate slopes per configuration
+    cannot be cross-validated.
+    """
+
+    alpha: float = 0.05
+    max_cv_error_pct: float = 5.0
+    target: str = "cpu_ms_per_tran"
+
+    def fit(self, table: pd.DataFrame) -> CostResults:
+        train = cost_table(table, self.target)
+        if len(train) < 1:
+            if self.target == "cpu_ms_per_tran":
+                raise ModelError("the cost model needs cpu_ms_per_tran, or cpu_total_pct with tps > 0")
+            raise ModelError(f"the regression needs positive {self.target} values")
+        scored = []
+        for design in candidate_designs(train, self.target):
+            score = _loo_mape(train, design, self.target)
+            scored.append((design, score))
+        finite = [s for s in scored if np.isfinite(s[1])]
+        # fewest parameters breaks ties: the simpler model when LOO cannot tell them apart
+        chosen = min(finite, key=lambda s: (round(s[1], 6), design_size(s[0], train)))[0] if finite else None
+        note = "chosen by leave-one-out"
+        best_cv = min((s[1] for s in finite), default=float("inf"))
+        richer = [d for d, score in scored if not np.isfinite(score) and d.numeric and _identifiable(train, d)]
+        if richer and best_cv > self.max_cv_error_pct:
+            # the designs that could be cross-validated miss badly, and the ones that follow the
+            # drivers have too few rows to leave one out: take the richest identifiable one
+            chosen = richer[0]
+            note = (f"{chosen.form} in {', '.join(chosen.numeric)}, not cross-validated (too few rows); "
+                    f"designs that could be had LOO MAPE >= {best_cv:.1f} %")
+        elif chosen is None:
+            chosen = scored[-1][0]
+            note = "not cross-validated (too few rows)"
+        competitors = pd.DataFrame([{"form": d.form, "numeric": ",".join(d.numeric) or "-",
+                                     "factors": ",".join(d.factors) or "-", "loo_mape_pct": s}
+                                    for d, s in scored])
+        return CostResults(design=chosen, train=train[_keep_columns(train, self.target)].reset_index(drop=True),
+                           alpha=self.alpha, competitors=competitors, selection_note=note,
+                           target=self.target)
+
+
+def _identifiable(train: pd.DataFrame, design: Design) -> bool:
+    x = design.matrix(train)
+    return bool(np.linalg.matrix_rank(x.to_numpy(dtype=float)) == x.shape[1])
+
+
+def design_size(design: Design, train: pd.DataFrame) -> int:
+    return int(design.matrix(train).shape[1])
+
+
+def _keep_columns(train: pd.DataFrame, target: str) -> list[str]:
+    wanted = (target, "cpu_ms_per_tran", "ziip_eligible_pct", "cpu_total_pct", "think_time_ms") + NUMERIC_DRIVERS + FACTOR_DRIVERS
+    return list(dict.fromkeys(c for c in wanted if c in train.columns))
+
+
+@dataclass
+class CostResults:
+    design: Design
+    train: pd.DataFrame
+    alpha: float
+    competitors: pd.DataFrame = field(default_factory=pd.DataFrame)
+    selection_note: str = ""
+    target: str = "cpu_ms_per_tran"
+    family: str = FAMILY
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        if self.target == "cpu_ms_per_tran":
+            return ("cpu_ms_per_tran", "cpu_total_pct")
+        if self.target == "tps":
+            return ("tps", "resp_ms")
+        return (self.target,)
+
+    def __post_init__(self) -> None:
+        x = self.design.matrix(self.train)
+        keep = x.std(ddof=0).gt(0) | (x.columns == "const")
+        self._columns = list(x.columns[keep])
+        y = _transform(self.train[self.target].to_numpy(dtype=float), self.design.form)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            self.ols = sm.OLS(y, x[self._columns]).fit()
+
+    @property
+    def params(self) -> pd.Series:
+        return self.ols.params
+
+    @property
+    def loo_mape_pct(self) -> float:
+        return _loo_mape(self.train, self.design, self.target)
+
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``cpu_ms_per_tran`` with OLS prediction intervals (``obs_ci``); ``cpu_total_pct`` when tps given."""
+        for name in self.design.numeric:
+            if name not in frame.columns or frame[name].isna().any():
+                raise ModelError(f"cost prediction needs column {name} on every row")
+        x = self.design.matrix(frame)[self._columns]
+        with warnings.catch_warnings():
+            # an exactly determined fit has no residual variance: intervals are NaN, said so below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            pred = self.ols.get_prediction(x)
+        out = pd.DataFrame(index=frame.index)
+        mean = np.asarray(pred.predicted_mean, dtype=float)
+        if self.ols.df_resid > 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                sf = pred.summary_frame(alpha=self.alpha)
+            lo, hi = sf["obs_ci_lower"].to_numpy(), sf["obs_ci_upper"].to_numpy()
+        else:
+            lo = hi = np.full(len(frame), np.nan)
+        t = self.target
+        out[t] = _untransform(mean, self.design.form)
+        out[f"{t}_lo"] = _untransform(lo, self.design.form)
+        out[f"{t}_hi"] = _untransform(hi, self.design.form)
+        if t == "cpu_ms_per_tran":
+            tps = column_or(frame, "tps", np.nan)
+            for suffix in ("", "_lo", "_hi"):
+                out[f"cpu_total_pct{suffix}"] = out[f"cpu_ms_per_tran{suffix}"] * tps / 10.0
+        elif t == "tps" and "clients" in frame.columns:
+            # Little's law (operational, no model): R = N / X - Z
+            n = column_or(frame, "clients", np.nan)
+            z = column_or(frame, "think_time_ms", 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out["resp_ms"] = n / out["tps"] * 1000.0 - z
+                out["resp_ms_lo"] = n / out["tps_hi"] * 1000.0 - z
+                out["resp_ms_hi"] = n / out["tps_lo"] * 1000.0 - z
+        return out
+
+    def eligible_fraction(self) -> dict[str, Any]:
+        """zIIP-eligible share of CPU with a t-interval, and whether it drifts with load."""
+        if not {"ziip_eligible_pct", "cpu_total_pct"} <= set(self.train.columns):
+            return {"fraction": None}
+        t = self.train.dropna(subset=["ziip_eligible_pct", "cpu_total_pct"])
+        t = t[t["cpu_total_pct"] > 0]
+        if t.empty:
+            return {"fraction": None}
+        frac = (t["ziip_eligible_pct"] / t["cpu_total_pct"]).to_numpy(dtype=float)
+        out: dict[str, Any] = {"fraction": float(frac.mean()), "n": int(len(frac))}
+        if len(frac) > 1:
+            half = stats.t.ppf(1 - self.alpha / 2, len(frac) - 1) * frac.std(ddof=1) / np.sqrt(len(frac))
+            out.update(lo=float(frac.mean() - half), hi=float(frac.mean() + half))
+        if "tps" in t.columns and t["tps"].nunique() > 2:
+            slope = stats.linregress(t["tps"].to_numpy(dtype=float), frac)
+            out["varies_with_load"] = bool(slope.pvalue < self.alpha)
+            out["slope_per_1000_tps"] = float(slope.slope * 1000.0)
+        return out
+
+    def summary(self) -> str:
+        return (f"OLS of {self.target} ({self.design.form}; drivers: {', '.join(self.design.numeric) or 'none'}; "
+                f"factors: {', '.join(self.design.factors) or 'none'}); n = {len(self.train)}, "
+                f"LOO MAPE {self.loo_mape_pct:.2f} %; {self.selection_note}\n" + self.ols.params.round(6).to_string())
+
+    def to_dict(self) -> dict[str, Any]:
+        # the training rows are few; storing them makes the reload an exact, deterministic refit
+        return to_jsonable({"family": self.family, "design": self.design.to_dict(), "alpha": self.alpha,
+                            "selection_note": self.selection_note, "target": self.target,
+                            "train": self.train.astype(object).where(self.train.notna(), None).to_dict(orient="list")})
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CostResults:
+        design = Design(d["design"]["form"], tuple(d["design"]["numeric"]), dict(d["design"]["factors"]))
+        train = pd.DataFrame(d["train"])
+        for c in train.columns:
+            if c not in FACTOR_DRIVERS:
+                train[c] = pd.to_numeric(train[c], errors="coerce")
+        return cls(design=design, train=train, alpha=d["alpha"], selection_note=d.get("selection_note", ""),
+                   target=d.get("target", "cpu_ms_per_tran"))
+
+
+def cost_mape(results: CostResults, test: pd.DataFrame) -> float:
+    """MAPE of the model's target on held-out rows."""
+    test = cost_table(test, results.target)
+    return mape_pct(test[results.target].to_numpy(), results.predict(test)[results.target].to_numpy())

@@ -1,0 +1,136 @@
+"""Open workloads (only arrival rate and response time): M/M/c with fitted servers and demand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.queueing import mmc_resp_ms
+
+FAMILY = "open_mmc"
+
+
+def _resp(tps: np.ndarray, delay_ms: float, service_ms: float, n_servers: int) -> np.ndarray:
+    return np.array([delay_ms + mmc_resp_ms(float(x), service_ms, n_servers) for x in tps])
+
+
+@dataclass
+class OpenMMcModel:
+    """``resp_ms = R0 + R_MMc(tps; S, c)``, fitted by bounded least squares on log response.
+
+    For each server count ``c`` in ``1..max_servers`` the delay ``R0`` and service time ``S`` are
+    fitted (``S < 1000 c / max(tps)`` keeps every training point below saturation); the ``c`` with
+    the smallest residual sum of squares wins. Intervals come from a residual bootstrap with ``c``
+    held fixed.
+
+    Notes
+    -----
+    .. math:: R = R_0 + S + \\frac{C(c, a)\\, S}{c (1 - \\rho)}, \\quad a = \\lambda S,\\ \\rho = a / c
+
+    References
+    ----------
+    Kleinrock (1975), *Queueing Systems Vol. 1*, §3.5; PDQ ``ErlangR``.
+    """
+
+    max_servers: int = 16
+    n_boot: int = 100
+    alpha: float = 0.05
+    seed: int = 0
+
+    def fit(self, table: pd.DataFrame) -> OpenMMcResults:
+        require_columns(table, ("tps", "resp_ms"), "the open M/M/c model")
+        tps = column_or(table, "tps", np.nan)
+        resp = column_or(table, "resp_ms", np.nan)
+        ok = np.isfinite(tps) & np.isfinite(resp) & (tps > 0) & (resp > 0)
+        if ok.sum() < 3:
+            raise ModelError(f"the open M/M/c model needs at least 3 (tps, resp_ms) points, got {int(ok.sum())}")
+        x, r = tps[ok], resp[ok]
+        best = None
+        for c in range(1, self.max_servers + 1):
+            theta, cost = _fit(x, r, c, None)
+            if best is None or cost < best[2] - 1e-12:
+                best = (c, theta, cost)
+        c, theta, _ = best
+        resid = np.log(_resp(x, theta[0], theta[1], c) / r)
+        resid = resid - resid.mean()
+        rng = np.random.default_rng(self.seed)
+        boot = []
+        for _ in range(self.n_boot):
+            fake = _resp(x, theta[0], theta[1], c) * np.exp(-rng.choice(resid, size=len(resid)))
+            boot.append(_fit(x, fake, c, theta)[0])
+        return OpenMMcResults(n_servers=c, delay_ms=float(theta[0]), service_ms=float(theta[1]),
+                              boot_params=np.array(boot).reshape(-1, 2), residuals=resid,
+                              alpha=self.alpha, seed=self.seed,
+                              train_mape={"resp_ms": mape_pct(r, _resp(x, theta[0], theta[1], c))},
+                              n_train=int(ok.sum()))
+
+
+def _fit(x: np.ndarray, r: np.ndarray, c: int, start: np.ndarray | None) -> tuple[np.ndarray, float]:
+    s_max = 1000.0 * c / float(np.max(x)) * (1 - 1e-6)
+
+    def fun(p: np.ndarray) -> np.ndarray:
+        return np.log(np.maximum(_resp(x, p[0], p[1], c), 1e-12) / r)
+
+    x0 = start if start is not None else np.array([float(np.min(r)) * 0.3, min(float(np.min(r)) * 0.5, s_max * 0.5)])
+    x0 = np.clip(x0, [0.0, 1e-9], [float(np.max(r)), s_max * 0.999])
+    res = optimize.least_squares(fun, x0=x0, bounds=([0.0, 1e-9], [max(float(np.max(r)), 1e-6), s_max]))
+    return res.x, float(res.cost)
+
+
+@dataclass
+class OpenMMcResults:
+    n_servers: int
+    delay_ms: float
+    service_ms: float
+    boot_params: np.ndarray
+    residuals: np.ndarray
+    alpha: float
+    seed: int
+    train_mape: dict[str, float]
+    n_train: int
+    family: str = FAMILY
+    targets: tuple[str, ...] = ("resp_ms",)
+
+    @property
+    def max_tps(self) -> float:
+        return 1000.0 * self.n_servers / self.service_ms
+
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        require_columns(frame, ("tps",), "M/M/c prediction")
+        x = column_or(frame, "tps", np.nan)
+        out = pd.DataFrame(index=frame.index)
+        out["resp_ms"] = _resp(x, self.delay_ms, self.service_ms, self.n_servers)
+        rng = np.random.default_rng(self.seed + 1)
+        draws = np.array([_resp(x, d, s, self.n_servers) for d, s in self.boot_params])
+        if len(draws):
+            draws = draws * np.exp(rng.choice(self.residuals, size=draws.shape))
+            with np.errstate(invalid="ignore"):
+                out["resp_ms_lo"] = np.minimum(np.quantile(draws, self.alpha / 2, axis=0), out["resp_ms"])
+                out["resp_ms_hi"] = np.maximum(np.quantile(draws, 1 - self.alpha / 2, axis=0), out["resp_ms"])
+        else:
+            out["resp_ms_lo"] = out["resp_ms_hi"] = out["resp_ms"]
+        return out
+
+    def summary(self) -> str:
+        return (f"Open M/M/c: c = {self.n_servers}, service {self.service_ms:.4g} ms, delay {self.delay_ms:.4g} ms; "
+                f"saturates at {self.max_tps:.0f} tps; train MAPE resp {self.train_mape['resp_ms']:.1f} %")
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable({"family": self.family, "n_servers": self.n_servers, "delay_ms": self.delay_ms,
+                            "service_ms": self.service_ms, "boot_params": self.boot_params,
+                            "residuals": self.residuals, "alpha": self.alpha, "seed": self.seed,
+                            "train_mape": self.train_mape, "n_train": self.n_train})
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> OpenMMcResults:
+        d = dict(d)
+        d.pop("family", None)
+        d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 2)
+        d["residuals"] = np.array(d["residuals"], dtype=float)
+        return cls(**d)
+

@@ -1,0 +1,243 @@
+"""Queueing solvers: exact multi-server MVA for closed workloads, Erlang C for open ones.
+
+Pure functions on numbers; the fitted models built on them live in :mod:`kneecap.modeling.closed`
+and :mod:`kneecap.modeling.open`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class MVASolution:
+    """Exact MVA results for populations ``1..n_max`` (index ``n - 1``).
+
+    ``resp_ms`` excludes think time. ``station_busy`` is the mean number of busy servers of each
+    station (utilisation law ``U = X * D``), ``spill_fraction`` the share of zIIP-eligible work that
+    ran on GCPs (zero when the model has no spill), ``all_busy_on_arrival`` the probability that
+    an arriving transaction finds every server of a station busy.
+    """
+
+    tps: np.ndarray
+    resp_ms: np.ndarray
+    station_resp_ms: np.ndarray  # (n_max, n_stations)
+    station_busy: np.ndarray  # (n_max, n_stations)
+    spill_fraction: np.ndarray
+    all_busy_on_arrival: np.ndarray  # (n_max, n_stations): P(all m_k servers busy | n - 1)
+
+
+def multiserver_mva(
+    demands_ms: tuple[float, ...],
+    servers: tuple[int, ...],
+    *,
+    delay_ms: float,
+    think_time_ms: float,
+    n_max: int,
+) -> MVASolution:
+    """Exact MVA for one class over multi-server (load-dependent) stations plus a fixed delay.
+
+    Parameters
+    ----------
+    demands_ms : service demand ``D_k`` per transaction at each station, ms.
+    servers : number of identical servers ``m_k`` at each station (``>= 1``).
+    delay_ms : pure delay per transaction ``R0`` (network, non-CPU waits), ms.
+    think_time_ms : think time ``Z``, ms (0 allowed for load tests without think time).
+    n_max : largest population solved.
+
+    Notes
+    -----
+    Station ``k`` serves at rate ``min(j, m_k) / D_k`` with ``j`` transactions present (flow-equivalent
+    multi-server, PDQ's ``MServerFESC``). Only the marginals ``p_k(j | n)`` for ``j < m_k`` are
+    carried, which makes each population step ``O(sum m_k)``:
+
+    .. math::
+
+        R_k(n) = \\frac{D_k}{m_k}\\Big[1 + Q_k(n-1) + \\sum_{j=0}^{m_k-2} (m_k-1-j)\\,p_k(j\\mid n-1)\\Big]
+
+        X(n) = \\frac{n}{Z + R_0 + \\sum_k R_k(n)}, \\qquad Q_k(n) = X(n) R_k(n)
+
+        p_k(j\\mid n) = \\frac{X(n) D_k}{j}\\,p_k(j-1\\mid n-1)\\ (1 \\le j < m_k), \\qquad
+        p_k(0\\mid n) = 1 - \\frac{1}{m_k}\\Big[X(n) D_k + \\sum_{j=1}^{m_k-1}(m_k-j)\\,p_k(j\\mid n)\\Big]
+
+    The bracket follows from ``R_k(n) = sum_j j / mu_k(j) p_k(j-1|n-1)`` with ``sum_j j p(j-1) = 1 + Q``;
+    ``p_k(0|n)`` from the utilisation law ``sum_j min(j, m) p(j) = X D``.
+
+    References
+    ----------
+    Reiser, M. and Lavenberg, S. S. (1980), "Mean-value analysis of closed multichain queuing
+    networks", J. ACM 27(2). Menascé, D. A., Almeida, V. A. F. and Dowdy, L. W. (2004),
+    *Performance by Design*, ch. 14 (multiple-server MVA). Gunther, N. J., PDQ ``MServerFESC``.
+    """
+    return _solve(demands_ms, servers, delay_ms, think_time_ms, n_max)
+
+
+def ziip_gcp_mva(
+    cpu_ms_per_tran: float,
+    ziip_eligible_fraction: float,
+    *,
+    n_gcp: int,
+    n_ziip: int,
+    delay_ms: float,
+    think_time_ms: float,
+    n_max: int,
+    honor_priority: bool = True,
+    help_wait_ms: float = 3.2,
+) -> MVASolution:
+    r"""Two CPU pools, zIIP and GCP, with zIIP-eligible work spilling to GCPs; station 0 is zIIP.
+
+    Parameters
+    ----------
+    cpu_ms_per_tran : CPU demand per transaction ``D`` on both pools together, ms.
+    ziip_eligible_fraction : ``f``, share of ``D`` that may run on a zIIP.
+    n_gcp, n_ziip : engines in each pool; ``n_ziip = 0`` puts all eligible work on GCPs.
+    honor_priority : IIPHONORPRIORITY=YES; with NO, eligible work waits for a zIIP.
+    help_wait_ms : ZIIPAWMT, how long eligible work waits for a zIIP before a GCP may help, ms.
+
+    Notes
+    -----
+    Response time and throughput come from :func:`multiserver_mva` with eligible work queueing
+    for the zIIP pool (demand ``f D`` on ``n_ziip`` servers) and the rest on the GCPs (``(1-f) D``
+    on ``n_gcp``). The spill onto GCPs (RMF's IIPCP) is then estimated from that solution. Under
+    IIPHONORPRIORITY=YES a GCP helps eligible work that has waited longer than the alternate wait
+    management threshold ``t`` (IEAOPTxx ``ZIIPAWMT``). Treating the zIIP pool at the MVA
+    throughput as M/M/c with offered load ``a = X f D`` and service time ``S = f D``, the
+    Erlang C waiting-time tail gives
+
+    .. math::
+
+        s(n) = C(n_{zIIP}, a)\; e^{-(n_{zIIP} - a)\,t / S}\; P(\text{a GCP free} \mid n-1)
+
+    The spilled work is not fed back into the queueing: it is a small share until the zIIPs
+    saturate, and IBM notes that sending eligible work to a GCP "costs processing time"
+    (z/OS Connect documentation, "GCPs and zIIPs"). GCP and zIIP speeds are taken as equal
+    (full-capacity CPC): ``D`` is in CP-equivalent ms. With IIPHONORPRIORITY=NO, ``s = 0``.
+
+    References
+    ----------
+    IBM, *z/OS MVS Initialization and Tuning Reference*, IEAOPTxx: IIPHONORPRIORITY, ZIIPAWMT.
+    Kleinrock (1975), *Queueing Systems Vol. 1*, §3.5 (M/M/c waiting-time distribution).
+    """
+    if n_gcp < 1:
+        raise ValueError(f"n_gcp must be >= 1 (z/OS needs a general purpose processor), got {n_gcp}")
+    if not 0.0 <= ziip_eligible_fraction <= 1.0:
+        raise ValueError(f"ziip_eligible_fraction must be in [0, 1], got {ziip_eligible_fraction}")
+    if n_ziip <= 0:
+        sol = _solve((0.0, cpu_ms_per_tran), (1, n_gcp), delay_ms, think_time_ms, n_max)
+        everything = 1.0 if ziip_eligible_fraction > 0 else 0.0
+        return MVASolution(sol.tps, sol.resp_ms, sol.station_resp_ms, sol.station_busy,
+                           np.full(n_max, everything), sol.all_busy_on_arrival)
+    sol = _solve(
+        (cpu_ms_per_tran * ziip_eligible_fraction, cpu_ms_per_tran * (1.0 - ziip_eligible_fraction)),
+        (n_ziip, n_gcp), delay_ms, think_time_ms, n_max,
+    )
+    spill = np.zeros(n_max)
+    service_ms = cpu_ms_per_tran * ziip_eligible_fraction
+    if honor_priority and service_ms > 0:
+        offered = sol.tps / 1000.0 * service_ms
+        for i, a in enumerate(offered):
+            a = min(a, n_ziip * (1 - 1e-9))
+            tail = erlang_c(a, n_ziip) * math.exp(-(n_ziip - a) * help_wait_ms / service_ms)
+            spill[i] = tail * (1.0 - sol.all_busy_on_arrival[i, 1])
+    return MVASolution(sol.tps, sol.resp_ms, sol.station_resp_ms, sol.station_busy, spill,
+                       sol.all_busy_on_arrival)
+
+
+def _solve(
+    demands_ms: tuple[float, ...],
+    servers: tuple[int, ...],
+    delay_ms: float,
+    think_time_ms: float,
+    n_max: int,
+) -> MVASolution:
+    if len(demands_ms) != len(servers) or not demands_ms:
+        raise ValueError("demands_ms and servers must be non-empty and of equal length")
+    if any(m < 1 for m in servers):
+        raise ValueError(f"every station needs >= 1 server, got {servers}")
+    if any(d < 0 for d in demands_ms) or delay_ms < 0 or think_time_ms < 0:
+        raise ValueError("demands, delay and think time must be non-negative")
+    if n_max < 1:
+        raise ValueError(f"n_max must be >= 1, got {n_max}")
+    n_st = len(servers)
+    base = list(demands_ms)
+    q = [0.0] * n_st
+    # p[k][j] = P(j transactions at station k), j < m_k; population 0 has the station empty.
+    p = [[1.0] + [0.0] * (m - 1) for m in servers]
+    tps = np.empty(n_max)
+    resp = np.empty(n_max)
+    st_resp = np.empty((n_max, n_st))
+    st_busy = np.empty((n_max, n_st))
+    all_busy = np.zeros((n_max, n_st))
+    d = base
+    for n in range(1, n_max + 1):
+        for k in range(n_st):
+            all_busy[n - 1, k] = min(1.0, max(0.0, 1.0 - sum(p[k])))
+        r = [0.0] * n_st
+        for k in range(n_st):
+            m = servers[k]
+            pk = p[k]
+            extra = 0.0
+            for j in range(m - 1):
+                extra += (m - 1 - j) * pk[j]
+            r[k] = d[k] / m * (1.0 + q[k] + extra)
+        total = delay_ms + sum(r)
+        x = n / (think_time_ms + total) if think_time_ms + total > 0 else math.inf
+        for k in range(n_st):
+            m = servers[k]
+            q[k] = x * r[k]
+            xd = x * d[k]
+            new = [0.0] * m
+            acc = xd
+            for j in range(1, m):
+                new[j] = xd / j * p[k][j - 1]
+                acc += (m - j) * new[j]
+            new[0] = max(0.0, 1.0 - acc / m)
+            p[k] = new
+            st_busy[n - 1, k] = xd
+        tps[n - 1] = x * 1000.0
+        resp[n - 1] = total
+        st_resp[n - 1] = r
+    return MVASolution(tps, resp, st_resp, st_busy, np.zeros(n_max), all_busy)
+
+
+def erlang_c(offered_erlangs: float, n_servers: int) -> float:
+    """Probability an arrival waits in an M/M/c queue (Erlang C).
+
+    Notes
+    -----
+    With ``a = lambda S`` and ``rho = a / c``, Erlang B by the stable recursion
+    ``B_0 = 1``, ``B_k = a B_{k-1} / (k + a B_{k-1})``, then
+
+    .. math:: C(c, a) = \\frac{B_c}{1 - \\rho + \\rho B_c}
+
+    References
+    ----------
+    Kleinrock, L. (1975), *Queueing Systems, Vol. 1*, §3.5; PDQ ``ErlangR``.
+
+    Examples
+    --------
+    >>> round(erlang_c(2.0, 3), 4)   # 4/9
+    0.4444
+    """
+    if n_servers < 1:
+        raise ValueError(f"n_servers must be >= 1, got {n_servers}")
+    if offered_erlangs < 0:
+        raise ValueError(f"offered load must be >= 0, got {offered_erlangs}")
+    if offered_erlangs >= n_servers:
+        return 1.0
+    b = 1.0
+    for k in range(1, n_servers + 1):
+        b = offered_erlangs * b / (k + offered_erlangs * b)
+    rho = offered_erlangs / n_servers
+    return b / (1.0 - rho + rho * b)
+
+
+def mmc_resp_ms(tps: float, service_ms: float, n_servers: int) -> float:
+    """Mean response time of M/M/c, ms: ``S + C(c, a) S / (c (1 - rho))``; ``inf`` when saturated."""
+    a = tps * service_ms / 1000.0
+    if a >= n_servers:
+        return math.inf
+    return service_ms + erlang_c(a, n_servers) * service_ms / (n_servers * (1.0 - a / n_servers))

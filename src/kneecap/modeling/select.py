@@ -1,0 +1,123 @@
+"""Which model a table gets, chosen by cross-validation on its training rows.
+
+* clients vary (closed workload): exact MVA (:mod:`~kneecap.modeling.closed`); with zero think
+  time the USL competes, and leave-one-out error on the training rows decides.
+* no clients, only ``tps`` and ``resp_ms`` (open workload): M/M/c (:mod:`~kneecap.modeling.open`).
+* clients constant, configurations differ (e.g. transports): OLS of ``tps`` on the factors, response
+  by Little's law.
+* CPU cost: :class:`~kneecap.modeling.cost.CostModel` (its own leave-one-out choice of design).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kneecap.modeling.base import ModelError, column_or, mape_pct
+from kneecap.modeling.closed import ClosedMVAModel
+from kneecap.modeling.cost import CostModel, cost_table
+from kneecap.modeling.open import OpenMMcModel
+from kneecap.modeling.usl import USLModel
+
+RESPONSE_TARGETS = ("resp_ms", "tps")
+COST_TARGETS = ("cpu_ms_per_tran", "cpu_total_pct")
+
+
+@dataclass(frozen=True)
+class ModelingConfig:
+    """Knobs every fit shares (from params.yaml ``common`` and ``train``)."""
+
+    alpha: float = 0.05
+    seed: int = 0
+    n_boot: int = 200
+    ziip_eligible_fraction: float = 0.95
+    honor_priority: bool = True
+    help_wait_ms: float = 3.2
+    max_cv_error_pct: float = 5.0
+
+
+@dataclass
+class Choice:
+    """The chosen model plus the cross-validated table of every candidate."""
+
+    family: str
+    results: Any
+    competitors: pd.DataFrame
+
+
+def response_kind(train: pd.DataFrame) -> str:
+    """``closed``, ``open`` or ``configurations`` from the columns and values present."""
+    clients = column_or(train, "clients", np.nan)
+    has_clients = np.isfinite(clients).any()
+    if has_clients and len(np.unique(clients[np.isfinite(clients)])) >= 2:
+        return "closed"
+    if has_clients:
+        return "configurations"
+    if np.isfinite(column_or(train, "tps", np.nan)).any() and np.isfinite(column_or(train, "resp_ms", np.nan)).any():
+        return "open"
+    raise ModelError("no response model fits this table: it needs clients, or tps with resp_ms")
+
+
+def _closed(config: ModelingConfig, n_boot: int | None = None) -> ClosedMVAModel:
+    return ClosedMVAModel(ziip_eligible_fraction=config.ziip_eligible_fraction,
+                          honor_priority=config.honor_priority, help_wait_ms=config.help_wait_ms,
+                          n_boot=config.n_boot if n_boot is None else n_boot,
+                          alpha=config.alpha, seed=config.seed)
+
+
+def _loo(train: pd.DataFrame, make, targets: tuple[str, ...]) -> float:
+    """Mean over targets of the leave-one-out MAPE; NaN when a fold cannot be fitted."""
+    errors: dict[str, list[float]] = {t: [] for t in targets}
+    for i in range(len(train)):
+        fold = train.drop(index=train.index[i])
+        try:
+            res = make().fit(fold)
+        except ModelError:
+            return float("nan")
+        pred = res.predict(train.iloc[[i]])
+        for t in targets:
+            if t in pred.columns and t in train.columns and np.isfinite(train[t].iloc[i]):
+                errors[t].append(mape_pct(train[t].iloc[[i]].to_numpy(), pred[t].to_numpy()))
+    per_target = [float(np.mean(v)) for v in errors.values() if v]
+    return float(np.mean(per_target)) if per_target else float("nan")
+
+
+def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice:
+    """Fit the response-time/throughput model the table supports, choosing by leave-one-out CV."""
+    kind = response_kind(train)
+    if kind == "open":
+        res = OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed).fit(train)
+        comp = pd.DataFrame([{"family": res.family, "loo_mape_pct": _loo(
+            train, lambda: OpenMMcModel(n_boot=0, alpha=config.alpha), ("resp_ms",)), "chosen": True}])
+        return Choice(res.family, res, comp)
+    if kind == "configurations":
+        model = CostModel(alpha=config.alpha, target="tps", max_cv_error_pct=config.max_cv_error_pct)
+        res = model.fit(train)
+        comp = res.competitors.assign(family="factor_ols", chosen=False)
+        return Choice("factor_ols", res, comp)
+    candidates = {"closed_mva": lambda: _closed(config, n_boot=0)}
+    think = column_or(train, "think_time_ms", 0.0)
+    if np.all(think == 0) and np.isfinite(column_or(train, "tps", np.nan)).sum() >= 4:
+        candidates["usl"] = lambda: USLModel(alpha=config.alpha)
+    rows = []
+    for family, make in candidates.items():
+        score = _loo(train, make, RESPONSE_TARGETS) if len(candidates) > 1 and len(train) >= 4 else float("nan")
+        rows.append({"family": family, "loo_mape_pct": score})
+    comp = pd.DataFrame(rows)
+    finite = comp[np.isfinite(comp["loo_mape_pct"])]
+    family = str(finite.sort_values("loo_mape_pct")["family"].iloc[0]) if len(finite) else "closed_mva"
+    comp["chosen"] = comp["family"] == family
+    res = _closed(config).fit(train) if family == "closed_mva" else USLModel(alpha=config.alpha).fit(train)
+    return Choice(family, res, comp)
+
+
+def has_cost_data(table: pd.DataFrame) -> bool:
+    return len(cost_table(table)) > 0
+
+
+def choose_cost_model(train: pd.DataFrame, config: ModelingConfig) -> Choice:
+    res = CostModel(alpha=config.alpha, max_cv_error_pct=config.max_cv_error_pct).fit(train)
+    return Choice(res.family, res, res.competitors.assign(family=res.family))

@@ -1,0 +1,130 @@
+"""Universal Scalability Law for throughput versus concurrency (load tests without think time)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
+
+FAMILY = "usl"
+
+
+def usl_tps(clients: np.ndarray, alpha: float, beta: float, gamma: float) -> np.ndarray:
+    """Gunther's USL throughput.
+
+    .. math:: X(N) = \\frac{\\gamma N}{1 + \\alpha (N - 1) + \\beta N (N - 1)}
+
+    References
+    ----------
+    Gunther, N. J. (2007), *Guerrilla Capacity Planning*, eq. 4.31.
+    """
+    n = np.asarray(clients, dtype=float)
+    return gamma * n / (1.0 + alpha * (n - 1.0) + beta * n * (n - 1.0))
+
+
+@dataclass
+class USLModel:
+    """Bounded non-linear least squares fit of the USL to ``(clients, tps)``.
+
+    Bounds ``0 <= alpha <= 1``, ``0 <= beta <= 1``, ``gamma >= 0``, start ``gamma = max(X/N)``,
+    ``alpha = 0.01``, ``beta = 1e-4`` (as R's ``usl`` package). Standard errors from the Jacobian,
+    ``sqrt(diag((J'J)^-1) s^2)``. Response time follows from Little's law with the table's think
+    time: ``R = N / X - Z``.
+    """
+
+    alpha: float = 0.05
+
+    def fit(self, table: pd.DataFrame) -> USLResults:
+        require_columns(table, ("clients", "tps"), "the USL model")
+        clients = column_or(table, "clients", np.nan)
+        tps = column_or(table, "tps", np.nan)
+        ok = np.isfinite(clients) & np.isfinite(tps) & (clients > 0) & (tps > 0)
+        if ok.sum() < 3:
+            raise ModelError(f"the USL model needs at least 3 (clients, tps) points, got {int(ok.sum())}")
+        n, x = clients[ok], tps[ok]
+
+        def fun(p: np.ndarray) -> np.ndarray:
+            return usl_tps(n, *p) - x
+
+        res = optimize.least_squares(fun, x0=[0.01, 1e-4, float(np.max(x / n))],
+                                     bounds=([0.0, 0.0, 0.0], [1.0, 1.0, np.inf]), x_scale="jac")
+        dof = max(len(x) - 3, 1)
+        s2 = float(np.sum(res.fun**2) / dof)
+        try:
+            cov = np.linalg.pinv(res.jac.T @ res.jac) * s2
+        except np.linalg.LinAlgError:  # pragma: no cover - pinv does not raise in practice
+            cov = np.full((3, 3), np.nan)
+        think = float(np.nanmedian(column_or(table, "think_time_ms", 0.0)))
+        return USLResults(params=res.x.copy(), cov=cov, s2=s2, dof=dof, alpha=self.alpha,
+                          think_time_ms=think,
+                          train_mape={"tps": mape_pct(x, usl_tps(n, *res.x))}, n_train=int(ok.sum()))
+
+
+@dataclass
+class USLResults:
+    params: np.ndarray  # alpha (contention), beta (coherency), gamma (tps at one client)
+    cov: np.ndarray
+    s2: float
+    dof: int
+    alpha: float
+    think_time_ms: float
+    train_mape: dict[str, float]
+    n_train: int
+    family: str = FAMILY
+    targets: tuple[str, ...] = ("tps", "resp_ms")
+
+    @property
+    def peak_clients(self) -> float:
+        """``N* = sqrt((1 - alpha) / beta)`` (infinite when ``beta = 0``)."""
+        a, b, _ = self.params
+        return math.sqrt((1.0 - a) / b) if b > 0 else math.inf
+
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``tps`` and ``resp_ms`` (Little's law) with delta-method prediction intervals."""
+        require_columns(frame, ("clients",), "USL prediction")
+        n = column_or(frame, "clients", np.nan)
+        think = column_or(frame, "think_time_ms", self.think_time_ms)
+        mean = usl_tps(n, *self.params)
+        eps = 1e-7
+        grad = np.empty((len(n), 3))
+        for i in range(3):
+            step = np.array(self.params, dtype=float)
+            h = eps * max(abs(step[i]), 1e-6)
+            step[i] += h
+            grad[:, i] = (usl_tps(n, *step) - mean) / h
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.cov, grad) + self.s2, 0.0))
+        t = stats.t.ppf(1 - self.alpha / 2, self.dof)
+        out = pd.DataFrame(index=frame.index)
+        out["tps"] = mean
+        out["tps_lo"] = np.maximum(mean - t * se, 0.0)
+        out["tps_hi"] = mean + t * se
+        with np.errstate(divide="ignore"):
+            out["resp_ms"] = n / mean * 1000.0 - think
+            out["resp_ms_lo"] = np.maximum(n / out["tps_hi"] * 1000.0 - think, 0.0)
+            out["resp_ms_hi"] = np.where(out["tps_lo"] > 0, n / out["tps_lo"] * 1000.0 - think, np.inf)
+        return out
+
+    def summary(self) -> str:
+        a, b, g = self.params
+        return (f"USL: alpha {a:.4g} (contention), beta {b:.4g} (coherency), gamma {g:.4g} tps/client; "
+                f"peak at N* = {self.peak_clients:.1f} clients; train MAPE tps {self.train_mape['tps']:.1f} %")
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable({"family": self.family, "params": self.params, "cov": self.cov,
+                            "s2": self.s2, "dof": self.dof, "alpha": self.alpha,
+                            "think_time_ms": self.think_time_ms, "train_mape": self.train_mape,
+                            "n_train": self.n_train})
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> USLResults:
+        d = dict(d)
+        d.pop("family", None)
+        d["params"] = np.array(d["params"], dtype=float)
+        d["cov"] = np.array(d["cov"], dtype=float)
+        return cls(**d)

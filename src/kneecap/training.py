@@ -1,0 +1,140 @@
+"""The train stage's logic: fit every workload in ``fct_measurements`` (pure; no I/O, no mlflow).
+
+One response model (closed MVA, USL, M/M/c or configuration regression, chosen per workload by
+:func:`kneecap.modeling.choose_response_model`) and one CPU-cost model per workload that has the
+data. Each comes back with the metrics and parameters the train stage logs to MLflow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kneecap import modeling
+from kneecap.config import Params
+from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
+
+RESPONSE = "response"
+COST = "cost"
+
+
+@dataclass
+class TrainedModel:
+    workload: str
+    kind: str
+    family: str
+    results: Any
+    competitors: pd.DataFrame
+    metrics: dict[str, float]
+    params: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    def headline(self) -> list[str]:
+        lines = self.results.summary().splitlines()
+        return lines + self.notes
+
+
+def modeling_config(params: Params) -> ModelingConfig:
+    return ModelingConfig(alpha=params.common.alpha, seed=params.common.seed, n_boot=params.train.n_boot,
+                          ziip_eligible_fraction=params.train.assumed_ziip_eligible_fraction,
+                          honor_priority=params.train.honor_priority, help_wait_ms=params.train.help_wait_ms,
+                          max_cv_error_pct=params.train.max_cv_error_pct)
+
+
+def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
+    """The configuration most of a workload's points were measured in (n_gcp, n_ziip, think)."""
+    cols = {"n_gcp": 1.0, "n_ziip": 0.0, "think_time_ms": 0.0}
+    frame = pd.DataFrame({c: pd.to_numeric(rows[c], errors="coerce").fillna(d) if c in rows else d
+                          for c, d in cols.items()}, index=rows.index)
+    top = frame.value_counts().index[0]
+    return {"n_gcp": int(top[0]), "n_ziip": int(top[1]), "think_time_ms": float(top[2])}
+
+
+def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tuple[dict[str, float], list[str]]:
+    """Model knee of the base configuration plus the observed (Kneedle) knee on its points."""
+    base = base_configuration(rows)
+    knee = results.knee(n_gcp=base["n_gcp"], n_ziip=base["n_ziip"], think_time_ms=base["think_time_ms"], k=k)
+    in_base = rows[(pd.to_numeric(rows.get("n_ziip"), errors="coerce").fillna(0) == base["n_ziip"])]
+    observed = modeling.observed_knee(in_base["clients"].to_numpy(dtype=float),
+                                      pd.to_numeric(in_base["resp_ms"], errors="coerce").to_numpy(dtype=float)) \
+        if "resp_ms" in in_base else None
+    metrics = {
+        "knee_saturation_clients": knee.saturation_clients,
+        "knee_saturation_clients_lo": knee.saturation_clients_lo,
+        "knee_saturation_clients_hi": knee.saturation_clients_hi,
+        "knee_k_clients": knee.k_clients,
+        "knee_k_clients_lo": knee.k_clients_lo,
+        "knee_k_clients_hi": knee.k_clients_hi,
+        "max_tps": knee.max_tps,
+    }
+    if observed is not None:
+        metrics["observed_knee_clients"] = observed
+    note = (f"knee ({base['n_gcp']} GCP, {base['n_ziip']} zIIP, Z={base['think_time_ms']:g} ms): "
+            f"N* = {knee.saturation_clients:.0f} clients [{knee.saturation_clients_lo:.0f}, "
+            f"{knee.saturation_clients_hi:.0f}]; R > {k:g}x unloaded at {knee.k_clients:.0f} clients "
+            f"[{knee.k_clients_lo:.0f}, {knee.k_clients_hi:.0f}]; observed (Kneedle) "
+            f"{'none' if observed is None else f'{observed:.0f}'}")
+    return metrics, [note]
+
+
+def _finite(d: dict[str, Any]) -> dict[str, float]:
+    out = {}
+    for key, value in d.items():
+        if value is None:
+            continue
+        value = float(value)
+        if np.isfinite(value):
+            out[key] = value
+    return out
+
+
+def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterator[TrainedModel]:
+    """Fit the response and cost models one workload's rows support."""
+    cfg = modeling_config(params)
+    fit_params = {"alpha": cfg.alpha, "seed": cfg.seed, "n_boot": cfg.n_boot,
+                  "honor_priority": cfg.honor_priority, "help_wait_ms": cfg.help_wait_ms,
+                  "assumed_ziip_eligible_fraction": cfg.ziip_eligible_fraction, "n_rows": len(rows)}
+    response_rows = rows[rows["resp_ms"].notna() | rows["tps"].notna()] if "resp_ms" in rows else rows.iloc[0:0]
+    enough = len(response_rows) >= params.train.min_points
+    if enough:
+        try:
+            choice = modeling.choose_response_model(response_rows, cfg)
+        except ModelError:
+            choice = None
+        if choice is not None:
+            res = choice.results
+            metrics = {f"train_mape_{k}": v for k, v in getattr(res, "train_mape", {}).items()}
+            notes: list[str] = []
+            if isinstance(res, ClosedMVAResults):
+                metrics.update({"cpu_ms_per_tran": res.cpu_ms_per_tran, "delay_ms": res.delay_ms,
+                                "ziip_eligible_fraction": res.ziip_eligible_fraction})
+                knee, notes = knee_metrics(res, response_rows, params.train.knee_k)
+                metrics.update(knee)
+            yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
+                               _finite(metrics), {**fit_params, "family": choice.family}, notes)
+    cost_rows = modeling.cost.cost_table(rows)
+    if len(cost_rows) >= params.train.min_points:
+        choice = modeling.choose_cost_model(cost_rows, cfg)
+        res = choice.results
+        metrics = {"loo_mape_pct": res.loo_mape_pct, "n_rows": float(len(cost_rows))}
+        elig = res.eligible_fraction()
+        if elig.get("fraction") is not None:
+            metrics["ziip_eligible_fraction"] = elig["fraction"]
+        yield TrainedModel(workload, COST, choice.family, res, choice.competitors, _finite(metrics),
+                           {**fit_params, "form": res.design.form,
+                            "drivers": ",".join(res.design.numeric) or "-",
+                            "factors": ",".join(res.design.factors) or "-"},
+                           [res.selection_note])
+
+
+def train_workloads(fct: pd.DataFrame, workloads: pd.DataFrame, params: Params) -> list[TrainedModel]:
+    """Every model the published marts support, in workload order."""
+    trained: list[TrainedModel] = []
+    for workload in sorted(workloads["workload"].unique()):
+        rows = fct[fct["workload"] == workload].reset_index(drop=True)
+        trained.extend(train_workload(workload, rows, params))
+    return trained

@@ -1,0 +1,44 @@
+"""USL fit against the published R ``usl`` package results."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kneecap.modeling import ModelError, USLModel, results_from_dict
+
+# SPEC SDM91 benchmark data as shipped with R usl (data/specsdm91), Gunther GCaP ch. 5
+SPECSDM91 = pd.DataFrame({
+    "clients": [1, 18, 36, 72, 108, 144, 216],
+    "tps": [64.9, 995.9, 1652.4, 1853.2, 1828.9, 1775.0, 1702.2],
+})
+
+
+def test_specsdm91_matches_r_usl():
+    # smoeding/usl tests/peak-scalability.Rout.save: peak.scalability = 96.51956;
+    # NLS coefficients sigma ~ 0.0277, kappa ~ 1.04e-4 (issue #3 and modeling notes §1.2)
+    res = USLModel().fit(SPECSDM91)
+    alpha, beta, _ = res.params
+    np.testing.assert_allclose(alpha, 0.0277, rtol=0.01)
+    np.testing.assert_allclose(beta, 1.04e-4, rtol=0.01)
+    np.testing.assert_allclose(res.peak_clients, 96.51956, rtol=1e-3)
+
+
+def test_synthetic_coefficients_recovered():
+    # smoeding/usl tests/coef.Rout.save: this data gives alpha = beta = 0.02, gamma = 1
+    data = pd.DataFrame({"clients": [1, 2, 4, 6, 8, 10],
+                         "tps": [1, 1.8868, 3.0769, 3.5294, 3.5398, 3.3557]})
+    res = USLModel().fit(data)
+    np.testing.assert_allclose(res.params, [0.02, 0.02, 1.0], atol=2e-4)
+
+
+def test_prediction_interval_covers_and_roundtrips():
+    res = USLModel().fit(SPECSDM91)
+    pred = res.predict(SPECSDM91)
+    assert (pred["tps_lo"] <= pred["tps"]).all() and (pred["tps"] <= pred["tps_hi"]).all()
+    again = results_from_dict(res.to_dict())
+    np.testing.assert_allclose(again.predict(SPECSDM91)["tps"], pred["tps"], rtol=1e-12)
+
+
+def test_too_few_points():
+    with pytest.raises(ModelError, match="at least 3"):
+        USLModel().fit(SPECSDM91.head(2))
