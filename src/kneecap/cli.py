@@ -61,16 +61,60 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def _cmd_backtest(args: argparse.Namespace) -> int:
-    from kneecap.backtest import main as backtest_main
+    from kneecap.backtest import run_cli
 
-    return backtest_main(args.cases, json_path=args.json, params_path=args.params)
+    return run_cli(args.cases, json_path=args.json, params_path=args.params)
+
+
+def _load_champions(workload: str):
+    from kneecap import forecasting, tracking
+
+    found = {}
+    for kind in ("response", "cost"):
+        name = tracking.model_name(workload, kind)
+        if name in tracking.registered_names():
+            found[kind] = tracking.load_champion(name)
+    if not found:
+        raise LookupError(f"no champion model registered for workload {workload!r} "
+                          f"(see `kneecap models`; train with `dvc repro`, promote with `kneecap promote`)")
+    return forecasting.WorkloadModels(workload, found.get("response"), found.get("cost"))
 
 
 def _cmd_forecast(args: argparse.Namespace) -> int:
-    from kneecap.forecasting import run_forecast_file
+    import yaml
 
-    return run_forecast_file(args.scenarios, args.out, tracking_uri=args.tracking_uri,
-                             params_path=args.params)
+    from kneecap import config, forecasting, tracking
+
+    try:
+        spec = yaml.safe_load(Path(args.scenarios).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        print(f"forecast: {args.scenarios}: {exc}", file=sys.stderr)
+        return 2
+    scenarios = spec.get("scenarios") if isinstance(spec, dict) else None
+    if not isinstance(scenarios, list) or not all(isinstance(s, dict) for s in scenarios):
+        print(f"forecast: {args.scenarios}: expected a mapping with a 'scenarios' list of mappings", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    if out.suffix not in (".parquet", ".csv", ".json"):
+        print(f"forecast: {out}: output must end in .parquet, .csv or .json", file=sys.stderr)
+        return 2
+    params = config.load_params(args.params)
+    policy = forecasting.Policy(params.planner.max_ziip_busy_pct, params.planner.max_spill_pct,
+                                params.planner.max_n_ziip, params.train.knee_k)
+    tracking.configure(args.tracking_uri)
+    table = forecasting.forecast_scenarios(scenarios, _load_champions, policy)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".parquet":
+        table.to_parquet(out, index=False)
+    elif out.suffix == ".csv":
+        table.to_csv(out, index=False)
+    else:
+        out.write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
+    failed = table["error"].notna().sum() if "error" in table else 0
+    for _, row in table[table["error"].notna()].iterrows() if failed else []:
+        print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
+    print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     backtest = sub.add_parser("backtest", help="fit on train rows, predict held-out rows of case dirs")
     backtest.add_argument("cases", nargs="+", metavar="CASE_DIR")
     backtest.add_argument("--json", help="write the results as JSON here")
-    backtest.add_argument("--params", default=None, help="params.yaml (default: built-in policy)")
+    backtest.add_argument("--params", default=None,
+                          help="params.yaml for fit knobs and planner policy (default: ./params.yaml if present)")
     backtest.set_defaults(func=_cmd_backtest)
 
     forecast = sub.add_parser("forecast", help="evaluate champion models over a scenarios file")

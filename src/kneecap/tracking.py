@@ -170,6 +170,11 @@ def registered_models() -> pd.DataFrame:
     return frame.sort_values(["name", "version"]).reset_index(drop=True)
 
 
+def registered_names() -> set[str]:
+    """Names of every registered kneecap model."""
+    return {m.name for m in MlflowClient().search_registered_models() if m.name.startswith(MODEL_PREFIX)}
+
+
 def champion_version(name: str) -> str | None:
     """Version number carrying the champion alias, or None."""
     aliases = MlflowClient().get_registered_model(name).aliases or {}

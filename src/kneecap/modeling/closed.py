@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 
 from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
-from kneecap.modeling.queueing import MVASolution, ziip_gcp_mva
+from kneecap.modeling.queueing import BatchSolution, ziip_gcp_mva_batch
 
 FAMILY = "closed_mva"
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
@@ -103,23 +102,26 @@ class ClosedMVAModel:
             raise ModelError(f"the closed MVA model needs at least 2 measured values, got {n_obs}")
         f, f_source = _eligible_fraction(table, self.ziip_eligible_fraction)
         measured_d = _measured_demand(table)
-        theta = _fit_theta(data, f, measured_d, self.honor_priority, start=None)
-        resid = _residuals(theta, data, f, measured_d, self.honor_priority)
+        solver = _Solver(data, f, self.honor_priority, self.help_wait_ms)
+        obs = _observations(data)
+        theta = _fit_point(solver, obs, measured_d)
+        resid = solver.residuals(theta[None, :], obs[None, :])[0]
         rng = np.random.default_rng(self.seed)
         n_free = 1 if measured_d is not None else 2
         scale = math.sqrt(len(resid) / max(len(resid) - n_free, 1))
-        n_r = int((np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)).sum())
+        n_r = solver.n_resp
         # resp and tps scatter differently (tps is pinned by Little's law): resample each on its own
         centred = {"resp_ms": _centre(resid[:n_r]) * scale, "tps": _centre(resid[n_r:]) * scale}
-        boot = []
-        for _ in range(self.n_boot):
+        boot_arr = np.empty((0, 2))
+        if self.n_boot > 0:
             noise = np.concatenate([
-                rng.choice(centred[t], size=len(centred[t]), replace=True) if len(centred[t]) else
-                np.empty(0) for t in ("resp_ms", "tps")])
-            fake = _perturbed(data, theta, f, measured_d, self.honor_priority, noise)
-            boot.append(_fit_theta(fake, f, measured_d, self.honor_priority, start=theta))
-        boot_arr = np.array(boot, dtype=float).reshape(-1, 2)
-        fitted = _predict_points(theta, data, f, measured_d, self.honor_priority)
+                rng.choice(centred[t], size=(self.n_boot, len(centred[t])), replace=True)
+                if len(centred[t]) else np.empty((self.n_boot, 0)) for t in ("resp_ms", "tps")], axis=1)
+            fitted_obs = solver.fitted(theta[None, :])[0]
+            fake = fitted_obs[None, :] * np.exp(-noise)
+            boot_arr = _lm(solver, fake, np.repeat(theta[None, :], self.n_boot, axis=0), measured_d)
+        fitted = solver.predict(theta[None, :])
+        fitted = (fitted[0][0], fitted[1][0])
         train_ranges = {
             "clients": [float(np.nanmin(data["clients"])), float(np.nanmax(data["clients"]))],
             "configs": sorted({(int(g), int(z), float(t)) for g, z, t in
@@ -181,16 +183,19 @@ class ClosedMVAResults:
             boot = [(r, self.cpu_ms_per_tran) for r, _ in boot]
         return [point] + boot
 
-    def _solve(self, theta: tuple[float, float], n_gcp: int, n_ziip: int, think_ms: float,
-               n_max: int) -> MVASolution:
-        key = (theta, n_gcp, n_ziip, think_ms)
+    def _thetas(self) -> np.ndarray:
+        return np.array(self._theta_list(), dtype=float)
+
+    def _solve_all(self, n_gcp: int, n_ziip: int, think_ms: float, n_max: int) -> BatchSolution:
+        key = (n_gcp, n_ziip, float(think_ms))
         hit = self._cache.get(key)
-        if hit is not None and len(hit.tps) >= n_max:
+        if hit is not None and hit.tps.shape[1] >= n_max:
             return hit
-        sol = ziip_gcp_mva(theta[1], self.ziip_eligible_fraction, n_gcp=n_gcp, n_ziip=n_ziip,
-                           delay_ms=theta[0], think_time_ms=think_ms, n_max=max(n_max, 1),
-                           honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms)
-        if len(self._cache) > 4096:
+        thetas = self._thetas()
+        sol = ziip_gcp_mva_batch(thetas[:, 1], thetas[:, 0], self.ziip_eligible_fraction, n_gcp=n_gcp,
+                                 n_ziip=n_ziip, think_time_ms=think_ms, n_max=max(n_max, 1),
+                                 honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms)
+        if len(self._cache) > 256:
             self._cache.clear()
         self._cache[key] = sol
         return sol
@@ -209,15 +214,16 @@ class ClosedMVAResults:
         n_gcp = column_or(frame, "n_gcp", self._default("n_gcp")).astype(int)
         n_ziip = column_or(frame, "n_ziip", self._default("n_ziip")).astype(int)
         think = column_or(frame, "think_time_ms", self._default("think_time_ms"))
-        thetas = self._theta_list()
-        n_metrics = 7
-        draws = np.empty((len(thetas), len(frame), n_metrics))
-        for ti, theta in enumerate(thetas):
-            for ri in range(len(frame)):
-                n = int(round(clients[ri]))
-                sol = self._solve(theta, int(n_gcp[ri]), int(n_ziip[ri]), float(think[ri]), n)
-                draws[ti, ri] = _point_metrics(sol, n, theta[1], self.ziip_eligible_fraction,
-                                               int(n_gcp[ri]), int(n_ziip[ri]))
+        thetas = self._thetas()
+        draws = np.empty((len(thetas), len(frame), 7))
+        keys = list(zip(n_gcp, n_ziip, think))
+        for key in set(keys):
+            rows = [i for i, k in enumerate(keys) if k == key]
+            ns = np.round(clients[rows]).astype(int)
+            sol = self._solve_all(int(key[0]), int(key[1]), float(key[2]), int(ns.max()))
+            for j, i in enumerate(rows):
+                draws[:, i, :] = _point_metrics(sol, ns[j], thetas[:, 1], self.ziip_eligible_fraction,
+                                                int(key[1]))
         names = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
                  "ziip_eligible_on_gcp_pct", "spill_pct")
         out = pd.DataFrame(index=frame.index)
@@ -252,26 +258,25 @@ class ClosedMVAResults:
 
     def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0) -> KneeEstimate:
         """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals."""
-        sats, kns = [], []
-        for theta in self._theta_list():
-            d_max = bottleneck_demand_ms(theta[1], self.ziip_eligible_fraction, n_gcp, n_ziip)
-            n_star = (theta[1] + theta[0] + think_time_ms) / d_max if d_max > 0 else math.inf
-            sats.append(n_star)
-            n_max = int(min(max(4 * n_star, 50), 200_000)) if math.isfinite(n_star) else 10_000
-            sol = self._solve(theta, n_gcp, n_ziip, think_time_ms, n_max)
-            above = np.nonzero(sol.resp_ms > k * sol.resp_ms[0])[0]
-            kns.append(float(above[0] + 1) if len(above) else math.inf)
+        thetas = self._thetas()
+        d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip) for d in thetas[:, 1]])
+        sats = (thetas[:, 1] + thetas[:, 0] + think_time_ms) / d_max
+        n_max = int(min(max(4 * float(np.max(sats)), 50), 50_000))
+        sol = self._solve_all(n_gcp, n_ziip, think_time_ms, n_max)
+        above = sol.resp_ms[:, :n_max] > k * sol.resp_ms[:, :1]
+        kns = np.where(above.any(axis=1), above.argmax(axis=1) + 1.0, np.inf)
+        sats, kns = list(sats), list(kns)
         lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2
-        sat_b = np.array(sats[1:] or sats)
-        kn_b = np.array(kns[1:] or kns)
+        sat_b = np.array(sats[1:] or sats, dtype=float)
+        kn_b = np.array(kns[1:] or kns, dtype=float)
         d_max = bottleneck_demand_ms(self.cpu_ms_per_tran, self.ziip_eligible_fraction, n_gcp,
                                      n_ziip)
         return KneeEstimate(
             n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
-            saturation_clients=sats[0],
+            saturation_clients=float(sats[0]),
             saturation_clients_lo=float(np.quantile(sat_b, lo_q)),
             saturation_clients_hi=float(np.quantile(sat_b, hi_q)),
-            k_clients=kns[0],
+            k_clients=float(kns[0]),
             k_clients_lo=float(np.quantile(kn_b, lo_q)),
             k_clients_hi=float(np.quantile(kn_b, hi_q)),
             max_tps=1000.0 / d_max if d_max > 0 else math.inf,
@@ -323,18 +328,17 @@ def _centre(values: np.ndarray) -> np.ndarray:
     return values - values.mean() if len(values) else values
 
 
-def _point_metrics(sol: MVASolution, n: int, d: float, f: float, n_gcp: int, n_ziip: int) -> np.ndarray:
-    x_per_ms = sol.tps[n - 1] / 1000.0
-    s = float(sol.spill_fraction[n - 1])
+def _point_metrics(sol: BatchSolution, n: int, d: np.ndarray, f: float, n_ziip: int) -> np.ndarray:
+    """(B, 7): resp, tps, CPU% total / zIIP / GCP / IIPCP, spill% at population ``n``."""
+    x_per_ms = sol.tps[:, n - 1] / 1000.0
+    s = sol.spill_fraction[:, n - 1]
     eligible_ms = f * d
-    on_ziip_ms = eligible_ms * (1.0 - s) if n_ziip > 0 else 0.0
+    on_ziip_ms = eligible_ms * (1.0 - s) if n_ziip > 0 else np.zeros_like(d)
     iipcp_ms = eligible_ms - on_ziip_ms
     gcp_ms = (1.0 - f) * d + iipcp_ms
     to_pct = x_per_ms * 100.0
-    return np.array([
-        sol.resp_ms[n - 1], sol.tps[n - 1], d * to_pct, on_ziip_ms * to_pct, gcp_ms * to_pct,
-        iipcp_ms * to_pct, s * 100.0,
-    ])
+    return np.stack([sol.resp_ms[:, n - 1], sol.tps[:, n - 1], d * to_pct, on_ziip_ms * to_pct,
+                     gcp_ms * to_pct, iipcp_ms * to_pct, s * 100.0], axis=1)
 
 
 def _design(table: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -373,68 +377,92 @@ def _measured_demand(table: pd.DataFrame) -> float | None:
     return None
 
 
-def _predict_points(theta, data, f, measured_d, honor) -> tuple[np.ndarray, np.ndarray]:
-    delay, d = float(theta[0]), float(measured_d if measured_d is not None else theta[1])
-    resp = np.empty(len(data["clients"]))
-    tps = np.empty(len(data["clients"]))
-    keys = list(zip(data["n_gcp"], data["n_ziip"], data["think_time_ms"]))
-    for key in set(keys):
-        rows = [i for i, k in enumerate(keys) if k == key]
-        n_max = int(max(data["clients"][rows]))
-        sol = ziip_gcp_mva(d, f, n_gcp=int(key[0]), n_ziip=int(key[1]), delay_ms=delay,
-                           think_time_ms=float(key[2]), n_max=n_max, honor_priority=honor)
-        for i in rows:
-            resp[i] = sol.resp_ms[data["clients"][i] - 1]
-            tps[i] = sol.tps[data["clients"][i] - 1]
-    return resp, tps
-
-
-def _residuals(theta, data, f, measured_d, honor) -> np.ndarray:
-    resp, tps = _predict_points(theta, data, f, measured_d, honor)
-    out = []
+def _observations(data: dict[str, np.ndarray]) -> np.ndarray:
     ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
     ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
-    out.append(np.log(np.maximum(resp[ok_r], 1e-12) / data["resp_ms"][ok_r]))
-    out.append(np.log(np.maximum(tps[ok_x], 1e-12) / data["tps"][ok_x]))
-    return np.concatenate(out)
+    return np.concatenate([data["resp_ms"][ok_r], data["tps"][ok_x]])
 
 
-def _perturbed(data, theta, f, measured_d, honor, noise) -> dict[str, np.ndarray]:
-    resp, tps = _predict_points(theta, data, f, measured_d, honor)
-    fake = dict(data)
-    ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
-    ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
-    new_r = np.full(len(resp), np.nan)
-    new_x = np.full(len(tps), np.nan)
-    n_r = int(ok_r.sum())
-    new_r[ok_r] = resp[ok_r] * np.exp(-noise[:n_r])
-    new_x[ok_x] = tps[ok_x] * np.exp(-noise[n_r:])
-    fake["resp_ms"], fake["tps"] = new_r, new_x
-    return fake
+class _Solver:
+    """Model values at the training points for many parameter sets at once."""
+
+    def __init__(self, data: dict[str, np.ndarray], f: float, honor: bool, help_wait_ms: float) -> None:
+        self.data, self.f, self.honor, self.help_wait_ms = data, f, honor, help_wait_ms
+        self.ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
+        self.ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
+        self.n_resp = int(self.ok_r.sum())
+        keys = list(zip(data["n_gcp"], data["n_ziip"], data["think_time_ms"]))
+        self.groups = {key: np.array([i for i, k in enumerate(keys) if k == key]) for key in set(keys)}
+
+    def predict(self, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        b = len(thetas)
+        resp = np.empty((b, len(self.data["clients"])))
+        tps = np.empty_like(resp)
+        for key, rows in self.groups.items():
+            ns = self.data["clients"][rows]
+            sol = ziip_gcp_mva_batch(thetas[:, 1], thetas[:, 0], self.f, n_gcp=int(key[0]), n_ziip=int(key[1]),
+                                     think_time_ms=float(key[2]), n_max=int(ns.max()),
+                                     honor_priority=self.honor, help_wait_ms=self.help_wait_ms)
+            resp[:, rows] = sol.resp_ms[:, ns - 1]
+            tps[:, rows] = sol.tps[:, ns - 1]
+        return resp, tps
+
+    def fitted(self, thetas: np.ndarray) -> np.ndarray:
+        resp, tps = self.predict(thetas)
+        return np.concatenate([resp[:, self.ok_r], tps[:, self.ok_x]], axis=1)
+
+    def residuals(self, thetas: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        return np.log(np.maximum(self.fitted(thetas), 1e-12) / obs)
 
 
-def _fit_theta(data, f, measured_d, honor, start) -> np.ndarray:
-    resp_obs = data["resp_ms"][np.isfinite(data["resp_ms"])]
-    r_min = float(resp_obs.min()) if len(resp_obs) else 1.0
+def _bounds(obs: np.ndarray, n_resp: int) -> tuple[np.ndarray, np.ndarray]:
+    r_min = float(np.min(obs[:n_resp])) if n_resp else 1.0
+    return np.array([0.0, 1e-6]), np.array([max(10 * r_min, 1.0), max(100 * r_min, 10.0)])
 
+
+def _lm(solver: _Solver, obs: np.ndarray, start: np.ndarray, measured_d: float | None,
+        iterations: int = 60) -> np.ndarray:
+    """Projected Levenberg-Marquardt on ``B`` independent problems at once.
+
+    Minimises ``sum(log(model / obs)^2)`` per row of ``obs`` within box bounds; with a measured
+    demand only ``R0`` moves.
+    """
+    lo, hi = _bounds(obs[0], solver.n_resp)
+    theta = np.clip(start.astype(float), lo, hi)
     if measured_d is not None:
-        def fun1(x):
-            return _residuals((x[0], measured_d), data, f, measured_d, honor)
-        x0 = [start[0]] if start is not None else [max(r_min - measured_d, 0.0) * 0.5]
-        best = optimize.least_squares(fun1, x0=x0, bounds=([0.0], [max(10 * r_min, 1.0)]),
-                                      x_scale="jac")
-        return np.array([best.x[0], measured_d])
+        theta[:, 1] = measured_d
+    free = [0] if measured_d is not None else [0, 1]
+    r = solver.residuals(theta, obs)
+    cost = np.sum(r**2, axis=1)
+    lam = np.full(len(theta), 1e-3)
+    for _ in range(iterations):
+        jac = np.empty((len(theta), r.shape[1], len(free)))
+        for j, col in enumerate(free):
+            h = 1e-6 * np.maximum(np.abs(theta[:, col]), 1e-3)
+            bumped = theta.copy()
+            bumped[:, col] += h
+            jac[:, :, j] = (solver.residuals(bumped, obs) - r) / h[:, None]
+        a = np.einsum("bni,bnj->bij", jac, jac)
+        g = np.einsum("bni,bn->bi", jac, r)
+        damp = a + lam[:, None, None] * (np.eye(len(free))[None] * (np.diagonal(a, axis1=1, axis2=2)[:, :, None] + 1e-12))
+        step = -np.linalg.solve(damp, g[:, :, None])[:, :, 0]
+        cand = theta.copy()
+        cand[:, free] = theta[:, free] + step
+        cand = np.clip(cand, lo, hi)
+        rc = solver.residuals(cand, obs)
+        cost_c = np.sum(rc**2, axis=1)
+        better = cost_c < cost
+        moved = np.max(np.abs(cand - theta) / np.maximum(np.abs(theta), 1e-9), axis=1)
+        theta[better], r[better], cost[better] = cand[better], rc[better], cost_c[better]
+        lam = np.where(better, lam / 3.0, lam * 4.0)
+        if np.all((moved < 1e-9) | (lam > 1e8)):
+            break
+    return theta
 
-    def fun(x):
-        return _residuals(x, data, f, None, honor)
 
-    upper = [max(10 * r_min, 1.0), max(10 * r_min, 1.0) * 10]
-    starts = [start] if start is not None else [
-        (r_min * a, r_min * b) for a in (0.1, 0.5) for b in (0.2, 0.6, 1.5)]
-    best = None
-    for x0 in starts:
-        x0 = np.clip(np.asarray(x0, dtype=float), [0.0, 1e-6], np.array(upper) * 0.99)
-        res = optimize.least_squares(fun, x0=x0, bounds=([0.0, 1e-6], upper), x_scale="jac")
-        if best is None or res.cost < best.cost:
-            best = res
-    return best.x
+def _fit_point(solver: _Solver, obs: np.ndarray, measured_d: float | None) -> np.ndarray:
+    r_min = float(np.min(obs[: solver.n_resp])) if solver.n_resp else 1.0
+    starts = np.array([(r_min * a, r_min * b) for a in (0.1, 0.5) for b in (0.2, 0.6, 1.5)])
+    fits = _lm(solver, np.repeat(obs[None, :], len(starts), axis=0), starts, measured_d, iterations=200)
+    cost = np.sum(solver.residuals(fits, np.repeat(obs[None, :], len(fits), axis=0)) ** 2, axis=1)
+    return fits[int(np.argmin(cost))]

@@ -1,0 +1,278 @@
+"""``kneecap backtest``: fit on a case's train rows, predict its held-out test rows, answer its questions.
+
+The case contract (public; keep it stable):
+
+* a **case** is a directory with ``measurements.csv`` and ``case.yaml``;
+* ``measurements.csv`` has a ``split`` column (``train`` | ``test``) plus any canonical columns of
+  ``fct_measurements`` and any extra factor columns;
+* ``case.yaml`` has ``name``, ``source``, ``targets`` (columns predicted on test rows) and optional
+  ``questions``: ``min_ziip: {clients, think_time_ms, n_gcp, slo_resp_ms, expect}`` or
+  ``knee_clients: {n_gcp, n_ziip, think_time_ms, expect_range: [lo, hi]}``.
+
+Each target is predicted for every test row from that row's non-target columns. Reading the case is
+the only I/O here; :func:`run_case` is pure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from kneecap import modeling
+from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
+from kneecap.modeling.base import mape_pct, to_jsonable
+from kneecap.modeling.select import COST_TARGETS, RESPONSE_TARGETS
+from kneecap.schema import NUMERIC_COLUMNS
+
+QUESTION_KINDS = ("min_ziip", "knee_clients")
+_QUESTION_FIELDS = {
+    "min_ziip": ("clients", "think_time_ms", "n_gcp", "slo_resp_ms", "expect"),
+    "knee_clients": ("n_gcp", "n_ziip", "think_time_ms", "expect_range"),
+}
+
+
+class CaseError(ValueError):
+    """A malformed case directory (the CLI exits 2 with this message)."""
+
+
+@dataclass
+class Case:
+    name: str
+    source: str
+    targets: tuple[str, ...]
+    questions: list[dict[str, Any]]
+    measurements: pd.DataFrame
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class PlannerPolicy:
+    max_ziip_busy_pct: float | None = None
+    max_spill_pct: float | None = None
+    max_n_ziip: int = 16
+    knee_k: float = 3.0
+
+
+@dataclass
+class CaseResult:
+    name: str
+    model: str
+    targets: dict[str, dict[str, Any]]
+    questions: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable({"name": self.name, "model": self.model, "targets": self.targets,
+                            "questions": self.questions, "notes": self.notes})
+
+
+def load_case(path: str | Path) -> Case:
+    """Read and check one case directory; every problem raises :class:`CaseError` naming the file."""
+    path = Path(path)
+    yaml_path, csv_path = path / "case.yaml", path / "measurements.csv"
+    for p in (yaml_path, csv_path):
+        if not p.is_file():
+            raise CaseError(f"{path}: missing {p.name} (a case is a directory with case.yaml and measurements.csv)")
+    try:
+        spec = yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise CaseError(f"{yaml_path}: not valid YAML: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise CaseError(f"{yaml_path}: expected a mapping with name, source, targets")
+    for key in ("name", "source", "targets"):
+        if key not in spec:
+            raise CaseError(f"{yaml_path}: missing key '{key}'")
+    targets = spec["targets"]
+    if isinstance(targets, str):
+        targets = [targets]
+    if not targets or not all(isinstance(t, str) for t in targets):
+        raise CaseError(f"{yaml_path}: targets must be a list of column names")
+    try:
+        frame = pd.read_csv(csv_path)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise CaseError(f"{csv_path}: cannot be read as CSV: {exc}") from exc
+    if "split" not in frame.columns:
+        raise CaseError(f"{csv_path}: missing column 'split' (train | test)")
+    bad = ~frame["split"].isin(["train", "test"])
+    if bad.any():
+        line = int(np.nonzero(bad.to_numpy())[0][0]) + 2
+        raise CaseError(f"{csv_path}:{line}: split: {frame['split'][bad].iloc[0]!r} is not train or test")
+    for split in ("train", "test"):
+        if not (frame["split"] == split).any():
+            raise CaseError(f"{csv_path}: no {split} rows")
+    for target in targets:
+        if target not in frame.columns:
+            raise CaseError(f"{yaml_path}: target {target!r} is not a column of measurements.csv")
+        if target not in RESPONSE_TARGETS + COST_TARGETS:
+            raise CaseError(f"{yaml_path}: target {target!r} cannot be predicted; "
+                            f"choose from {', '.join(RESPONSE_TARGETS + COST_TARGETS)}")
+    for column in frame.columns:
+        if column in NUMERIC_COLUMNS:
+            values = pd.to_numeric(frame[column], errors="coerce")
+            bad = values.isna() & frame[column].notna()
+            if bad.any():
+                line = int(np.nonzero(bad.to_numpy())[0][0]) + 2
+                raise CaseError(f"{csv_path}:{line}: {column}: {frame[column][bad].iloc[0]!r} is not a number")
+            frame[column] = values
+    questions = spec.get("questions") or []
+    if not isinstance(questions, list):
+        raise CaseError(f"{yaml_path}: questions must be a list")
+    parsed = []
+    for i, q in enumerate(questions):
+        if not isinstance(q, dict) or len(q) != 1 or next(iter(q)) not in QUESTION_KINDS:
+            raise CaseError(f"{yaml_path}: questions[{i}] must be one of {', '.join(QUESTION_KINDS)}")
+        kind, body = next(iter(q.items()))
+        missing = [f for f in _QUESTION_FIELDS[kind] if f not in (body or {})]
+        if missing:
+            raise CaseError(f"{yaml_path}: questions[{i}] ({kind}) lacks {', '.join(missing)}")
+        parsed.append({"kind": kind, **body})
+    return Case(str(spec["name"]), str(spec["source"]), tuple(targets), parsed, frame, str(path))
+
+
+def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str) -> list[dict[str, Any]]:
+    out = []
+    for i in range(len(actual)):
+        out.append({"actual": actual[i], "predicted": pred[target].iloc[i],
+                    "lo": pred.get(f"{target}_lo", pred[target]).iloc[i],
+                    "hi": pred.get(f"{target}_hi", pred[target]).iloc[i]})
+    return out
+
+
+def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseResult:
+    """Fit on the train rows, predict every target on the test rows, answer the questions."""
+    train = case.measurements[case.measurements["split"] == "train"].reset_index(drop=True)
+    test = case.measurements[case.measurements["split"] == "test"].reset_index(drop=True)
+    wanted_response = [t for t in case.targets if t in RESPONSE_TARGETS]
+    wanted_cost = [t for t in case.targets if t in COST_TARGETS]
+    models: list[str] = []
+    notes: list[str] = []
+    targets: dict[str, dict[str, Any]] = {}
+    response = None
+    if wanted_response or case.questions:
+        try:
+            choice = modeling.choose_response_model(train, config)
+            response = choice.results
+            models.append(choice.family)
+        except ModelError as exc:
+            notes.append(f"response model: {exc}")
+    cost = None
+    if wanted_cost:
+        try:
+            cost = modeling.choose_cost_model(train, config).results
+            models.append(f"{cost.family}:{cost.design.form}")
+        except ModelError as exc:
+            notes.append(f"cost model: {exc}")
+    for target in case.targets:
+        model = response if target in RESPONSE_TARGETS else cost
+        actual = test[target].to_numpy(dtype=float)
+        if model is None or target not in model.targets:
+            targets[target] = {"mape": None, "rows": [{"actual": a, "predicted": None, "lo": None, "hi": None}
+                                                      for a in actual]}
+            continue
+        # a row's targets are what we predict: hide them from the model
+        inputs = test.drop(columns=[t for t in case.targets if t in test.columns])
+        try:
+            pred = model.predict(inputs).reset_index(drop=True)
+        except ModelError as exc:
+            notes.append(f"{target}: {exc}")
+            targets[target] = {"mape": None, "rows": []}
+            continue
+        targets[target] = {"mape": mape_pct(actual, pred[target].to_numpy()), "rows": _rows(actual, pred, target)}
+    answers = [_answer(q, response, policy) for q in case.questions]
+    return CaseResult(case.name, "+".join(models) or "none", targets, answers, notes)
+
+
+def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str, Any]:
+    kind = q["kind"]
+    expect = q.get("expect", q.get("expect_range"))
+    if not isinstance(response, ClosedMVAResults):
+        return {"kind": kind, "expect": expect, "answer": None, "ok": False,
+                "detail": "needs a closed-workload model (clients varying in the train rows)"}
+    if kind == "min_ziip":
+        plan = modeling.plan_ziip(response, clients=float(q["clients"]), think_time_ms=float(q["think_time_ms"]),
+                                  n_gcp=int(q["n_gcp"]), slo_resp_ms=float(q["slo_resp_ms"]),
+                                  max_ziip_busy_pct=policy.max_ziip_busy_pct, max_spill_pct=policy.max_spill_pct,
+                                  max_n_ziip=policy.max_n_ziip)
+        return {"kind": kind, "expect": expect, "answer": plan.n_ziip, "ok": plan.n_ziip == int(expect),
+                "detail": plan.reason}
+    knee = response.knee(n_gcp=int(q["n_gcp"]), n_ziip=int(q["n_ziip"]),
+                         think_time_ms=float(q["think_time_ms"]), k=policy.knee_k)
+    lo, hi = (float(v) for v in expect)
+    answer = knee.k_clients
+    return {"kind": kind, "expect": [lo, hi], "answer": answer,
+            "ok": bool(math.isfinite(answer) and lo <= answer <= hi),
+            "detail": (f"response exceeds {policy.knee_k:g}x unloaded at {knee.k_clients:.0f} clients "
+                       f"[{knee.k_clients_lo:.0f}, {knee.k_clients_hi:.0f}]; saturation N* = "
+                       f"{knee.saturation_clients:.0f} [{knee.saturation_clients_lo:.0f}, "
+                       f"{knee.saturation_clients_hi:.0f}]")}
+
+
+def format_table(results: list[CaseResult]) -> str:
+    """The human-readable error table (also pasted into the README)."""
+    lines = [f"{'case':34} {'model':28} {'target':16} {'n':>2} {'MAPE %':>8}  {'in band':>7}"]
+    for r in results:
+        for target, t in r.targets.items():
+            rows = t["rows"]
+            inside = sum(1 for row in rows if row["predicted"] is not None and row["lo"] is not None
+                         and row["lo"] <= row["actual"] <= row["hi"])
+            mape = "-" if t["mape"] is None else f"{t['mape']:8.2f}"
+            lines.append(f"{r.name:34} {r.model:28} {target:16} {len(rows):>2} {mape:>8}  {inside:>3}/{len(rows):<3}")
+        for q in r.questions:
+            answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float) else str(q["answer"]))
+            lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>9} -> {answer:>5} "
+                         f"{'ok' if q['ok'] else 'MISSED'}")
+        for note in r.notes:
+            lines.append(f"{r.name:34} note: {note}")
+    return "\n".join(lines)
+
+
+def run_cases(paths: list[str], config: ModelingConfig, policy: PlannerPolicy) -> list[CaseResult]:
+    cases = [load_case(p) for p in paths]
+    return [run_case(c, config, policy) for c in cases]
+
+
+def expand_case_dirs(paths: list[str]) -> list[str]:
+    """Case directories from arguments: a case itself, or a folder of cases."""
+    out: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if (path / "case.yaml").exists() or not path.is_dir():
+            out.append(str(path))
+        else:
+            found = sorted(str(c.parent) for c in path.glob("*/case.yaml"))
+            out.extend(found or [str(path)])
+    return out
+
+
+def run_cli(case_paths: list[str], *, json_path: str | None = None, params_path: str | None = None) -> int:
+    """What ``kneecap backtest`` does: exit 2 on a malformed case, else 0 whatever the errors."""
+    from kneecap.config import load_params
+    from kneecap.training import modeling_config
+
+    if params_path is None and Path("params.yaml").exists():
+        params_path = "params.yaml"
+    params = load_params(params_path) if params_path else None
+    config = modeling_config(params) if params else ModelingConfig()
+    policy = PlannerPolicy(params.planner.max_ziip_busy_pct, params.planner.max_spill_pct,
+                           params.planner.max_n_ziip, params.train.knee_k) if params else PlannerPolicy()
+    try:
+        cases = [load_case(p) for p in expand_case_dirs(case_paths)]
+    except CaseError as exc:
+        print(f"kneecap backtest: {exc}", file=sys.stderr)
+        return 2
+    results = [run_case(c, config, policy) for c in cases]
+    print(format_table(results))
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps({"cases": [r.to_dict() for r in results]}, indent=2) + "\n",
+                                   encoding="utf-8")
+    return 0

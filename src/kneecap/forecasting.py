@@ -1,0 +1,169 @@
+"""The one place questions get answered: the app's pages, ``kneecap forecast`` and the backtest call these.
+
+Pure functions over fitted results objects (loading them from the registry is the caller's job,
+through :mod:`kneecap.tracking`). A *scenario* is a mapping: ``workload`` plus any of ``clients``,
+``tps``, ``think_time_ms``, ``n_gcp``, ``n_ziip``, ``req_bytes``, ``resp_bytes``, ``slo_resp_ms``,
+``current_clients`` and ``growth_pct_per_year``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
+from kneecap.modeling.open import OpenMMcResults
+from kneecap.modeling.usl import USLResults
+
+SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
+                 "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Planner policy and knee rule (params.yaml ``planner`` and ``train.knee_k``)."""
+
+    max_ziip_busy_pct: float | None = 80.0
+    max_spill_pct: float | None = 10.0
+    max_n_ziip: int = 16
+    knee_k: float = 3.0
+
+
+@dataclass
+class WorkloadModels:
+    """A workload's registered champions: a response model and/or a cost model."""
+
+    workload: str
+    response: Any = None
+    cost: Any = None
+
+
+def default_configuration(results: ClosedMVAResults) -> dict[str, float]:
+    """The first training configuration (n_gcp, n_ziip, think time): what the sliders start at."""
+    configs = results.train_ranges.get("configs") or [(1, 0, 0.0)]
+    g, z, t = configs[0]
+    return {"n_gcp": int(g), "n_ziip": int(z), "think_time_ms": float(t)}
+
+
+def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None = None,
+                   think_time_ms: float | None = None, max_load: float, points: int = 80) -> pd.DataFrame:
+    """Predicted response, throughput and pool utilisation with bands over a grid of load.
+
+    Closed models: ``clients`` from 1 to ``max_load``. Open models: ``tps`` up to ``max_load``.
+    """
+    if isinstance(results, ClosedMVAResults):
+        base = default_configuration(results)
+        return results.curve(n_gcp=int(n_gcp if n_gcp is not None else base["n_gcp"]),
+                             n_ziip=int(n_ziip if n_ziip is not None else base["n_ziip"]),
+                             think_time_ms=float(think_time_ms if think_time_ms is not None else base["think_time_ms"]),
+                             max_clients=int(max(max_load, 2)), points=points)
+    if isinstance(results, OpenMMcResults):
+        grid = np.linspace(max_load / points, max_load, points)
+        frame = pd.DataFrame({"tps": grid})
+        return pd.concat([frame, results.predict(frame)], axis=1)
+    if isinstance(results, USLResults):
+        grid = np.unique(np.linspace(1, max_load, points).round())
+        frame = pd.DataFrame({"clients": grid, "think_time_ms": think_time_ms or 0.0})
+        return pd.concat([frame, results.predict(frame)], axis=1)
+    raise ModelError(f"no response curve for a {getattr(results, 'family', type(results).__name__)} model")
+
+
+def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float) -> dict[str, Any]:
+    """The model knee with its interval, as a plain dict."""
+    return results.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k).to_dict()
+
+
+def knee_sentence(estimate: Mapping[str, Any]) -> str:
+    """One sentence a planner can paste into a report."""
+    return (f"Response time breaks away (> {estimate['k']:g}x unloaded) at about {estimate['k_clients']:.0f} clients "
+            f"(95% band {estimate['k_clients_lo']:.0f}-{estimate['k_clients_hi']:.0f}); the CPU pools saturate "
+            f"at N* = {estimate['saturation_clients']:.0f} clients, {estimate['max_tps']:.0f} tps.")
+
+
+def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+    """Every answer one scenario supports: response with band, knee, zIIP plan, cost, time to knee."""
+    unknown = sorted(set(scenario) - set(SCENARIO_KEYS))
+    if unknown:
+        raise ModelError(f"unknown scenario key(s) {', '.join(unknown)}; known: {', '.join(SCENARIO_KEYS)}")
+    row: dict[str, Any] = {"workload": models.workload, "scenario": scenario.get("name", "")}
+    res = models.response
+    if isinstance(res, ClosedMVAResults):
+        base = default_configuration(res)
+        cfg = {key: scenario.get(key, base[key]) for key in ("n_gcp", "n_ziip", "think_time_ms")}
+        cfg = {"n_gcp": int(cfg["n_gcp"]), "n_ziip": int(cfg["n_ziip"]), "think_time_ms": float(cfg["think_time_ms"])}
+        row.update(cfg)
+        row["model"] = res.family
+        if scenario.get("clients") is not None:
+            clients = float(scenario["clients"])
+            pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
+            row.update(clients=clients, **{c: float(pred[c]) for c in (
+                "resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi", "ziip_busy_pct",
+                "gcp_busy_pct", "spill_pct", "ziip_eligible_on_gcp_pct")})
+        est = knee(res, n_gcp=cfg["n_gcp"], n_ziip=cfg["n_ziip"], think_time_ms=cfg["think_time_ms"], k=policy.knee_k)
+        row.update(knee_clients=est["k_clients"], knee_clients_lo=est["k_clients_lo"],
+                   knee_clients_hi=est["k_clients_hi"], saturation_clients=est["saturation_clients"],
+                   max_tps=est["max_tps"])
+        if scenario.get("slo_resp_ms") is not None and scenario.get("clients") is not None:
+            plan = plan_ziip(res, clients=float(scenario["clients"]), think_time_ms=cfg["think_time_ms"],
+                             n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]),
+                             max_ziip_busy_pct=policy.max_ziip_busy_pct, max_spill_pct=policy.max_spill_pct,
+                             max_n_ziip=policy.max_n_ziip)
+            row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
+                       slo_margin_ms=plan.margin_ms, recommendation=plan.reason)
+        if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
+            row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est["k_clients"],
+                                                  float(scenario["growth_pct_per_year"]))
+    elif res is not None:
+        row["model"] = res.family
+        frame = pd.DataFrame([{k: scenario[k] for k in ("clients", "tps", "think_time_ms") if k in scenario}])
+        if not frame.empty:
+            pred = res.predict(frame).iloc[0]
+            for col in ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi"):
+                if col in pred:
+                    row[col] = float(pred[col])
+    if isinstance(models.cost, CostResults):
+        needed = set(models.cost.design.numeric)
+        if needed <= set(scenario) | ({"tps"} if "tps" in row else set()):
+            frame = pd.DataFrame([{**{k: scenario.get(k, row.get(k)) for k in needed},
+                                   "tps": scenario.get("tps", row.get("tps", np.nan))}])
+            pred = models.cost.predict(frame).iloc[0]
+            row.update(cpu_ms_per_tran=float(pred["cpu_ms_per_tran"]),
+                       cpu_ms_per_tran_lo=float(pred["cpu_ms_per_tran_lo"]),
+                       cpu_ms_per_tran_hi=float(pred["cpu_ms_per_tran_hi"]))
+    if res is None and models.cost is None:
+        raise ModelError(f"{models.workload}: no registered model")
+    return row
+
+
+def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],
+                       policy: Policy) -> pd.DataFrame:
+    """One row per scenario; a scenario that fails (unknown workload, bad key) gets its ``error`` and
+    the others still run."""
+    rows = []
+    cache: dict[str, WorkloadModels | Exception] = {}
+    for i, scenario in enumerate(scenarios):
+        workload = str(scenario.get("workload", ""))
+        try:
+            if not workload:
+                raise ModelError(f"scenario {i + 1}: no workload named")
+            if workload not in cache:
+                try:
+                    cache[workload] = load(workload)
+                except Exception as exc:  # noqa: BLE001 - reported per scenario, the rest still run
+                    cache[workload] = exc
+            models = cache[workload]
+            if isinstance(models, Exception):
+                raise ModelError(f"{workload}: {models}")
+            rows.append({**forecast_scenario(models, scenario, policy), "error": None})
+        except (ModelError, ValueError, KeyError) as exc:
+            rows.append({"workload": workload, "scenario": scenario.get("name", ""), "error": str(exc)})
+    frame = pd.DataFrame(rows)
+    for col in ("years_to_knee", "knee_clients", "knee_clients_hi"):
+        if col in frame:
+            frame[col] = frame[col].replace([math.inf], np.nan)
+    return frame
