@@ -271,14 +271,11 @@ def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataF
     Every table the SQL expects is returned, empty (with its declared columns) when nothing of
     that record type has been ingested, so the SQL runs the same with or without SMF data.
     """
-    from kneecap.smf.tables import DECODED_TABLE_COLUMNS
+    from kneecap.smf.tables import DECODED_TABLES
 
     directory = Path(directory)
     tables: dict[str, pd.DataFrame] = {}
-    for name, columns in DECODED_TABLE_COLUMNS.items():
+    for name, empty in DECODED_TABLES.items():
         files = sorted((directory / name).glob("*.parquet")) if directory.exists() else []
-        if files:
-            tables[name] = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-        else:
-            tables[name] = pd.DataFrame({c: pd.Series(dtype=t) for c, t in columns.items()})
+        tables[name] = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else empty()
     return tables

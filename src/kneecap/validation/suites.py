@@ -61,9 +61,26 @@ def dim_workloads(config: ValidationConfig) -> gx.ExpectationSuite:
     return suite
 
 
+def fct_cpu_intervals(config: ValidationConfig) -> gx.ExpectationSuite:
+    """One row per system, interval and engine type; busy within 0-100 per engine."""
+    suite = gx.ExpectationSuite(name="fct_cpu_intervals")
+    suite.add_expectation(gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(FCT_CPU_INTERVALS_COLUMNS)))
+    _not_null_unique(suite, ["source_id", "system_id", "interval_start_at", "cpu_type"])
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="interval_s", min_value=0, strict_min=True))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="n_online", min_value=0))
+    for column in ("lpar_busy_pct", "mvs_busy_pct"):
+        # a hair over 100 is RMF rounding; more is a decoding error
+        suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0, max_value=100.5))
+    return suite
+
+
+FCT_CPU_INTERVALS_COLUMNS = ("source_id", "system_id", "interval_start_at", "interval_s", "cpu_type", "n_online",
+                             "lpar_busy_pct", "mvs_busy_pct", "busy_engines")
+
 #: Table name -> suite builder; tables without an entry are not published.
 SUITES = {
     "fct_measurements": fct_measurements,
     "dim_sources": dim_sources,
     "dim_workloads": dim_workloads,
+    "fct_cpu_intervals": fct_cpu_intervals,
 }

@@ -1,0 +1,133 @@
+"""Benchmark: decode speed and peak memory of kneecap.smf.reader.decode_file.
+
+Generates a >= 200 MB synthetic SMF dump (72.3-heavy: 40 service/report classes with 1-3
+periods per interval, plus one 70.1 per interval) in a temporary directory, then
+
+* decodes it in a child process (so its peak RSS can be read with
+  ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) and prints MB/s and records/s,
+* times ``sha256sum`` of the same file in the same run and prints decode/sha256 speed ratio
+  (goal >= 0.25) and the peak RSS (goal < 500 MB).
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/bench_smf_decode.py [--mb 200] [--framing rdw|bdw|vbs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "smf"))
+
+
+def _make_dump(path: Path, target_mb: float, framing: str) -> int:
+    import synth  # tests/smf/synth.py
+
+    start = dt.datetime(2025, 3, 3)
+    k = synth.Coefficients()
+    written = 0
+    n_records = 0
+    interval = 0
+    with path.open("wb") as fh:
+        while written < target_mb * 1e6:
+            recs = []
+            for day_block in range(96):  # one day of 15-minute intervals per framing call
+                t0 = start + dt.timedelta(minutes=15 * (interval + day_block))
+                for c in range(40):
+                    n_per = 1 + c % 3
+                    periods = [
+                        synth.Period(period=j + 1, ended=1000 + 37 * c + j, resp_ms=5.0 + c,
+                                     tcb_s=10.0 + c, srb_s=0.5, ziip_s=4.0 + j,
+                                     ziip_on_cp_s=0.2, cpu_using=100, cpu_delay=10,
+                                     ziip_using=50, ziip_delay=3, total_using=150,
+                                     total_delay=20)
+                        for j in range(n_per)
+                    ]
+                    recs.append(synth.record_72_3("SYSA", "PLEX1", t0, 900.0, f"SC{c:03d}",
+                                                  "WKL1", periods, k, report_class=c >= 30))
+                own = synth.Partition("LPAR1", 1, [
+                    synth.LogicalCPU("CP", 900, 300, 590), synth.LogicalCPU("CP", 900, 280, 610),
+                    synth.LogicalCPU("IIP", 900, 200, 700), synth.LogicalCPU("IIP", 900, 150, 750),
+                ])
+                recs.append(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, [own], 1))
+            interval += 96
+            if framing == "rdw":
+                data = synth.frame_rdw(recs)
+            elif framing == "bdw":
+                data = synth.frame_bdw(recs)
+            else:
+                data = synth.frame_bdw(recs, spanned=True)
+            # the same day repeated keeps generation fast; decoding cost does not depend on it
+            while written < target_mb * 1e6 and (written == 0 or len(recs) > 0):
+                fh.write(data)
+                written += len(data)
+                n_records += len(recs)
+                if written >= target_mb * 1e6:
+                    break
+    return n_records
+
+
+def _child(path: str) -> None:
+    from kneecap.smf.reader import decode_file
+
+    t0 = time.perf_counter()
+    res = decode_file(path)
+    secs = time.perf_counter() - t0
+    print(json.dumps({
+        "seconds": secs,
+        "records": res.records,
+        "rows_72": len(res.smf72_workload),
+        "rows_70": len(res.smf70_cpu),
+        "quarantined": len(res.quarantine),
+    }))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=200.0)
+    ap.add_argument("--framing", choices=("rdw", "bdw", "vbs"), default="rdw")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        _child(args.child)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"bench.{args.framing}.smf"
+        t0 = time.perf_counter()
+        n = _make_dump(path, args.mb, args.framing)
+        size = path.stat().st_size
+        print(f"generated {size / 1e6:.1f} MB, {n} records ({args.framing}) "
+              f"in {time.perf_counter() - t0:.1f} s")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(HERE.parent / "src"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        out = subprocess.run([sys.executable, __file__, "--child", str(path)], env=env,
+                             check=True, capture_output=True, text=True)
+        child = json.loads(out.stdout.strip().splitlines()[-1])
+        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        t1 = time.perf_counter()
+        subprocess.run(["sha256sum", str(path)], check=True, capture_output=True)
+        sha_s = time.perf_counter() - t1
+        dec_mbs = size / 1e6 / child["seconds"]
+        sha_mbs = size / 1e6 / sha_s
+        print(f"decode_file: {child['seconds']:.2f} s, {dec_mbs:.1f} MB/s, "
+              f"{child['records'] / child['seconds']:,.0f} records/s "
+              f"({child['rows_72']} smf72_workload rows, {child['rows_70']} smf70_cpu rows, "
+              f"{child['quarantined']} quarantined)")
+        print(f"sha256sum:   {sha_s:.2f} s, {sha_mbs:.1f} MB/s")
+        print(f"ratio decode/sha256 = {dec_mbs / sha_mbs:.3f} (goal >= 0.25)")
+        print(f"peak RSS of decode child = {rss_mb:.0f} MB (goal < 500 MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""DVC stage `decode_smf`: decode every SMF dump and RMF XML report under data/raw to Parquet.
+
+Usage: decode_smf.py --raw DIR --out DIR
+Files that cannot be read (e.g. a DDS error reply) are reported and skipped; the stage succeeds
+so the rest of the evidence still flows. The output folder is rebuilt from scratch each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from kneecap.ingest_cli import run_ingest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--raw", required=True, help="immutable inputs (SMF dumps, RMF XML)")
+    parser.add_argument("--out", required=True, help="decoded tables folder")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    return run_ingest([args.raw], out_dir=str(out), quiet=True, allow_failed=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""DVC stage `evaluate`: run the bundled backtest cases and record their errors as metrics.
+
+Usage: evaluate.py --cases DIR --out FILE --params FILE
+Writes the `kneecap backtest` JSON plus, per case and target, the MAPE against the goal in
+params.yaml `evaluate`. Missing a goal is reported, not fatal: the numbers are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kneecap import backtest, config
+from kneecap.training import modeling_config
+
+GOAL_BY_TARGET = {"resp_ms": "mape_goal_resp_pct", "tps": "mape_goal_tps_pct",
+                  "cpu_ms_per_tran": "mape_goal_cost_pct", "cpu_total_pct": "mape_goal_cost_pct"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", required=True, help="folder of backtest cases")
+    parser.add_argument("--out", required=True, help="metrics JSON")
+    parser.add_argument("--params", required=True, help="params.yaml")
+    args = parser.parse_args(argv)
+    params = config.load_params(args.params)
+    policy = backtest.PlannerPolicy(params.planner.max_ziip_busy_pct, params.planner.max_spill_pct,
+                                    params.planner.max_n_ziip, params.train.knee_k)
+    try:
+        cases = [backtest.load_case(p) for p in backtest.expand_case_dirs([args.cases])]
+    except backtest.CaseError as exc:
+        print(f"evaluate: {exc}", file=sys.stderr)
+        return 2
+    results = [backtest.run_case(c, modeling_config(params), policy) for c in cases]
+    print(backtest.format_table(results))
+    metrics = {}
+    for r in results:
+        entry = {}
+        for target, t in r.targets.items():
+            goal = getattr(params.evaluate, GOAL_BY_TARGET[target])
+            entry[f"{target}_mape_pct"] = t["mape"]
+            entry[f"{target}_goal_pct"] = goal
+            entry[f"{target}_meets_goal"] = t["mape"] is not None and t["mape"] <= goal
+        entry["questions_ok"] = sum(bool(q["ok"]) for q in r.questions)
+        entry["questions"] = len(r.questions)
+        metrics[r.name] = entry
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"summary": metrics, "cases": [r.to_dict() for r in results]},
+                                         indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""``kneecap ingest`` and the ``decode_smf`` stage: SMF dumps and RMF XML into decoded Parquet.
+
+Files, directories (recursively) or globs. XML documents go to the RMF Postprocessor reader,
+everything else to the SMF reader; documentation files that travel with data (``*.md``, ``*.txt``,
+``*.json``, licences) are skipped and listed. Re-ingesting a file adds no rows (content hash).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from kneecap.rmf.ingest import ingest_xml
+from kneecap.smf.ingest import expand_paths, ingest_paths
+
+_NOT_EVIDENCE = {".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"}
+
+
+def _is_xml(path: Path) -> bool:
+    if path.suffix.lower() == ".xml":
+        return True
+    with path.open("rb") as fh:
+        head = fh.read(64).lstrip()
+    return head.startswith(b"<?xml") or head.startswith(b"<ddsml")
+
+
+class _Progress:
+    """One stderr line: records, MB and MB/s, refreshed at most 4 times a second."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet, self.records, self.bytes, self.t0, self.last = quiet, 0, 0, time.perf_counter(), 0.0
+
+    def __call__(self, records: int, nbytes: int) -> None:
+        self.records += records
+        self.bytes += nbytes
+        now = time.perf_counter()
+        if not self.quiet and now - self.last > 0.25:
+            self.last = now
+            mb = self.bytes / 1e6
+            print(f"\ringest: {self.records:,} records, {mb:,.1f} MB, {mb / max(now - self.t0, 1e-9):,.1f} MB/s",
+                  end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if not self.quiet and self.last:
+            print(file=sys.stderr)
+
+
+def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet: bool = False,
+               allow_failed: bool = False) -> int:
+    """Ingest, print the summary; exit 1 if a file could not be read (unless ``allow_failed``)."""
+    files = expand_paths(paths)
+    if not files:
+        print(f"ingest: nothing matches {' '.join(paths)}", file=sys.stderr)
+        return 1
+    skipped_docs = [f for f in files if f.suffix.lower() in _NOT_EVIDENCE or f.name.upper().startswith("LICENSE")]
+    rest = [f for f in files if f not in skipped_docs]
+    xml = [f for f in rest if _is_xml(f)]
+    smf = [f for f in rest if f not in xml]
+    progress = _Progress(quiet)
+    summary = ingest_paths(smf, out_dir, codepage=codepage, progress=progress) if smf else None
+    progress.done()
+    xml_results, _ = ingest_xml(xml, out_dir) if xml else ([], 0.0)
+    results = (summary.files if summary else []) + xml_results
+    for r in results:
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(r.rows.items())) or "-"
+        line = f"ingest: {r.status:8} {r.path} ({r.bytes / 1e6:.2f} MB; {detail}"
+        line += f"; {r.quarantined} quarantined)" if r.quarantined else ")"
+        print(line if r.status != "failed" else f"ingest: failed   {r.path}: {r.error}",
+              file=sys.stderr if r.status == "failed" else sys.stdout)
+    if summary is not None:
+        if not summary.records_by_type.empty:
+            print("ingest: records by type/subtype:")
+            print(summary.records_by_type.to_string(index=False))
+        if summary.unknown:
+            print("ingest: records of types without a decoder (counted, not decoded): "
+                  + ", ".join(f"{t}.{s}: {n}" for (t, s), n in sorted(summary.unknown.items(), key=str)))
+        if not summary.quarantine.empty:
+            print(f"ingest: {len(summary.quarantine)} records quarantined:")
+            print(summary.quarantine.to_string(index=False, max_rows=50))
+        print(f"ingest: SMF {summary.mb:.2f} MB at {summary.mb_per_s:.1f} MB/s")
+    for f in skipped_docs:
+        print(f"ingest: skipped  {f} (documentation, not evidence)")
+    failed = [r for r in results if r.status == "failed"]
+    print(f"ingest: {sum(r.status == 'ingested' for r in results)} ingested, "
+          f"{sum(r.status == 'skipped' for r in results)} already ingested, {len(failed)} failed -> {out_dir}")
+    return 1 if failed and not allow_failed else 0

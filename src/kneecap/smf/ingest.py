@@ -1,0 +1,323 @@
+"""Ingest SMF dumps into Parquet, one file per input and table (the SMF I/O module).
+
+Layout written under ``out_dir``::
+
+    <table>/<content_sha256>.parquet      one per input file and table (smf70_cpu,
+                                          smf72_workload, plugin tables, smf_record_counts,
+                                          smf_quarantine)
+    _manifest.jsonl                       one JSON line per ingested input
+
+Idempotence: an input whose content SHA-256 is already in the manifest is skipped (it adds no
+rows); the same dump under another name is recognised too. Tables are written with a chunked
+``pyarrow.parquet.ParquetWriter`` as batches are decoded, so memory stays flat whatever the
+input size (only tables with a finaliser, i.e. the small 70.1 table, are held per file).
+Output files are written under a temporary name and renamed when complete, and the manifest
+line is appended last, so an interrupted run leaves nothing that looks ingested.
+
+Public API
+----------
+``ingest_paths(paths, out_dir, *, codepage="cp037", progress=None) -> IngestSummary``
+``IngestSummary`` / ``FileResult``
+``expand_paths(paths) -> list[Path]``
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import glob
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kneecap.smf import reader
+from kneecap.smf.framing import SMFDataError
+
+__all__ = ["ingest_paths", "IngestSummary", "FileResult", "expand_paths", "MANIFEST"]
+
+MANIFEST = "_manifest.jsonl"
+COUNTS_TABLE = "smf_record_counts"
+QUARANTINE_TABLE = "smf_quarantine"
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class FileResult:
+    """Outcome for one input file."""
+
+    path: str
+    sha256: str
+    status: str  # "ingested" | "skipped" (already ingested) | "failed"
+    bytes: int = 0
+    records: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    orphan_segments: int = 0
+    framing: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class IngestSummary:
+    """What :func:`ingest_paths` did.
+
+    ``records_by_type`` sums record counts over the ingested files (record_type, subtype,
+    records, decoded); ``quarantine`` lists every quarantined record with its reason;
+    ``unknown`` counts records of types without a decoder.
+    """
+
+    files: list[FileResult]
+    records_by_type: pd.DataFrame
+    quarantine: pd.DataFrame
+    seconds: float
+
+    @property
+    def ingested(self) -> list[FileResult]:
+        return [f for f in self.files if f.status == "ingested"]
+
+    @property
+    def skipped(self) -> list[FileResult]:
+        return [f for f in self.files if f.status == "skipped"]
+
+    @property
+    def failed(self) -> list[FileResult]:
+        return [f for f in self.files if f.status == "failed"]
+
+    @property
+    def mb(self) -> float:
+        return sum(f.bytes for f in self.ingested) / 1e6
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.mb / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def unknown(self) -> dict[tuple[int, int | None], int]:
+        c = self.records_by_type
+        c = c[~c["decoded"]] if len(c) else c
+        return {
+            (int(t), None if pd.isna(s) else int(s)): int(n)
+            for t, s, n in zip(c["record_type"], c["subtype"], c["records"], strict=True)
+        }
+
+    @property
+    def rows(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.ingested:
+            for k, v in f.rows.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+
+def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Files named by ``paths``: files, directories (recursively, hidden files skipped), globs.
+
+    Raises FileNotFoundError for a name that matches nothing.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out: list[Path] = []
+    for p in paths:
+        s = os.fspath(p)
+        path = Path(s)
+        if path.is_dir():
+            out.extend(sorted(
+                f for f in path.rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+            ))
+        elif path.is_file():
+            out.append(path)
+        elif glob.has_magic(s):
+            hits = sorted(Path(h) for h in glob.glob(s, recursive=True) if Path(h).is_file())
+            if not hits:
+                raise FileNotFoundError(f"no files match {s!r}")
+            out.extend(hits)
+        else:
+            raise FileNotFoundError(f"no such file or directory: {s!r}")
+    seen: set[Path] = set()
+    unique = []
+    for f in out:
+        r = f.resolve()
+        if r not in seen:
+            seen.add(r)
+            unique.append(f)
+    return unique
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
+    m = out_dir / MANIFEST
+    done: dict[str, dict[str, Any]] = {}
+    if m.exists():
+        for line in m.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                entry = json.loads(line)
+                done[entry["sha256"]] = entry
+    return done
+
+
+class _TableWriter:
+    """Chunked Parquet writer for one table of one input (temporary name until closed)."""
+
+    def __init__(self, out_dir: Path, table: str, sha: str) -> None:
+        self.final = out_dir / table / f"{sha}.parquet"
+        self.tmp = self.final.with_suffix(".parquet.tmp")
+        self.writer: pq.ParquetWriter | None = None
+        self.schema: pa.Schema | None = None
+        self.rows = 0
+
+    def write(self, df: pd.DataFrame) -> None:
+        if df is None or len(df) == 0:
+            return
+        if self.writer is None:
+            self.final.parent.mkdir(parents=True, exist_ok=True)
+            t = pa.Table.from_pandas(df, preserve_index=False)
+            self.schema = t.schema
+            self.writer = pq.ParquetWriter(self.tmp, self.schema)
+        else:
+            t = pa.Table.from_pandas(df, schema=self.schema, preserve_index=False)
+        self.writer.write_table(t)
+        self.rows += len(df)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            os.replace(self.tmp, self.final)
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.tmp.unlink(missing_ok=True)
+
+
+def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
+                progress: ProgressFn | None) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+    writers: dict[str, _TableWriter] = {}
+    held: dict[str, list[pd.DataFrame]] = {}
+    finalised_inputs = {src: (out, fn) for out, (src, fn) in reader.FINALIZERS.items()}
+    quarantine: list[dict[str, Any]] = []
+    side: dict[str, Any] = {}
+
+    def w(table: str) -> _TableWriter:
+        if table not in writers:
+            writers[table] = _TableWriter(out_dir, table, sha)
+        return writers[table]
+
+    try:
+        for chunk in reader.iter_decode(path, codepage=codepage, stream_out=side):
+            quarantine.extend(chunk.quarantine)
+            for table, df in chunk.tables.items():
+                if table in finalised_inputs:
+                    held.setdefault(table, []).append(df)
+                else:
+                    w(table).write(df)
+            if progress is not None:
+                progress(chunk.records, chunk.nbytes)
+        for src, dfs in held.items():
+            out, fn = finalised_inputs[src]
+            w(out).write(fn(pd.concat(dfs, ignore_index=True)))
+        counts = side["counts"].frame()
+        q = pd.DataFrame(quarantine, columns=list(reader.QUARANTINE_COLUMNS))
+        q["record_type"] = q["record_type"].astype("Int64")
+        w(COUNTS_TABLE).write(counts)
+        w(QUARANTINE_TABLE).write(q)
+    except BaseException:
+        for tw in writers.values():
+            tw.abort()
+        raise
+    for tw in writers.values():
+        tw.close()
+    stream = side["stream"]
+    res = FileResult(
+        path=str(path), sha256=sha, status="ingested", bytes=path.stat().st_size,
+        records=stream.records,
+        rows={t: tw.rows for t, tw in writers.items() if t not in (COUNTS_TABLE, QUARANTINE_TABLE)},
+        quarantined=len(q), orphan_segments=stream.orphan_segments, framing=stream.framing,
+    )
+    return res, counts, q
+
+
+def ingest_paths(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    codepage: str = "cp037",
+    progress: ProgressFn | None = None,
+) -> IngestSummary:
+    """Decode SMF dumps and write Parquet per table under ``out_dir`` (see module docstring).
+
+    Parameters
+    ----------
+    paths : path, glob or iterable of them
+        Files, directories (searched recursively) or glob patterns.
+    out_dir : path
+        Output root; created if missing.
+    codepage : str
+        EBCDIC code page of the text fields.
+    progress : callable, optional
+        ``progress(records, bytes)`` called after every decoded batch with the records and input
+        bytes of that batch (increments, not totals) - e.g. to advance a progress bar.
+
+    Returns
+    -------
+    IngestSummary
+        A file that is not an SMF dump (e.g. a plain binary FTP without RDWs) is reported as
+        ``failed`` with the :class:`SMFDataError` message; the other files are still ingested.
+    """
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done = _read_manifest(out)
+    files: list[FileResult] = []
+    counts: list[pd.DataFrame] = []
+    quarantines: list[pd.DataFrame] = []
+    for path in expand_paths(paths):
+        sha = _sha256(path)
+        if sha in done:
+            files.append(FileResult(str(path), sha, "skipped", bytes=path.stat().st_size))
+            continue
+        try:
+            res, c, q = _ingest_one(path, sha, out, codepage, progress)
+        except SMFDataError as exc:
+            files.append(FileResult(str(path), sha, "failed", bytes=path.stat().st_size,
+                                    error=str(exc)))
+            continue
+        files.append(res)
+        counts.append(c)
+        quarantines.append(q)
+        entry = {
+            "sha256": sha, "path": str(path), "bytes": res.bytes, "records": res.records,
+            "rows": res.rows, "quarantined": res.quarantined,
+            "orphan_segments": res.orphan_segments, "framing": res.framing,
+            "codepage": codepage,
+            "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        with (out / MANIFEST).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry) + "\n")
+        done[sha] = entry
+    if counts:
+        allc = pd.concat(counts, ignore_index=True)
+        by = (allc.groupby(["record_type", "subtype", "decoded"], dropna=False, as_index=False)
+              ["records"].sum())
+        by = by[list(reader.COUNT_COLUMNS)]
+    else:
+        by = pd.DataFrame(columns=list(reader.COUNT_COLUMNS))
+    q = (pd.concat(quarantines, ignore_index=True) if quarantines
+         else pd.DataFrame(columns=list(reader.QUARANTINE_COLUMNS)))
+    return IngestSummary(files, by, q, time.perf_counter() - t0)

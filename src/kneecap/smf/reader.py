@@ -1,0 +1,408 @@
+"""Decode an SMF dump into tables: the decoder registry and :func:`decode_file`.
+
+The reader streams the file in batches (:class:`~kneecap.smf.framing.RecordStream`), counts
+every record by (type, subtype), hands each record to the decoder registered for its
+(type, subtype) and collects the rows per table. A decoder that finds bad data raises
+:class:`~kneecap.smf.framing.SMFDataError`; the reader catches it *per record*, puts the record in
+quarantine (file, record number, byte offset, record type, reason) and carries on, so every
+intact record around a damaged one is still delivered. Records whose type has no decoder are
+counted (``DecodeResult.counts``, ``decoded = False``), never silently dropped.
+
+Decoder registry
+----------------
+``DECODERS: dict[tuple[int, int | None], Decoder]`` maps (record type, subtype) to a decoder;
+subtype is ``None`` for record types without subtypes (SMFxFLG x'40' off). A decoder is either
+
+* a **record decoder**: a callable ``decoder(record: bytes, *, codepage: str) ->
+  Mapping[str, list[dict]]`` returning rows per table name. ``record`` starts with the RDW, so
+  IBM offsets index it directly. Raise ``SMFDataError(reason, offset=<offset in record>)`` for
+  bad data; or
+* a **batch decoder**: an object with ``decode_batch(u8, starts, lengths, *, codepage,
+  system_ids) -> (tables, bad)`` where ``tables`` maps table name -> {column: ndarray} and
+  ``bad`` lists ``(index, offset in record, reason)`` (see :class:`kneecap.smf.type72.Type72Subtype3`).
+
+``FINALIZERS: dict[str, tuple[str, Callable[[DataFrame], DataFrame]]]`` maps an output table to
+(input table, function): the input table is collected for the whole file, then the function
+turns it into the output table (70.1 uses this to combine RMF broken records). Tables without a
+finaliser are delivered in chunks as they are decoded.
+
+Other modules register decoders with :func:`register_decoder`, or by defining module-level
+``DECODERS`` (and optionally ``FINALIZERS``) dicts in one of the modules named in
+:data:`PLUGIN_MODULES` (``kneecap.smf.type30``, ``kneecap.smf.type123``), which the reader
+imports on first use if they exist.
+
+References
+----------
+IBM, *z/OS MVS System Management Facilities (SMF)*, "Standard and extended SMF record headers".
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import struct
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from kneecap.smf import type70, type72
+from kneecap.smf.codecs import ebcdic_array
+from kneecap.smf.framing import RecordBatch, RecordStream, SMFDataError
+from kneecap.smf.header import FLAG_SUBTYPES, HEADER_LEN, HEADER_LEN_SUBTYPES
+
+__all__ = [
+    "DECODERS",
+    "FINALIZERS",
+    "PLUGIN_MODULES",
+    "QUARANTINE_COLUMNS",
+    "COUNT_COLUMNS",
+    "DecodeResult",
+    "DecodedChunk",
+    "register_decoder",
+    "iter_decode",
+    "decode_file",
+]
+
+Decoder = Any  # a record decoder callable or a batch decoder object (see module docstring)
+
+DECODERS: dict[tuple[int, int | None], Decoder] = {
+    (70, 1): type70.decode_record,
+    (72, 3): type72.Type72Subtype3(),
+}
+FINALIZERS: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {
+    type70.TABLE: (type70.PARTS_TABLE, type70.finalize),
+}
+#: Modules that may add decoders (written separately); imported if present.
+PLUGIN_MODULES: tuple[str, ...] = ("kneecap.smf.type30", "kneecap.smf.type123")
+_plugins_loaded = False
+
+QUARANTINE_COLUMNS = ("file", "record_no", "offset", "record_type", "reason")
+COUNT_COLUMNS = ("record_type", "subtype", "records", "decoded")
+
+
+def register_decoder(
+    record_type: int,
+    subtype: int | None,
+    decoder: Decoder,
+    *,
+    finalizers: Mapping[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] | None = None,
+) -> None:
+    """Register ``decoder`` for (``record_type``, ``subtype``), replacing any earlier one."""
+    if not (callable(decoder) or hasattr(decoder, "decode_batch")):
+        raise TypeError("decoder must be callable or have a decode_batch method")
+    DECODERS[(int(record_type), None if subtype is None else int(subtype))] = decoder
+    if finalizers:
+        FINALIZERS.update(finalizers)
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for name in PLUGIN_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                continue
+        except ModuleNotFoundError:
+            continue
+        mod = importlib.import_module(name)
+        for key, dec in getattr(mod, "DECODERS", {}).items():
+            DECODERS.setdefault(key, dec)
+        for key, fin in getattr(mod, "FINALIZERS", {}).items():
+            FINALIZERS.setdefault(key, fin)
+
+
+@dataclass
+class DecodedChunk:
+    """Rows decoded from one batch: tables (name -> DataFrame) and quarantine rows."""
+
+    tables: dict[str, pd.DataFrame]
+    quarantine: list[dict[str, Any]]
+    records: int
+    nbytes: int
+
+
+@dataclass
+class DecodeResult:
+    """Everything :func:`decode_file` learned from one file.
+
+    Attributes
+    ----------
+    tables : dict of str to DataFrame
+        ``smf70_cpu``, ``smf72_workload`` and any plugin tables (always present for the
+        built-in decoders, possibly empty).
+    counts : DataFrame
+        Records by ``record_type``, ``subtype`` with ``decoded`` (a decoder exists).
+    quarantine : DataFrame
+        ``file, record_no, offset, record_type, reason``; ``offset`` is the absolute byte offset
+        of the problem in the (decompressed) file.
+    orphan_segments : int
+        VBS segments without their first/last companions.
+    """
+
+    file: str
+    framing: str | None
+    compressed: bool
+    bytes_read: int
+    records: int
+    orphan_segments: int
+    tables: dict[str, pd.DataFrame]
+    counts: pd.DataFrame
+    quarantine: pd.DataFrame
+
+    def __getitem__(self, table: str) -> pd.DataFrame:
+        return self.tables[table]
+
+    @property
+    def smf70_cpu(self) -> pd.DataFrame:
+        return self.tables[type70.TABLE]
+
+    @property
+    def smf72_workload(self) -> pd.DataFrame:
+        return self.tables[type72.TABLE]
+
+    @property
+    def unknown(self) -> dict[tuple[int, int | None], int]:
+        """Record counts of (type, subtype) without a decoder."""
+        c = self.counts[~self.counts["decoded"]]
+        return {
+            (int(t), None if pd.isna(s) else int(s)): int(n)
+            for t, s, n in zip(c["record_type"], c["subtype"], c["records"], strict=True)
+        }
+
+
+class _Counts:
+    def __init__(self) -> None:
+        self.c: Counter[tuple[int, int]] = Counter()
+
+    def add(self, rty: np.ndarray, sty: np.ndarray) -> None:
+        if rty.size == 0:
+            return
+        key = rty.astype(np.int64) * 100000 + (sty.astype(np.int64) + 1)
+        u, n = np.unique(key, return_counts=True)
+        for k, m in zip(u.tolist(), n.tolist(), strict=True):
+            self.c[(k // 100000, k % 100000 - 1)] += m
+
+    def frame(self) -> pd.DataFrame:
+        rows = []
+        for (t, s), n in sorted(self.c.items()):
+            sub = None if s < 0 else s
+            rows.append({"record_type": t, "subtype": sub, "records": n,
+                         "decoded": (t, sub) in DECODERS})
+        df = pd.DataFrame(rows, columns=list(COUNT_COLUMNS))
+        df["subtype"] = df["subtype"].astype("Int64")
+        df["record_type"] = df["record_type"].astype("int64")
+        df["records"] = df["records"].astype("int64")
+        df["decoded"] = df["decoded"].astype(bool)
+        return df
+
+
+def _wanted(record_types: Iterable[Any] | None) -> Callable[[int, int | None], bool]:
+    if record_types is None:
+        return lambda t, s: True
+    types: set[int] = set()
+    pairs: set[tuple[int, int | None]] = set()
+    for x in record_types:
+        if isinstance(x, tuple):
+            pairs.add((int(x[0]), None if x[1] is None else int(x[1])))
+        else:
+            types.add(int(x))
+    return lambda t, s: t in types or (t, s) in pairs
+
+
+def _quarantine_row(name: str, record_no: int, offset: int, rtype: int | None, reason: str):
+    return {"file": name, "record_no": int(record_no), "offset": int(offset),
+            "record_type": None if rtype is None else int(rtype), "reason": reason}
+
+
+def _decode_batch(
+    batch: RecordBatch,
+    name: str,
+    counts: _Counts,
+    wanted: Callable[[int, int | None], bool],
+    codepage: str,
+) -> DecodedChunk:
+    quarantine: list[dict[str, Any]] = []
+    for r in batch.bad:
+        quarantine.append(_quarantine_row(name, r.record_no, r.offset, r.record_type, r.error or ""))
+    tables: dict[str, list[pd.DataFrame]] = {}
+    n = len(batch)
+    if n == 0:
+        return DecodedChunk({}, quarantine, len(batch.bad), batch.nbytes)
+    u8 = np.frombuffer(batch.buf, dtype=np.uint8)
+    starts, lengths = batch.starts, batch.lengths
+    short = lengths < HEADER_LEN
+    flag = u8[np.minimum(starts + 4, u8.size - 1)]
+    rty = u8[np.minimum(starts + 5, u8.size - 1)].astype(np.int64)
+    has_sub = (flag & FLAG_SUBTYPES) != 0
+    short_sub = has_sub & (lengths < HEADER_LEN_SUBTYPES)
+    s22 = np.minimum(starts + 22, u8.size - 2)
+    sty = np.where(has_sub & ~short_sub,
+                   (u8[s22].astype(np.int64) << 8) | u8[s22 + 1], -1)
+    bad_hdr = short | short_sub
+    for i in np.flatnonzero(bad_hdr):
+        why = ("record shorter than the 18-byte SMF header" if short[i]
+               else "SMFxFLG says subtypes are used but the record ends before SMFxSTY")
+        quarantine.append(_quarantine_row(name, batch.record_no[i], batch.file_offsets[i],
+                                          int(rty[i]) if lengths[i] > 5 else None, why))
+    ok = ~bad_hdr
+    counts.add(rty[ok], sty[ok])
+    key = rty * 100000 + (sty + 1)
+    key[~ok] = -1
+    for k in np.unique(key[ok]).tolist():
+        t, s = k // 100000, k % 100000 - 1
+        sub = None if s < 0 else s
+        dec = DECODERS.get((t, sub))
+        if dec is None or not wanted(t, sub):
+            continue
+        idx = np.flatnonzero(key == k)
+        if hasattr(dec, "decode_batch"):
+            sids = ebcdic_array(
+                np.take(u8, (starts[idx] + 14)[:, None] + np.arange(4), mode="clip")
+                .view("S4").reshape(-1), codepage)
+            out, bad = dec.decode_batch(u8, starts[idx], lengths[idx], codepage=codepage,
+                                        system_ids=sids)
+            for j, off, why in bad:
+                i = idx[j]
+                quarantine.append(_quarantine_row(
+                    name, batch.record_no[i], batch.file_offsets[i] + off, t,
+                    f"type {t}.{sub}: {why}"))
+            for tname, cols in out.items():
+                df = pd.DataFrame(cols)
+                if len(df):
+                    tables.setdefault(tname, []).append(df)
+        else:
+            rows: dict[str, list[dict[str, Any]]] = {}
+            for i in idx.tolist():
+                s0 = int(starts[i])
+                rec = batch.buf[s0 : s0 + int(lengths[i])]
+                try:
+                    got = dec(rec, codepage=codepage)
+                except SMFDataError as exc:
+                    off = exc.offset if exc.offset is not None else 0
+                    quarantine.append(_quarantine_row(
+                        name, batch.record_no[i], batch.file_offsets[i] + off, t,
+                        f"type {t}.{sub}: {exc.reason}"))
+                    continue
+                except (struct.error, IndexError, ValueError, KeyError, UnicodeDecodeError,
+                        OverflowError, ZeroDivisionError) as exc:
+                    # a decoder bug on odd data must not lose the rest of the file either
+                    quarantine.append(_quarantine_row(
+                        name, batch.record_no[i], batch.file_offsets[i], t,
+                        f"type {t}.{sub}: decoder failed: {exc!r}"))
+                    continue
+                for tname, trows in got.items():
+                    rows.setdefault(tname, []).extend(trows)
+            for tname, trows in rows.items():
+                if trows:
+                    tables.setdefault(tname, []).append(pd.DataFrame(trows))
+    merged = {k: (v[0] if len(v) == 1 else pd.concat(v, ignore_index=True))
+              for k, v in tables.items()}
+    return DecodedChunk(merged, quarantine, n + len(batch.bad), batch.nbytes)
+
+
+def iter_decode(
+    source: str | os.PathLike[str] | IO[bytes],
+    *,
+    codepage: str = "cp037",
+    record_types: Iterable[Any] | None = None,
+    batch_bytes: int = 8 << 20,
+    name: str | None = None,
+    stream_out: dict[str, Any] | None = None,
+) -> Iterator[DecodedChunk]:
+    """Decode ``source`` batch by batch (memory bounded by ``batch_bytes``).
+
+    Yields :class:`DecodedChunk` objects. Tables that have a finaliser are yielded in their
+    *input* form (e.g. ``smf70_cpu_parts``); :func:`decode_file` and
+    :mod:`kneecap.smf.ingest` apply the finalisers. ``stream_out`` (a dict), if given, receives
+    ``stream`` (the :class:`RecordStream`) and ``counts`` for statistics.
+    """
+    _load_plugins()
+    stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
+    counts = _Counts()
+    if stream_out is not None:
+        stream_out["stream"] = stream
+        stream_out["counts"] = counts
+    wanted = _wanted(record_types)
+    for batch in stream.iter_batches():
+        yield _decode_batch(batch, stream.name, counts, wanted, codepage)
+
+
+def _empty_table(tname: str) -> pd.DataFrame:
+    if tname == type72.TABLE:
+        return pd.DataFrame({c: pd.Series(dtype="float64") for c in type72.COLUMNS})
+    if tname == type70.TABLE:
+        return type70.finalize(pd.DataFrame())
+    return pd.DataFrame()
+
+
+def decode_file(
+    path: str | os.PathLike[str] | IO[bytes],
+    *,
+    codepage: str = "cp037",
+    record_types: Iterable[Any] | None = None,
+    batch_bytes: int = 8 << 20,
+) -> DecodeResult:
+    """Decode an SMF dump to DataFrames.
+
+    Parameters
+    ----------
+    path : path or binary file object
+        RDW- or BDW-framed dump, optionally gzip-compressed (auto-detected).
+    codepage : str
+        EBCDIC code page of the text fields: ``cp037`` (default), ``cp1047`` or ``cp500``.
+    record_types : iterable, optional
+        Decode only these record types (ints) or (type, subtype) pairs; everything is still
+        counted.
+    batch_bytes : int
+        Input bytes per batch.
+
+    Returns
+    -------
+    DecodeResult
+
+    Raises
+    ------
+    SMFDataError
+        Only when the file as a whole is unusable (empty, or no record/block descriptor words -
+        the message explains how to re-transfer it). Damage inside a usable file goes to
+        ``DecodeResult.quarantine``.
+    """
+    side: dict[str, Any] = {}
+    parts: dict[str, list[pd.DataFrame]] = {}
+    quarantine: list[dict[str, Any]] = []
+    for chunk in iter_decode(path, codepage=codepage, record_types=record_types,
+                             batch_bytes=batch_bytes, stream_out=side):
+        quarantine.extend(chunk.quarantine)
+        for tname, df in chunk.tables.items():
+            parts.setdefault(tname, []).append(df)
+    stream: RecordStream = side["stream"]
+    tables: dict[str, pd.DataFrame] = {}
+    for tname, dfs in parts.items():
+        tables[tname] = dfs[0] if len(dfs) == 1 else pd.concat(dfs, ignore_index=True)
+    for out_name, (in_name, fn) in FINALIZERS.items():
+        if in_name in tables:
+            tables[out_name] = fn(tables.pop(in_name))
+    for tname in (type70.TABLE, type72.TABLE):
+        tables.setdefault(tname, _empty_table(tname))
+    q = pd.DataFrame(quarantine, columns=list(QUARANTINE_COLUMNS))
+    q["record_type"] = q["record_type"].astype("Int64")
+    q["record_no"] = q["record_no"].astype("int64")
+    q["offset"] = q["offset"].astype("int64")
+    return DecodeResult(
+        file=stream.name,
+        framing=stream.framing,
+        compressed=stream.compressed,
+        bytes_read=stream.bytes_read,
+        records=stream.records,
+        orphan_segments=stream.orphan_segments,
+        tables=tables,
+        counts=side["counts"].frame(),
+        quarantine=q.sort_values("record_no", kind="stable").reset_index(drop=True),
+    )

@@ -1,0 +1,31 @@
+"""The decoded tables the warehouse SQL binds by name, and their empty forms.
+
+``data/interim/smf/<table>/*.parquet`` holds what ``kneecap ingest`` (and the ``decode_smf`` stage)
+decoded. Every table listed here is bound for the SQL even when nothing of that kind was ingested:
+an empty frame with the decoder's own columns and types, so the pipeline runs the same with or
+without SMF and RMF data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from kneecap.rmf import postprocessor
+from kneecap.smf import type70, type72
+
+
+def _empty_smf72() -> pd.DataFrame:
+    strings = {"system_id", "sysplex", "class_name", "workload_name"}
+    return pd.DataFrame({c: pd.Series(dtype="object" if c in strings else "float64") for c in type72.COLUMNS})
+
+
+#: table name -> factory of its empty frame
+DECODED_TABLES: dict[str, Callable[[], pd.DataFrame]] = {
+    type70.TABLE: lambda: type70.finalize(pd.DataFrame()),
+    type72.TABLE: _empty_smf72,
+    "rmf_cpu": lambda: postprocessor._frame([], postprocessor.CPU_COLUMNS),
+    "rmf_partition": lambda: postprocessor._frame([], postprocessor.PARTITION_COLUMNS),
+    "rmf_workload": lambda: postprocessor._frame([], postprocessor.WORKLOAD_COLUMNS),
+}

@@ -1,0 +1,278 @@
+"""SMF record type 70 subtype 1 - RMF CPU activity: engines online and busy by processor type.
+
+One 70.1 record per RMF interval and system carries (sections located by triplets):
+
+* *CPU data sections* - one per logical CPU of this z/OS image: wait time ``SMF70WAT`` and
+  parked time ``SMF70PAT`` (STCK units, bit 51 = 1 µs), type ``SMF70TYP`` (0 CP, 1 zAAP,
+  2 zIIP);
+* *PR/SM partition data sections* - one per LPAR: name, partition number ``SMF70LPN``, number
+  ``SMF70BDN`` and index ``SMF70BDS`` of its logical-processor sections;
+* *PR/SM logical processor data sections*: dispatch time ``SMF70PDT`` (µs), online time
+  ``SMF70ONT`` and the 1-based index ``SMF70CIX`` into the CPU-identification section;
+* *CPU-identification name sections*: ``SMF70CIN`` ("CP", "IIP", "AAP", "IFL", "ICF").
+
+The measured image is the partition whose ``SMF70LPN`` equals the product section's
+``SMF70PTN``.
+
+Busy definitions (RMF CPU Activity report)
+-----------------------------------------
+For the logical processors *i* of one type in this partition, with online time :math:`O_i`,
+dispatch time :math:`D_i`, wait :math:`W_i` and parked time :math:`P_i`, interval :math:`T`:
+
+.. math::
+
+    \\text{LPAR BUSY\\%} = 100\\,\\frac{\\sum_i D_i}{\\sum_i O_i},\\qquad
+    \\text{MVS BUSY\\%} = 100\\,\\frac{\\sum_i (T - P_i - W_i)}{\\sum_i (T - P_i)}
+
+IBM: "LPAR BUSY - the percentage of the online time that the logical core was dispatched by
+LPAR"; "MVS BUSY - the percentage of the online time that the logical processor was busy"
+(parked time excluded under HiperDispatch; IBM SMF Explorer ``mvs_busy``). The type average is
+time-weighted (sums, not a mean of percentages) so that broken records and partially online CPUs
+combine correctly. This ignores partitions with wait completion = YES (there RMF subtracts
+``SMF70WAT`` from ``SMF70PDT``) and SMT core-busy (``SMF70_LPAR_BUSY``).
+
+Broken records
+--------------
+RMF splits a 70.1 that exceeds 32 KB into several self-contained records of the same interval.
+The decoder therefore emits *additive parts* per record (sums of times and counts per type); the
+reader's finaliser :func:`finalize` sums them by (system, interval start, interval length,
+type) and only then forms percentages.
+
+Units: ``SMF70PDT`` and ``SMF70EDT`` are microseconds (IBM field text). ``SMF70ONT`` is taken as
+microseconds as well, as SMF2JSON prints it (IBM's text was not found; see smf-notes §1.6).
+
+References
+----------
+IBM, *z/OS MVS System Management Facilities (SMF)*, record type 70 subtype 1: "CPU Data
+Section", "PR/SM Partition Data Section", "PR/SM Logical Processor Data Section", "CPU
+Identification Section". IBM, *z/OS RMF Report Analysis*, "CPU Activity report" field
+descriptions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kneecap.smf.framing import SMFDataError
+from kneecap.smf.header import (
+    RMF_PRODUCT,
+    parse_header,
+    parse_rmf_product,
+    read_triplet,
+)
+from kneecap.smf.layout import Field, Layout
+
+__all__ = [
+    "HEADER_70_1",
+    "CPU_DATA",
+    "PARTITION",
+    "LOGICAL_PROCESSOR",
+    "CPU_ID",
+    "TABLE",
+    "PARTS_TABLE",
+    "COLUMNS",
+    "CPU_TYPE_BY_SMF70TYP",
+    "decode_record",
+    "finalize",
+]
+
+TABLE = "smf70_cpu"
+#: Name of the intermediate (per-record, additive) table the decoder emits.
+PARTS_TABLE = "smf70_cpu_parts"
+
+HEADER_70_1 = Layout(
+    "SMF 70.1 header/self-defining section (triplets)",
+    [
+        Field("trn", 24, 2, "u", "SMF70TRN", "number of triplets"),
+        Field("prs", 28, 4, "u", "SMF70PRS", "offset to RMF product section"),
+        Field("ccs", 36, 4, "u", "SMF70CCS", "offset to CPU control section"),
+        Field("cps", 44, 4, "u", "SMF70CPS", "offset to CPU data sections"),
+        Field("bcs", 60, 4, "u", "SMF70BCS", "offset to PR/SM partition data sections"),
+        Field("bvs", 68, 4, "u", "SMF70BVS", "offset to PR/SM logical processor sections"),
+        Field("cns", 76, 4, "u", "SMF70CNS", "offset to CPU-identification name sections"),
+    ],
+    source="IBM SMF manual, record type 70 'Header/self-defining section' (subtype 1)",
+)
+
+CPU_DATA = Layout(
+    "SMF 70.1 CPU data section",
+    [
+        Field("wat", 0, 8, "stck", "SMF70WAT", "CPU wait time, bit 51 = 1 us"),
+        Field("cpu_id", 8, 2, "u", "SMF70CID", "CPU identification number"),
+        Field("cnf", 10, 1, "u", "SMF70CNF", "x'01' online at end; x'02' reconfigured"),
+        Field("cpu_type_code", 15, 1, "u", "SMF70TYP", "0 CP, 1 zAAP, 2 zIIP"),
+        Field("pat", 32, 8, "stck", "SMF70PAT", "parked time, bit 51 = 1 us"),
+    ],
+    source="IBM SMF manual, record type 70 subtype 1 'CPU Data Section'",
+)
+
+PARTITION = Layout(
+    "SMF 70.1 PR/SM partition data section",
+    [
+        Field("lpar_name", 0, 8, "ebcdic", "SMF70LPM", "logical partition name"),
+        Field("lpar_no", 8, 1, "u", "SMF70LPN", "logical partition number"),
+        Field("n_lp", 10, 2, "u", "SMF70BDN", "number of logical processors"),
+        Field("first_lp", 12, 4, "u", "SMF70BDS", "index of first logical processor section"),
+    ],
+    source="IBM SMF manual, record type 70 subtype 1 'PR/SM Partition Data Section'",
+)
+
+LOGICAL_PROCESSOR = Layout(
+    "SMF 70.1 PR/SM logical processor data section",
+    [
+        Field("pdt_us", 0, 8, "u", "SMF70PDT", "total dispatch time, us"),
+        Field("vpa", 8, 2, "u", "SMF70VPA", "logical CPU address"),
+        Field("cix", 14, 2, "u", "SMF70CIX", "1-based index into CPU-identification sections"),
+        Field("edt_us", 16, 8, "u", "SMF70EDT", "effective dispatch time, us"),
+        Field("ont_us", 40, 8, "u", "SMF70ONT", "online time, us"),
+    ],
+    source="IBM SMF manual, record type 70 subtype 1 'PR/SM Logical Processor Data Section'",
+)
+
+CPU_ID = Layout(
+    "SMF 70.1 CPU-identification name section",
+    [
+        Field("cpu_type", 0, 16, "ebcdic", "SMF70CIN", "processor type name: CP, IIP, ..."),
+        Field("n_physical", 16, 2, "u", "SMF70CTN", "physical processors of this type"),
+    ],
+    source="IBM SMF manual, record type 70 subtype 1 'CPU Identification Section'",
+)
+
+#: SMF70TYP codes (IBM "CPU Data Section") mapped to SMF70CIN-style names.
+CPU_TYPE_BY_SMF70TYP = {0: "CP", 1: "AAP", 2: "IIP"}
+
+#: Columns of ``smf70_cpu`` in order.
+COLUMNS: tuple[str, ...] = (
+    "system_id",
+    "sysplex",
+    "interval_start_at",
+    "interval_s",
+    "cpu_type",
+    "n_online",
+    "online_s",
+    "lpar_busy_pct",
+    "mvs_busy_pct",
+    "n_records",
+)
+
+_PART_SUMS = ("n_lp", "online_us", "dispatch_us", "n_mvs", "unparked_us", "busy_us")
+
+
+def _sections(rec: bytes, trip_at: int, name: str, layout: Layout) -> list[int]:
+    t = read_triplet(rec, trip_at, name=name, min_length=layout.size)
+    return t.positions()
+
+
+def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict[str, Any]]]:
+    """Decode one 70.1 record into additive per-type parts (table ``smf70_cpu_parts``).
+
+    Raises :class:`SMFDataError` (offset within the record) for structural damage.
+    """
+    if len(rec) < HEADER_70_1.size:
+        raise SMFDataError(f"70.1 record of {len(rec)} bytes is shorter than its header "
+                           f"({HEADER_70_1.size} bytes)", offset=0)
+    hdr = parse_header(rec, codepage=codepage)
+    prod_t = read_triplet(rec, 28, name="RMF product", min_length=RMF_PRODUCT.size)
+    prod = parse_rmf_product(rec, prod_t, codepage=codepage)
+    interval_us = prod.interval_s * 1e6
+    if interval_us <= 0:
+        raise SMFDataError("SMF70INT interval length is zero", offset=prod_t.offset + 18)
+
+    parts: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(_PART_SUMS, 0.0))
+
+    # MVS view: this image's logical CPUs (CPU data sections)
+    for pos in _sections(rec, 44, "CPU data", CPU_DATA):
+        c = CPU_DATA.unpack(rec, pos, codepage=codepage)
+        name = CPU_TYPE_BY_SMF70TYP.get(c["cpu_type_code"])
+        if name is None:
+            raise SMFDataError(f"SMF70TYP {c['cpu_type_code']} is not 0, 1 or 2",
+                               offset=pos + 15)
+        unparked = interval_us - c["pat"] / 4096.0
+        wait = c["wat"] / 4096.0
+        if unparked < 0 or wait > interval_us * 1.01:
+            raise SMFDataError("SMF70WAT/SMF70PAT exceed the interval length", offset=pos)
+        if unparked > 0:
+            p = parts[name]
+            p["n_mvs"] += 1
+            p["unparked_us"] += unparked
+            p["busy_us"] += max(unparked - wait, 0.0)
+
+    # PR/SM view: logical processors of this partition
+    names = [
+        CPU_ID.unpack(rec, pos, codepage=codepage)["cpu_type"]
+        for pos in _sections(rec, 76, "CPU-identification name", CPU_ID)
+    ]
+    lp_pos = _sections(rec, 68, "PR/SM logical processor", LOGICAL_PROCESSOR)
+    for pos in _sections(rec, 60, "PR/SM partition", PARTITION):
+        part = PARTITION.unpack(rec, pos, codepage=codepage)
+        if part["lpar_no"] != prod.partition_no or part["lpar_name"] == "PHYSICAL":
+            continue
+        first, n_lp = part["first_lp"], part["n_lp"]
+        if first + n_lp > len(lp_pos):
+            raise SMFDataError(
+                f"partition {part['lpar_name']}: logical processors {first}..{first + n_lp - 1} "
+                f"but only {len(lp_pos)} logical processor sections", offset=pos + 10)
+        for lpos in lp_pos[first : first + n_lp]:
+            lp = LOGICAL_PROCESSOR.unpack(rec, lpos, codepage=codepage)
+            if not 1 <= lp["cix"] <= len(names):
+                raise SMFDataError(f"SMF70CIX {lp['cix']} outside 1..{len(names)}",
+                                   offset=lpos + 14)
+            p = parts[names[lp["cix"] - 1]]
+            if lp["ont_us"] > 0:
+                p["n_lp"] += 1
+            p["online_us"] += lp["ont_us"]
+            p["dispatch_us"] += lp["pdt_us"]
+        break
+
+    rows = []
+    for cpu_type, p in sorted(parts.items()):
+        rows.append({
+            "system_id": hdr.system_id,
+            "sysplex": prod.sysplex,
+            "interval_start_at": pd.Timestamp(prod.interval_start_at),
+            "interval_s": prod.interval_s,
+            "cpu_type": cpu_type,
+            **p,
+        })
+    return {PARTS_TABLE: rows}
+
+
+def finalize(parts: pd.DataFrame) -> pd.DataFrame:
+    """Combine per-record parts (incl. RMF broken records) into ``smf70_cpu`` rows.
+
+    Groups by (system_id, sysplex, interval_start_at, interval_s, cpu_type), sums the parts and
+    forms the percentages defined in the module docstring. ``n_online`` is the number of this
+    partition's logical processors of the type that were online during the interval (from
+    PR/SM data), or - without PR/SM data - the CPU data sections that were not parked all
+    interval; ``online_s`` is their summed online time.
+    """
+    if parts.empty:
+        return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in COLUMNS})
+    keys = ["system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type"]
+    g = parts.groupby(keys, as_index=False, sort=True)
+    s = g[list(_PART_SUMS)].sum()
+    s["n_records"] = g.size()["size"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lpar = np.where(s["online_us"] > 0, 100.0 * s["dispatch_us"] / s["online_us"], np.nan)
+        mvs = np.where(s["unparked_us"] > 0, 100.0 * s["busy_us"] / s["unparked_us"], np.nan)
+    out = s[keys].copy()
+    out["n_online"] = np.where(s["n_lp"] > 0, s["n_lp"], s["n_mvs"]).astype(np.int64)
+    out["online_s"] = np.where(s["online_us"] > 0, s["online_us"] / 1e6, np.nan)
+    out["lpar_busy_pct"] = lpar
+    out["mvs_busy_pct"] = mvs
+    out["n_records"] = s["n_records"].astype(np.int64)
+    return out[list(COLUMNS)].reset_index(drop=True)
+
+
+def _dtype(c: str) -> str:
+    if c in ("system_id", "sysplex", "cpu_type"):
+        return "object"
+    if c == "interval_start_at":
+        return "datetime64[us]"
+    if c in ("n_online", "n_records"):
+        return "int64"
+    return "float64"

@@ -1,0 +1,6 @@
+"""Make the synthetic SMF writer importable as ``synth`` from the SMF tests."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

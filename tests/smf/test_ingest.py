@@ -1,0 +1,59 @@
+"""ingest_paths: Parquet per table and input, manifest, idempotence, failures reported."""
+
+import json
+
+import pandas as pd
+import pyarrow.parquet as pq
+import synth
+
+from kneecap.smf.ingest import MANIFEST, ingest_paths
+
+
+def _dump(tmp_path):
+    recs, _ = synth.week_of_intervals(days=0.5)
+    recs.append(synth.record_other(99, 1, "SYSA"))
+    d = tmp_path / "in"
+    d.mkdir()
+    a = synth.frame_rdw(recs)
+    b = synth.frame_bdw(recs[:10], spanned=True)
+    (d / "a.smf").write_bytes(a)
+    (d / "b.smf.gz").write_bytes(synth.gz(b))
+    return d, recs, len(a) + len(b)
+
+
+def test_ingest_writes_tables_and_is_idempotent(tmp_path):
+    d, recs, nbytes = _dump(tmp_path)
+    out = tmp_path / "out"
+    calls = []
+    s1 = ingest_paths(d, out, progress=lambda n, b: calls.append((n, b)))
+    assert [f.status for f in s1.files] == ["ingested", "ingested"]
+    n72 = sum(r[5] == 72 for r in recs) + sum(r[5] == 72 for r in recs[:10])
+    assert s1.rows["smf72_workload"] == n72  # one period per synthetic record
+    assert sum(n for n, _ in calls) == len(recs) + 10
+    assert sum(b for _, b in calls) == nbytes  # uncompressed input bytes, descriptors included
+    assert s1.unknown == {(99, 1): 1}
+    files = sorted(p.name for p in (out / "smf72_workload").iterdir())
+    assert files == sorted(f"{f.sha256}.parquet" for f in s1.files)
+    t = pq.read_table(out / "smf72_workload" / files[0]).to_pandas()
+    assert {"class_name", "appl_iip_pct", "interval_start_at"} <= set(t.columns)
+    manifest = [json.loads(x) for x in (out / MANIFEST).read_text().splitlines()]
+    assert len(manifest) == 2
+    # second run: same content (even under a new name) adds nothing
+    (d / "copy_of_a.smf").write_bytes((d / "a.smf").read_bytes())
+    s2 = ingest_paths([str(d / "*.smf*")], out)
+    assert [f.status for f in s2.files] == ["skipped"] * 3
+    assert s2.rows == {}
+    assert len((out / MANIFEST).read_text().splitlines()) == 2
+    total = pd.concat(pd.read_parquet(p) for p in (out / "smf72_workload").iterdir())
+    assert len(total) == n72
+
+
+def test_plain_binary_file_fails_with_instructions_others_ingested(tmp_path):
+    d, recs, _ = _dump(tmp_path)
+    (d / "plain.bin").write_bytes(synth.frame_plain(recs[:5]))
+    s = ingest_paths(d, tmp_path / "out")
+    failed = s.failed
+    assert len(failed) == 1 and failed[0].path.endswith("plain.bin")
+    assert "site rdw" in failed[0].error
+    assert len(s.ingested) == 2
+    assert not list((tmp_path / "out").rglob("*.tmp"))
