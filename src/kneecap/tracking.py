@@ -10,15 +10,18 @@ effect of training.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 import mlflow  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -90,7 +93,7 @@ def log_model(
     register: bool = True,
 ) -> LoggedModel:
     """Log one fitted model as a run (params, metrics, tables) and register it under ``name``."""
-    with mlflow.start_run(run_name=name) as run:
+    with mlflow.start_run(run_name=name) as run, _quiet_pyfunc():
         mlflow.set_tags({"kneecap.model": name, **(tags or {})})
         mlflow.log_params({k: str(v)[:500] for k, v in params.items()})
         mlflow.log_metrics({k: float(v) for k, v in metrics.items() if v is not None and v == v})
@@ -111,6 +114,19 @@ def log_model(
     return LoggedModel(name=name, version=version, run_id=run.info.run_id)
 
 
+@contextlib.contextmanager
+def _quiet_pyfunc() -> Iterator[None]:
+    # The model object is kneecap's own small wrapper around JSON results; mlflow's advice about
+    # pickled python_model objects and missing signatures is noise in every train log.
+    logger = logging.getLogger("mlflow.pyfunc")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def save_model_dir(results: Any, path: str | os.PathLike[str]) -> Path:
     """Write a fitted model as an MLflow model directory (the train stage's ``models/`` output)."""
     import shutil
@@ -118,7 +134,7 @@ def save_model_dir(results: Any, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     if path.exists():
         shutil.rmtree(path)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _quiet_pyfunc():
         results_path = Path(tmp) / _RESULTS_FILE
         results_path.write_text(json.dumps(results.to_dict()), encoding="utf-8")
         mlflow.pyfunc.save_model(

@@ -98,7 +98,8 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
     fit_params = {"alpha": cfg.alpha, "seed": cfg.seed, "n_boot": cfg.n_boot,
                   "honor_priority": cfg.honor_priority, "help_wait_ms": cfg.help_wait_ms,
                   "assumed_ziip_eligible_fraction": cfg.ziip_eligible_fraction, "n_rows": len(rows)}
-    response_rows = rows[rows["resp_ms"].notna() | rows["tps"].notna()] if "resp_ms" in rows else rows.iloc[0:0]
+    # response time is what locates a knee: without it throughput alone is fixed by the think time
+    response_rows = rows[rows["resp_ms"].notna()] if "resp_ms" in rows else rows.iloc[0:0]
     enough = len(response_rows) >= params.train.min_points
     if enough:
         try:

@@ -9,6 +9,8 @@ writer process, and a connection is not thread-safe).
 
 from __future__ import annotations
 
+import re
+
 import csv
 import math
 import os
@@ -182,9 +184,28 @@ def read_reference_dir(directory: str | os.PathLike[str]) -> tuple[pd.DataFrame,
 
 
 def sql_files(sql_root: str | os.PathLike[str]) -> list[Path]:
-    """SQL files under ``sql_root`` in run order: layer by layer, alphabetically within a layer."""
+    """SQL files under ``sql_root`` in run order: layer by layer; within a layer a file runs after
+    the files whose tables it reads (e.g. ``dim_sources`` after ``fct_measurements``), else
+    alphabetically."""
     root = Path(sql_root)
-    return [p for layer in SQL_LAYERS for p in sorted((root / layer).glob("*.sql"))]
+    ordered: list[Path] = []
+    for layer in SQL_LAYERS:
+        pending = sorted((root / layer).glob("*.sql"))
+        reads = {p: {q.stem for q in pending if q != p and re.search(rf"\b{q.stem}\b", _sql_body(p))}
+                 for p in pending}
+        while pending:
+            ready = [p for p in pending if not (reads[p] & {q.stem for q in pending})]
+            if not ready:
+                raise ValueError(f"{root / layer}: SQL files read each other in a cycle: "
+                                 f"{', '.join(p.name for p in pending)}")
+            ordered.extend(ready)
+            pending = [p for p in pending if p not in ready]
+    return ordered
+
+
+def _sql_body(path: Path) -> str:
+    """SQL text without ``--`` comments (header comments name inputs but must not order files)."""
+    return "\n".join(line.split("--", 1)[0] for line in path.read_text(encoding="utf-8").splitlines())
 
 
 def run_sql_files(

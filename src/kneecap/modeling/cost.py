@@ -49,8 +49,11 @@ def cost_table(table: pd.DataFrame, target: str = "cpu_ms_per_tran") -> pd.DataF
     return out[np.isfinite(out["cpu_ms_per_tran"]) & (out["cpu_ms_per_tran"] > 0)]
 
 
-def _levels(col: pd.Series) -> list[str]:
-    return sorted(col.dropna().astype(str).unique())
+def _combined(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """One label per row joining the factor columns (missing cells and columns read as "-")."""
+    parts = [frame[c].astype("string").fillna("-").to_numpy(dtype=object) if c in frame.columns
+             else np.full(len(frame), "-", dtype=object) for c in columns]
+    return np.array([" / ".join(map(str, row)) for row in zip(*parts)], dtype=object) if parts else np.array([])
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ class Design:
         cols: dict[str, np.ndarray] = {"const": np.ones(len(frame))}
         dummies: dict[str, np.ndarray] = {}
         for name, levels in self.factors.items():
-            values = frame[name].astype("string").to_numpy() if name in frame.columns else np.array([None] * len(frame))
+            values = _combined(frame, name.split("+"))
             for level in levels[1:]:
                 dummies[f"{name}[{level}]"] = (values == level).astype(float)
         cols.update(dummies)
@@ -95,8 +98,10 @@ def candidate_designs(train: pd.DataFrame, target: str = "cpu_ms_per_tran") -> l
     numeric = tuple(c for c in NUMERIC_DRIVERS
                     if c != target and c in train.columns and pd.to_numeric(train[c], errors="coerce").notna().all()
                     and pd.to_numeric(train[c], errors="coerce").nunique() > 1)
-    factors = {c: _levels(train[c]) for c in FACTOR_DRIVERS
-               if c in train.columns and train[c].notna().all() and train[c].nunique() > 1}
+    varying = [c for c in FACTOR_DRIVERS if c in train.columns and train[c].nunique(dropna=False) > 1]
+    # one combined factor: a configuration is the combination of its labels, and labels that
+    # move together (api "console" <-> config "queue_widget") must not become collinear dummies
+    factors = {"+".join(varying): sorted(set(_combined(train, varying)))} if varying else {}
     designs = []
     for form in FORMS:
         by_factor = form.endswith("_by_factor")
@@ -167,7 +172,7 @@ class CostModel:
             note = (f"{chosen.form} in {', '.join(chosen.numeric)}, not cross-validated (too few rows); "
                     f"designs that could be had LOO MAPE >= {best_cv:.1f} %")
         elif chosen is None:
-            chosen = scored[-1][0]
+            chosen = scored[0][0]
             note = "not cross-validated (too few rows)"
         competitors = pd.DataFrame([{"form": d.form, "numeric": ",".join(d.numeric) or "-",
                                      "factors": ",".join(d.factors) or "-", "loo_mape_pct": s}
