@@ -101,17 +101,29 @@ def candidate_designs(train: pd.DataFrame, target: str = "cpu_ms_per_tran") -> l
     varying = [c for c in FACTOR_DRIVERS if c in train.columns and train[c].nunique(dropna=False) > 1]
     # one combined factor: a configuration is the combination of its labels, and labels that
     # move together (api "console" <-> config "queue_widget") must not become collinear dummies
-    factors = {"+".join(varying): sorted(set(_combined(train, varying)))} if varying else {}
+    encodings = [{"+".join(varying): sorted(set(_combined(train, varying)))}] if varying else [{}]
+    if len(varying) > 1:
+        # main effects too (transport, pooling, release each shift the level): leave-one-out decides
+        additive: dict[str, list[str]] = {}
+        for c in varying:
+            trial = {**additive, c: sorted(set(_combined(train, [c])))}
+            # a factor the others already determine (config "-" <=> transport != MQ) would make the
+            # design singular: keep the earlier, more general ones
+            if _identifiable(train, Design("linear", (), trial)):
+                additive = trial
+        if len(additive) > 1:
+            encodings.append(additive)
     designs = []
-    for form in FORMS:
-        by_factor = form.endswith("_by_factor")
-        if by_factor and not (factors and numeric):
-            continue
-        for k in range(len(numeric), 0 if by_factor else -1, -1):
-            for subset in itertools.combinations(numeric, k):
-                design = Design(form, subset, factors)
-                if design.matrix(train).shape[1] <= len(train):
-                    designs.append(design)
+    for factors in encodings:
+        for form in FORMS:
+            by_factor = form.endswith("_by_factor")
+            if by_factor and not (factors and numeric):
+                continue
+            for k in range(len(numeric), 0 if by_factor else -1, -1):
+                for subset in itertools.combinations(numeric, k):
+                    design = Design(form, subset, factors)
+                    if design.matrix(train).shape[1] <= len(train):
+                        designs.append(design)
     if not designs:
         designs.append(Design("linear", (), {}))
     return designs
