@@ -7,6 +7,7 @@ and :mod:`kneecap.modeling.open`.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,11 +138,9 @@ def ziip_gcp_mva(
     spill = np.zeros(n_max)
     service_ms = cpu_ms_per_tran * ziip_eligible_fraction
     if honor_priority and service_ms > 0:
-        offered = sol.tps / 1000.0 * service_ms
-        for i, a in enumerate(offered):
-            a = min(a, n_ziip * (1 - 1e-9))
-            tail = erlang_c(a, n_ziip) * math.exp(-(n_ziip - a) * help_wait_ms / service_ms)
-            spill[i] = tail * (1.0 - sol.all_busy_on_arrival[i, 1])
+        offered = np.minimum(sol.tps / 1000.0 * service_ms, n_ziip * (1 - 1e-9))
+        tail = erlang_c_array(offered, n_ziip) * np.exp(-(n_ziip - offered) * help_wait_ms / service_ms)
+        spill = tail * (1.0 - sol.all_busy_on_arrival[:, 1])
     return MVASolution(sol.tps, sol.resp_ms, sol.station_resp_ms, sol.station_busy, spill,
                        sol.all_busy_on_arrival)
 
@@ -172,34 +171,35 @@ def _solve(
     st_busy = np.empty((n_max, n_st))
     all_busy = np.zeros((n_max, n_st))
     d = base
+    # (m-1-j) for j < m-1, 1/j and (m-j) for j = 1..m-1: the bracket and the marginal recursion
+    weights = [[float(m - 1 - j) for j in range(m - 1)] for m in servers]
+    inv_j = [[1.0 / j for j in range(1, m)] for m in servers]
+    tail_w = [[float(m - j) for j in range(1, m)] for m in servers]
+    stations = range(n_st)
+    mul = operator.mul
+    busy_rows, resp_rows, st_resp_rows, st_busy_rows = [], [], [], []
     for n in range(1, n_max + 1):
-        for k in range(n_st):
-            all_busy[n - 1, k] = min(1.0, max(0.0, 1.0 - sum(p[k])))
-        r = [0.0] * n_st
-        for k in range(n_st):
-            m = servers[k]
-            pk = p[k]
-            extra = 0.0
-            for j in range(m - 1):
-                extra += (m - 1 - j) * pk[j]
-            r[k] = d[k] / m * (1.0 + q[k] + extra)
+        r = [d[k] / servers[k] * (1.0 + q[k] + sum(map(mul, weights[k], p[k]))) for k in stations]
+        busy_rows.append([1.0 - sum(pk) for pk in p])
         total = delay_ms + sum(r)
         x = n / (think_time_ms + total) if think_time_ms + total > 0 else math.inf
-        for k in range(n_st):
-            m = servers[k]
+        xds = []
+        for k in stations:
             q[k] = x * r[k]
             xd = x * d[k]
-            new = [0.0] * m
-            acc = xd
-            for j in range(1, m):
-                new[j] = xd / j * p[k][j - 1]
-                acc += (m - j) * new[j]
-            new[0] = max(0.0, 1.0 - acc / m)
-            p[k] = new
-            st_busy[n - 1, k] = xd
-        tps[n - 1] = x * 1000.0
-        resp[n - 1] = total
-        st_resp[n - 1] = r
+            xds.append(xd)
+            tail = [xd * ij * pj for ij, pj in zip(inv_j[k], p[k])]
+            head = 1.0 - (xd + sum(map(mul, tail_w[k], tail))) / servers[k]
+            p[k] = [head if head > 0.0 else 0.0, *tail]
+        tps[n - 1] = x
+        resp_rows.append(total)
+        st_resp_rows.append(r)
+        st_busy_rows.append(xds)
+    tps *= 1000.0
+    resp[:] = resp_rows
+    st_resp[:] = st_resp_rows
+    st_busy[:] = st_busy_rows
+    all_busy[:] = np.clip(np.array(busy_rows), 0.0, 1.0)
     return MVASolution(tps, resp, st_resp, st_busy, np.zeros(n_max), all_busy)
 
 
