@@ -51,7 +51,8 @@ def default_configuration(results: ClosedMVAResults) -> dict[str, float]:
 
 
 def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None = None,
-                   think_time_ms: float | None = None, max_load: float, points: int = 80) -> pd.DataFrame:
+                   think_time_ms: float | None = None, max_load: float, points: int = 80,
+                   max_draws: int | None = 50) -> pd.DataFrame:
     """Predicted response, throughput and pool utilisation with bands over a grid of load.
 
     Closed models: ``clients`` from 1 to ``max_load``. Open models: ``tps`` up to ``max_load``.
@@ -61,7 +62,7 @@ def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None
         return results.curve(n_gcp=int(n_gcp if n_gcp is not None else base["n_gcp"]),
                              n_ziip=int(n_ziip if n_ziip is not None else base["n_ziip"]),
                              think_time_ms=float(think_time_ms if think_time_ms is not None else base["think_time_ms"]),
-                             max_clients=int(max(max_load, 2)), points=points)
+                             max_clients=int(max(max_load, 2)), points=points, max_draws=max_draws)
     if isinstance(results, OpenMMcResults):
         grid = np.linspace(max_load / points, max_load, points)
         frame = pd.DataFrame({"tps": grid})

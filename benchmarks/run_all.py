@@ -1,0 +1,34 @@
+"""`make bench`: every benchmark in one run, each printing its figures and ratios.
+
+Machines here are shared and noisy: compare ratios within one run, not absolute times across runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHES = [
+    ("modeling: what-if speed and backtest accuracy", ["bench_modeling.py"]),
+    ("SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)", ["bench_smf_decode.py", "--mb", "200"]),
+    ("app: page interaction latency (AppTest)", ["bench_app.py"]),
+]
+
+
+def main() -> int:
+    status = 0
+    for title, cmd in BENCHES:
+        script = HERE / cmd[0]
+        print(f"\n##### {title}", flush=True)
+        if not script.exists():
+            print(f"(no {cmd[0]} yet)")
+            continue
+        result = subprocess.run([sys.executable, str(script), *cmd[1:]], cwd=HERE.parent)
+        status = status or result.returncode
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
