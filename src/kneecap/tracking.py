@@ -186,6 +186,14 @@ def registered_models() -> pd.DataFrame:
     return frame.sort_values(["name", "version"]).reset_index(drop=True)
 
 
+def load_run_table(run_id: str, artifact_file: str) -> pd.DataFrame:
+    """A table logged with ``mlflow.log_table`` in a run (empty frame if the run has none)."""
+    try:
+        return mlflow.load_table(artifact_file, run_ids=[run_id])
+    except Exception:  # noqa: BLE001 - mlflow raises several types for a missing artifact
+        return pd.DataFrame()
+
+
 def registered_names() -> set[str]:
     """Names of every registered kneecap model."""
     return {m.name for m in MlflowClient().search_registered_models() if m.name.startswith(MODEL_PREFIX)}
