@@ -3,7 +3,8 @@
 Pure functions over fitted results objects (loading them from the registry is the caller's job,
 through :mod:`kneecap.tracking`). A *scenario* is a mapping: ``workload`` plus any of ``clients``,
 ``tps``, ``think_time_ms``, ``n_gcp``, ``n_ziip``, ``req_bytes``, ``resp_bytes``, ``slo_resp_ms``,
-``current_clients`` and ``growth_pct_per_year``.
+``current_clients``, ``growth_pct_per_year`` and the factor labels a cost model was fitted with
+(``transport``, ``pooling``, ``release``, ``api``, ``config``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_zii
 from kneecap.modeling.open import OpenMMcResults
 from kneecap.modeling.usl import USLResults
 
+FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
-                 "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year")
+                 "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS)
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
         needed = set(models.cost.design.numeric)
         if needed <= set(scenario) | ({"tps"} if "tps" in row else set()):
             frame = pd.DataFrame([{**{k: scenario.get(k, row.get(k)) for k in needed},
+                                   **{k: scenario[k] for k in FACTOR_KEYS if k in scenario},
                                    "tps": scenario.get("tps", row.get("tps", np.nan))}])
             pred = models.cost.predict(frame).iloc[0]
             row.update(cpu_ms_per_tran=float(pred["cpu_ms_per_tran"]),
