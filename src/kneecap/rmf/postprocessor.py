@@ -59,6 +59,8 @@ from typing import IO, NamedTuple
 import numpy as np
 import pandas as pd
 
+from kneecap.smf import type70, type72
+
 __all__ = [
     "CPU_COLUMNS",
     "PARTITION_COLUMNS",
@@ -82,17 +84,7 @@ Source = str | os.PathLike[str] | IO[bytes]
 #: ``smf70_cpu`` grain: one row per system x interval x processor type. Same columns, in the
 #: same order, as the binary SMF 70.1 table (:data:`kneecap.smf.type70.COLUMNS`) without its
 #: ``n_records`` bookkeeping column; ``sysplex`` is null (the CPU report does not print it).
-CPU_COLUMNS: tuple[str, ...] = (
-    "system_id",
-    "sysplex",
-    "interval_start_at",
-    "interval_s",
-    "cpu_type",
-    "n_online",
-    "online_s",
-    "lpar_busy_pct",
-    "mvs_busy_pct",
-)
+CPU_COLUMNS: tuple[str, ...] = tuple(c for c in type70.COLUMNS if c != "n_records")
 
 #: ``rmf_partition`` grain: one row per system x interval x partition x processor type
 #: (the Partition Data Report; SUM rows are dropped, ``*PHYSICAL*`` is kept and flagged).
@@ -121,36 +113,7 @@ PARTITION_COLUMNS: tuple[str, ...] = (
 #: ``smf72_workload`` grain: one row per (system or sysplex) x interval x class x period.
 #: The first 28 columns are exactly those of the binary SMF 72.3 table
 #: (:data:`kneecap.smf.type72.COLUMNS`, checked by a test); the XML-only fields follow.
-SMF72_WORKLOAD_COLUMNS: tuple[str, ...] = (
-    "system_id",
-    "sysplex",
-    "interval_start_at",
-    "interval_s",
-    "class_name",
-    "is_report_class",
-    "period",
-    "workload_name",
-    "importance",
-    "ended",
-    "resp_ms",
-    "service_units",
-    "tcb_s",
-    "srb_s",
-    "cpu_s",
-    "ziip_s",
-    "ziip_cp_equiv_s",
-    "ziip_on_cp_s",
-    "appl_cp_pct",
-    "appl_iip_pct",
-    "appl_iipcp_pct",
-    "cpu_using_samples",
-    "cpu_delay_samples",
-    "ziip_using_samples",
-    "ziip_on_cp_using_samples",
-    "ziip_delay_samples",
-    "total_using_samples",
-    "total_delay_samples",
-)
+SMF72_WORKLOAD_COLUMNS: tuple[str, ...] = type72.COLUMNS
 
 WORKLOAD_COLUMNS: tuple[str, ...] = SMF72_WORKLOAD_COLUMNS + (
     "ended_per_s",
