@@ -109,6 +109,8 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
         if choice is not None:
             res = choice.results
             metrics = {f"train_mape_{k}": v for k, v in getattr(res, "train_mape", {}).items()}
+            if hasattr(res, "loo_mape_pct"):
+                metrics["loo_mape_pct"] = res.loo_mape_pct
             notes: list[str] = []
             if isinstance(res, ClosedMVAResults):
                 metrics.update({"cpu_ms_per_tran": res.cpu_ms_per_tran, "delay_ms": res.delay_ms,
