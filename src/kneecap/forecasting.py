@@ -76,9 +76,11 @@ def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None
     raise ModelError(f"no response curve for a {getattr(results, 'family', type(results).__name__)} model")
 
 
-def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float) -> dict[str, Any]:
+def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float,
+         max_draws: int | None = None) -> dict[str, Any]:
     """The model knee with its interval, as a plain dict."""
-    return results.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k).to_dict()
+    return results.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
+                        max_draws=max_draws).to_dict()
 
 
 def knee_sentence(estimate: Mapping[str, Any]) -> str:

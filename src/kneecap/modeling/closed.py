@@ -262,14 +262,21 @@ class ClosedMVAResults:
                               "think_time_ms": think_time_ms})
         return pd.concat([frame, self.predict(frame, max_draws=max_draws)], axis=1)
 
-    def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0) -> KneeEstimate:
-        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals."""
-        thetas = self._thetas()
+    def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0,
+             max_draws: int | None = None) -> KneeEstimate:
+        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals
+        (from at most ``max_draws`` bootstrap draws when given)."""
+        thetas = self._thetas(max_draws)
         d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip) for d in thetas[:, 1]])
         sats = (thetas[:, 1] + thetas[:, 0] + think_time_ms) / d_max
-        n_max = int(min(max(4 * float(np.max(sats)), 50), 50_000))
-        sol = self._solve_all(n_gcp, n_ziip, think_time_ms, n_max)
-        above = sol.resp_ms[:, :n_max] > k * sol.resp_ms[:, :1]
+        # the k-times crossing comes before ~1.5 N* unless k is large: solve that far, go further only if needed
+        n_max = int(min(max(1.5 * float(np.max(sats)), 50), 50_000))
+        while True:
+            sol = self._solve_all(n_gcp, n_ziip, think_time_ms, n_max, max_draws)
+            above = sol.resp_ms[:, :n_max] > k * sol.resp_ms[:, :1]
+            if above.any(axis=1).all() or n_max >= 50_000:
+                break
+            n_max = min(n_max * 2, 50_000)
         kns = np.where(above.any(axis=1), above.argmax(axis=1) + 1.0, np.inf)
         sats, kns = list(sats), list(kns)
         lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2

@@ -165,41 +165,36 @@ def _solve(
     q = [0.0] * n_st
     # p[k][j] = P(j transactions at station k), j < m_k; population 0 has the station empty.
     p = [[1.0] + [0.0] * (m - 1) for m in servers]
-    tps = np.empty(n_max)
-    resp = np.empty(n_max)
-    st_resp = np.empty((n_max, n_st))
-    st_busy = np.empty((n_max, n_st))
-    all_busy = np.zeros((n_max, n_st))
-    d = base
     # (m-1-j) for j < m-1, 1/j and (m-j) for j = 1..m-1: the bracket and the marginal recursion
     weights = [[float(m - 1 - j) for j in range(m - 1)] for m in servers]
     inv_j = [[1.0 / j for j in range(1, m)] for m in servers]
     tail_w = [[float(m - j) for j in range(1, m)] for m in servers]
+    d_over_m = [d / m for d, m in zip(base, servers)]
     stations = range(n_st)
     mul = operator.mul
-    busy_rows, resp_rows, st_resp_rows, st_busy_rows = [], [], [], []
+    # plain Python floats in the loop: per step this is a few dozen float operations, where numpy
+    # calls would cost more in overhead than they save
+    xs, totals, rs, idle = [], [], [], []
     for n in range(1, n_max + 1):
-        r = [d[k] / servers[k] * (1.0 + q[k] + sum(map(mul, weights[k], p[k]))) for k in stations]
-        busy_rows.append([1.0 - sum(pk) for pk in p])
+        r = [d_over_m[k] * (1.0 + q[k] + sum(map(mul, weights[k], p[k]))) for k in stations]
+        idle.append([sum(pk) for pk in p])
         total = delay_ms + sum(r)
         x = n / (think_time_ms + total) if think_time_ms + total > 0 else math.inf
-        xds = []
         for k in stations:
             q[k] = x * r[k]
-            xd = x * d[k]
-            xds.append(xd)
+            xd = x * base[k]
             tail = [xd * ij * pj for ij, pj in zip(inv_j[k], p[k])]
             head = 1.0 - (xd + sum(map(mul, tail_w[k], tail))) / servers[k]
             p[k] = [head if head > 0.0 else 0.0, *tail]
-        tps[n - 1] = x
-        resp_rows.append(total)
-        st_resp_rows.append(r)
-        st_busy_rows.append(xds)
-    tps *= 1000.0
-    resp[:] = resp_rows
-    st_resp[:] = st_resp_rows
-    st_busy[:] = st_busy_rows
-    all_busy[:] = np.clip(np.array(busy_rows), 0.0, 1.0)
+        xs.append(x)
+        totals.append(total)
+        rs.append(r)
+    x_arr = np.array(xs)
+    tps = x_arr * 1000.0
+    resp = np.array(totals)
+    st_resp = np.array(rs)
+    st_busy = x_arr[:, None] * np.array(base)[None, :]
+    all_busy = np.clip(1.0 - np.array(idle), 0.0, 1.0)
     return MVASolution(tps, resp, st_resp, st_busy, np.zeros(n_max), all_busy)
 
 
