@@ -216,16 +216,22 @@ def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str
                        f"{knee.saturation_clients_hi:.0f}]")}
 
 
+def _finite(value: Any) -> bool:
+    return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def format_table(results: list[CaseResult]) -> str:
     """The human-readable error table (also pasted into the README)."""
     lines = [f"{'case':34} {'model':28} {'target':16} {'n':>2} {'MAPE %':>8}  {'in band':>7}"]
     for r in results:
         for target, t in r.targets.items():
             rows = t["rows"]
-            inside = sum(1 for row in rows if row["predicted"] is not None and row["lo"] is not None
-                         and row["lo"] <= row["actual"] <= row["hi"])
+            banded = [row for row in rows if row["predicted"] is not None and _finite(row["lo"]) and _finite(row["hi"])]
+            inside = sum(1 for row in banded if row["lo"] <= row["actual"] <= row["hi"])
             mape = "-" if t["mape"] is None else f"{t['mape']:8.2f}"
-            lines.append(f"{r.name:34} {r.model:28} {target:16} {len(rows):>2} {mape:>8}  {inside:>3}/{len(rows):<3}")
+            # an exactly determined fit has no residual variance and so no interval
+            band = f"{inside:>3}/{len(banded):<3}" if banded else "no band"
+            lines.append(f"{r.name:34} {r.model:28} {target:16} {len(rows):>2} {mape:>8}  {band}")
         for q in r.questions:
             answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float) else str(q["answer"]))
             lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>9} -> {answer:>5} "
