@@ -2,14 +2,17 @@
 
 Where things are: the project root is the folder above ``app/``; ``KNEECAP_MARTS`` overrides the
 published marts folder (default ``<root>/data/processed``), ``KNEECAP_PARAMS`` the params file,
-``MLFLOW_TRACKING_URI`` the tracking store (default ``sqlite:///<root>/mlflow.db``).
+``MLFLOW_TRACKING_URI`` the tracking store (default ``sqlite:///<root>/mlflow.db``) and
+``KNEECAP_REPORTS`` the DVC reports folder (default ``<root>/reports``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +23,19 @@ from kneecap import config, forecasting, modeling, tracking, warehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_MB = 200
+#: bootstrap draws behind interactive bands (the batch forecast and the backtest use them all)
+INTERACTIVE_DRAWS = 50
 
 
 def marts_dir() -> Path:
     return Path(os.environ.get("KNEECAP_MARTS", ROOT / "data" / "processed"))
+
+
+def reports_dir() -> Path:
+    return Path(os.environ.get("KNEECAP_REPORTS", ROOT / "reports"))
+
+
+MARTS = ("fct_measurements", "dim_workloads", "dim_sources", "fct_cpu_intervals")
 
 
 @st.cache_resource
@@ -98,13 +110,14 @@ def response_model(workload: str) -> Any:
 @st.cache_data(max_entries=256)
 def curve(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int) -> pd.DataFrame:
     return forecasting.response_curve(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
-                                      think_time_ms=think_time_ms, max_load=max_clients, points=80, max_draws=50)
+                                      think_time_ms=think_time_ms, max_load=max_clients, points=80,
+                                      max_draws=INTERACTIVE_DRAWS)
 
 
 @st.cache_data(max_entries=256)
 def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, Any]:
     return forecasting.knee(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
-                            think_time_ms=think_time_ms, k=policy().knee_k)
+                            think_time_ms=think_time_ms, k=policy().knee_k, max_draws=INTERACTIVE_DRAWS)
 
 
 @st.cache_data(max_entries=256)
@@ -134,10 +147,106 @@ def _run_table(run_id: str, name: str) -> pd.DataFrame:
     return tracking.load_run_table(run_id, name)
 
 
+def _json(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
 @st.cache_data(ttl=60)
 def backtest_metrics() -> dict[str, Any] | None:
-    path = ROOT / "reports" / "metrics" / "backtest.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    """``reports/metrics/backtest.json`` as written by the evaluate stage (None before the first run)."""
+    return _json(reports_dir() / "metrics" / "backtest.json")
+
+
+def backtest_table() -> pd.DataFrame:
+    """One row per backtest case and target: held-out MAPE, the goal, and whether it is met."""
+    bt = backtest_metrics() or {}
+    rows = []
+    models = {c.get("name"): c.get("model") for c in bt.get("cases", [])}
+    for case, entry in bt.get("summary", {}).items():
+        for target in sorted({k.rsplit("_mape_pct", 1)[0] for k in entry if k.endswith("_mape_pct")}):
+            rows.append({"case": case, "model": models.get(case), "target": target,
+                         "mape_pct": entry.get(f"{target}_mape_pct"), "goal_pct": entry.get(f"{target}_goal_pct"),
+                         "meets_goal": entry.get(f"{target}_meets_goal"),
+                         "questions_ok": f"{entry.get('questions_ok', 0)}/{entry.get('questions', 0)}"})
+    return pd.DataFrame(rows, columns=["case", "model", "target", "mape_pct", "goal_pct", "meets_goal", "questions_ok"])
+
+
+@st.cache_data(ttl=60)
+def validation_report() -> dict[str, Any] | None:
+    """``reports/validation/marts.json`` from the validate stage (None before the first run)."""
+    return _json(reports_dir() / "validation" / "marts.json")
+
+
+def mart_counts() -> pd.DataFrame:
+    return pd.DataFrame([{"table": name, "rows": len(table(name))} for name in MARTS])
+
+
+def run_metrics(workload: str, kind: str) -> pd.DataFrame:
+    """The champion run's metrics (training fit, leave-one-out CV error, ...) as metric/value rows."""
+    frame = registered()
+    rows = frame[(frame["name"] == tracking.model_name(workload, kind))
+                 & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
+    if rows.empty:
+        return pd.DataFrame(columns=["metric", "value"])
+    metrics = rows.iloc[0][[c for c in rows.columns if c.startswith("metric.")]].dropna()
+    return pd.DataFrame({"metric": [c[len("metric."):] for c in metrics.index], "value": metrics.to_numpy(float)})
+
+
+def champion_run(workload: str, kind: str) -> str | None:
+    frame = registered()
+    rows = frame[(frame["name"] == tracking.model_name(workload, kind))
+                 & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
+    return None if rows.empty else str(rows["run_id"].iloc[0])
+
+
+@st.cache_data(max_entries=64)
+def fit_curves(workload: str, key: str, think_cap: int = 6) -> pd.DataFrame:
+    """The response model's curve (with band) at every measured configuration of the workload.
+
+    One curve per (n_gcp, n_ziip, think_time_ms) seen in the measured points, up to 1.3x the
+    largest measured load; column ``config`` names the configuration.
+    """
+    model = models(workload, key).response
+    points = measured_points(workload)
+    if model is None or model.family != "closed_mva" or points.empty:
+        return pd.DataFrame()
+    base = forecasting.default_configuration(model)
+    configs = (points[["n_gcp", "n_ziip", "think_time_ms"]]
+               .fillna({"n_gcp": base["n_gcp"], "n_ziip": base["n_ziip"], "think_time_ms": base["think_time_ms"]})
+               .drop_duplicates().head(think_cap))
+    top = float(points["clients"].max()) * 1.3
+    frames = []
+    for n_gcp, n_ziip, think in configs.itertuples(index=False):
+        c = forecasting.response_curve(model, n_gcp=int(n_gcp), n_ziip=int(n_ziip), think_time_ms=float(think),
+                                       max_load=top, points=60, max_draws=50)
+        frames.append(c.assign(config=f"{int(n_gcp)} GCP / {int(n_ziip)} zIIP / Z {think:g} ms",
+                               n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think))
+    return pd.concat(frames, ignore_index=True)
+
+
+@st.cache_data(max_entries=64)
+def residuals(workload: str, key: str, kind: str) -> pd.DataFrame:
+    """Measured vs fitted for every measured point of the workload, with the band and % residual."""
+    wm = models(workload, key)
+    model = wm.response if kind == "response" else wm.cost
+    points = measured_points(workload)
+    targets = [t for t in ("resp_ms", "tps", "cpu_ms_per_tran") if model is not None and t in model.targets
+               and t in points]
+    if not targets:
+        return pd.DataFrame()
+    target = targets[0]
+    rows = points.dropna(subset=[target]).reset_index(drop=True)
+    if rows.empty:
+        return pd.DataFrame()
+    pred = model.predict(rows)
+    out = rows[[c for c in ("point_id", "clients", "n_gcp", "n_ziip", "think_time_ms") if c in rows]].copy()
+    out["target"] = target
+    out["measured"] = rows[target].to_numpy(float)
+    out["fitted"] = pred[target].to_numpy(float)
+    out["lo"] = pred[f"{target}_lo"].to_numpy(float) if f"{target}_lo" in pred else out["fitted"]
+    out["hi"] = pred[f"{target}_hi"].to_numpy(float) if f"{target}_hi" in pred else out["fitted"]
+    out["residual_pct"] = (out["fitted"] / out["measured"] - 1) * 100
+    return out
 
 
 def promote(name: str, version: int) -> str:
@@ -148,36 +257,141 @@ def promote(name: str, version: int) -> str:
     return done
 
 
-def ingest_upload(filename: str, payload: bytes) -> dict[str, Any]:
+class UploadError(ValueError):
+    """An upload that could not be read; ``problems`` lists one row per bad cell, line or record."""
+
+    def __init__(self, message: str, problems: pd.DataFrame | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems if problems is not None else pd.DataFrame()
+
+
+_CELL_PROBLEM = re.compile(r"^(?P<file>.*?):(?P<line>\d+): (?P<column>[^:]+): (?P<problem>.*)$")
+
+
+def _cell_problems(message: str, filename: str) -> pd.DataFrame:
+    """``file:line: column: problem`` lines (kneecap's reference-data errors) as a table."""
+    rows = []
+    for line in message.splitlines():
+        m = _CELL_PROBLEM.match(line)
+        if m:
+            rows.append({"file": filename, "line": int(m["line"]), "column": m["column"], "problem": m["problem"]})
+        elif line.strip():
+            rows.append({"file": filename, "line": None, "column": None, "problem": line.strip()})
+    return pd.DataFrame(rows, columns=["file", "line", "column", "problem"])
+
+
+def upload_kind(filename: str, head: bytes) -> str:
+    """``csv``, ``xml`` or ``smf``, from the name and the first bytes (never by running anything)."""
+    if Path(filename).suffix.lower() == ".csv":
+        return "csv"
+    start = head.lstrip()[:64]
+    if Path(filename).suffix.lower() == ".xml" or start.startswith((b"<?xml", b"<ddsml")):
+        return "xml"
+    return "smf"
+
+
+def validate_measurements(frame: pd.DataFrame) -> dict[str, Any]:
+    """Run uploaded measurement rows through the pipeline's SQL and the ``fct_measurements`` suite.
+
+    Returns the validation summary (``success``, ``n_expectations``), one row per failed rule
+    (``failures``) and the rows that broke a rule with the reasons (``quarantine``).
+    """
+    from kneecap.smf.tables import DECODED_TABLES  # noqa: PLC0415 - only the Data page needs it
+    from kneecap.validation import validate_tables  # noqa: PLC0415 - great_expectations is slow to import
+
+    sources = warehouse.read_sources_csv(ROOT / "data" / "reference" / "sources.csv")
+    inputs = {"reference_measurements": frame, "reference_sources": sources,
+              **{name: empty() for name, empty in DECODED_TABLES.items()}}
+    tables = warehouse.run_sql_files(warehouse.sql_files(ROOT / "pipelines" / "sql"), inputs)
+    report = validate_tables({"fct_measurements": tables["fct_measurements"]}, params().validate)
+    failures = pd.DataFrame(
+        [{"table": f.table, "rule": f.rule, "column": f.column, "rows": len(f.rows),
+          "values": ", ".join(map(str, f.values[:10]))} for f in report.failures],
+        columns=["table", "rule", "column", "rows", "values"])
+    quarantine = pd.DataFrame(
+        [{"row": row, "rule": f.rule, "column": f.column, "value": str(value)}
+         for f in report.failures for row, value in zip(f.rows, (*f.values, *[""] * len(f.rows)))],
+        columns=["row", "rule", "column", "value"])
+    table_report = report.tables[0]
+    return {"success": report.success, "n_rows": table_report.n_rows,
+            "n_expectations": table_report.n_expectations, "failures": failures, "quarantine": quarantine}
+
+
+def ingest_upload(filename: str, payload: bytes,
+                  progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
     """Parse an uploaded file (never unpickled or executed) and say what it held.
 
-    Measurement CSVs are checked against the reference format and the validation suite; SMF dumps
-    and RMF XML are decoded into a scratch folder with the same readers the pipeline uses.
-    """
-    if len(payload) > MAX_UPLOAD_MB * 1024 * 1024:
-        raise ValueError(f"{filename}: {len(payload) / 1e6:.0f} MB is over the {MAX_UPLOAD_MB} MB upload limit; "
-                         "use `kneecap ingest` for large dumps")
-    from kneecap.ingest_cli import _is_xml  # noqa: PLC0415 - small helper shared with the CLI
-    from kneecap.rmf.ingest import ingest_xml
-    from kneecap.smf.ingest import ingest_paths
+    Measurement CSVs are checked cell by cell against the reference format and then by the
+    ``fct_measurements`` validation suite; SMF dumps and RMF Postprocessor XML are decoded into a
+    scratch folder with the readers the pipeline uses. ``progress(fraction, text)`` is called as
+    the file is read.
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / Path(filename).name
+    Returns a dict with ``kind``, ``rows``, ``tables`` (name -> frame), ``quarantine`` (rows or
+    records set aside, with the reason) and, for CSVs, ``validation``.
+
+    Raises
+    ------
+    UploadError
+        Too large, empty, or not readable as the format it looks like; ``problems`` lists the
+        bad cells of a CSV.
+    """
+    size = len(payload)
+    if size > MAX_UPLOAD_MB * 1024 * 1024:
+        raise UploadError(f"{filename}: {size / 1e6:.0f} MB is over the {MAX_UPLOAD_MB} MB upload limit; "
+                          "use `kneecap ingest` for large dumps")
+    if size == 0:
+        raise UploadError(f"{filename}: the file is empty")
+    report = progress or (lambda fraction, text: None)
+    kind = upload_kind(filename, payload[:256])
+    with tempfile.TemporaryDirectory(prefix="kneecap-upload-") as tmp:
+        path = Path(tmp) / (Path(filename).name or "upload")
         path.write_bytes(payload)
-        if path.suffix.lower() == ".csv":
-            frame = warehouse.read_measurement_csv(path)
-            return {"kind": "measurement CSV", "rows": len(frame), "table": frame}
+        if kind == "csv":
+            report(0.1, "reading the CSV")
+            try:
+                frame = warehouse.read_measurement_csv(path)
+            except UnicodeDecodeError as exc:
+                raise UploadError(f"{filename}: not a UTF-8 text CSV ({exc.reason} at byte {exc.start})") from exc
+            except warehouse.ReferenceDataError as exc:
+                message = str(exc).replace(str(path), filename)
+                raise UploadError(message, _cell_problems(message, filename)) from exc
+            report(0.4, f"{len(frame)} rows read; validating")
+            validation = validate_measurements(frame)
+            report(1.0, "validated")
+            return {"kind": "measurement CSV", "rows": len(frame), "tables": {"measurements": frame},
+                    "quarantine": validation["quarantine"], "validation": validation}
+        if kind == "xml":
+            from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor  # noqa: PLC0415
+
+            report(0.1, "reading the RMF Postprocessor XML")
+            try:
+                tables = read_postprocessor(path)
+            except (RMFReportError, ValueError) as exc:
+                raise UploadError(str(exc).replace(str(path), filename)) from exc
+            report(1.0, "read")
+            found = {f"rmf_{name}": frame for name, frame in tables._asdict().items() if not frame.empty}
+            return {"kind": "RMF Postprocessor XML", "rows": sum(len(f) for f in found.values()), "tables": found,
+                    "quarantine": pd.DataFrame()}
+        from kneecap.smf.ingest import ingest_paths  # noqa: PLC0415
+
+        done = {"bytes": 0, "records": 0}
+
+        def advance(records: int, nbytes: int) -> None:
+            done["records"] += records
+            done["bytes"] += nbytes
+            report(min(done["bytes"] / size, 1.0), f"{done['records']:,} records, {done['bytes'] / 1e6:,.1f} MB")
+
         out = Path(tmp) / "decoded"
-        if _is_xml(path):
-            results, _ = ingest_xml([path], out)
-            r = results[0]
-            if r.status == "failed":
-                raise ValueError(r.error)
-            return {"kind": "RMF Postprocessor XML", "rows": r.rows,
-                    "table": pd.concat([pd.read_parquet(p) for p in out.glob("rmf_cpu/*.parquet")] or [pd.DataFrame()])}
-        summary = ingest_paths([path], out)
-        f = summary.files[0]
-        if f.status == "failed":
-            raise ValueError(f.error)
-        return {"kind": f"SMF dump ({f.framing})", "rows": f.rows, "records_by_type": summary.records_by_type,
-                "quarantine": summary.quarantine}
+        summary = ingest_paths([path], out, progress=advance)
+        result = summary.files[0]
+        if result.status == "failed":
+            raise UploadError(str(result.error).replace(str(path), filename))
+        report(1.0, f"{result.records:,} records decoded")
+        tables = {p.name: pd.concat([pd.read_parquet(f) for f in sorted(p.glob("*.parquet"))], ignore_index=True)
+                  for p in sorted(out.iterdir()) if p.is_dir() and any(p.glob("*.parquet"))
+                  and p.name not in ("smf_record_counts", "smf_quarantine")}
+        quarantine = summary.quarantine.copy()
+        if "file" in quarantine:
+            quarantine["file"] = filename
+        return {"kind": f"SMF dump ({result.framing})", "rows": sum(result.rows.values()), "records": result.records,
+                "records_by_type": summary.records_by_type, "tables": tables, "quarantine": quarantine}

@@ -1,33 +1,64 @@
-"""Data: upload a measurement CSV, an SMF dump or an RMF XML report; see what it holds and what failed."""
+"""Data: upload a measurement CSV, an SMF dump or an RMF XML report; see what it holds, what the
+validation suite said and what was set aside (quarantined) with the reason."""
 
 import streamlit as st
 
 import resources as res
 
+
+def offer(frame, name: str, key: str) -> None:
+    """A table and its CSV download."""
+    st.dataframe(frame, hide_index=True, key=key)
+    st.download_button(f"Download {name} (CSV)", frame.to_csv(index=False), file_name=f"{name}.csv", mime="text/csv",
+                       key=f"{key}_download")
+
+
 st.title("Data")
-st.markdown("Uploads are parsed with kneecap's readers and never executed or unpickled. For the pipeline, "
-            "put files under `data/raw/` (SMF, RMF XML) or `data/reference/` (tables) and run `make run`.")
-upload = st.file_uploader("Measurement CSV, SMF dump (RDW / RECFM=U / VBS, optionally gzip) or RMF XML",
+st.markdown("Uploads are parsed with kneecap's readers and never executed or unpickled; nothing is "
+            f"published from here. Limit {res.MAX_UPLOAD_MB} MB. For the pipeline, put files under `data/raw/` "
+            "(SMF, RMF XML) or `data/reference/` (tables) and run `make run`.")
+upload = st.file_uploader("Measurement CSV, SMF dump (RDW / RECFM=U / VBS, optionally gzip) or RMF Postprocessor XML",
                           key="data_upload")
 if upload is not None:
-    with st.spinner(f"Reading {upload.name}"):
-        try:
-            result = res.ingest_upload(upload.name, upload.getvalue())
-        except (ValueError, OSError) as exc:
-            st.error(str(exc))
+    bar = st.progress(0.0, text=f"Reading {upload.name}")
+    try:
+        result = res.ingest_upload(upload.name, upload.getvalue(),
+                                   progress=lambda fraction, text: bar.progress(fraction, text=text))
+    except res.UploadError as exc:
+        bar.empty()
+        st.error(str(exc))
+        if not exc.problems.empty:
+            st.markdown("**Rejected cells** (nothing from this file was read)")
+            offer(exc.problems, "rejected_cells", "data_problems")
+    else:
+        bar.empty()
+        st.success(f"{upload.name}: {result['kind']}, {result['rows']} rows")
+        validation = result.get("validation")
+        if validation is not None:
+            st.subheader("Validation (fct_measurements suite)")
+            if validation["success"]:
+                st.success(f"All {validation['n_expectations']} expectations pass on {validation['n_rows']} rows")
+            else:
+                st.warning(f"{len(validation['failures'])} of {validation['n_expectations']} expectations fail "
+                           f"on {validation['n_rows']} rows")
+                offer(validation["failures"], "validation_failures", "data_failures")
+        if "records_by_type" in result:
+            st.subheader("Records by type")
+            offer(result["records_by_type"], "records_by_type", "data_records")
+        st.subheader("Quarantine")
+        if result["quarantine"].empty:
+            st.markdown("Nothing quarantined.")
         else:
-            st.success(f"{upload.name}: {result['kind']}, rows {result['rows']}")
-            for key in ("table", "records_by_type", "quarantine"):
-                frame = result.get(key)
-                if frame is not None and not frame.empty:
-                    st.markdown(f"**{key.replace('_', ' ')}**")
-                    st.dataframe(frame, hide_index=True, key=f"data_{key}")
+            st.markdown(f"{len(result['quarantine'])} row(s) or record(s) set aside, with the reason:")
+            offer(result["quarantine"], "quarantine", "data_quarantine")
+        for name, frame in result["tables"].items():
+            st.subheader(f"`{name}`")
+            offer(frame, name, f"data_table_{name}")
 
 st.subheader("Published marts")
-report = res.ROOT / "reports" / "validation" / "marts.json"
-for name in ("fct_measurements", "dim_workloads", "dim_sources", "fct_cpu_intervals"):
-    frame = res.table(name)
-    st.markdown(f"`{name}`: {len(frame)} rows")
-if report.exists():
-    with st.expander("Validation report (great_expectations)"):
-        st.code(report.read_text(encoding="utf-8")[:20000], language="json")
+counts = res.mart_counts()
+offer(counts, "published_marts", "data_marts")
+report = res.validation_report()
+if report:
+    with st.expander(f"Last pipeline validation: {'passed' if report.get('success') else 'FAILED'}"):
+        st.json(report, expanded=False)

@@ -9,14 +9,27 @@ frame = res.registered()
 if frame.empty:
     st.info("No registered kneecap models yet: run `make run` (or `dvc repro`).")
     st.stop()
+
+done = st.session_state.pop("models_promoted", None)
+if done:
+    st.success(done)
+
+champions = frame[frame["aliases"].str.contains("champion", na=False)]
+st.markdown(f"{frame['name'].nunique()} registered models, {len(frame)} versions, "
+            f"{len(champions)} with a `@champion` (the version the other pages and the CLI use).")
 st.dataframe(frame, hide_index=True, key="models_table")
-st.download_button("Download (CSV)", frame.to_csv(index=False), file_name="registered_models.csv", mime="text/csv",
-                   key="models_download")
+st.download_button("Download registered models (CSV)", frame.to_csv(index=False), file_name="registered_models.csv",
+                   mime="text/csv", key="models_download")
 
 st.subheader("Promote a version to champion")
-name = st.selectbox("Registered model", sorted(frame["name"].unique()), key="promote_name")
-versions = sorted(frame.loc[frame["name"] == name, "version"].tolist(), reverse=True)
-version = st.selectbox("Version", versions, key="promote_version")
-if st.button("Set @champion", key="promote_button"):
+left, right = st.columns(2)
+name = left.selectbox("Registered model", sorted(frame["name"].unique()), key="promote_name")
+rows = frame[frame["name"] == name]
+versions = sorted(rows["version"].tolist(), reverse=True)
+version = right.selectbox("Version", versions, key="promote_version")
+current = rows.loc[rows["aliases"].str.contains("champion", na=False), "version"].tolist()
+st.caption(f"Current champion: version {current[0]}" if current else "No champion yet.")
+if st.button("Set @champion", key="promote_button", disabled=bool(current) and int(current[0]) == int(version)):
     res.promote(name, int(version))
-    st.success(f"{name} version {version} is now @champion")
+    st.session_state["models_promoted"] = f"{name} version {version} is now @champion"
+    st.rerun()

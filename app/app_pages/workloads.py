@@ -1,66 +1,104 @@
-"""Workloads: what was measured, the fitted models, their residuals, competitors and backtest error."""
+"""Workloads: what was measured, the fitted model curve with its band, residuals, the competing
+models with their cross-validated errors, and the backtest error on held-out points."""
 
+import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
 import resources as res
+
+COLOURS = px.colors.qualitative.D3
+
+
+def offer(frame, name: str, key: str) -> None:
+    """A table and its CSV download."""
+    st.dataframe(frame, hide_index=True, key=key)
+    st.download_button(f"Download {name} (CSV)", frame.to_csv(index=False), file_name=f"{name}.csv", mime="text/csv",
+                       key=f"{key}_download")
+
 
 st.title("Workloads")
 dims = res.table("dim_workloads")
 if dims.empty:
     st.info("No published marts yet: run `make run` (or `dvc repro`).")
     st.stop()
-st.dataframe(dims, hide_index=True, key="wl_dims")
-st.download_button("Download workloads (CSV)", dims.to_csv(index=False), file_name="dim_workloads.csv",
-                   mime="text/csv", key="wl_dims_download")
+offer(dims, "dim_workloads", "wl_dims")
 
 names = dims["workload"].tolist()
 default = names.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in names else 0
 workload = st.selectbox("Workload", names, index=default, key="wl_workload")
 points = res.measured_points(workload)
 st.subheader("Measured points")
-st.dataframe(points.dropna(axis=1, how="all"), hide_index=True, key="wl_points")
-st.download_button("Download points (CSV)", points.to_csv(index=False), file_name=f"{workload}-points.csv",
-                   mime="text/csv", key="wl_points_download")
+offer(points.dropna(axis=1, how="all"), f"{workload}-points", "wl_points")
 
 key = res.champion_key(workload)
 models = res.models(workload, key)
-registry = res.registered()
+if models.response is None and models.cost is None:
+    st.info(f"{workload}: no model has a champion (too few points, or not promoted yet: `kneecap promote`).")
+
 for kind, model in (("response", models.response), ("cost", models.cost)):
     if model is None:
         continue
-    st.subheader(f"{kind.capitalize()} model: {model.family}")
-    st.code(model.summary(), language=None)
-    targets = [t for t in ("resp_ms", "tps", "cpu_ms_per_tran") if t in model.targets and t in points]
-    rows = points.dropna(subset=targets[:1]) if targets else points.iloc[0:0]
-    if targets and not rows.empty:
-        pred = model.predict(rows)
-        target = targets[0]
-        fitted = rows.assign(predicted=pred[target].to_numpy(), lo=pred.get(f"{target}_lo", pred[target]).to_numpy(),
-                             hi=pred.get(f"{target}_hi", pred[target]).to_numpy())
-        fitted["residual_pct"] = (fitted["predicted"] / fitted[target] - 1) * 100
-        fig = go.Figure()
-        fig.add_trace(go.Scatter(x=fitted["point_id"], y=fitted[target], mode="markers", name="measured",
-                                 marker={"size": 10}))
-        fig.add_trace(go.Scatter(x=fitted["point_id"], y=fitted["predicted"], mode="markers", name="fitted",
-                                 error_y={"type": "data", "symmetric": False,
-                                          "array": (fitted["hi"] - fitted["predicted"]).to_numpy(),
-                                          "arrayminus": (fitted["predicted"] - fitted["lo"]).to_numpy()}))
-        fig.update_layout(yaxis_title=target, height=320)
-        st.plotly_chart(fig, key=f"wl_fit_{kind}")
-        st.dataframe(fitted[["point_id", target, "predicted", "lo", "hi", "residual_pct"]].round(3), hide_index=True,
-                     key=f"wl_resid_{kind}")
-    name = f"kneecap-{workload}-{kind}"
-    runs = registry[(registry["name"] == name) & registry["aliases"].str.contains("champion", na=False)]
-    if not runs.empty:
-        competitors = res.run_competitors(runs["run_id"].iloc[0])
-        if not competitors.empty:
-            st.markdown("Competing models and their leave-one-out errors (training rows):")
-            st.dataframe(competitors, hide_index=True, key=f"wl_comp_{kind}")
+    st.header(f"{kind.capitalize()} model: {model.family}")
+    with st.expander("Model summary", expanded=True):
+        st.code(model.summary(), language=None)
 
-bt = res.backtest_metrics()
-if bt:
-    st.subheader("Backtest of the model families on held-out points (data/backtest)")
-    rows = [{"case": name, **{k: v for k, v in entry.items() if not isinstance(v, (dict, list))}}
-            for name, entry in bt.get("summary", {}).items()]
-    st.dataframe(rows, hide_index=True, key="wl_backtest")
+    curves = res.fit_curves(workload, key) if kind == "response" else None
+    if curves is not None and not curves.empty:
+        fig = go.Figure()
+        for i, (config, c) in enumerate(curves.groupby("config", sort=False)):
+            colour = COLOURS[i % len(COLOURS)]
+            fig.add_trace(go.Scatter(x=c["clients"], y=c["resp_ms_hi"], line={"width": 0}, showlegend=False,
+                                     hoverinfo="skip", legendgroup=config))
+            fig.add_trace(go.Scatter(x=c["clients"], y=c["resp_ms_lo"], fill="tonexty", line={"width": 0},
+                                     opacity=0.2, fillcolor=colour, showlegend=False, legendgroup=config,
+                                     hoverinfo="skip"))
+            fig.add_trace(go.Scatter(x=c["clients"], y=c["resp_ms"], name=f"model, {config}", legendgroup=config,
+                                     line={"color": colour}))
+            first = c.iloc[0]
+            seen = points[(points["n_gcp"].fillna(first["n_gcp"]) == first["n_gcp"])
+                          & (points["n_ziip"].fillna(first["n_ziip"]) == first["n_ziip"])
+                          & (points["think_time_ms"].fillna(first["think_time_ms"]) == first["think_time_ms"])]
+            fig.add_trace(go.Scatter(x=seen["clients"], y=seen["resp_ms"], mode="markers", name=f"measured, {config}",
+                                     legendgroup=config, marker={"size": 10, "color": colour, "line": {"width": 1}}))
+        fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420,
+                          title="Measured points and the fitted curve (95% band)")
+        st.plotly_chart(fig, key=f"wl_curve_{kind}")
+
+    fitted = res.residuals(workload, key, kind)
+    if not fitted.empty:
+        target = fitted["target"].iloc[0]
+        if curves is None or curves.empty:
+            fig = go.Figure()
+            fig.add_trace(go.Scatter(x=fitted["point_id"], y=fitted["measured"], mode="markers", name="measured",
+                                     marker={"size": 10}))
+            fig.add_trace(go.Scatter(x=fitted["point_id"], y=fitted["fitted"], mode="markers", name="fitted",
+                                     error_y={"type": "data", "symmetric": False,
+                                              "array": (fitted["hi"] - fitted["fitted"]).to_numpy(),
+                                              "arrayminus": (fitted["fitted"] - fitted["lo"]).to_numpy()}))
+            fig.update_layout(yaxis_title=target, height=320, title="Measured and fitted (95% band)")
+            st.plotly_chart(fig, key=f"wl_fit_{kind}")
+        st.subheader(f"Residuals ({target})")
+        bars = go.Figure(go.Bar(x=fitted["point_id"], y=fitted["residual_pct"]))
+        bars.update_layout(yaxis_title="fitted / measured - 1 (%)", height=260)
+        st.plotly_chart(bars, key=f"wl_resid_chart_{kind}")
+        offer(fitted.round(4), f"{workload}-{kind}-residuals", f"wl_resid_{kind}")
+
+    run_id = res.champion_run(workload, kind)
+    competitors = res.run_competitors(run_id) if run_id else None
+    if competitors is not None and not competitors.empty:
+        st.subheader("Competing models")
+        st.markdown("The model families fitted to these points and their leave-one-out (cross-validated) errors:")
+        offer(competitors, f"{workload}-{kind}-competitors", f"wl_comp_{kind}")
+    metrics = res.run_metrics(workload, kind)
+    if not metrics.empty:
+        st.subheader("Champion run metrics")
+        st.markdown("Training fit and cross-validation errors logged with the registered version:")
+        offer(metrics, f"{workload}-{kind}-metrics", f"wl_metrics_{kind}")
+
+backtest = res.backtest_table()
+if not backtest.empty:
+    st.header("Backtest on held-out points")
+    st.markdown("Each model family refitted without the held-out points of a case (`data/backtest`) and "
+                "scored on them (`reports/metrics/backtest.json`).")
+    offer(backtest, "backtest", "wl_backtest")

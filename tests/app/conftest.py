@@ -1,43 +1,85 @@
-"""A small published project in a temp dir: marts from the bundled tables, a SQLite MLflow registry
-with champions fitted on seed 004, and the env vars that point the app at them."""
+"""A small published project in a temp dir, built with the pipeline's own code: marts from the
+bundled reference tables, their validation report, a backtest report from two bundled cases, a
+SQLite MLflow registry with champions fitted on seed 004 (and a second, unpromoted version), and
+the env vars that point the app at all of it."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from kneecap import tracking, warehouse
+from kneecap import config, tracking, training, warehouse
 from kneecap.modeling import ClosedMVAModel, CostModel
 from kneecap.smf.tables import DECODED_TABLES
 
 REPO = Path(__file__).resolve().parents[2]
+DIAG = "zosconnect_cics_diag"  # seed 004, Table 1: 100-500 clients, 2 GCP, 2 zIIP, Z = 200 ms
+COST_WORKLOAD = "zosconnect_apireq_v3_baqr"
+BACKTEST_CASES = ("comm_stub_payload", "mq_console_vs_rest")  # the two that run in well under a second
+
+
+def _stage(name: str):
+    spec = importlib.util.spec_from_file_location(f"stage_{name}", REPO / "pipelines" / "stages" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def build_project(root: Path) -> dict[str, str]:
+    """Build the project under ``root``; returns the env vars that point the app at it."""
+    # params.yaml as shipped, with fewer bootstrap refits so the fixture stays quick
+    params_path = root / "params.yaml"
+    params_path.write_text((REPO / "params.yaml").read_text(encoding="utf-8").replace("n_boot: 200", "n_boot: 20"),
+                           encoding="utf-8")
+    params = config.load_params(params_path)
+
     measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
     inputs = {"reference_measurements": measurements, "reference_sources": sources,
               **{name: empty() for name, empty in DECODED_TABLES.items()}}
     tables = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
     marts = root / "processed"
-    warehouse.write_tables({k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}, marts)
+    published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
+    warehouse.write_tables(published, marts)
+
+    reports = root / "reports"
+    from kneecap.validation import validate_tables
+
+    (reports / "validation").mkdir(parents=True)
+    (reports / "validation" / "marts.json").write_text(
+        json.dumps(validate_tables(published, params.validate).to_dict()), encoding="utf-8")
+    cases = root / "backtest"
+    for case in BACKTEST_CASES:
+        shutil.copytree(REPO / "data" / "backtest" / case, cases / case)
+    assert _stage("evaluate").main(["--cases", str(cases), "--out", str(reports / "metrics" / "backtest.json"),
+                                    "--params", str(params_path)]) == 0
+
     env = {"KNEECAP_MARTS": str(marts), "MLFLOW_TRACKING_URI": f"sqlite:///{root / 'mlflow.db'}",
-           "KNEECAP_PARAMS": str(REPO / "params.yaml")}
+           "KNEECAP_PARAMS": str(params_path), "KNEECAP_REPORTS": str(reports),
+           "MLFLOW_DISABLE_TELEMETRY": "true"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
         tracking.configure(env["MLFLOW_TRACKING_URI"], project_dir=root)
         fct = tables["fct_measurements"]
-        diag = fct[fct["workload"] == "zosconnect_cics_diag"]
-        response = ClosedMVAModel(n_boot=20, seed=1).fit(diag)
-        name = tracking.model_name("zosconnect_cics_diag", "response")
-        tracking.log_model(response, name=name, params={"n_boot": 20}, metrics={"train_mape_resp_ms": 1.0})
-        tracking.promote(name)
-        stub = fct[fct["workload"] == "zosconnect_apireq_v3_baqr"]
+        diag = fct[fct["workload"] == DIAG]
+        name = tracking.model_name(DIAG, "response")
+        for seed in (1, 2):  # version 1 becomes champion; version 2 is there to be promoted in the UI
+            response = ClosedMVAModel(n_boot=20, seed=seed).fit(diag)
+            metrics = {f"train_mape_{k}": v for k, v in response.train_mape.items()}
+            metrics.update(training.knee_metrics(response, diag, params.train.knee_k)[0])
+            tracking.log_model(response, name=name, params={"n_boot": 20, "seed": seed}, metrics=metrics)
+            if seed == 1:
+                tracking.promote(name)
+        stub = fct[fct["workload"] == COST_WORKLOAD]
         cost = CostModel().fit(stub)
-        cname = tracking.model_name("zosconnect_apireq_v3_baqr", "cost")
-        tracking.log_model(cost, name=cname, params={}, metrics={}, tables={"competitors": cost.competitors})
+        cname = tracking.model_name(COST_WORKLOAD, "cost")
+        tracking.log_model(cost, name=cname, params={}, metrics={"loo_mape_pct": cost.loo_mape_pct},
+                           tables={"competitors": cost.competitors})
         tracking.promote(cname)
     finally:
         for k, v in saved.items():

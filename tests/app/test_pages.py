@@ -1,95 +1,291 @@
-"""Every page of the desk through Streamlit's AppTest: widgets driven, key numbers shown."""
+"""Every page of the desk through Streamlit's AppTest: widgets driven, key numbers shown.
+
+Expected numbers are computed independently with kneecap's library calls on the same registered
+model (the pages must show what the library says), plus IBM's published answers for seed 004:
+a third zIIP is needed at 500 clients to hold a 2 ms response time, two are enough at 300.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
+from kneecap import forecasting, tracking
+
+REPO = Path(__file__).resolve().parents[2]
+APP = str(REPO / "app" / "streamlit_app.py")
+SEED004 = REPO / "data" / "reference" / "seed004_table1.csv"
+DIAG = "zosconnect_cics_diag"
 
 pytestmark = pytest.mark.xdist_group("app")
 
 
-def _app() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=120).run()
+def _app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, at.exception
+    return at
+
+
+def _knee_text(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Knee:**"))
 
 
 def _knee_clients(at: AppTest) -> int:
-    text = next(m.value for m in at.markdown if m.value.startswith("**Knee:**"))
-    return int(re.search(r"at about (\d+) clients", text).group(1))
+    return int(re.search(r"at about (\d+) clients", _knee_text(at)).group(1))
 
 
-def test_knee_page_shows_the_knee_and_moves_with_ziips(app_env):
+def _champion():
+    tracking.configure()
+    return tracking.load_champion(tracking.model_name(DIAG, "response"))
+
+
+def _downloads(at: AppTest) -> set[str]:
+    return {d.key for d in at.get("download_button")}
+
+
+# --- Knee & what-if ----------------------------------------------------------------------------
+
+
+def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     at = _app()
-    assert not at.exception
-    assert at.selectbox(key="knee_workload").value == "zosconnect_cics_diag"
+    assert at.selectbox(key="knee_workload").value == DIAG
+    model = _champion()
+    base = forecasting.default_configuration(model)
+    assert (at.slider(key="knee_n_gcp").value, at.slider(key="knee_n_ziip").value) == (base["n_gcp"], base["n_ziip"])
+
+    expected = forecasting.knee_sentence(forecasting.knee(model, **base, k=3.0))
+    assert _knee_text(at) == f"**Knee:** {expected}"
     with_two = _knee_clients(at)
-    # IBM's curve breaks away between 300 and 500 clients with 2 zIIPs
-    assert 300 < with_two < 550
+    assert 300 < with_two < 550  # IBM's Table 1 breaks away between 300 and 500 clients with 2 zIIPs
+
     at.slider(key="knee_n_ziip").set_value(3).run()
     assert not at.exception
     assert _knee_clients(at) > with_two * 1.2  # a third zIIP moves the knee out
-    labels = {m.label: m.value for m in at.metric}
-    assert any(k.startswith("Response at") for k in labels)
+    assert _knee_text(at) == "**Knee:** " + forecasting.knee_sentence(
+        forecasting.knee(model, n_gcp=base["n_gcp"], n_ziip=3, think_time_ms=base["think_time_ms"], k=3.0))
     assert len(at.get("plotly_chart")) == 2
+    assert "knee_download" in _downloads(at)
+
+
+def test_knee_page_what_if_point_matches_the_model(app_env):
+    at = _app()
+    at.slider(key="knee_max_clients").set_value(800).run()
+    at.slider(key="knee_clients").set_value(450).run()
+    at.slider(key="knee_think").set_value(100).run()
+    assert not at.exception
+    model = _champion()
+    base = forecasting.default_configuration(model)
+    pred = model.predict(pd.DataFrame([{"clients": 450, "n_gcp": base["n_gcp"], "n_ziip": base["n_ziip"],
+                                        "think_time_ms": 100.0}])).iloc[0]
+    metric = next(m for m in at.metric if m.label == "Response at 450 clients")
+    assert metric.value == f"{pred['resp_ms']:.2f} ms"
+    assert next(m for m in at.metric if m.label == "Throughput").value == f"{pred['tps']:.0f} tps"
+    # a shorter think time means more load per client, so the knee comes sooner than at 200 ms
+    assert _knee_clients(at) < forecasting.knee(model, **base, k=3.0)["k_clients"]
+
+
+# --- zIIP planner ------------------------------------------------------------------------------
 
 
 def test_planner_page_recommends_ibms_answer(app_env):
-    at = _app()
-    at.switch_page("app_pages/planner.py").run()
-    assert not at.exception
+    at = _app("planner")
     at.number_input(key="plan_clients").set_value(500).run()
     at.number_input(key="plan_slo").set_value(2.0).run()
-    assert "3 zIIP(s)" in at.success[0].value
-    at.number_input(key="plan_clients").set_value(300).run()
-    assert "2 zIIP(s)" in at.success[0].value
-    assert len(at.dataframe) == 1
-
-
-def test_workloads_page_lists_workloads_and_fits(app_env):
-    at = _app()
-    at.switch_page("app_pages/workloads.py").run()
     assert not at.exception
-    dims = at.dataframe[0].value
-    assert "zosconnect_cics_diag" in set(dims["workload"])
-    codes = [c.value for c in at.code]
-    assert any("Closed MVA" in c for c in codes)
+    assert re.search(r"\b3 zIIP\(s\)", at.success[0].value), at.success[0].value
+    table = at.dataframe[0].value
+    row3 = table[table["n_ziip"] == 3].iloc[0]
+    assert row3["response ms"] <= 2.0 < table[table["n_ziip"] == 2].iloc[0]["response ms"]
+    at.number_input(key="plan_clients").set_value(300).run()
+    assert re.search(r"\b2 zIIP\(s\)", at.success[0].value), at.success[0].value
+    assert "plan_download" in _downloads(at)
+
+
+def test_planner_page_says_when_no_count_meets_the_slo(app_env):
+    at = _app("planner")
+    at.number_input(key="plan_slo").set_value(0.01).run()  # below the unloaded response time
+    assert not at.exception
+    assert not at.success and at.error
+    assert at.error[0].value  # the planner's own reason, not a blank box
+
+
+# --- Workloads ---------------------------------------------------------------------------------
+
+
+def test_workloads_page_shows_points_curve_residuals_and_backtest(app_env):
+    at = _app("workloads")
+    dims = at.dataframe(key="wl_dims").value
+    assert DIAG in set(dims["workload"])
+    assert at.selectbox(key="wl_workload").value == DIAG
+    assert any("Closed MVA" in c.value for c in at.code)
+    assert "wl_curve_response" in {c.key for c in at.get("plotly_chart")} or len(at.get("plotly_chart")) >= 2
+
+    resid = at.dataframe(key="wl_resid_response").value
+    measured = pd.read_csv(SEED004)
+    assert sorted(resid["measured"]) == sorted(measured["resp_ms"])
+    fitted = _champion().predict(measured.assign(n_gcp=2, n_ziip=2))
+    np.testing.assert_allclose(sorted(resid["fitted"]), sorted(fitted["resp_ms"]), rtol=1e-3)  # rounded to 4 places
+    np.testing.assert_allclose(resid["residual_pct"], (resid["fitted"] / resid["measured"] - 1) * 100, atol=0.05)
+
+    metrics = at.dataframe(key="wl_metrics_response").value
+    assert {"train_mape_resp_ms", "knee_k_clients"} <= set(metrics["metric"])
+    backtest = at.dataframe(key="wl_backtest").value
+    assert {"comm_stub_payload", "mq_console_vs_rest"} == set(backtest["case"])
+    assert backtest["mape_pct"].notna().all() and (backtest["mape_pct"] >= 0).all()
+    assert {"wl_dims_download", "wl_points_download", "wl_resid_response_download",
+            "wl_backtest_download"} <= _downloads(at)
+
+
+def test_workloads_page_cost_model_lists_competitors(app_env):
+    at = _app("workloads")
     at.selectbox(key="wl_workload").set_value("zosconnect_apireq_v3_baqr").run()
     assert not at.exception
     assert any("cpu_ms_per_tran" in c.value for c in at.code)
+    competitors = at.dataframe(key="wl_comp_cost").value
+    assert len(competitors) >= 2 and "loo_mape_pct" in competitors
+    loo = at.dataframe(key="wl_metrics_cost").value.set_index("metric")["value"]
+    # the champion's logged CV error is the best competitor's
+    np.testing.assert_allclose(loo["loo_mape_pct"], competitors["loo_mape_pct"].min(), rtol=1e-9)
 
 
-def test_models_page_promotes(app_env):
-    at = _app()
-    at.switch_page("app_pages/models.py").run()
-    assert not at.exception
-    table = at.dataframe[0].value
-    assert {"kneecap-zosconnect_cics_diag-response", "kneecap-zosconnect_apireq_v3_baqr-cost"} <= set(table["name"])
-    at.selectbox(key="promote_name").set_value("kneecap-zosconnect_cics_diag-response").run()
+# --- Models ------------------------------------------------------------------------------------
+
+
+def test_models_page_promotes_a_version(app_env):
+    at = _app("models")
+    table = at.dataframe(key="models_table").value
+    name = tracking.model_name(DIAG, "response")
+    assert {name, tracking.model_name("zosconnect_apireq_v3_baqr", "cost")} <= set(table["name"])
+    rows = table[table["name"] == name].set_index("version")
+    assert rows.loc[1, "aliases"] == "champion" and rows.loc[2, "aliases"] == ""
+
+    at.selectbox(key="promote_name").set_value(name).run()
+    at.selectbox(key="promote_version").set_value(2).run()
     at.button(key="promote_button").click().run()
-    assert "is now @champion" in at.success[0].value
-
-
-def test_data_page_lists_marts(app_env):
-    at = _app()
-    at.switch_page("app_pages/data.py").run()
     assert not at.exception
-    assert any("`fct_measurements`: 61 rows" in m.value for m in at.markdown)
+    assert at.success[0].value == f"{name} version 2 is now @champion"
+    tracking.configure()
+    assert tracking.champion_version(name) == "2"
+    rows = at.dataframe(key="models_table").value.query("name == @name").set_index("version")
+    assert rows.loc[2, "aliases"] == "champion"
+
+    # and back, so the other pages keep seeing version 1
+    at.selectbox(key="promote_version").set_value(1).run()
+    at.button(key="promote_button").click().run()
+    assert tracking.champion_version(name) == "1"
+    assert "models_download" in _downloads(at)
 
 
-def test_upload_parsing_reports_bad_rows(app_env, tmp_path):
-    import sys
+# --- Data --------------------------------------------------------------------------------------
 
-    sys.path.insert(0, str(Path(APP).parent))
+
+def test_data_page_lists_marts_and_validation(app_env):
+    at = _app("data")
+    counts = at.dataframe(key="data_marts").value.set_index("table")["rows"]
+    published = pd.read_parquet(Path(app_env["KNEECAP_MARTS"]) / "fct_measurements.parquet")
+    assert counts["fct_measurements"] == len(published) > 0
+    assert any("Last pipeline validation: passed" in e.label for e in at.expander)
+
+
+def test_data_page_csv_upload_is_validated(app_env):
+    at = _app("data")
+    at.file_uploader(key="data_upload").upload("seed004.csv", SEED004.read_bytes(), "text/csv").run()
+    assert not at.exception, at.exception
+    assert at.success[0].value.endswith("measurement CSV, 5 rows")
+    assert any(s.value.startswith("All ") and "expectations pass on 5 rows" in s.value for s in at.success)
+    assert at.dataframe(key="data_table_measurements").value["resp_ms"].tolist() == \
+        pd.read_csv(SEED004)["resp_ms"].tolist()
+
+
+def test_data_page_quarantines_rows_breaking_littles_law(app_env):
+    # 500 clients at 2420 tps with Z = 200 ms allows R ~ 6.6 ms; 50.3 ms breaks N = X (R + Z) by ~21 %
+    bad = SEED004.read_bytes().replace(b",5.03,", b",50.3,")
+    assert bad != SEED004.read_bytes()
+    at = _app("data")
+    at.file_uploader(key="data_upload").upload("bad.csv", bad, "text/csv").run()
+    assert not at.exception, at.exception
+    assert at.warning and "expectations fail" in at.warning[0].value
+    failures = at.dataframe(key="data_failures").value
+    assert "check_littles_law_rel_err" in set(failures["column"])
+    quarantine = at.dataframe(key="data_quarantine").value
+    assert len(quarantine) == 1 and quarantine.iloc[0]["row"].endswith("c500")
+    assert float(quarantine.iloc[0]["value"]) == pytest.approx(abs(500 - 2420 * (50.3 + 200) / 1000) / 500, rel=1e-6)
+
+
+def test_data_page_rejects_bad_cells_with_line_numbers(app_env):
+    at = _app("data")
+    at.file_uploader(key="data_upload").upload("t.csv", SEED004.read_bytes().replace(b",1960,", b",fast,")).run()
+    assert not at.exception
+    assert at.error[0].value == "t.csv:5: tps: 'fast' is not a number"
+    problems = at.dataframe(key="data_problems").value
+    assert problems.iloc[0].to_dict() == {"file": "t.csv", "line": 5, "column": "tps", "problem": "'fast' is not a number"}
+
+
+def test_data_page_decodes_an_smf_dump_and_quarantines_a_damaged_record(app_env):
+    sys.path.insert(0, str(REPO / "tests" / "smf"))
+    import synth
+
+    records = []
+    for i in range(3):
+        start = dt.datetime(2025, 3, 3) + dt.timedelta(minutes=15 * i)
+        records.append(synth.record_72_3("SYSA", "PLEX1", start, 900.0, f"C{i}", "W",
+                                         [synth.Period(period=1, ended=100 + i, tcb_s=1.0 + i)]))
+        records.append(synth.record_other(99, 1, "SYSA", n=60))
+    damaged = bytearray(records[2])
+    damaged[60:64] = (60000).to_bytes(4, "big")  # SMF72SCS: period section beyond the record
+    records[2] = bytes(damaged)
+
+    at = _app("data")
+    at.file_uploader(key="data_upload").upload("week.smf", synth.frame_rdw(records)).run()
+    assert not at.exception, at.exception
+    assert at.success[0].value.startswith("week.smf: SMF dump (rdw)")
+    counts = at.dataframe(key="data_records").value.set_index(["record_type", "subtype"])
+    assert counts.loc[(72, 3), "records"] == 3 and counts.loc[(99, 1), "records"] == 3
+    quarantine = at.dataframe(key="data_quarantine").value
+    assert len(quarantine) == 1
+    assert quarantine.iloc[0]["record_no"] == 3 and "period data triplet" in quarantine.iloc[0]["reason"]
+    assert sorted(at.dataframe(key="data_table_smf72_workload").value["class_name"]) == ["C0", "C2"]
+
+
+def test_data_page_rejects_rmf_error_replies_and_plain_binary(app_env):
+    at = _app("data")
+    error_reply = (REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-error.xml").read_bytes()
+    at.file_uploader(key="data_upload").upload("reply.xml", error_reply).run()
+    assert not at.exception
+    assert re.match(r"reply\.xml: .*GPM0739E", at.error[0].value)
+    at.file_uploader(key="data_upload").clear().upload("dump.bin", b"plain binary without descriptors" * 8).run()
+    assert not at.exception
+    assert "site rdw" in at.error[0].value
+
+
+def test_data_page_reads_an_rmf_report(app_env):
+    at = _app("data")
+    report = (REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-small-RPRT-20220412.xml").read_bytes()
+    at.file_uploader(key="data_upload").upload("cpu.xml", report).run()
+    assert not at.exception, at.exception
+    from kneecap.rmf.postprocessor import read_postprocessor
+
+    expected = read_postprocessor(REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-small-RPRT-20220412.xml")
+    assert at.success[0].value == f"cpu.xml: RMF Postprocessor XML, {sum(len(f) for f in expected)} rows"
+    assert len(at.dataframe(key="data_table_rmf_partition").value) == len(expected.partition)
+
+
+def test_uploads_over_the_limit_are_refused(app_env, monkeypatch):
+    sys.path.insert(0, str(REPO / "app"))
     import resources
 
-    good = (Path(APP).parents[1] / "data" / "reference" / "seed004_table1.csv").read_bytes()
-    assert resources.ingest_upload("t.csv", good)["rows"] == 5
-    bad = good.replace(b",1960,", b",fast,")
-    with pytest.raises(ValueError, match=r"t\.csv:5: tps: 'fast' is not a number"):
-        resources.ingest_upload("t.csv", bad)
-    with pytest.raises(ValueError, match="site rdw|RDW|length"):
-        resources.ingest_upload("dump.bin", b"\x00" * 3 + b"plain binary without record descriptors" * 4)
+    monkeypatch.setattr(resources, "MAX_UPLOAD_MB", 1)
+    with pytest.raises(resources.UploadError, match=r"big\.smf: 2 MB is over the 1 MB upload limit"):
+        resources.ingest_upload("big.smf", b"\0" * 2 * 1024 * 1024)
+    with pytest.raises(resources.UploadError, match=r"empty\.csv: the file is empty"):
+        resources.ingest_upload("empty.csv", b"")
