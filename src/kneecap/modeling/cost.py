@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
+from sklearn.model_selection import LeaveOneOut
 from scipy import stats
 
 from kneecap.modeling.base import ModelError, column_or, mape_pct, to_jsonable
@@ -134,14 +135,13 @@ def _loo_mape(train: pd.DataFrame, design: Design, target: str = "cpu_ms_per_tra
     if len(train) < 2:
         return float("nan")
     errors = []
-    for i in range(len(train)):
-        mask = np.arange(len(train)) != i
-        sub = train.iloc[mask]
+    for fit_rows, (i,) in LeaveOneOut().split(train):
+        sub = train.iloc[fit_rows]
         x_sub = design.matrix(sub)
         # a driver constant in the fold (or a level missing from it) cannot be estimated
         if x_sub.shape[1] > len(sub) or np.linalg.matrix_rank(x_sub.to_numpy(dtype=float)) < x_sub.shape[1]:
             return float("nan")
-        fit = sm.OLS(_transform(y[mask], design.form), x_sub).fit()
+        fit = sm.OLS(_transform(y[fit_rows], design.form), x_sub).fit()
         x_i = design.matrix(train.iloc[[i]])[x_sub.columns]
         pred = _untransform(np.asarray(fit.predict(x_i)), design.form)[0]
         errors.append(abs(pred - y[i]) / y[i])

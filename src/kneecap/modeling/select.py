@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.model_selection import LeaveOneOut
 
 from kneecap.modeling.base import ModelError, column_or, mape_pct
 from kneecap.modeling.closed import ClosedMVAModel
@@ -71,8 +72,8 @@ def _closed(config: ModelingConfig, n_boot: int | None = None) -> ClosedMVAModel
 def _loo(train: pd.DataFrame, make, targets: tuple[str, ...]) -> float:
     """Mean over targets of the leave-one-out MAPE; NaN when a fold cannot be fitted."""
     errors: dict[str, list[float]] = {t: [] for t in targets}
-    for i in range(len(train)):
-        fold = train.drop(index=train.index[i])
+    for fit_rows, (i,) in LeaveOneOut().split(train):
+        fold = train.iloc[fit_rows]
         try:
             res = make().fit(fold)
         except ModelError:
