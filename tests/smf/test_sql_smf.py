@@ -93,3 +93,26 @@ def test_missing_70_1_gives_null_engines():
     out = run_sql({"smf70_cpu": res.smf70_cpu, "smf72_workload": res.smf72_workload})
     m = out["int_smf_measurements"]
     assert len(m) > 0 and m["n_gcp"].isna().all() and m["n_ziip"].isna().all()
+
+
+def test_ingest_fit_recovers_the_generating_queue(week):
+    """SMF bytes -> decode -> SQL -> model: the fitted queue is the one that generated the week.
+
+    The generator (synth.week_of_intervals) answers with M/M/2 on the GCPs plus 20 ms outside the
+    CPU; the GCP service time per transaction is 12 ms x (1 - 0.6 x (1 - spill)), between 4.8 ms
+    (no spill) and 5.4 ms (the busiest interval's spill), so the knee (saturation) lies at
+    2 / S = 370-417 tps.
+    """
+    from kneecap.modeling import OpenMMcModel
+
+    res, _ = week
+    m = res["int_smf_measurements"]
+    svc = m[m["config"] == "service_class"]
+    # from response and TPS alone the curve barely bends at <= 20% busy (25.7 vs 24.6 ms): the
+    # interval's own CPU and engine count are what pin the queue down
+    fitted = OpenMMcModel(n_boot=20, seed=1).fit(svc)
+    assert fitted.service_source == "measured"
+    assert fitted.n_servers == 2
+    np.testing.assert_allclose(fitted.delay_ms, 20.0, rtol=0.05)
+    assert 4.6 <= fitted.service_ms <= 5.6
+    assert 357 <= fitted.max_tps <= 435

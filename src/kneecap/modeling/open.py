@@ -25,8 +25,11 @@ class OpenMMcModel:
 
     For each server count ``c`` in ``1..max_servers`` the delay ``R0`` and service time ``S`` are
     fitted (``S < 1000 c / max(tps)`` keeps every training point below saturation); the ``c`` with
-    the smallest residual sum of squares wins. Intervals come from a residual bootstrap with ``c``
-    held fixed.
+    the smallest residual sum of squares wins. Interval data measures what the curve alone cannot
+    separate at low utilisation: with ``n_gcp`` constant it is ``c``, and with ``cpu_gcp_pct`` the
+    service time is the GCP CPU per transaction (APPL% CP x 10 / TPS, median over the rows), so
+    only ``R0`` is fitted. Intervals come from a residual bootstrap with ``c`` (and a measured
+    ``S``) held fixed.
 
     Notes
     -----
@@ -50,9 +53,11 @@ class OpenMMcModel:
         if ok.sum() < 3:
             raise ModelError(f"the open M/M/c model needs at least 3 (tps, resp_ms) points, got {int(ok.sum())}")
         x, r = tps[ok], resp[ok]
+        servers = _constant(table, "n_gcp", ok)
+        measured_s = _measured_service_ms(table, ok)
         best = None
-        for c in range(1, self.max_servers + 1):
-            theta, cost = _fit(x, r, c, None)
+        for c in ([int(servers)] if servers else range(1, self.max_servers + 1)):
+            theta, cost = _fit(x, r, c, None, measured_s)
             if best is None or cost < best[2] - 1e-12:
                 best = (c, theta, cost)
         c, theta, _ = best
@@ -62,16 +67,44 @@ class OpenMMcModel:
         boot = []
         for _ in range(self.n_boot):
             fake = _resp(x, theta[0], theta[1], c) * np.exp(-rng.choice(resid, size=len(resid)))
-            boot.append(_fit(x, fake, c, theta)[0])
+            boot.append(_fit(x, fake, c, theta, measured_s)[0])
         return OpenMMcResults(n_servers=c, delay_ms=float(theta[0]), service_ms=float(theta[1]),
                               boot_params=np.array(boot).reshape(-1, 2), residuals=resid,
                               alpha=self.alpha, seed=self.seed,
                               train_mape={"resp_ms": mape_pct(r, _resp(x, theta[0], theta[1], c))},
-                              n_train=int(ok.sum()))
+                              n_train=int(ok.sum()),
+                              service_source="measured" if measured_s is not None else "fitted")
 
 
-def _fit(x: np.ndarray, r: np.ndarray, c: int, start: np.ndarray | None) -> tuple[np.ndarray, float]:
+def _constant(table: pd.DataFrame, column: str, rows: np.ndarray) -> float | None:
+    values = column_or(table, column, np.nan)[rows]
+    values = values[np.isfinite(values)]
+    return float(values[0]) if len(values) == rows.sum() and len(values) and np.all(values == values[0]) and values[0] >= 1 else None
+
+
+def _measured_service_ms(table: pd.DataFrame, rows: np.ndarray) -> float | None:
+    """GCP CPU per transaction (IBM: APPL% CP x 10 / TPS): the service time of the engine pool."""
+    pct = column_or(table, "cpu_gcp_pct", np.nan)[rows]
+    tps = column_or(table, "tps", np.nan)[rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_tran = pct * 10.0 / tps
+    per_tran = per_tran[np.isfinite(per_tran) & (per_tran > 0)]
+    return float(np.median(per_tran)) if len(per_tran) else None
+
+
+def _fit(x: np.ndarray, r: np.ndarray, c: int, start: np.ndarray | None,
+         measured_s: float | None = None) -> tuple[np.ndarray, float]:
     s_max = 1000.0 * c / float(np.max(x)) * (1 - 1e-6)
+    if measured_s is not None:
+        s_fixed = min(measured_s, s_max)
+
+        def fun1(p: np.ndarray) -> np.ndarray:
+            return np.log(np.maximum(_resp(x, p[0], s_fixed, c), 1e-12) / r)
+
+        x0 = np.array([start[0] if start is not None else max(float(np.min(r)) - s_fixed, 0.0)])
+        res1 = optimize.least_squares(fun1, x0=np.clip(x0, 0.0, max(float(np.max(r)), 1e-6)),
+                                      bounds=([0.0], [max(float(np.max(r)), 1e-6)]))
+        return np.array([res1.x[0], s_fixed]), float(res1.cost)
 
     def fun(p: np.ndarray) -> np.ndarray:
         return np.log(np.maximum(_resp(x, p[0], p[1], c), 1e-12) / r)
@@ -93,6 +126,7 @@ class OpenMMcResults:
     seed: int
     train_mape: dict[str, float]
     n_train: int
+    service_source: str = "fitted"
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms",)
 
@@ -117,14 +151,16 @@ class OpenMMcResults:
         return out
 
     def summary(self) -> str:
-        return (f"Open M/M/c: c = {self.n_servers}, service {self.service_ms:.4g} ms, delay {self.delay_ms:.4g} ms; "
+        return (f"Open M/M/c: c = {self.n_servers}, service {self.service_ms:.4g} ms ({self.service_source}), "
+                f"delay {self.delay_ms:.4g} ms; "
                 f"saturates at {self.max_tps:.0f} tps; train MAPE resp {self.train_mape['resp_ms']:.1f} %")
 
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable({"family": self.family, "n_servers": self.n_servers, "delay_ms": self.delay_ms,
                             "service_ms": self.service_ms, "boot_params": self.boot_params,
                             "residuals": self.residuals, "alpha": self.alpha, "seed": self.seed,
-                            "train_mape": self.train_mape, "n_train": self.n_train})
+                            "train_mape": self.train_mape, "n_train": self.n_train,
+                            "service_source": self.service_source})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpenMMcResults:
