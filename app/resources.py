@@ -218,7 +218,7 @@ def fit_curves(workload: str, key: str, think_cap: int = 6) -> pd.DataFrame:
     frames = []
     for n_gcp, n_ziip, think in configs.itertuples(index=False):
         c = forecasting.response_curve(model, n_gcp=int(n_gcp), n_ziip=int(n_ziip), think_time_ms=float(think),
-                                       max_load=top, points=60, max_draws=50)
+                                       max_load=top, points=60, max_draws=INTERACTIVE_DRAWS)
         frames.append(c.assign(config=f"{int(n_gcp)} GCP / {int(n_ziip)} zIIP / Z {think:g} ms",
                                n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think))
     return pd.concat(frames, ignore_index=True)

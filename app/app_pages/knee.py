@@ -57,15 +57,19 @@ if not points.empty and "clients" in points:
     if not other.empty:
         fig.add_trace(go.Scatter(x=other["clients"], y=other["resp_ms"], mode="markers", name="measured (other configs)",
                                  marker={"size": 9, "symbol": "x", "color": "#7f7f7f"}))
-if knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf"):
-    fig.add_vrect(x0=knee["k_clients_lo"], x1=min(knee["k_clients_hi"], max_clients), fillcolor="orange", opacity=0.15,
-                  line_width=0)
+has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
+if has_knee:
+    fig.add_vrect(x0=knee["k_clients_lo"], x1=knee["k_clients_hi"], fillcolor="orange", opacity=0.15, line_width=0)
     fig.add_vline(x=knee["k_clients"], line_dash="dash", line_color="orange",
                   annotation_text=f"knee ~{knee['k_clients']:.0f}")
-fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420,
+x_max = max(max_clients, knee["k_clients_hi"] if has_knee and knee["k_clients_hi"] < float("inf") else 0) * 1.02
+fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420, xaxis_range=[0, x_max],
                   yaxis_range=[0, float(max(curve["resp_ms"].quantile(0.9) * 1.5, points["resp_ms"].max() * 1.3
                                             if not points.empty else 1))])
 st.plotly_chart(fig, key="knee_chart")
+if has_knee and knee["k_clients"] > max_clients:
+    st.caption(f"The knee (~{knee['k_clients']:.0f} clients) lies beyond the curve drawn: raise "
+               "'Clients (curve up to)' to see the curve bend.")
 
 util = go.Figure()
 util.add_trace(go.Scatter(x=curve["clients"], y=curve["ziip_busy_pct"], name="zIIP busy % (offered, per engine)"))
