@@ -42,6 +42,18 @@ def column_or(frame: pd.DataFrame, column: str, default: float) -> np.ndarray:
     return pd.to_numeric(frame[column], errors="coerce").fillna(default).to_numpy(dtype=float)
 
 
+def positive_pairs(table: pd.DataFrame, x_col: str, y_col: str, what: str,
+                   min_points: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows where both columns are positive: ``(x, y, row_mask)``; too few is a :class:`ModelError`."""
+    require_columns(table, (x_col, y_col), what)
+    x = column_or(table, x_col, np.nan)
+    y = column_or(table, y_col, np.nan)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    if ok.sum() < min_points:
+        raise ModelError(f"{what} needs at least {min_points} ({x_col}, {y_col}) points, got {int(ok.sum())}")
+    return x[ok], y[ok], ok
+
+
 def mape_pct(actual: np.ndarray, predicted: np.ndarray) -> float:
     """Mean absolute percentage error, %, over rows with a non-zero actual value."""
     actual = np.asarray(actual, dtype=float)

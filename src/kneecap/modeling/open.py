@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable
 from kneecap.modeling.queueing import mmc_resp_ms
 
 FAMILY = "open_mmc"
@@ -46,13 +46,7 @@ class OpenMMcModel:
     seed: int = 0
 
     def fit(self, table: pd.DataFrame) -> OpenMMcResults:
-        require_columns(table, ("tps", "resp_ms"), "the open M/M/c model")
-        tps = column_or(table, "tps", np.nan)
-        resp = column_or(table, "resp_ms", np.nan)
-        ok = np.isfinite(tps) & np.isfinite(resp) & (tps > 0) & (resp > 0)
-        if ok.sum() < 3:
-            raise ModelError(f"the open M/M/c model needs at least 3 (tps, resp_ms) points, got {int(ok.sum())}")
-        x, r = tps[ok], resp[ok]
+        x, r, ok = positive_pairs(table, "tps", "resp_ms", "the open M/M/c model")
         servers = _constant(table, "n_gcp", ok)
         measured_s = _measured_service_ms(table, ok)
         best = None

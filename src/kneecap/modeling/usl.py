@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable
 
 FAMILY = "usl"
 
@@ -41,13 +41,7 @@ class USLModel:
     alpha: float = 0.05
 
     def fit(self, table: pd.DataFrame) -> USLResults:
-        require_columns(table, ("clients", "tps"), "the USL model")
-        clients = column_or(table, "clients", np.nan)
-        tps = column_or(table, "tps", np.nan)
-        ok = np.isfinite(clients) & np.isfinite(tps) & (clients > 0) & (tps > 0)
-        if ok.sum() < 3:
-            raise ModelError(f"the USL model needs at least 3 (clients, tps) points, got {int(ok.sum())}")
-        n, x = clients[ok], tps[ok]
+        n, x, ok = positive_pairs(table, "clients", "tps", "the USL model")
 
         def fun(p: np.ndarray) -> np.ndarray:
             return usl_tps(n, *p) - x
