@@ -23,8 +23,9 @@ from kneecap import config, forecasting, modeling, tracking, warehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_MB = 200
-#: bootstrap draws behind interactive bands (the batch forecast and the backtest use them all)
-INTERACTIVE_DRAWS = 50
+#: bootstrap draws behind interactive bands: all of them (None), as the batch forecast and the registered
+#: model's metrics use, so the desk's knee interval is the one the reports print
+INTERACTIVE_DRAWS = None
 
 
 def marts_dir() -> Path:

@@ -54,7 +54,7 @@ def default_configuration(results: ClosedMVAResults) -> dict[str, float]:
 
 def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None = None,
                    think_time_ms: float | None = None, max_load: float, points: int = 80,
-                   max_draws: int | None = 50) -> pd.DataFrame:
+                   max_draws: int | None = None) -> pd.DataFrame:
     """Predicted response, throughput and pool utilisation with bands over a grid of load.
 
     Closed models: ``clients`` from 1 to ``max_load``. Open models: ``tps`` up to ``max_load``.
