@@ -37,6 +37,15 @@ def test_third_ziip_prediction_matches_ibm(fitted):
     np.testing.assert_allclose(pred["resp_ms"], 1.63, rtol=0.25)
 
 
+def test_a_rows_band_does_not_depend_on_the_other_rows_asked_for(fitted):
+    # the planner predicts n_ziip = 1..4 in one frame, the what-if page one point: same numbers
+    alone = fitted.predict(THIRD_ZIIP.drop(columns=["tps", "resp_ms"]))
+    table = fitted.predict(pd.DataFrame({"clients": 500, "n_gcp": 2, "n_ziip": [1, 2, 3, 4],
+                                         "think_time_ms": 200.0}))
+    cols = ["resp_ms", "resp_ms_lo", "resp_ms_hi", "tps_lo", "tps_hi", "spill_pct_hi"]
+    np.testing.assert_allclose(table.loc[2, cols].to_numpy(float), alone.loc[0, cols].to_numpy(float), rtol=1e-12)
+
+
 def test_knee_lands_between_measured_break_and_saturation(fitted):
     knee = fitted.knee(n_gcp=2, n_ziip=2, think_time_ms=200.0, k=3.0)
     # N* = (D + R0 + Z) / D_max; the measured curve turns up between 300 and 400 clients and

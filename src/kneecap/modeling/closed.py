@@ -236,8 +236,10 @@ class ClosedMVAResults:
             boot = draws[1:, :, mi]
             resid = self.residuals.get(name, np.empty(0))
             if len(resid) and len(boot):
-                # a new measured point scatters around the model as the training points did
-                boot = boot * np.exp(rng.choice(resid, size=boot.shape, replace=True))
+                # a new measured point scatters around the model as the training points did; one
+                # residual per draw (not per row) so a row's band does not depend on the other rows
+                # asked for in the same call: the planner table and the what-if point agree
+                boot = boot * np.exp(rng.choice(resid, size=(len(boot), 1), replace=True))
             if len(boot):
                 out[f"{name}_lo"] = np.minimum(np.quantile(boot, lo_q, axis=0), out[name])
                 out[f"{name}_hi"] = np.maximum(np.quantile(boot, hi_q, axis=0), out[name])
@@ -254,8 +256,7 @@ class ClosedMVAResults:
               points: int = 60, max_draws: int | None = None) -> pd.DataFrame:
         """Predictions on an even grid of clients ``1..max_clients`` for one configuration.
 
-        ``max_draws`` bounds the bootstrap draws behind the band (interactive use: a band from 50
-        draws costs a quarter of one from 200, and its quantiles move by a few percent).
+        ``max_draws`` bounds the bootstrap draws behind the band (all of them by default).
         """
         grid = np.unique(np.linspace(1, max_clients, points).round().astype(int))
         frame = pd.DataFrame({"clients": grid, "n_gcp": n_gcp, "n_ziip": n_ziip,
