@@ -138,11 +138,21 @@ def ziip_gcp_mva(
     spill = np.zeros(n_max)
     service_ms = cpu_ms_per_tran * ziip_eligible_fraction
     if honor_priority and service_ms > 0:
-        offered = np.minimum(sol.tps / 1000.0 * service_ms, n_ziip * (1 - 1e-9))
-        tail = erlang_c_array(offered, n_ziip) * np.exp(-(n_ziip - offered) * help_wait_ms / service_ms)
-        spill = tail * (1.0 - sol.all_busy_on_arrival[:, 1])
+        spill = _help_spill(sol.tps, service_ms, n_ziip, sol.all_busy_on_arrival[:, 1], help_wait_ms)
     return MVASolution(sol.tps, sol.resp_ms, sol.station_resp_ms, sol.station_busy, spill,
                        sol.all_busy_on_arrival)
+
+
+def _help_spill(tps: np.ndarray, service_ms, n_ziip: int, gcp_all_busy: np.ndarray,
+                help_wait_ms: float) -> np.ndarray:
+    """Share of eligible work a GCP runs: the formula in :func:`ziip_gcp_mva`'s notes.
+
+    ``tps`` and ``gcp_all_busy`` (P(every GCP busy | n - 1)) per population; ``service_ms`` the
+    zIIP service time ``f D``, a scalar or a column broadcasting against ``tps``.
+    """
+    offered = np.minimum(tps / 1000.0 * service_ms, n_ziip * (1 - 1e-9))
+    tail = erlang_c_array(offered, n_ziip) * np.exp(-(n_ziip - offered) * help_wait_ms / service_ms)
+    return tail * (1.0 - gcp_all_busy)
 
 
 def _solve(
@@ -168,7 +178,7 @@ def _check_network(demands_ms: np.ndarray, servers, delay_ms, think_time_ms: flo
         raise ValueError("demands_ms and servers must be non-empty and of equal length")
     if any(m < 1 for m in servers):
         raise ValueError(f"every station needs >= 1 server, got {tuple(servers)}")
-    if np.any(np.asarray(demands_ms) < 0) or np.any(np.asarray(delay_ms) < 0) or think_time_ms < 0:
+    if np.any(demands_ms < 0) or np.any(np.asarray(delay_ms) < 0) or think_time_ms < 0:
         raise ValueError("demands, delay and think time must be non-negative")
     if n_max < 1:
         raise ValueError(f"n_max must be >= 1, got {n_max}")
@@ -327,14 +337,10 @@ def ziip_gcp_mva_batch(
     x, resp, _, free = _mva_kernel(demands_2d, np.array(servers, dtype=np.int64), r0,
                                    float(think_time_ms), int(n_max))
     tps = x * 1000.0
-    all_busy = [np.clip(1.0 - free[:, :, k], 0.0, 1.0) for k in range(len(servers))]
     if n_ziip <= 0:
         spill = np.full((b, n_max), 1.0 if f > 0 else 0.0)
     elif honor_priority and f > 0:
-        service = (d * f)[:, None]
-        offered = np.minimum(tps / 1000.0 * service, n_ziip * (1 - 1e-9))
-        spill = (erlang_c_array(offered, n_ziip) * np.exp(-(n_ziip - offered) * help_wait_ms / service)
-                 * (1.0 - all_busy[1]))
+        spill = _help_spill(tps, (d * f)[:, None], n_ziip, np.clip(1.0 - free[:, :, 1], 0.0, 1.0), help_wait_ms)
     else:
         spill = np.zeros((b, n_max))
     return BatchSolution(tps, resp, spill)
