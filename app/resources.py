@@ -23,9 +23,6 @@ from kneecap import config, forecasting, modeling, tracking, warehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_MB = 200
-#: bootstrap draws behind interactive bands: all of them (None), as the batch forecast and the registered
-#: model's metrics use, so the desk's knee interval is the one the reports print
-INTERACTIVE_DRAWS = None
 
 
 def marts_dir() -> Path:
@@ -108,17 +105,18 @@ def response_model(workload: str) -> Any:
     return models(workload, champion_key(workload)).response
 
 
+# Bands and knee intervals from every bootstrap draw (the library's default), so the desk shows the
+# intervals the registered metrics and `kneecap forecast` print.
 @st.cache_data(max_entries=256)
 def curve(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int) -> pd.DataFrame:
     return forecasting.response_curve(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
-                                      think_time_ms=think_time_ms, max_load=max_clients, points=80,
-                                      max_draws=INTERACTIVE_DRAWS)
+                                      think_time_ms=think_time_ms, max_load=max_clients, points=80)
 
 
 @st.cache_data(max_entries=256)
 def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, Any]:
     return forecasting.knee(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
-                            think_time_ms=think_time_ms, k=policy().knee_k, max_draws=INTERACTIVE_DRAWS)
+                            think_time_ms=think_time_ms, k=policy().knee_k)
 
 
 @st.cache_data(max_entries=256)
@@ -219,7 +217,7 @@ def fit_curves(workload: str, key: str, think_cap: int = 6) -> pd.DataFrame:
     frames = []
     for n_gcp, n_ziip, think in configs.itertuples(index=False):
         c = forecasting.response_curve(model, n_gcp=int(n_gcp), n_ziip=int(n_ziip), think_time_ms=float(think),
-                                       max_load=top, points=60, max_draws=INTERACTIVE_DRAWS)
+                                       max_load=top, points=60)
         frames.append(c.assign(config=f"{int(n_gcp)} GCP / {int(n_ziip)} zIIP / Z {think:g} ms",
                                n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think))
     return pd.concat(frames, ignore_index=True)

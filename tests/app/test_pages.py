@@ -73,7 +73,7 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     assert (at.slider(key="knee_n_gcp").value, at.slider(key="knee_n_ziip").value) == (base["n_gcp"], base["n_ziip"])
 
     # the desk bands with every bootstrap draw, as the registered metrics do
-    expected = forecasting.knee_sentence(forecasting.knee(model, **base, k=3.0, max_draws=None))
+    expected = forecasting.knee_sentence(forecasting.knee(model, **base, k=3.0))
     assert _knee_text(at) == f"**Knee:** {expected}"
     with_two = _knee_clients(at)
     assert 300 < with_two < 550  # IBM's Table 1 breaks away between 300 and 500 clients with 2 zIIPs
@@ -82,8 +82,7 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     assert not at.exception
     assert _knee_clients(at) > with_two * 1.2  # a third zIIP moves the knee out
     assert _knee_text(at) == "**Knee:** " + forecasting.knee_sentence(
-        forecasting.knee(model, n_gcp=base["n_gcp"], n_ziip=3, think_time_ms=base["think_time_ms"], k=3.0,
-                         max_draws=None))
+        forecasting.knee(model, n_gcp=base["n_gcp"], n_ziip=3, think_time_ms=base["think_time_ms"], k=3.0))
     assert len(at.get("plotly_chart")) == 2
     assert "knee_download" in _downloads(at)
 
