@@ -47,9 +47,7 @@ def params() -> config.Params:
 
 
 def policy() -> forecasting.Policy:
-    p = params()
-    return forecasting.Policy(p.planner.max_ziip_busy_pct, p.planner.max_spill_pct, p.planner.max_n_ziip,
-                              p.train.knee_k)
+    return config.planner_policy(params())
 
 
 @st.cache_data(ttl=60)
@@ -128,11 +126,11 @@ def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, thin
 
 @st.cache_data(max_entries=128)
 def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: int, slo_resp_ms: float,
-         max_ziip_busy_pct: float | None, max_spill_pct: float | None, max_n_ziip: int) -> dict[str, Any]:
+         policy: modeling.PlannerPolicy) -> dict[str, Any]:
     result = modeling.plan_ziip(models(workload, key).response, clients=clients, think_time_ms=think_time_ms,
-                                n_gcp=n_gcp, slo_resp_ms=slo_resp_ms, max_ziip_busy_pct=max_ziip_busy_pct,
-                                max_spill_pct=max_spill_pct, max_n_ziip=max_n_ziip)
-    return {"n_ziip": result.n_ziip, "reason": result.reason, "margin_ms": result.margin_ms, "table": result.table}
+                                n_gcp=n_gcp, slo_resp_ms=slo_resp_ms, policy=policy)
+    return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
+            "margin_ms": result.margin_ms, "table": result.table}
 
 
 def run_competitors(run_id: str) -> pd.DataFrame:

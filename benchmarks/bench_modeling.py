@@ -20,7 +20,7 @@ import pandas as pd
 
 from kneecap import backtest, config
 from kneecap.modeling import ClosedMVAModel
-from kneecap.modeling.queueing import ziip_gcp_mva
+from kneecap.modeling.dispatch import Dispatch, solve_closed
 from kneecap.training import modeling_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,8 +45,9 @@ def main() -> None:
 
     print("== what-if recompute (N = 1..5000 clients) ==")
     for engines in (2, 8, 16):
-        ms = _median_ms(lambda: ziip_gcp_mva(0.8, 0.95, n_gcp=engines, n_ziip=engines, delay_ms=0.3,
-                                             think_time_ms=200.0, n_max=5000), args.repeat)
+        dispatch = Dispatch(engines, engines, eligible_bursts=params.train.eligible_bursts)
+        ms = _median_ms(lambda: solve_closed(0.8, 0.3, 0.95, dispatch, think_time_ms=200.0, n_max=5000),
+                        args.repeat)
         print(f"point curve, {engines:2d} zIIP + {engines:2d} GCP: median {ms:7.1f} ms (goal <= 50 ms: "
               f"{'met' if ms <= 50 else 'MISSED'})")
     fitted = ClosedMVAModel(n_boot=params.train.n_boot, seed=params.common.seed).fit(SEED004)

@@ -12,6 +12,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHES = [
     ("modeling: what-if speed and backtest accuracy", ["bench_modeling.py"]),
+    ("zIIP/GCP dispatch: analytic model vs simulation grid", ["bench_dispatch.py", "--full"]),
     ("SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)", ["bench_smf_decode.py", "--mb", "200"]),
     ("app: page interaction latency (AppTest)", ["bench_app.py"]),
 ]

@@ -1,4 +1,6 @@
-"""zIIP planner: target load and SLO in, zIIP count with utilisation and spill out."""
+"""Engine planner: target load and SLO in, the cheapest zIIP + GCP mix with utilisation and spill out."""
+
+from dataclasses import replace
 
 import streamlit as st
 
@@ -21,14 +23,17 @@ clients = c1.number_input("Target clients", 1, 100_000, value=int(model.train_ra
 think = c2.number_input("Think time (ms)", 0.0, 10_000.0, value=float(base["think_time_ms"]), key="plan_think")
 n_gcp = c3.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key="plan_n_gcp")
 slo = c4.number_input("Response-time SLO (ms)", 0.01, 100_000.0, value=2.0, key="plan_slo")
-p1, p2 = st.columns(2)
+p1, p2, p3, p4 = st.columns(4)
 max_busy = p1.number_input("Policy: max zIIP busy % per engine", 1.0, 100.0,
                            value=float(policy.max_ziip_busy_pct or 100.0), key="plan_max_busy")
 max_spill = p2.number_input("Policy: max eligible work on GCPs %", 0.0, 100.0,
                             value=float(policy.max_spill_pct or 100.0), key="plan_max_spill")
+max_added = p3.number_input("GCPs the plan may add", 0, 64, value=int(policy.max_added_gcp), key="plan_max_added_gcp")
+conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.conservative), key="plan_conservative")
 
-answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), float(max_busy), float(max_spill),
-                  int(policy.max_n_ziip))
+answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo),
+                  replace(policy, max_ziip_busy_pct=float(max_busy), max_spill_pct=float(max_spill),
+                          max_added_gcp=int(max_added), conservative=bool(conservative)))
 if answer["n_ziip"] is None:
     st.error(answer["reason"])
 else:
@@ -39,6 +44,7 @@ table = answer["table"].rename(columns={
 st.dataframe(table.round(3), hide_index=True, key="plan_table")
 st.download_button("Download plan (CSV)", answer["table"].to_csv(index=False), file_name=f"{workload}-ziip-plan.csv",
                    mime="text/csv", key="plan_download")
-st.caption("zIIP busy is the load offered to the zIIP pool per engine; eligible work on GCPs follows "
-           "IIPHONORPRIORITY=YES with ZIIPAWMT from params.yaml. IBM publishes no numeric zIIP busy limit: the "
-           "policy caps are yours (params.yaml `planner`).")
+st.caption("Rows: zIIP counts with the GCPs above. Busy is what each pool runs, GCP help included; eligible "
+           "work moves to GCPs under IIPHONORPRIORITY=YES after ZIIPAWMT (params.yaml `train`). The plan is the "
+           "cheapest mix by the engine costs in params.yaml `planner` (ties go to zIIPs). IBM publishes no numeric "
+           "zIIP busy limit: the policy caps are yours.")

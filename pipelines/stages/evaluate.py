@@ -26,8 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", required=True, help="params.yaml")
     args = parser.parse_args(argv)
     params = config.load_params(args.params)
-    policy = backtest.PlannerPolicy(params.planner.max_ziip_busy_pct, params.planner.max_spill_pct,
-                                    params.planner.max_n_ziip, params.train.knee_k)
+    policy = config.planner_policy(params)
     try:
         cases = [backtest.load_case(p) for p in backtest.expand_case_dirs([args.cases])]
     except backtest.CaseError as exc:

@@ -19,7 +19,7 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +54,7 @@ class Case:
     path: str = ""
 
 
-@dataclass(frozen=True)
-class PlannerPolicy:
-    max_ziip_busy_pct: float | None = None
-    max_spill_pct: float | None = None
-    max_n_ziip: int = 16
-    knee_k: float = 3.0
+PlannerPolicy = modeling.PlannerPolicy
 
 
 @dataclass
@@ -200,8 +195,7 @@ def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str
     if kind == "min_ziip":
         plan = modeling.plan_ziip(response, clients=float(q["clients"]), think_time_ms=float(q["think_time_ms"]),
                                   n_gcp=int(q["n_gcp"]), slo_resp_ms=float(q["slo_resp_ms"]),
-                                  max_ziip_busy_pct=policy.max_ziip_busy_pct, max_spill_pct=policy.max_spill_pct,
-                                  max_n_ziip=policy.max_n_ziip)
+                                  policy=replace(policy, max_added_gcp=0))
         return {"kind": kind, "expect": expect, "answer": plan.n_ziip, "ok": plan.n_ziip == int(expect),
                 "detail": plan.reason}
     knee = response.knee(n_gcp=int(q["n_gcp"]), n_ziip=int(q["n_ziip"]),
@@ -261,15 +255,14 @@ def expand_case_dirs(paths: list[str]) -> list[str]:
 
 def run_cli(case_paths: list[str], *, json_path: str | None = None, params_path: str | None = None) -> int:
     """What ``kneecap backtest`` does: exit 2 on a malformed case, else 0 whatever the errors."""
-    from kneecap.config import load_params
+    from kneecap.config import load_params, planner_policy
     from kneecap.training import modeling_config
 
     if params_path is None and Path("params.yaml").exists():
         params_path = "params.yaml"
     params = load_params(params_path) if params_path else None
     config = modeling_config(params) if params else ModelingConfig()
-    policy = PlannerPolicy(params.planner.max_ziip_busy_pct, params.planner.max_spill_pct,
-                           params.planner.max_n_ziip, params.train.knee_k) if params else PlannerPolicy()
+    policy = planner_policy(params) if params else PlannerPolicy()
     try:
         cases = [load_case(p) for p in expand_case_dirs(case_paths)]
     except CaseError as exc:

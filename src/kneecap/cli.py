@@ -99,8 +99,7 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         print(f"forecast: {out}: output must end in .parquet, .csv or .json", file=sys.stderr)
         return 2
     params = config.load_params(args.params)
-    policy = forecasting.Policy(params.planner.max_ziip_busy_pct, params.planner.max_spill_pct,
-                                params.planner.max_n_ziip, params.train.knee_k)
+    policy = config.planner_policy(params)
     tracking.configure(args.tracking_uri)
     table = forecasting.forecast_scenarios(scenarios, _load_champions, policy)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -115,6 +114,61 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
     return 0
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import time
+
+    import yaml
+
+    from kneecap import simulation
+
+    try:
+        spec = yaml.safe_load(Path(args.scenarios).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        print(f"simulate: {args.scenarios}: {exc}", file=sys.stderr)
+        return 2
+    scenarios = spec.get("scenarios") if isinstance(spec, dict) else None
+    if not isinstance(scenarios, list) or not all(isinstance(s, dict) for s in scenarios):
+        print(f"simulate: {args.scenarios}: expected a mapping with a 'scenarios' list of mappings",
+              file=sys.stderr)
+        return 2
+    if args.out and Path(args.out).suffix != ".csv":
+        print(f"simulate: {args.out}: output must end in .csv", file=sys.stderr)
+        return 2
+    registry_ready = False  # mlflow is imported and configured only if a scenario names a workload
+
+    def workload_defaults(workload: str) -> dict:
+        nonlocal registry_ready
+        if not registry_ready:
+            from kneecap import tracking
+
+            tracking.configure(args.tracking_uri)
+            registry_ready = True
+        return simulation.response_model_defaults(_load_champions(workload).response, workload)
+
+    last = time.perf_counter()
+
+    def report(row: dict) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        took, last = now - last, now
+        if row["error"] is not None:
+            print(f"simulate: {row['name']}: error: {row['error']}", file=sys.stderr)
+        else:
+            print(f"simulate: {row['name']}: tps {row['tps']:.1f}, resp_ms {row['resp_ms']:.3f} "
+                  f"[{row['resp_ms_lo']:.3f}, {row['resp_ms_hi']:.3f}], "
+                  f"spill_pct {row['spill_pct']:.1f} ({took:.1f} s)", file=sys.stderr)
+
+    table = simulation.simulate_specs(scenarios, workload_defaults, on_row=report,
+                                      replications=args.replications,
+                                      transactions=args.transactions, seed=args.seed)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.out, index=False)
+    else:
+        table.to_csv(sys.stdout, index=False)
+    return 1 if table["error"].notna().any() else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -148,6 +202,18 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--params", default="params.yaml")
     forecast.add_argument("--tracking-uri", default=None)
     forecast.set_defaults(func=_cmd_forecast)
+
+    simulate = sub.add_parser("simulate",
+                              help="simulate an LPAR's GCP and zIIP dispatching per scenario")
+    simulate.add_argument("--scenarios", required=True, help="scenarios YAML")
+    simulate.add_argument("--out", default=None, help="output .csv (default: print the CSV)")
+    simulate.add_argument("--replications", type=int, default=5)
+    simulate.add_argument("--transactions", type=int, default=20000,
+                          help="per replication, warm-up included")
+    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--tracking-uri", default=None,
+                          help="model registry, for scenarios that name a workload")
+    simulate.set_defaults(func=_cmd_simulate)
 
     promote = sub.add_parser("promote", help="set the champion alias of a registered model")
     promote.add_argument("name", nargs="?")

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.validation.checks import ValidationConfig
 
 T = TypeVar("T")
@@ -27,6 +28,8 @@ class TrainConfig:
     min_points: int = 3
     honor_priority: bool = True
     help_wait_ms: float = 3.2
+    eligible_bursts: int = 4
+    gcp_bursts: int = 1
     assumed_ziip_eligible_fraction: float = 0.95
     max_cv_error_pct: float = 5.0
 
@@ -36,6 +39,10 @@ class PlannerConfig:
     max_ziip_busy_pct: float | None = None
     max_spill_pct: float | None = None
     max_n_ziip: int = 16
+    max_added_gcp: int = 0
+    ziip_cost: float = 1.0
+    gcp_cost: float = 1.0
+    conservative: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,14 @@ def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
         planner=_section(PlannerConfig, raw.get("planner"), f"{where}: planner"),
         evaluate=_section(EvaluateConfig, raw.get("evaluate"), f"{where}: evaluate"),
     )
+
+
+def planner_policy(params: Params) -> PlannerPolicy:
+    """The one planner policy every caller uses (backtest, forecast, desk), from ``params.yaml``."""
+    p = params.planner
+    return PlannerPolicy(max_ziip_busy_pct=p.max_ziip_busy_pct, max_spill_pct=p.max_spill_pct,
+                         max_n_ziip=p.max_n_ziip, max_added_gcp=p.max_added_gcp, ziip_cost=p.ziip_cost,
+                         gcp_cost=p.gcp_cost, conservative=p.conservative, knee_k=params.train.knee_k)
 
 
 def load_params(path: str | os.PathLike[str] = "params.yaml") -> Params:

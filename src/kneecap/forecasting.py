@@ -20,20 +20,15 @@ import pandas as pd
 from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
 from kneecap.modeling.open import OpenMMcResults
 from kneecap.modeling.usl import USLResults
+from kneecap.modeling.ziip import PlannerPolicy
 
 FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
                  "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS)
 
 
-@dataclass(frozen=True)
-class Policy:
-    """Planner policy and knee rule (params.yaml ``planner`` and ``train.knee_k``)."""
-
-    max_ziip_busy_pct: float | None = 80.0
-    max_spill_pct: float | None = 10.0
-    max_n_ziip: int = 16
-    knee_k: float = 3.0
+#: Planner policy and knee rule (params.yaml ``planner`` and ``train.knee_k``).
+Policy = PlannerPolicy
 
 
 @dataclass
@@ -115,10 +110,9 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
                    max_tps=est["max_tps"])
         if scenario.get("slo_resp_ms") is not None and scenario.get("clients") is not None:
             plan = plan_ziip(res, clients=float(scenario["clients"]), think_time_ms=cfg["think_time_ms"],
-                             n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]),
-                             max_ziip_busy_pct=policy.max_ziip_busy_pct, max_spill_pct=policy.max_spill_pct,
-                             max_n_ziip=policy.max_n_ziip)
+                             n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy)
             row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
+                       recommended_n_gcp=plan.n_gcp_recommended,
                        slo_margin_ms=plan.margin_ms, recommendation=plan.reason)
         if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
             row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est["k_clients"],

@@ -1,10 +1,13 @@
 """Closed MVA model on the seed 004 table (IBM z/OS Connect, 2 GCPs + 2 zIIPs, Z = 200 ms)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap.modeling import ClosedMVAModel, ModelError, plan_ziip, results_from_dict, years_to_reach
+from kneecap.modeling import (ClosedMVAModel, ModelError, PlannerPolicy, plan_ziip, results_from_dict,
+                              years_to_reach)
 
 # seed 004, Table 1 and Table 2 (004_30fd347cf9df2afe.txt): TPS as printed with "~"
 TABLE1 = pd.DataFrame({
@@ -48,27 +51,62 @@ def test_a_rows_band_does_not_depend_on_the_other_rows_asked_for(fitted):
 
 def test_knee_lands_between_measured_break_and_saturation(fitted):
     knee = fitted.knee(n_gcp=2, n_ziip=2, think_time_ms=200.0, k=3.0)
-    # N* = (D + R0 + Z) / D_max; the measured curve turns up between 300 and 400 clients and
-    # the modeling notes' fit gives N* ~ 528
-    expected = (fitted.cpu_ms_per_tran + fitted.delay_ms + 200.0) / (
-        fitted.ziip_eligible_fraction * fitted.cpu_ms_per_tran / 2)
+    # N* = (D + R0 + Z) / D_max; with GCP help the two pools saturate together, so
+    # D_max = D / (n_gcp + n_ziip) (Kleinrock's bound for the pooled engines)
+    expected = (fitted.cpu_ms_per_tran + fitted.delay_ms + 200.0) / (fitted.cpu_ms_per_tran / 4)
     np.testing.assert_allclose(knee.saturation_clients, expected, rtol=1e-12)
-    assert 450 < knee.saturation_clients < 600
     assert knee.saturation_clients_lo <= knee.saturation_clients <= knee.saturation_clients_hi
-    assert 300 < knee.k_clients < knee.saturation_clients
+    # the measured curve turns up between 300 and 500 clients (seed 004 Table 1)
+    assert 300 < knee.k_clients < 500 < knee.saturation_clients
 
 
 def test_planner_answers_the_seed_004_questions(fitted):
     # IBM: 2 zIIPs are fine at 300 clients (1.38 ms); 500 clients needed a third (1.63 ms)
-    at_500 = plan_ziip(fitted, clients=500, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0,
-                       max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6)
-    at_300 = plan_ziip(fitted, clients=300, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0,
-                       max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6)
+    policy = PlannerPolicy(max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6)
+    at_500 = plan_ziip(fitted, clients=500, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0, policy=policy)
+    at_300 = plan_ziip(fitted, clients=300, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0, policy=policy)
     assert at_500.n_ziip == 3 and at_300.n_ziip == 2
+    assert at_500.n_gcp_recommended == 2 and at_500.added_gcp == 0
     row = at_500.table.set_index("n_ziip").loc[2]
-    # the 2-zIIP configuration at 500 clients spills eligible work onto the GCPs (IBM: IIPCP rose)
-    assert row["spill_pct"] > 10 and not row["meets_slo"]
+    # two zIIPs at 500 clients run past the busy cap and miss the SLO (IBM: 5.03 ms)
+    assert row["ziip_busy_pct"] > 80 and not row["meets_slo"]
     assert "3 zIIP(s)" in at_500.reason
+
+
+def test_planner_says_when_no_engine_count_can_meet_the_slo(fitted):
+    unloaded = fitted.cpu_ms_per_tran + fitted.delay_ms
+    plan = plan_ziip(fitted, clients=300, think_time_ms=200, n_gcp=2, slo_resp_ms=unloaded * 0.9)
+    assert plan.n_ziip is None and plan.n_gcp_recommended is None
+    assert "unloaded response" in plan.reason and f"{unloaded:.3g} ms" in plan.reason
+
+
+def test_planner_adds_gcps_when_ziips_alone_cannot_and_follows_prices(fitted):
+    # zIIP busy capped at 1 %: no zIIP count passes, so only the GCP-only mix (no eligible-work cap)
+    # can; the plan must then add GCPs, and it may only when the policy lets it
+    strict = PlannerPolicy(max_ziip_busy_pct=1.0, max_spill_pct=None, max_n_ziip=4)
+    none = plan_ziip(fitted, clients=700, think_time_ms=200, n_gcp=1, slo_resp_ms=1.5, policy=strict)
+    assert none.n_ziip is None and "no mix of up to 4 zIIPs and 1 GCPs" in none.reason
+    grown = plan_ziip(fitted, clients=700, think_time_ms=200, n_gcp=1, slo_resp_ms=1.5,
+                      policy=replace(strict, max_added_gcp=8))
+    assert grown.n_ziip == 0 and grown.added_gcp >= 1
+    judged = grown.table  # the table is for the GCPs asked about; the chosen mix is re-predicted
+    assert not judged["meets_slo"].iloc[0]
+    check = fitted.predict(pd.DataFrame([{"clients": 700, "think_time_ms": 200, "n_gcp": grown.n_gcp_recommended,
+                                          "n_ziip": 0}])).iloc[0]
+    assert check["resp_ms"] <= 1.5
+    fewer = fitted.predict(pd.DataFrame([{"clients": 700, "think_time_ms": 200,
+                                          "n_gcp": grown.n_gcp_recommended - 1, "n_ziip": 0}])).iloc[0]
+    assert fewer["resp_ms"] > 1.5  # the cheapest: one GCP less would miss
+
+
+def test_conservative_plan_needs_the_band_to_meet_the_slo(fitted):
+    point = plan_ziip(fitted, clients=500, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0,
+                      policy=PlannerPolicy(max_n_ziip=8))
+    careful = plan_ziip(fitted, clients=500, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0,
+                        policy=PlannerPolicy(max_n_ziip=8, conservative=True))
+    assert careful.n_ziip >= point.n_ziip
+    row = careful.table.set_index("n_ziip").loc[careful.n_ziip]
+    assert row["resp_ms_hi"] <= 2.0
 
 
 def test_roundtrip_is_exact(fitted):

@@ -5,13 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from kneecap.modeling.queueing import (
-    erlang_c,
-    mmc_resp_ms,
-    multiserver_mva,
-    ziip_gcp_mva,
-    ziip_gcp_mva_batch,
-)
+from kneecap.modeling.queueing import erlang_c, mmc_resp_ms, multiserver_mva
 
 
 def test_one_client_sees_no_queue():
@@ -84,39 +78,3 @@ def test_erlang_c_textbook_values():
     assert mmc_resp_ms(3000.0, 1.0, 3) == math.inf
     with pytest.raises(ValueError, match="n_servers"):
         erlang_c(1.0, 0)
-
-
-def test_ziip_pools_without_spill_reduce_to_one_station():
-    # f = 1: every ms of CPU queues for the zIIPs; the GCP station carries nothing
-    two_pool = ziip_gcp_mva(0.763, 1.0, n_gcp=2, n_ziip=2, delay_ms=0.562, think_time_ms=200.0,
-                            n_max=500, honor_priority=False)
-    single = multiserver_mva((0.763,), (2,), delay_ms=0.562, think_time_ms=200.0, n_max=500)
-    np.testing.assert_allclose(two_pool.resp_ms, single.resp_ms, rtol=1e-12)
-    assert not two_pool.spill_fraction.any()
-
-
-def test_spill_grows_with_load_and_vanishes_with_more_ziips():
-    sol = ziip_gcp_mva(0.8, 0.95, n_gcp=2, n_ziip=2, delay_ms=0.3, think_time_ms=200.0, n_max=500)
-    assert np.all(np.diff(sol.spill_fraction) >= -1e-12)
-    assert sol.spill_fraction[99] < 0.01 < sol.spill_fraction[499]
-    more = ziip_gcp_mva(0.8, 0.95, n_gcp=2, n_ziip=4, delay_ms=0.3, think_time_ms=200.0, n_max=500)
-    assert more.spill_fraction[499] < sol.spill_fraction[499]
-    none = ziip_gcp_mva(0.8, 0.95, n_gcp=2, n_ziip=0, delay_ms=0.3, think_time_ms=200.0, n_max=10)
-    np.testing.assert_allclose(none.spill_fraction, 1.0)
-    with pytest.raises(ValueError, match="n_gcp must be >= 1"):
-        ziip_gcp_mva(0.8, 0.95, n_gcp=0, n_ziip=2, delay_ms=0.3, think_time_ms=200.0, n_max=10)
-
-
-@pytest.mark.parametrize(("n_gcp", "n_ziip"), [(2, 2), (2, 0), (16, 16), (1, 3)])
-def test_batch_solves_each_parameter_set_as_the_single_solve_does(n_gcp, n_ziip):
-    # the batch carries one set of marginals across draws: each draw must start from an empty network
-    demands = np.array([1.6, 0.4, 0.8])
-    delays = np.array([0.1, 2.0, 0.3])
-    batch = ziip_gcp_mva_batch(demands, delays, 0.9, n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=50.0, n_max=300)
-    for i, (d, r0) in enumerate(zip(demands, delays)):
-        one = ziip_gcp_mva(d, 0.9, n_gcp=n_gcp, n_ziip=n_ziip, delay_ms=r0, think_time_ms=50.0, n_max=300)
-        np.testing.assert_allclose(batch.resp_ms[i], one.resp_ms, rtol=1e-12)
-        np.testing.assert_allclose(batch.tps[i], one.tps, rtol=1e-12)
-        np.testing.assert_allclose(batch.spill_fraction[i], one.spill_fraction, rtol=1e-9, atol=1e-15)
-    with pytest.raises(ValueError, match="non-negative"):
-        ziip_gcp_mva_batch(demands, -delays, 0.9, n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=50.0, n_max=10)

@@ -14,11 +14,12 @@ from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, KneeEstima
 from kneecap.modeling.cost import CostModel, CostResults
 from kneecap.modeling.knee import observed_knee
 from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
-from kneecap.modeling.queueing import erlang_c, mmc_resp_ms, multiserver_mva, ziip_gcp_mva
+from kneecap.modeling.dispatch import Dispatch, DispatchSolution, cpu_residence, solve_closed, solve_open
+from kneecap.modeling.queueing import erlang_c, mmc_resp_ms, multiserver_mva
 from kneecap.modeling.select import (Choice, ModelingConfig, choose_cost_model,
                                      choose_response_model, has_cost_data, response_kind)
 from kneecap.modeling.usl import USLModel, USLResults, usl_tps
-from kneecap.modeling.ziip import ZiipPlan, plan_ziip, years_to_reach
+from kneecap.modeling.ziip import PlannerPolicy, ZiipPlan, plan_ziip, years_to_reach
 
 _FAMILIES = {
     "closed_mva": ClosedMVAResults,
@@ -37,9 +38,9 @@ def results_from_dict(d: dict[str, Any]) -> Any:
 
 
 __all__ = [
-    "Choice", "ClosedMVAModel", "ClosedMVAResults", "CostModel", "CostResults", "KneeEstimate",
-    "ModelError", "ModelingConfig", "OpenMMcModel", "OpenMMcResults", "USLModel", "USLResults",
+    "Choice", "ClosedMVAModel", "Dispatch", "DispatchSolution", "cpu_residence", "solve_closed", "solve_open", "ClosedMVAResults", "CostModel", "CostResults", "KneeEstimate",
+    "ModelError", "ModelingConfig", "OpenMMcModel", "OpenMMcResults", "PlannerPolicy", "USLModel", "USLResults",
     "ZiipPlan", "choose_cost_model", "choose_response_model", "erlang_c", "has_cost_data",
     "mape_pct", "mmc_resp_ms", "multiserver_mva", "observed_knee", "plan_ziip", "response_kind",
-    "results_from_dict", "usl_tps", "years_to_reach", "ziip_gcp_mva",
+    "results_from_dict", "usl_tps", "years_to_reach",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
-from kneecap.modeling.queueing import BatchSolution, ziip_gcp_mva_batch
+from kneecap.modeling.dispatch import Dispatch, DispatchSolution, solve_closed
 
 FAMILY = "closed_mva"
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
@@ -47,16 +47,16 @@ class KneeEstimate:
         return to_jsonable(self.__dict__)
 
 
-def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: int) -> float:
-    """``D_max``: demand per engine at the pool that saturates first, ms.
+def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: int,
+                         honor_priority: bool = True) -> float:
+    """``D_max = 1 / X_max``: demand per engine at the bottleneck, ms.
 
-    The zIIP pool carries ``f D`` on ``n_ziip`` engines and the GCPs ``(1-f) D`` on ``n_gcp``
-    (all of ``D`` when there are no zIIPs), as in the response model, where eligible work queues
-    for a zIIP.
+    With help (IIPHONORPRIORITY=YES) or no zIIP, eligible work can use every engine and the pools
+    saturate together; without help each kind is limited by its own pool
+    (:meth:`kneecap.modeling.dispatch.Dispatch.max_tps`).
     """
-    if n_ziip <= 0:
-        return cpu_ms_per_tran / n_gcp
-    return max(f * cpu_ms_per_tran / n_ziip, (1.0 - f) * cpu_ms_per_tran / n_gcp)
+    x_max = Dispatch(n_gcp=n_gcp, n_ziip=n_ziip, honor_priority=honor_priority).max_tps(cpu_ms_per_tran, f)
+    return 1000.0 / x_max if x_max > 0 else math.inf
 
 
 @dataclass
@@ -69,6 +69,8 @@ class ClosedMVAModel:
         (``ziip_eligible_pct / cpu_total_pct``); recorded in the results as assumed.
     honor_priority : IIPHONORPRIORITY=YES (eligible work spills to free GCPs).
     help_wait_ms : IEAOPTxx ZIIPAWMT in ms (how long eligible work waits before a GCP helps).
+    eligible_bursts, gcp_bursts : dispatches per transaction of each kind
+        (:class:`kneecap.modeling.dispatch.Dispatch`).
     n_boot : bootstrap refits behind the intervals.
     alpha : intervals are ``(1 - alpha)``.
     seed : bootstrap random seed.
@@ -80,7 +82,8 @@ class ClosedMVAModel:
 
         min_{R0, D}  sum_i [log R(N_i)/R_i]^2 + [log X(N_i)/X_i]^2
 
-    where ``R(N)``, ``X(N)`` come from :func:`kneecap.modeling.queueing.ziip_gcp_mva`. When the table
+    where ``R(N)``, ``X(N)`` come from :func:`kneecap.modeling.dispatch.solve_closed` (exact MVA with
+    GCP help fed back into the queues). When the table
     measures CPU per transaction, ``D`` is fixed at its median (utilisation law) and only ``R0`` is
     fitted.
     """
@@ -88,6 +91,8 @@ class ClosedMVAModel:
     ziip_eligible_fraction: float = 0.95
     honor_priority: bool = True
     help_wait_ms: float = 3.2
+    eligible_bursts: int = 4
+    gcp_bursts: int = 1
     n_boot: int = 200
     alpha: float = 0.05
     seed: int = 0
@@ -102,7 +107,7 @@ class ClosedMVAModel:
             raise ModelError(f"the closed MVA model needs at least 2 measured values, got {n_obs}")
         f, f_source = _eligible_fraction(table, self.ziip_eligible_fraction)
         measured_d = _measured_demand(table)
-        solver = _Solver(data, f, self.honor_priority, self.help_wait_ms)
+        solver = _Solver(data, f, self._dispatch_options())
         obs = _observations(data)
         theta = _fit_point(solver, obs, measured_d)
         resid = solver.residuals(theta[None, :], obs[None, :])[0]
@@ -135,6 +140,8 @@ class ClosedMVAModel:
             demand_source="measured" if measured_d is not None else "fitted",
             honor_priority=self.honor_priority,
             help_wait_ms=self.help_wait_ms,
+            eligible_bursts=self.eligible_bursts,
+            gcp_bursts=self.gcp_bursts,
             alpha=self.alpha,
             boot_params=boot_arr,
             residuals=centred,
@@ -146,6 +153,10 @@ class ClosedMVAModel:
             train_ranges=train_ranges,
             n_train=int(len(table)),
         )
+
+    def _dispatch_options(self) -> dict[str, Any]:
+        return {"honor_priority": self.honor_priority, "help_wait_ms": self.help_wait_ms,
+                "eligible_bursts": self.eligible_bursts, "gcp_bursts": self.gcp_bursts}
 
 
 @dataclass
@@ -166,6 +177,8 @@ class ClosedMVAResults:
     train_mape: dict[str, float]
     train_ranges: dict[str, Any]
     n_train: int
+    eligible_bursts: int = 1
+    gcp_bursts: int = 1
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
                                 "ziip_eligible_on_gcp_pct")
@@ -187,16 +200,21 @@ class ClosedMVAResults:
         thetas = np.array(self._theta_list(), dtype=float)
         return thetas if max_draws is None else thetas[: 1 + max_draws]
 
+    def dispatch(self, n_gcp: int, n_ziip: int) -> Dispatch:
+        """The LPAR ``n_gcp`` + ``n_ziip`` under the dispatching rules this model was fitted with."""
+        return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=self.honor_priority,
+                        help_wait_ms=self.help_wait_ms, eligible_bursts=self.eligible_bursts,
+                        gcp_bursts=self.gcp_bursts)
+
     def _solve_all(self, n_gcp: int, n_ziip: int, think_ms: float, n_max: int,
-                   max_draws: int | None = None) -> BatchSolution:
+                   max_draws: int | None = None) -> DispatchSolution:
         key = (n_gcp, n_ziip, float(think_ms), max_draws)
         hit = self._cache.get(key)
         if hit is not None and hit.tps.shape[1] >= n_max:
             return hit
         thetas = self._thetas(max_draws)
-        sol = ziip_gcp_mva_batch(thetas[:, 1], thetas[:, 0], self.ziip_eligible_fraction, n_gcp=n_gcp,
-                                 n_ziip=n_ziip, think_time_ms=think_ms, n_max=max(n_max, 1),
-                                 honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms)
+        sol = solve_closed(thetas[:, 1], thetas[:, 0], self.ziip_eligible_fraction,
+                           self.dispatch(n_gcp, n_ziip), think_time_ms=think_ms, n_max=max(n_max, 1))
         if len(self._cache) > 256:
             self._cache.clear()
         self._cache[key] = sol
@@ -246,9 +264,8 @@ class ClosedMVAResults:
             else:
                 out[f"{name}_lo"] = out[name]
                 out[f"{name}_hi"] = out[name]
-        offered = out["cpu_ziip_pct"] + out["ziip_eligible_on_gcp_pct"]
-        # busy per zIIP as if no GCP helped: the load the zIIP pool is asked to carry
-        out["ziip_busy_pct"] = np.where(n_ziip > 0, offered / np.maximum(n_ziip, 1), np.nan)
+        # what the pools run: GCP help is part of the solution, so these never pass 100 %
+        out["ziip_busy_pct"] = np.where(n_ziip > 0, out["cpu_ziip_pct"] / np.maximum(n_ziip, 1), np.nan)
         out["gcp_busy_pct"] = out["cpu_gcp_pct"] / n_gcp
         return out
 
@@ -268,7 +285,8 @@ class ClosedMVAResults:
         """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals
         (from at most ``max_draws`` bootstrap draws when given)."""
         thetas = self._thetas(max_draws)
-        d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip) for d in thetas[:, 1]])
+        d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
+                          for d in thetas[:, 1]])
         sats = (thetas[:, 1] + thetas[:, 0] + think_time_ms) / d_max
         # the k-times crossing comes before ~1.5 N* unless k is large: solve that far, go further only if needed
         n_max = int(min(max(1.5 * float(np.max(sats)), 50), 50_000))
@@ -284,7 +302,7 @@ class ClosedMVAResults:
         sat_b = np.array(sats[1:] or sats, dtype=float)
         kn_b = np.array(kns[1:] or kns, dtype=float)
         d_max = bottleneck_demand_ms(self.cpu_ms_per_tran, self.ziip_eligible_fraction, n_gcp,
-                                     n_ziip)
+                                     n_ziip, self.honor_priority)
         return KneeEstimate(
             n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
             saturation_clients=float(sats[0]),
@@ -307,7 +325,8 @@ class ClosedMVAResults:
             f"  cpu_ms_per_tran        {self.cpu_ms_per_tran:10.4f} ms ({self.demand_source})",
             f"  delay_ms (R0)          {self.delay_ms:10.4f} ms (fitted)",
             f"  ziip_eligible_fraction {self.ziip_eligible_fraction:10.3f} ({self.ziip_eligible_source})",
-            f"  honor_priority         {self.honor_priority} (ZIIPAWMT {self.help_wait_ms} ms)",
+            f"  honor_priority         {self.honor_priority} (ZIIPAWMT {self.help_wait_ms} ms, GCP help fed back)",
+            f"  bursts per tran        {self.eligible_bursts} eligible + {self.gcp_bursts} GCP-only",
             f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
             f"  train MAPE tps         {self.train_mape.get('tps', float('nan')):8.1f} %",
             f"  bootstrap refits       {len(self.boot_params)}",
@@ -322,6 +341,7 @@ class ClosedMVAResults:
             "ziip_eligible_source": self.ziip_eligible_source,
             "demand_source": self.demand_source, "honor_priority": self.honor_priority,
             "help_wait_ms": self.help_wait_ms,
+            "eligible_bursts": self.eligible_bursts, "gcp_bursts": self.gcp_bursts,
             "alpha": self.alpha, "boot_params": self.boot_params, "residuals": self.residuals,
             "seed": self.seed, "train_mape": self.train_mape,
             "train_ranges": self.train_ranges, "n_train": self.n_train,
@@ -342,7 +362,7 @@ def _centre(values: np.ndarray) -> np.ndarray:
     return values - values.mean() if len(values) else values
 
 
-def _point_metrics(sol: BatchSolution, n: int, d: np.ndarray, f: float, n_ziip: int) -> np.ndarray:
+def _point_metrics(sol: DispatchSolution, n: int, d: np.ndarray, f: float, n_ziip: int) -> np.ndarray:
     """(B, 7): resp, tps, CPU% total / zIIP / GCP / IIPCP, spill% at population ``n``."""
     x_per_ms = sol.tps[:, n - 1] / 1000.0
     s = sol.spill_fraction[:, n - 1]
@@ -400,8 +420,8 @@ def _observations(data: dict[str, np.ndarray]) -> np.ndarray:
 class _Solver:
     """Model values at the training points for many parameter sets at once."""
 
-    def __init__(self, data: dict[str, np.ndarray], f: float, honor: bool, help_wait_ms: float) -> None:
-        self.data, self.f, self.honor, self.help_wait_ms = data, f, honor, help_wait_ms
+    def __init__(self, data: dict[str, np.ndarray], f: float, options: dict[str, Any]) -> None:
+        self.data, self.f, self.options = data, f, options
         self.ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
         self.ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
         self.n_resp = int(self.ok_r.sum())
@@ -414,9 +434,9 @@ class _Solver:
         tps = np.empty_like(resp)
         for key, rows in self.groups.items():
             ns = self.data["clients"][rows]
-            sol = ziip_gcp_mva_batch(thetas[:, 1], thetas[:, 0], self.f, n_gcp=int(key[0]), n_ziip=int(key[1]),
-                                     think_time_ms=float(key[2]), n_max=int(ns.max()),
-                                     honor_priority=self.honor, help_wait_ms=self.help_wait_ms)
+            sol = solve_closed(thetas[:, 1], thetas[:, 0], self.f,
+                               Dispatch(n_gcp=int(key[0]), n_ziip=int(key[1]), **self.options),
+                               think_time_ms=float(key[2]), n_max=int(ns.max()))
             resp[:, rows] = sol.resp_ms[:, ns - 1]
             tps[:, rows] = sol.tps[:, ns - 1]
         return resp, tps

@@ -1,4 +1,4 @@
-"""Queueing solvers: exact multi-server MVA for closed workloads, Erlang C for open ones.
+"""Queueing solvers: exact multi-server MVA for closed workloads, Erlang C for open ones (references).
 
 Pure functions on numbers; the fitted models built on them live in :mod:`kneecap.modeling.closed`
 and :mod:`kneecap.modeling.open`.
@@ -18,16 +18,15 @@ class MVASolution:
     """Exact MVA results for populations ``1..n_max`` (index ``n - 1``).
 
     ``resp_ms`` excludes think time. ``station_busy`` is the mean number of busy servers of each
-    station (utilisation law ``U = X * D``), ``spill_fraction`` the share of zIIP-eligible work that
-    ran on GCPs (zero when the model has no spill), ``all_busy_on_arrival`` the probability that
-    an arriving transaction finds every server of a station busy.
+    station (utilisation law ``U = X * D``), ``all_busy_on_arrival`` the probability that an
+    arriving transaction finds every server of a station busy. The zIIP/GCP pools with GCP help
+    are :func:`kneecap.modeling.dispatch.solve_closed`, which extends this recursion.
     """
 
     tps: np.ndarray
     resp_ms: np.ndarray
     station_resp_ms: np.ndarray  # (n_max, n_stations)
     station_busy: np.ndarray  # (n_max, n_stations)
-    spill_fraction: np.ndarray
     all_busy_on_arrival: np.ndarray  # (n_max, n_stations): P(all m_k servers busy | n - 1)
 
 
@@ -76,85 +75,6 @@ def multiserver_mva(
     return _solve(demands_ms, servers, delay_ms, think_time_ms, n_max)
 
 
-def ziip_gcp_mva(
-    cpu_ms_per_tran: float,
-    ziip_eligible_fraction: float,
-    *,
-    n_gcp: int,
-    n_ziip: int,
-    delay_ms: float,
-    think_time_ms: float,
-    n_max: int,
-    honor_priority: bool = True,
-    help_wait_ms: float = 3.2,
-) -> MVASolution:
-    r"""Two CPU pools, zIIP and GCP, with zIIP-eligible work spilling to GCPs; station 0 is zIIP.
-
-    Parameters
-    ----------
-    cpu_ms_per_tran : CPU demand per transaction ``D`` on both pools together, ms.
-    ziip_eligible_fraction : ``f``, share of ``D`` that may run on a zIIP.
-    n_gcp, n_ziip : engines in each pool; ``n_ziip = 0`` puts all eligible work on GCPs.
-    honor_priority : IIPHONORPRIORITY=YES; with NO, eligible work waits for a zIIP.
-    help_wait_ms : ZIIPAWMT, how long eligible work waits for a zIIP before a GCP may help, ms.
-
-    Notes
-    -----
-    Response time and throughput come from :func:`multiserver_mva` with eligible work queueing
-    for the zIIP pool (demand ``f D`` on ``n_ziip`` servers) and the rest on the GCPs (``(1-f) D``
-    on ``n_gcp``). The spill onto GCPs (RMF's IIPCP) is then estimated from that solution. Under
-    IIPHONORPRIORITY=YES a GCP helps eligible work that has waited longer than the alternate wait
-    management threshold ``t`` (IEAOPTxx ``ZIIPAWMT``). Treating the zIIP pool at the MVA
-    throughput as M/M/c with offered load ``a = X f D`` and service time ``S = f D``, the
-    Erlang C waiting-time tail gives
-
-    .. math::
-
-        s(n) = C(n_{zIIP}, a)\; e^{-(n_{zIIP} - a)\,t / S}\; P(\text{a GCP free} \mid n-1)
-
-    The spilled work is not fed back into the queueing: it is a small share until the zIIPs
-    saturate, and IBM notes that sending eligible work to a GCP "costs processing time"
-    (z/OS Connect documentation, "GCPs and zIIPs"). GCP and zIIP speeds are taken as equal
-    (full-capacity CPC): ``D`` is in CP-equivalent ms. With IIPHONORPRIORITY=NO, ``s = 0``.
-
-    References
-    ----------
-    IBM, *z/OS MVS Initialization and Tuning Reference*, IEAOPTxx: IIPHONORPRIORITY, ZIIPAWMT.
-    Kleinrock (1975), *Queueing Systems Vol. 1*, §3.5 (M/M/c waiting-time distribution).
-    """
-    if n_gcp < 1:
-        raise ValueError(f"n_gcp must be >= 1 (z/OS needs a general purpose processor), got {n_gcp}")
-    if not 0.0 <= ziip_eligible_fraction <= 1.0:
-        raise ValueError(f"ziip_eligible_fraction must be in [0, 1], got {ziip_eligible_fraction}")
-    if n_ziip <= 0:
-        sol = _solve((0.0, cpu_ms_per_tran), (1, n_gcp), delay_ms, think_time_ms, n_max)
-        everything = 1.0 if ziip_eligible_fraction > 0 else 0.0
-        return MVASolution(sol.tps, sol.resp_ms, sol.station_resp_ms, sol.station_busy,
-                           np.full(n_max, everything), sol.all_busy_on_arrival)
-    sol = _solve(
-        (cpu_ms_per_tran * ziip_eligible_fraction, cpu_ms_per_tran * (1.0 - ziip_eligible_fraction)),
-        (n_ziip, n_gcp), delay_ms, think_time_ms, n_max,
-    )
-    spill = np.zeros(n_max)
-    service_ms = cpu_ms_per_tran * ziip_eligible_fraction
-    if honor_priority and service_ms > 0:
-        spill = _help_spill(sol.tps, service_ms, n_ziip, sol.all_busy_on_arrival[:, 1], help_wait_ms)
-    return MVASolution(sol.tps, sol.resp_ms, sol.station_resp_ms, sol.station_busy, spill,
-                       sol.all_busy_on_arrival)
-
-
-def _help_spill(tps: np.ndarray, service_ms, n_ziip: int, gcp_all_busy: np.ndarray,
-                help_wait_ms: float) -> np.ndarray:
-    """Share of eligible work a GCP runs: the formula in :func:`ziip_gcp_mva`'s notes.
-
-    ``tps`` and ``gcp_all_busy`` (P(every GCP busy | n - 1)) per population; ``service_ms`` the
-    zIIP service time ``f D``, a scalar or a column broadcasting against ``tps``.
-    """
-    offered = np.minimum(tps / 1000.0 * service_ms, n_ziip * (1 - 1e-9))
-    tail = erlang_c_array(offered, n_ziip) * np.exp(-(n_ziip - offered) * help_wait_ms / service_ms)
-    return tail * (1.0 - gcp_all_busy)
-
-
 def _solve(
     demands_ms: tuple[float, ...],
     servers: tuple[int, ...],
@@ -169,7 +89,7 @@ def _solve(
     x_arr = x[0]
     st_busy = x_arr[:, None] * np.array(demands_ms, dtype=float)[None, :]
     all_busy = np.clip(1.0 - idle[0], 0.0, 1.0)
-    return MVASolution(x_arr * 1000.0, total[0], r[0], st_busy, np.zeros(n_max), all_busy)
+    return MVASolution(x_arr * 1000.0, total[0], r[0], st_busy, all_busy)
 
 
 def _check_network(demands_ms: np.ndarray, servers, delay_ms, think_time_ms: float, n_max: int) -> None:
@@ -282,65 +202,3 @@ def mmc_resp_ms(tps: float, service_ms: float, n_servers: int) -> float:
     if a >= n_servers:
         return math.inf
     return service_ms + erlang_c(a, n_servers) * service_ms / (n_servers * (1.0 - a / n_servers))
-
-
-@dataclass(frozen=True)
-class BatchSolution:
-    """:class:`MVASolution` for ``B`` parameter sets at once; arrays are ``(B, n_max)``."""
-
-    tps: np.ndarray
-    resp_ms: np.ndarray
-    spill_fraction: np.ndarray
-
-
-def erlang_c_array(offered_erlangs: np.ndarray, n_servers: int) -> np.ndarray:
-    """:func:`erlang_c` element-wise over an array of offered loads (1 where saturated)."""
-    a = np.asarray(offered_erlangs, dtype=float)
-    b = np.ones_like(a)
-    for k in range(1, n_servers + 1):
-        b = a * b / (k + a * b)
-    rho = a / n_servers
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c = b / (1.0 - rho + rho * b)
-    return np.where(a >= n_servers, 1.0, c)
-
-
-def ziip_gcp_mva_batch(
-    cpu_ms_per_tran: np.ndarray,
-    delay_ms: np.ndarray,
-    ziip_eligible_fraction: float,
-    *,
-    n_gcp: int,
-    n_ziip: int,
-    think_time_ms: float,
-    n_max: int,
-    honor_priority: bool = True,
-    help_wait_ms: float = 3.2,
-) -> BatchSolution:
-    """:func:`ziip_gcp_mva` for many ``(D, R0)`` pairs at once (bootstrap bands, batched fits).
-
-    The same compiled recursion as :func:`multiserver_mva`, looped over the parameter sets: a band
-    from 200 bootstrap draws over N = 1..5000 costs about 0.2 s.
-    """
-    d = np.atleast_1d(np.asarray(cpu_ms_per_tran, dtype=float))
-    r0 = np.broadcast_to(np.asarray(delay_ms, dtype=float), d.shape).astype(float)
-    if n_gcp < 1:
-        raise ValueError(f"n_gcp must be >= 1 (z/OS needs a general purpose processor), got {n_gcp}")
-    f = float(ziip_eligible_fraction)
-    if n_ziip <= 0:
-        demands, servers = [d], [n_gcp]
-    else:
-        demands, servers = [d * f, d * (1.0 - f)], [n_ziip, n_gcp]
-    demands_2d = np.column_stack(demands)
-    _check_network(demands_2d, servers, r0, think_time_ms, n_max)
-    b = len(d)
-    x, resp, _, free = _mva_kernel(demands_2d, np.array(servers, dtype=np.int64), r0,
-                                   float(think_time_ms), int(n_max))
-    tps = x * 1000.0
-    if n_ziip <= 0:
-        spill = np.full((b, n_max), 1.0 if f > 0 else 0.0)
-    elif honor_priority and f > 0:
-        spill = _help_spill(tps, (d * f)[:, None], n_ziip, np.clip(1.0 - free[:, :, 1], 0.0, 1.0), help_wait_ms)
-    else:
-        spill = np.zeros((b, n_max))
-    return BatchSolution(tps, resp, spill)

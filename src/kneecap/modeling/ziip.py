@@ -1,4 +1,4 @@
-"""The zIIP planner: the smallest zIIP count that keeps response time within the SLO."""
+"""The engine planner: the cheapest zIIP + GCP mix that keeps response time within the SLO."""
 
 from __future__ import annotations
 
@@ -14,14 +14,44 @@ from kneecap.modeling.closed import ClosedMVAResults
 
 
 @dataclass(frozen=True)
+class PlannerPolicy:
+    """How the planner judges a configuration (params.yaml ``planner``, plus ``train.knee_k``).
+
+    ``max_ziip_busy_pct`` caps busy per zIIP and ``max_spill_pct`` the share of eligible work that
+    runs on GCPs (IIPCP); IBM publishes no numeric zIIP busy limit, so both are the planner's
+    choice. ``ziip_cost`` / ``gcp_cost`` are the relative prices of one engine of each kind (only
+    their ratio matters); a tie goes to zIIPs. ``max_added_gcp`` bounds the GCPs the planner may add
+    to the configuration asked about. ``conservative`` requires the band's upper end, not the
+    prediction, to meet the SLO.
+    """
+
+    max_ziip_busy_pct: float | None = 80.0
+    max_spill_pct: float | None = 10.0
+    max_n_ziip: int = 16
+    max_added_gcp: int = 0
+    ziip_cost: float = 1.0
+    gcp_cost: float = 1.0
+    conservative: bool = False
+    knee_k: float = 3.0
+
+    def __post_init__(self) -> None:
+        if self.max_n_ziip < 0 or self.max_added_gcp < 0:
+            raise ValueError("max_n_ziip and max_added_gcp must be >= 0")
+        if self.max_n_ziip > 256 or self.max_added_gcp > 256:
+            raise ValueError("max_n_ziip and max_added_gcp must be <= 256 (an LPAR's logical processors)")
+        if not (self.ziip_cost >= 0 and self.gcp_cost >= 0):
+            raise ValueError(f"engine costs must be >= 0, got zIIP {self.ziip_cost}, GCP {self.gcp_cost}")
+
+
+@dataclass(frozen=True)
 class ZiipPlan:
     """Answer of :func:`plan_ziip`.
 
-    ``table`` has one row per candidate ``n_ziip`` with the predicted response (and bounds), TPS,
-    zIIP busy per engine (the load offered to the zIIPs), GCP busy, the share of eligible work
-    spilling to GCPs (``spill_pct``) and its APPL% IIPCP, and which tests it passes.
-    ``n_ziip`` is the recommendation (``None`` if no candidate up to the limit passes);
-    ``margin_ms`` is SLO minus predicted response at that count.
+    ``table`` has one row per candidate ``n_ziip`` at the GCP count asked about, with the predicted
+    response (and bounds), TPS, busy per zIIP and per GCP (what each pool runs, GCP help included),
+    the share of eligible work on GCPs (``spill_pct``) and its APPL% IIPCP, and which tests it
+    passes. ``n_ziip`` / ``n_gcp_recommended`` are the cheapest mix that passes (``None`` when no
+    mix within the policy does); ``margin_ms`` is SLO minus the judged response of that mix.
     """
 
     n_ziip: int | None
@@ -33,14 +63,39 @@ class ZiipPlan:
     policy: dict[str, Any]
     table: pd.DataFrame
     reason: str
+    n_gcp_recommended: int | None = None
+    unloaded_resp_ms: float | None = None
+
+    @property
+    def added_gcp(self) -> int | None:
+        return None if self.n_gcp_recommended is None else self.n_gcp_recommended - self.n_gcp
 
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable({
-            "n_ziip": self.n_ziip, "margin_ms": self.margin_ms, "slo_resp_ms": self.slo_resp_ms,
-            "clients": self.clients, "think_time_ms": self.think_time_ms, "n_gcp": self.n_gcp,
-            "policy": self.policy, "reason": self.reason,
-            "table": self.table.to_dict(orient="records"),
+            "n_ziip": self.n_ziip, "n_gcp_recommended": self.n_gcp_recommended, "added_gcp": self.added_gcp,
+            "margin_ms": self.margin_ms, "slo_resp_ms": self.slo_resp_ms, "clients": self.clients,
+            "think_time_ms": self.think_time_ms, "n_gcp": self.n_gcp, "unloaded_resp_ms": self.unloaded_resp_ms,
+            "policy": self.policy, "reason": self.reason, "table": self.table.to_dict(orient="records"),
         })
+
+
+_PLAN_COLUMNS = ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "ziip_busy_pct", "gcp_busy_pct", "spill_pct",
+                 "ziip_eligible_on_gcp_pct")
+
+
+def _judge(results: ClosedMVAResults, frame: pd.DataFrame, slo_resp_ms: float, policy: PlannerPolicy) -> pd.DataFrame:
+    pred = results.predict(frame)
+    table = pd.concat([frame[["n_gcp", "n_ziip"]].reset_index(drop=True),
+                       pred[list(_PLAN_COLUMNS)].reset_index(drop=True)], axis=1)
+    judged = table["resp_ms_hi"] if policy.conservative else table["resp_ms"]
+    table["meets_slo"] = judged <= slo_resp_ms
+    ok = pd.Series(True, index=table.index)
+    if policy.max_ziip_busy_pct is not None:
+        ok &= table["ziip_busy_pct"].fillna(0.0) <= policy.max_ziip_busy_pct
+    if policy.max_spill_pct is not None:
+        ok &= table["spill_pct"] <= policy.max_spill_pct
+    table["meets_policy"] = ok
+    return table
 
 
 def plan_ziip(
@@ -50,59 +105,86 @@ def plan_ziip(
     think_time_ms: float,
     n_gcp: int,
     slo_resp_ms: float,
-    max_ziip_busy_pct: float | None = None,
-    max_spill_pct: float | None = None,
-    max_n_ziip: int = 16,
+    policy: PlannerPolicy | None = None,
     min_n_ziip: int = 0,
-    conservative: bool = False,
 ) -> ZiipPlan:
-    """Smallest ``n_ziip`` in ``min_n_ziip..max_n_ziip`` meeting the SLO and the policy.
+    """The cheapest zIIP + GCP mix that meets the SLO and the policy, from what the model predicts.
 
     Parameters
     ----------
     results : a fitted closed-workload model.
-    clients, think_time_ms, n_gcp : the load and configuration to plan for.
-    slo_resp_ms : response-time objective; met when the prediction (or, with ``conservative``,
-        the upper prediction bound) is at or below it.
-    max_ziip_busy_pct : policy cap on zIIP busy per engine. IBM publishes no numeric maximum;
-        zIIPs "couldn't be run as busy as general purpose processors" (M. Packer, IBM, "zIIP
-        Capacity Planning"), so the cap is the planner's choice (params.yaml ``planner``).
-    max_spill_pct : policy cap on eligible work running on GCPs (% of eligible work, IIPCP).
+    clients, think_time_ms, n_gcp : the load and the GCPs the LPAR has now.
+    slo_resp_ms : response-time objective; met when the prediction (or, with
+        ``policy.conservative``, the upper prediction bound) is at or below it.
+    policy : caps, engine costs and how many GCPs may be added (:class:`PlannerPolicy`).
+
+    Notes
+    -----
+    Every mix ``n_ziip`` in ``min_n_ziip..max_n_ziip`` with ``n_gcp + g`` GCPs, ``g`` in
+    ``0..max_added_gcp``, is judged by the same model the knee comes from; the answer minimises
+    ``n_ziip * ziip_cost + g * gcp_cost``, ties going to fewer added GCPs. Response never falls
+    below the unloaded response ``R(1) = D + R0`` whatever the engines: an SLO under it is
+    reported as unreachable rather than answered with an engine count. Feasibility is not monotone
+    from 0 to 1 zIIP (a lone zIIP can queue eligible work that GCPs would have run at once), so every
+    count is judged rather than searched by bisection.
     """
+    policy = policy or PlannerPolicy()
     if slo_resp_ms <= 0:
         raise ValueError(f"slo_resp_ms must be > 0, got {slo_resp_ms}")
     if clients < 1:
         raise ValueError(f"clients must be >= 1, got {clients}")
-    counts = np.arange(int(min_n_ziip), int(max_n_ziip) + 1)
+    if n_gcp < 1:
+        raise ValueError(f"n_gcp must be >= 1, got {n_gcp}")
+    counts = np.arange(int(min_n_ziip), int(policy.max_n_ziip) + 1)
     frame = pd.DataFrame({"clients": float(clients), "think_time_ms": float(think_time_ms),
                           "n_gcp": int(n_gcp), "n_ziip": counts})
-    pred = results.predict(frame)
-    table = pd.concat([frame[["n_ziip"]], pred[["resp_ms", "resp_ms_lo", "resp_ms_hi", "tps",
-                                                   "ziip_busy_pct", "gcp_busy_pct", "spill_pct",
-                                                   "ziip_eligible_on_gcp_pct"]]], axis=1)
-    judged = table["resp_ms_hi"] if conservative else table["resp_ms"]
-    table["meets_slo"] = judged <= slo_resp_ms
-    busy_ok = pd.Series(True, index=table.index)
-    if max_ziip_busy_pct is not None:
-        busy_ok = table["ziip_busy_pct"].fillna(0.0) <= max_ziip_busy_pct
-    spill_ok = pd.Series(True, index=table.index)
-    if max_spill_pct is not None:
-        spill_ok = table["spill_pct"] <= max_spill_pct
-    table["meets_policy"] = busy_ok & spill_ok & (table["n_ziip"] > 0)
-    ok = table[table["meets_slo"] & table["meets_policy"]]
-    policy = {"max_ziip_busy_pct": max_ziip_busy_pct, "max_spill_pct": max_spill_pct,
-              "conservative": conservative, "max_n_ziip": max_n_ziip}
-    if ok.empty:
-        return ZiipPlan(None, None, slo_resp_ms, clients, think_time_ms, n_gcp, policy, table,
-                        f"no zIIP count up to {max_n_ziip} meets the SLO and policy at {clients:g} clients "
-                        f"with {n_gcp} GCPs: add GCPs or reduce the CPU per transaction")
-    best = ok.iloc[0]
-    n = int(best["n_ziip"])
-    margin = float(slo_resp_ms - (best["resp_ms_hi"] if conservative else best["resp_ms"]))
-    reason = (f"{n} zIIP(s): predicted {best['resp_ms']:.3g} ms (band {best['resp_ms_lo']:.3g}-"
-              f"{best['resp_ms_hi']:.3g}) vs SLO {slo_resp_ms:g} ms, zIIPs {best['ziip_busy_pct']:.0f}% busy, "
-              f"{best['spill_pct']:.1f}% of eligible work on GCPs")
-    return ZiipPlan(n, margin, slo_resp_ms, clients, think_time_ms, n_gcp, policy, table, reason)
+    table = _judge(results, frame, slo_resp_ms, policy)
+    base = dict(slo_resp_ms=slo_resp_ms, clients=clients, think_time_ms=think_time_ms, n_gcp=n_gcp,
+                policy=to_jsonable(policy.__dict__), table=table)
+    one = results.predict(pd.DataFrame([{"clients": 1.0, "think_time_ms": float(think_time_ms),
+                                         "n_gcp": int(n_gcp), "n_ziip": max(int(min_n_ziip), 0)}])).iloc[0]
+    unloaded = float(one["resp_ms_hi"] if policy.conservative else one["resp_ms"])
+    if unloaded > slo_resp_ms:
+        return ZiipPlan(None, None, reason=(f"no engine count can meet the SLO: unloaded response {unloaded:.3g} ms "
+                                            f"> SLO {slo_resp_ms:g} ms (CPU {results.cpu_ms_per_tran:.3g} ms + "
+                                            f"other delay {results.delay_ms:.3g} ms per transaction; engines only "
+                                            f"remove queueing)"), unloaded_resp_ms=unloaded, **base)
+    best: tuple[float, int, int, pd.Series] | None = None
+    tables = {0: table}
+    for added in range(0, int(policy.max_added_gcp) + 1):
+        if best is not None and added * policy.gcp_cost > best[0]:
+            break
+        if added not in tables:
+            affordable = counts[counts * policy.ziip_cost + added * policy.gcp_cost <= (best[0] if best else np.inf)]
+            if not len(affordable):
+                continue
+            tables[added] = _judge(results, frame.iloc[: len(affordable)].assign(n_gcp=int(n_gcp) + added),
+                                   slo_resp_ms, policy)
+        ok = tables[added][tables[added]["meets_slo"] & tables[added]["meets_policy"]]
+        if ok.empty:
+            continue
+        row = ok.iloc[0]
+        cost = float(row["n_ziip"] * policy.ziip_cost + added * policy.gcp_cost)
+        if best is None or cost < best[0]:
+            best = (cost, int(row["n_ziip"]), added, row)
+    if best is None:
+        tried = pd.concat(tables.values(), ignore_index=True)
+        low = tried.loc[tried["resp_ms"].idxmin()]
+        return ZiipPlan(None, None, reason=(
+            f"no mix of up to {policy.max_n_ziip} zIIPs and {n_gcp + policy.max_added_gcp} GCPs meets the SLO "
+            f"{slo_resp_ms:g} ms and the policy at {clients:g} clients; the lowest predicted response is "
+            f"{low['resp_ms']:.3g} ms with {int(low['n_ziip'])} zIIPs and {int(low['n_gcp'])} GCPs "
+            f"(zIIP busy {low['ziip_busy_pct']:.0f}%, {low['spill_pct']:.1f}% of eligible work on GCPs)"),
+            unloaded_resp_ms=unloaded, **base)
+    _, n, added, row = best
+    judged = float(row["resp_ms_hi"] if policy.conservative else row["resp_ms"])
+    more = f" and {added} more GCP(s) ({n_gcp + added} in all)" if added else f" with {n_gcp} GCP(s)"
+    busy = "" if n == 0 else f"zIIPs {row['ziip_busy_pct']:.0f}% busy, "
+    reason = (f"{n} zIIP(s){more}: predicted {row['resp_ms']:.3g} ms (band {row['resp_ms_lo']:.3g}-"
+              f"{row['resp_ms_hi']:.3g}) vs SLO {slo_resp_ms:g} ms, {busy}{row['spill_pct']:.1f}% of eligible "
+              f"work on GCPs")
+    return ZiipPlan(n, float(slo_resp_ms - judged), n_gcp_recommended=int(n_gcp + added),
+                    unloaded_resp_ms=unloaded, reason=reason, **base)
 
 
 def years_to_reach(current: float, target: float, growth_pct_per_year: float) -> float:

@@ -1,0 +1,447 @@
+"""The zIIP/GCP dispatch model: one LPAR's CPU pools, with GCP help fed back into the queues.
+
+Every response-time path in kneecap (closed workloads with think time, zero think time, open
+arrivals) goes through :func:`cpu_residence` at a given arrival rate; :func:`solve_open` evaluates it
+at the offered rate, and :func:`solve_closed` applies the same rules inside exact MVA for a closed
+population (clients and think time, zero think time included).
+The rules follow z/OS dispatching as IEAOPTxx sets it, and :mod:`kneecap.simulation` implements the
+same rules event by event; ``make bench`` compares the two.
+
+Dispatch rules (equal-speed engines, times in CP-equivalent ms):
+
+* a transaction's CPU demand ``D`` is ``gcp_bursts`` GCP-only bursts of ``(1-f) D / gcp_bursts``
+  and ``eligible_bursts`` zIIP-eligible bursts of ``f D / eligible_bursts``;
+* with no zIIP online, eligible work is ordinary GCP work (RMF reports it as IIPCP);
+* otherwise eligible bursts queue FCFS for the zIIP pool; with IIPHONORPRIORITY=YES a burst that has
+  waited ``ZIIPAWMT`` may run on a GCP that has no GCP-native work waiting (lower priority than
+  native work); with NO it waits for a zIIP;
+* other classes load the pools at ``bg_gcp_busy_pct`` / ``bg_ziip_busy_pct`` per engine; their
+  zIIP work is helped like the class's own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+#: Upper bound on engines per pool: z/OS defines at most a few hundred logical processors per LPAR,
+#: and every per-engine loop below is O(engines).
+MAX_ENGINES = 512
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """The LPAR and dispatching rules a prediction is made for.
+
+    Parameters
+    ----------
+    n_gcp : general purpose processors online (``>= 1``).
+    n_ziip : zIIPs online (``>= 0``).
+    honor_priority : IEAOPTxx IIPHONORPRIORITY=YES: GCPs help eligible work that waited ``help_wait_ms``.
+    help_wait_ms : IEAOPTxx ZIIPAWMT in ms (3.2 ms is the z/OS default with HiperDispatch).
+    eligible_bursts, gcp_bursts : dispatches per transaction of each kind; queueing delay per burst
+        scales with burst size, but the ZIIPAWMT threshold does not, so these matter for help.
+    bg_gcp_busy_pct, bg_ziip_busy_pct : per-engine utilisation of the pools by other classes, %.
+    bg_burst_ms : mean burst of that background work, ms.
+    """
+
+    n_gcp: int
+    n_ziip: int = 0
+    honor_priority: bool = True
+    help_wait_ms: float = 3.2
+    eligible_bursts: int = 1
+    gcp_bursts: int = 1
+    bg_gcp_busy_pct: float = 0.0
+    bg_ziip_busy_pct: float = 0.0
+    bg_burst_ms: float = 0.2
+
+    def __post_init__(self) -> None:
+        if not 1 <= int(self.n_gcp) <= MAX_ENGINES:
+            raise ValueError(f"n_gcp must be between 1 and {MAX_ENGINES} (z/OS needs a general purpose "
+                             f"processor), got {self.n_gcp}")
+        if not 0 <= int(self.n_ziip) <= MAX_ENGINES:
+            raise ValueError(f"n_ziip must be between 0 and {MAX_ENGINES}, got {self.n_ziip}")
+        if not (math.isfinite(self.help_wait_ms) and self.help_wait_ms >= 0):
+            raise ValueError(f"help_wait_ms must be >= 0, got {self.help_wait_ms}")
+        if self.eligible_bursts < 1 or self.gcp_bursts < 1:
+            raise ValueError(f"eligible_bursts and gcp_bursts must be >= 1, got "
+                             f"{self.eligible_bursts} and {self.gcp_bursts}")
+        for name in ("bg_gcp_busy_pct", "bg_ziip_busy_pct"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 100.0:
+                raise ValueError(f"{name} must be in [0, 100), got {value}")
+        if self.n_ziip == 0 and self.bg_ziip_busy_pct > 0:
+            raise ValueError("bg_ziip_busy_pct needs n_ziip >= 1")
+        if not self.bg_burst_ms > 0:
+            raise ValueError(f"bg_burst_ms must be > 0, got {self.bg_burst_ms}")
+
+    def _args(self) -> tuple:
+        return (int(self.eligible_bursts), int(self.gcp_bursts), int(self.n_gcp), int(self.n_ziip),
+                bool(self.honor_priority), float(self.help_wait_ms), self.bg_gcp_busy_pct / 100.0,
+                self.bg_ziip_busy_pct / 100.0, float(self.bg_burst_ms))
+
+    def max_tps(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float) -> float:
+        """Throughput at which the pools the class may use are full (asymptotic bound), tps.
+
+        With help (or no zIIP) eligible work may use every engine, GCP-native work only GCPs;
+        without help each kind is limited by its own pool:
+
+        .. math::
+
+            X_{max} = \\min\\Big(\\frac{c_G + c_Z}{D}, \\frac{c_G}{(1-f)D}\\Big) \\text{ (help)}, \\quad
+            \\min\\Big(\\frac{c_Z}{f D}, \\frac{c_G}{(1-f)D}\\Big) \\text{ (no help)}
+
+        with ``c`` the engines each pool has left after background work.
+        """
+        d, f = float(cpu_ms_per_tran), float(ziip_eligible_fraction)
+        if d <= 0:
+            return math.inf
+        c_g = self.n_gcp * (1 - self.bg_gcp_busy_pct / 100.0)
+        c_z = self.n_ziip * (1 - self.bg_ziip_busy_pct / 100.0)
+        native = c_g / ((1 - f) * d) if (1 - f) * d > 0 else math.inf
+        if self.n_ziip == 0 or self.honor_priority:
+            pooled = (c_g + c_z) / d
+            return 1000.0 * min(pooled, native)
+        eligible = c_z / (f * d) if f * d > 0 else math.inf
+        return 1000.0 * min(eligible, native)
+
+
+@dataclass(frozen=True)
+class DispatchSolution:
+    """Predictions for ``B`` parameter sets at ``M`` loads; every array is ``(B, M)``.
+
+    ``resp_ms`` excludes think time and includes the fixed delay. ``spill_fraction`` is the share
+    of the class's zIIP-eligible work that runs on GCPs (RMF's IIPCP over IIP + IIPCP).
+    ``ziip_busy`` / ``gcp_busy`` are busy engines per engine of each pool, background included.
+    ``saturated`` marks loads beyond what the pools can carry (open load only; a closed population
+    always settles at a throughput the pools sustain).
+    """
+
+    tps: np.ndarray
+    resp_ms: np.ndarray
+    spill_fraction: np.ndarray
+    ziip_busy: np.ndarray
+    gcp_busy: np.ndarray
+    saturated: np.ndarray
+
+
+def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: float,
+                  dispatch: Dispatch) -> tuple[float, float, float, float]:
+    r"""CPU residence time of one transaction at arrival rate ``tps``: service plus dispatch waits.
+
+    Returns ``(residence_ms, spill_fraction, ziip_busy, gcp_busy)``; ``inf`` residence when a pool
+    the work needs is full.
+
+    Notes
+    -----
+    Per burst, with ``lambda`` bursts/ms, mean burst ``s`` and ``c`` engines (``a = lambda s``):
+
+    *zIIP pool, IIPHONORPRIORITY=YES* — an M/M/c queue whose customers leave for a GCP after
+    waiting ``tau`` (ZIIPAWMT): the M/M/c+D queue. Level crossing on the virtual waiting time
+    ``v`` gives its density, with ``beta = lambda - c/s`` and ``p_{c-1}`` the probability that
+    ``c - 1`` engines are busy:
+
+    .. math::
+
+        f(v) = \lambda p_{c-1} e^{\beta v}\ (v < \tau), \qquad
+        f(v) = \lambda p_{c-1} e^{\beta\tau} e^{-c (v-\tau)/s}\ (v > \tau)
+
+        \frac{1}{p_{c-1}} = \frac{1}{B(c-1, a)} + \lambda\frac{e^{\beta\tau}-1}{\beta}
+            + \lambda s \frac{e^{\beta\tau}}{c}
+
+    with ``B`` Erlang's loss formula. The spill is ``P(V > tau)`` and an eligible burst waits
+    ``E[min(V, tau)]`` for a zIIP before it runs there or is helped. With NO, M/M/c (Erlang C).
+
+    *GCP pool* — M/M/c with two non-preemptive priorities (Cobham): GCP-native work and
+    background, then helped eligible work (load ``pi a_Z``). With ``C`` Erlang C at the total load
+    and ``sigma`` the per-engine load of the classes at or above each priority,
+
+    .. math:: W_k = \frac{C(c, a)\, s / c}{(1 - \sigma_{k-1})(1 - \sigma_k)}
+
+    Residence ``= D + k_G W_1 + k_E (E[\min(V,\tau)] + \pi W_2)``. Help is part of the queues, not
+    estimated afterwards: spilled work leaves the zIIP queue and loads the GCPs.
+
+    References
+    ----------
+    IBM, *z/OS MVS Initialization and Tuning Reference*, IEAOPTxx: IIPHONORPRIORITY, ZIIPAWMT.
+    Baccelli, F. and Hebuterne, G. (1981), "On queues with impatient customers" (M/M/c+D).
+    Zeltyn, S. and Mandelbaum, A. (2005), "Call centers with impatient customers: many-server
+    asymptotics of the M/M/n+G queue", *Queueing Systems* 51. Cobham, A. (1954), "Priority
+    assignment in waiting line problems", *Operations Research* 2; Kleinrock (1976),
+    *Queueing Systems Vol. 2*, §3.7 (multi-server non-preemptive priority).
+    """
+    out = _residence(float(tps) / 1000.0, float(cpu_ms_per_tran), float(ziip_eligible_fraction),
+                     *dispatch._args())
+    return float(out[0]), float(out[1]), float(out[2]), float(out[3])
+
+
+def solve_open(tps: np.ndarray, cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray,
+               ziip_eligible_fraction: float, dispatch: Dispatch) -> DispatchSolution:
+    """Response at offered arrival rates ``tps`` (``M``) for ``B`` pairs ``(D, R0)``.
+
+    ``resp_ms = R0 + residence`` (:func:`cpu_residence`); ``inf`` and ``saturated`` beyond the
+    pools' capacity.
+    """
+    d, r0, loads = _broadcast(cpu_ms_per_tran, delay_ms, tps, "tps")
+    x, resp, spill, zb, gb, sat = _open_kernel(loads / 1000.0, d, r0, float(ziip_eligible_fraction),
+                                              *dispatch._args())
+    return DispatchSolution(x * 1000.0, resp, spill, zb, gb, sat)
+
+
+def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligible_fraction: float,
+                 dispatch: Dispatch, *, think_time_ms: float, n_max: int) -> DispatchSolution:
+    r"""Throughput and response of ``N = 1..n_max`` clients with think time ``Z``, for ``B`` pairs ``(D, R0)``.
+
+    Arrays are ``(B, n_max)``, column ``N - 1`` for ``N`` clients.
+
+    Notes
+    -----
+    Exact multi-server MVA over the zIIP pool and the GCP pool (Reiser and Lavenberg; the
+    load-dependent form of :func:`kneecap.modeling.queueing.multiserver_mva`), with the help rule
+    applied at every population step. By the arrival theorem an eligible burst arriving at
+    population ``N`` sees the zIIP pool as at ``N - 1``: all engines busy with probability
+    ``P_b = 1 - sum_{j<c} p(j | N-1)`` and, FCFS, a mean wait ``W = R_Z - s`` from the MVA residence.
+    Taking the wait of a burst that finds the pool busy as exponential with mean ``w = W / P_b``:
+
+    .. math::
+
+        \pi = P_b\, e^{-\tau / w}, \qquad E[\min(V, \tau)] = W (1 - e^{-\tau / w})
+
+    A fraction ``pi`` of the eligible demand moves to the GCP station (help fed back: it loads the
+    GCP queue and leaves the zIIP queue), every eligible burst spends ``E[min(V, tau)]`` waiting for a
+    zIIP, and the zIIP pool's busy marginals advance with the demand it still serves:
+
+    .. math::
+
+        T_Z = k_E\big[(1 - \pi) s + E[\min(V,\tau)]\big], \quad
+        D_G = (1 - f) D + \pi f D, \quad X = \frac{N}{Z + R_0 + T_Z + R_G(D_G)}
+
+    With no help (IIPHONORPRIORITY=NO, or no zIIP) this is exact MVA; the GCP station is FCFS, which
+    for equal bursts gives the class the same total wait as the priority order (conservation law).
+    Background work of other classes inflates each pool's demand by ``1 / (1 - U_bg)``
+    (mixed-network MVA, Lazowska et al. 1984, ch. 7).
+
+    References
+    ----------
+    Reiser, M. and Lavenberg, S. S. (1980), *J. ACM* 27(2); Menascé, Almeida and Dowdy (2004),
+    *Performance by Design*, ch. 14; Lazowska, Zahorjan, Graham and Sevcik (1984),
+    *Quantitative System Performance*; Kleinrock (1976), *Queueing Systems Vol. 2*, §3.7.
+    """
+    if not (math.isfinite(think_time_ms) and think_time_ms >= 0):
+        raise ValueError(f"think_time_ms must be >= 0, got {think_time_ms}")
+    if n_max < 1:
+        raise ValueError(f"n_max must be >= 1, got {n_max}")
+    d, r0, _ = _broadcast(cpu_ms_per_tran, delay_ms, np.ones(1), "clients")
+    x, resp, spill, zb, gb = _closed_kernel(d, r0, float(think_time_ms), int(n_max),
+                                            float(ziip_eligible_fraction), *dispatch._args())
+    return DispatchSolution(x * 1000.0, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool))
+
+
+def _broadcast(d, r0, load, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    d = np.atleast_1d(np.asarray(d, dtype=float))
+    r0 = np.broadcast_to(np.asarray(r0, dtype=float), d.shape).astype(float)
+    load = np.atleast_1d(np.asarray(load, dtype=float))
+    if d.ndim != 1 or load.ndim != 1:
+        raise ValueError(f"cpu_ms_per_tran, delay_ms and {name} must be scalars or 1-d arrays")
+    if np.any(~np.isfinite(d)) or np.any(d < 0) or np.any(~np.isfinite(r0)) or np.any(r0 < 0):
+        raise ValueError("cpu_ms_per_tran and delay_ms must be finite and >= 0")
+    if np.any(~np.isfinite(load)) or np.any(load < 0):
+        raise ValueError(f"{name} must be finite and >= 0")
+    return d, r0, load
+
+
+# Compiled: the desk redraws a curve on every slider move and each fit evaluates hundreds of
+# bootstrap parameter sets; interpreted, one residence costs tens of microseconds.
+
+
+@numba.njit(cache=True)
+def _erlang_b(c, a):  # pragma: no cover - compiled
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return b
+
+
+@numba.njit(cache=True)
+def _erlang_c(c, a):  # pragma: no cover - compiled
+    if a >= c:
+        return 1.0
+    b = _erlang_b(c, a)
+    rho = a / c
+    return b / (1.0 - rho + rho * b)
+
+
+@numba.njit(cache=True)
+def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
+    """M/M/c+D: (P(V > tau), E[min(V, tau)]) for arrival rate ``lam``/ms, mean service ``s`` ms."""
+    a = lam * s
+    mu_c = c / s
+    beta = lam - mu_c
+    x = beta * tau
+    big = x if x > 0.0 else 0.0  # scale by e^-big so an overloaded pool does not overflow
+    e_x = math.exp(x - big)
+    e_0 = math.exp(-big)
+    head = e_0 / _erlang_b(c - 1, a)  # sum_{j<c} p_j / p_{c-1}, scaled
+    if abs(x) < 1e-4:
+        w1 = lam * tau * (1.0 + x / 2.0 + x * x / 6.0) * e_0
+        vint = lam * tau * tau * (0.5 + x / 3.0 + x * x / 8.0) * e_0
+    else:
+        w1 = lam * (e_x - e_0) / beta
+        vint = lam * (e_x * (x - 1.0) + e_0) / (beta * beta)
+    w2 = lam * e_x / mu_c
+    norm = head + w1 + w2
+    return w2 / norm, (vint + tau * w2) / norm
+
+
+@numba.njit(cache=True)
+def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # pragma: no cover
+    """(residence ms, spill, zIIP busy per engine, GCP busy per engine) at ``lam`` tran/ms."""
+    inf = np.inf
+    ke = k_e if f > 0.0 else 0
+    kg = k_g if f < 1.0 else 0
+    a_bg_g = bg_g * n_g
+    if d <= 0.0:
+        return 0.0, 0.0, bg_z, bg_g
+    if n_z == 0:
+        a = lam * d + a_bg_g
+        rate = lam * (ke + kg) + a_bg_g / bg_s
+        if a >= n_g:
+            return inf, 1.0 if f > 0.0 else 0.0, np.nan, a / n_g
+        wait = 0.0
+        if rate > 0.0:
+            wait = _erlang_c(n_g, a) * (a / rate) / (n_g - a)
+        return d + (ke + kg) * wait, 1.0 if f > 0.0 else 0.0, np.nan, a / n_g
+    # zIIP pool
+    a_e = lam * f * d
+    a_bz = bg_z * n_z
+    rate_z = lam * ke + a_bz / bg_s
+    a_z = a_e + a_bz
+    spill = 0.0
+    wait_z = 0.0
+    if rate_z > 0.0 and a_z > 1e-12:  # a vanishing eligible share has no zIIP queue to speak of
+        s_z = a_z / rate_z
+        if honor:
+            spill, wait_z = _mmc_impatient(rate_z, s_z, n_z, tau)
+        else:
+            if a_z >= n_z:
+                return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g
+            wait_z = _erlang_c(n_z, a_z) * s_z / (n_z - a_z)
+    # GCP pool: native and background first, helped eligible work after
+    a_hi = lam * (1.0 - f) * d + a_bg_g
+    rate_hi = lam * kg + a_bg_g / bg_s
+    a_lo = spill * a_z
+    rate_lo = spill * rate_z
+    a_g = a_hi + a_lo
+    ziip_busy = a_z * (1.0 - spill) / n_z
+    if a_g >= n_g:
+        return inf, spill, ziip_busy, a_g / n_g
+    w_hi = 0.0
+    w_lo = 0.0
+    if rate_hi + rate_lo > 0.0 and a_g > 0.0:
+        base = _erlang_c(n_g, a_g) * (a_g / (rate_hi + rate_lo)) / n_g
+        s_hi = 1.0 - a_hi / n_g
+        w_hi = base / s_hi
+        w_lo = base / (s_hi * (1.0 - a_g / n_g))
+    return d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g
+
+
+@numba.njit(cache=True)
+def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # pragma: no cover
+    b = ds.shape[0]
+    m = lams.shape[0]
+    x = np.empty((b, m))
+    resp = np.empty((b, m))
+    spill = np.empty((b, m))
+    zb = np.empty((b, m))
+    gb = np.empty((b, m))
+    sat = np.zeros((b, m), dtype=np.bool_)
+    for i in range(b):
+        for j in range(m):
+            r, s, z, g = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s)
+            x[i, j] = lams[j]
+            resp[i, j] = r0s[i] + r
+            spill[i, j] = s
+            zb[i, j] = z
+            gb[i, j] = g
+            sat[i, j] = not np.isfinite(r)
+    return x, resp, spill, zb, gb, sat
+
+
+@numba.njit(cache=True)
+def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # pragma: no cover
+    """The recursion of :func:`solve_closed`; station 0 is the zIIP pool, 1 the GCP pool."""
+    b = ds.shape[0]
+    x_out = np.empty((b, n_max))
+    resp_out = np.empty((b, n_max))
+    spill_out = np.empty((b, n_max))
+    zb_out = np.empty((b, n_max))
+    gb_out = np.empty((b, n_max))
+    m_max = max(n_g, n_z, 1)
+    p = np.zeros((2, m_max))  # p[k, j] = P(j busy at station k | population), carried for j < m_k
+    servers = np.array([max(n_z, 1), n_g])
+    q = np.zeros(2)
+    ke = k_e if f > 0.0 else 0
+    for i in range(b):
+        d = ds[i]
+        p[:, :] = 0.0
+        p[:, 0] = 1.0
+        q[:] = 0.0
+        x_prev = 0.0
+        for n in range(1, n_max + 1):
+            spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
+            t_z = 0.0
+            d_z = 0.0
+            if n_z > 0 and f > 0.0:
+                m = n_z
+                d_e = f * d / (1.0 - bg_z)
+                s = d_e / ke
+                free = 0.0
+                bracket = 1.0 + q[0]
+                for j in range(m):
+                    free += p[0, j]
+                    bracket += (m - 1 - j) * p[0, j]
+                wait = s / m * bracket - s  # FCFS wait per burst, exact MVA
+                if wait < 0.0:
+                    wait = 0.0
+                wait_z = wait
+                if honor and x_prev > 0.0:
+                    # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the
+                    # arrival sees gives the truncated wait and the spill; below saturation the
+                    # exact closed wait is the smaller (an open queue overstates a finite one)
+                    spill_open, wait_open = _mmc_impatient(x_prev * ke, s, m, tau)
+                    if wait_open < wait:
+                        wait_z = wait_open
+                    spill = spill_open
+                t_z = ke * ((1.0 - spill) * s + wait_z)
+                d_z = (1.0 - spill) * d_e
+            d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
+            m = n_g
+            bracket = 1.0 + q[1]
+            for j in range(m):
+                bracket += (m - 1 - j) * p[1, j]
+            r_g = d_g / m * bracket
+            total = r0s[i] + t_z + r_g
+            x = n / (z + total) if z + total > 0.0 else np.inf
+            q[0] = x * t_z
+            q[1] = x * r_g
+            for k in range(2):
+                mk = servers[k]
+                xd = x * (d_z if k == 0 else d_g)
+                busy_sum = xd
+                for j in range(mk - 1, 0, -1):
+                    p[k, j] = xd / j * p[k, j - 1]
+                    busy_sum += (mk - j) * p[k, j]
+                head = 1.0 - busy_sum / mk
+                p[k, 0] = head if head > 0.0 else 0.0
+            x_prev = x
+            x_out[i, n - 1] = x
+            resp_out[i, n - 1] = total
+            spill_out[i, n - 1] = spill
+            # the spill comes from the population before, so at saturation the utilisation law can
+            # step a hair past a full pool: an engine is never more than busy
+            zb_out[i, n - 1] = min(x * d_z * (1.0 - bg_z) / n_z + bg_z, 1.0) if n_z > 0 else np.nan
+            gb_out[i, n - 1] = min(x * d_g * (1.0 - bg_g) / n_g + bg_g, 1.0)
+    return x_out, resp_out, spill_out, zb_out, gb_out

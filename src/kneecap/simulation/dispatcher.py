@@ -1,0 +1,301 @@
+"""One replication: the LPAR's dispatcher as callbacks on a SimPy event loop.
+
+Every state change is a callback on a :class:`simpy.events.Timeout`; there is no generator
+process per burst or per transaction. A burst costs one event (its completion), a transaction one
+more (the end of its think time plus delay, or its arrival plus delay), and an eligible burst that
+has to queue while GCPs may help one more (its ZIIPAWMT timer).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import simpy
+
+from kneecap.simulation.scenario import SimScenario
+
+# Busy-time ledgers: where a burst runs and whose work it is.
+GCP_NATIVE, GCP_ELIGIBLE, ZIIP_ELIGIBLE, BG_ON_GCP, BG_ON_ZIIP = range(5)
+# Draws are taken from numpy in blocks: one scalar numpy call costs about as much as a SimPy event.
+_BLOCK = 4096
+
+
+class _Burst:
+    """One piece of CPU work: its service time, where it may run and whom to tell when done."""
+
+    __slots__ = ("service_ms", "eligible", "txn", "gcp_ledger", "ziip_ledger", "ledger",
+                 "queued_at", "waiting")
+
+    def __init__(self, service_ms: float, eligible: bool, txn: _Transaction | None,
+                 gcp_ledger: int, ziip_ledger: int) -> None:
+        self.service_ms = service_ms
+        self.eligible = eligible
+        self.txn = txn
+        self.gcp_ledger = gcp_ledger
+        self.ziip_ledger = ziip_ledger
+        self.ledger = gcp_ledger
+        self.queued_at = 0.0
+        self.waiting = False
+
+
+class _Transaction:
+    """A transaction of the measured class: when it was submitted and its bursts still to run."""
+
+    __slots__ = ("submitted_at", "kinds")
+
+    def __init__(self, submitted_at: float, kinds: list[bool]) -> None:
+        self.submitted_at = submitted_at
+        self.kinds = kinds  # True = eligible burst; run from the end
+
+
+def unit_draws(rng: np.random.Generator, dist: str, cv: float | None) -> Callable[[], float]:
+    """Endless draws of mean 1 from ``dist`` (``cv`` for gamma), served from numpy blocks."""
+    if dist == "deterministic":
+        return lambda: 1.0
+    if dist == "gamma":
+        assert cv is not None
+        shape = 1.0 / (cv * cv)
+        return _from_blocks(lambda: rng.gamma(shape, 1.0 / shape, _BLOCK))
+    return _from_blocks(lambda: rng.standard_exponential(_BLOCK))
+
+
+def _from_blocks(block: Callable[[], np.ndarray]) -> Callable[[], float]:
+    def stream() -> Iterator[float]:
+        while True:
+            yield from block().tolist()
+
+    return stream().__next__
+
+
+class LparSimulation:
+    """The event loop, the two engine pools and their queues, for one replication.
+
+    See :func:`kneecap.simulation.simulate` for the dispatch rules this implements.
+    """
+
+    def __init__(self, scenario: SimScenario, *, transactions: int, warmup: int,
+                 seed: np.random.SeedSequence) -> None:
+        self.scenario = scenario
+        self.env = simpy.Environment()
+        self.transactions = transactions
+        self.warmup = warmup
+        rngs = [np.random.default_rng(child) for child in seed.spawn(7)]
+        self.think_unit = unit_draws(rngs[0], "exponential", None)
+        self.native_unit = unit_draws(rngs[1], scenario.burst_dist, scenario.burst_cv)
+        self.eligible_unit = unit_draws(rngs[2], scenario.burst_dist, scenario.burst_cv)
+        self.uniform = _from_blocks(lambda: rngs[3].random(_BLOCK))
+        self.background_rngs = {"gcp": rngs[4], "ziip": rngs[5]}
+        self.gap_unit = unit_draws(rngs[6], "exponential", None)
+
+        f, d = scenario.ziip_eligible_fraction, scenario.cpu_ms_per_tran
+        self.native_kinds = [False] * scenario.gcp_bursts if f < 1 else []
+        self.eligible_kinds = [True] * scenario.eligible_bursts if f > 0 else []
+        self.native_mean = (1 - f) * d / scenario.gcp_bursts
+        self.eligible_mean = f * d / scenario.eligible_bursts
+        # without zIIPs, eligible work is plain GCP work: same queue, same priority
+        self.has_ziips = scenario.n_ziip > 0
+        self.gcps_help = scenario.eligible_helped
+        self.help_wait_ms = scenario.help_wait_ms
+
+        self.free_gcp = scenario.n_gcp
+        self.free_ziip = scenario.n_ziip
+        self.gcp_queue: deque[_Burst] = deque()
+        self.ziip_queue: deque[_Burst] = deque()
+        # busy time of ledger k up to time t is base[k] + running[k] * t: a start subtracts its
+        # start time, a finish adds its end time, so a snapshot at any instant is O(1)
+        self.base = [0.0] * 5
+        self.running = [0] * 5
+
+        self.resp_ms: list[float] = []
+        self.window_start = (0.0, [0.0] * 5)
+        self.window_end = (0.0, [0.0] * 5)
+        self.done = self.env.event()
+
+    def run(self) -> None:
+        """Run until ``transactions`` transactions of the class have completed."""
+        s = self.scenario
+        if s.is_closed:
+            assert s.clients is not None
+            for _ in range(s.clients):
+                self._after(self.think_unit() * s.think_time_ms + s.delay_ms, self._on_submit)
+        else:
+            self._after(self._gap_ms() + s.delay_ms, self._on_arrival)
+        background = (("gcp", s.bg_gcp_busy_pct, s.n_gcp), ("ziip", s.bg_ziip_busy_pct, s.n_ziip))
+        for pool, pct, engines in background:
+            if pct > 0:  # arrival rate from the utilisation law: U = lambda * mean burst
+                self._start_background(pool, pct / 100.0 * engines / s.bg_burst_ms)
+        self.env.run(until=self.done)
+
+    # --- the measured class ---------------------------------------------------------------------
+
+    def _after(self, delay_ms: float, callback: Callable[[simpy.Event], None],
+               value: object = None) -> None:
+        self.env.timeout(delay_ms, value).callbacks.append(callback)
+
+    def _gap_ms(self) -> float:
+        assert self.scenario.tps is not None
+        return self.gap_unit() * 1000.0 / self.scenario.tps
+
+    def _on_arrival(self, event: simpy.Event) -> None:
+        # The arrival stream is shifted by delay_ms: this event is the end of the delay of an
+        # arrival delay_ms ago, which saves one event per transaction and changes no response.
+        self._after(self._gap_ms(), self._on_arrival)
+        self._on_submit(event)
+
+    def _on_submit(self, _event: simpy.Event | None) -> None:
+        """Start the first burst of a transaction whose delay is over, in a shuffled order."""
+        kinds = self.native_kinds + self.eligible_kinds
+        uniform = self.uniform
+        for i in range(len(kinds) - 1, 0, -1):  # Fisher-Yates: a random burst order per transaction
+            j = int(uniform() * (i + 1))
+            kinds[i], kinds[j] = kinds[j], kinds[i]
+        txn = _Transaction(self.env.now - self.scenario.delay_ms, kinds)
+        self._next_burst(txn)
+
+    def _next_burst(self, txn: _Transaction) -> None:
+        if not txn.kinds:
+            self._complete(txn)
+        elif txn.kinds.pop():
+            self._dispatch(_Burst(self.eligible_unit() * self.eligible_mean, True, txn,
+                                  GCP_ELIGIBLE, ZIIP_ELIGIBLE))
+        else:
+            self._dispatch(_Burst(self.native_unit() * self.native_mean, False, txn,
+                                  GCP_NATIVE, GCP_NATIVE))
+
+    def _complete(self, txn: _Transaction) -> None:
+        now = self.env.now
+        self.resp_ms.append(now - txn.submitted_at)
+        done = len(self.resp_ms)
+        if done == self.warmup:
+            self.window_start = (now, self._busy_at(now))
+        if done == self.transactions:
+            self.window_end = (now, self._busy_at(now))
+            self.done.succeed()
+        elif self.scenario.is_closed:
+            pause = self.think_unit() * self.scenario.think_time_ms + self.scenario.delay_ms
+            if pause > 0:
+                self._after(pause, self._on_submit)
+            else:
+                self._on_submit(None)
+
+    def _busy_at(self, now: float) -> list[float]:
+        return [b + r * now for b, r in zip(self.base, self.running, strict=True)]
+
+    # --- background work of other classes -------------------------------------------------------
+
+    def _start_background(self, pool: str, per_ms: float) -> None:
+        draws = unit_draws(self.background_rngs[pool], "exponential", None)
+        mean_ms = self.scenario.bg_burst_ms
+        eligible = pool == "ziip"
+
+        def arrive(_event: simpy.Event | None) -> None:
+            self._dispatch(_Burst(draws() * mean_ms, eligible, None, BG_ON_GCP, BG_ON_ZIIP))
+            self._after(draws() / per_ms, arrive)
+
+        self._after(draws() / per_ms, arrive)
+
+    # --- the dispatcher -------------------------------------------------------------------------
+
+    def _dispatch(self, burst: _Burst) -> None:
+        if burst.eligible and self.has_ziips:
+            if self.free_ziip:
+                self.free_ziip -= 1
+                self._run_on(burst, burst.ziip_ledger, self._on_ziip_done)
+                return
+            burst.queued_at = self.env.now
+            burst.waiting = True
+            self.ziip_queue.append(burst)
+            if self.gcps_help:
+                self._after(self.help_wait_ms, self._on_help_due, burst)
+        elif self.free_gcp:
+            self.free_gcp -= 1
+            self._run_on(burst, burst.gcp_ledger, self._on_gcp_done)
+        else:
+            self.gcp_queue.append(burst)
+
+    def _run_on(self, burst: _Burst, ledger: int, on_done: Callable[[simpy.Event], None]) -> None:
+        burst.ledger = ledger
+        self.base[ledger] -= self.env.now
+        self.running[ledger] += 1
+        self.env.timeout(burst.service_ms, burst).callbacks.append(on_done)
+
+    def _finish(self, burst: _Burst) -> None:
+        self.base[burst.ledger] += self.env.now
+        self.running[burst.ledger] -= 1
+
+    def _on_gcp_done(self, event: simpy.Event) -> None:
+        burst: _Burst = event.value
+        self._finish(burst)
+        # the freed GCP takes its next work before the transaction's next burst is dispatched,
+        # so that burst queues behind older work (FCFS)
+        if self.gcp_queue:
+            nxt = self.gcp_queue.popleft()
+            self._run_on(nxt, nxt.gcp_ledger, self._on_gcp_done)
+        elif self.gcps_help and self.ziip_queue and self._waited_long_enough(self.ziip_queue[0]):
+            self._help(self.ziip_queue.popleft())
+        else:
+            self.free_gcp += 1
+        if burst.txn is not None:
+            self._next_burst(burst.txn)
+
+    def _on_ziip_done(self, event: simpy.Event) -> None:
+        burst: _Burst = event.value
+        self._finish(burst)
+        if self.ziip_queue:
+            nxt = self.ziip_queue.popleft()
+            nxt.waiting = False
+            self._run_on(nxt, nxt.ziip_ledger, self._on_ziip_done)
+        else:
+            self.free_ziip += 1
+        if burst.txn is not None:
+            self._next_burst(burst.txn)
+
+    def _on_help_due(self, event: simpy.Event) -> None:
+        """ZIIPAWMT has passed for a queued eligible burst: an idle GCP takes the oldest one.
+
+        The zIIP queue is FCFS and every timer has the same length, so its head has waited at
+        least as long as this burst. No GCP is idle while GCP-native work waits.
+        """
+        burst: _Burst = event.value
+        if burst.waiting and self.free_gcp:
+            self.free_gcp -= 1
+            self._help(self.ziip_queue.popleft())
+
+    def _waited_long_enough(self, burst: _Burst) -> bool:
+        # the same sum SimPy used to schedule the burst's timer, so the two agree to the last bit
+        return burst.queued_at + self.help_wait_ms <= self.env.now
+
+    def _help(self, burst: _Burst) -> None:
+        burst.waiting = False
+        self._run_on(burst, burst.gcp_ledger, self._on_gcp_done)
+
+
+def replication_metrics(sim: LparSimulation) -> dict[str, float]:
+    """Measured metrics of a finished replication over its window (warm-up excluded).
+
+    Percentages are RMF APPL% style (100 = one engine busy all the window) for the class's CPU,
+    per-engine % for pool busy.
+    """
+    s = sim.scenario
+    (t0, busy0), (t1, busy1) = sim.window_start, sim.window_end
+    span = t1 - t0
+    busy = [(b1 - b0) / span * 100.0 for b0, b1 in zip(busy0, busy1, strict=True)]
+    resp = np.asarray(sim.resp_ms[sim.warmup:])
+    eligible_pct = busy[GCP_ELIGIBLE] + busy[ZIIP_ELIGIBLE]
+    return {
+        "tps": len(resp) / span * 1000.0,
+        "resp_ms": float(resp.mean()),
+        "resp_p95_ms": float(np.percentile(resp, 95)),
+        "cpu_total_pct": busy[GCP_NATIVE] + eligible_pct,
+        "cpu_gcp_pct": busy[GCP_NATIVE] + busy[GCP_ELIGIBLE],
+        "cpu_ziip_pct": busy[ZIIP_ELIGIBLE],
+        "ziip_eligible_on_gcp_pct": busy[GCP_ELIGIBLE],
+        "ziip_eligible_pct": eligible_pct,
+        "spill_pct": busy[GCP_ELIGIBLE] / eligible_pct * 100.0 if eligible_pct > 0 else math.nan,
+        "gcp_busy_pct": (busy[GCP_NATIVE] + busy[GCP_ELIGIBLE] + busy[BG_ON_GCP]) / s.n_gcp,
+        "ziip_busy_pct": ((busy[ZIIP_ELIGIBLE] + busy[BG_ON_ZIIP]) / s.n_ziip if s.n_ziip
+                          else math.nan),
+    }

@@ -1,0 +1,205 @@
+"""Replications, confidence intervals and scenario tables: what callers of the simulation use."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from kneecap.simulation.dispatcher import LparSimulation, replication_metrics
+from kneecap.simulation.scenario import SimScenario, check_open_load_fits
+
+METRICS = ("tps", "resp_ms", "resp_p95_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
+           "ziip_eligible_on_gcp_pct", "ziip_eligible_pct", "spill_pct", "gcp_busy_pct",
+           "ziip_busy_pct")
+# The fields of a closed MVA response model a scenario naming a workload inherits.
+RESPONSE_MODEL_FIELDS = ("cpu_ms_per_tran", "ziip_eligible_fraction", "delay_ms", "honor_priority",
+                         "help_wait_ms")
+
+
+def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int = 20000,
+             warmup_fraction: float = 0.1, seed: int = 0) -> pd.DataFrame:
+    r"""Simulate one LPAR's dispatcher and measure the class as RMF would, with replication CIs.
+
+    Parameters
+    ----------
+    scenario : the LPAR, the class's transactions and load, background work.
+    replications : independent replications (different random streams from ``seed``), ``>= 1``;
+        the confidence intervals need ``>= 2``.
+    transactions : completed transactions per replication, warm-up included.
+    warmup_fraction : share of the completed transactions (and the time they span) discarded at
+        the start of each replication, in [0, 1).
+    seed : seeds every random stream; the same seed gives the same table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row: the scenario's fields (``tps`` renamed ``tps_offered``), the run settings, and for
+        each metric its mean over replications with ``<metric>_lo`` / ``<metric>_hi``, a 95 %
+        Student-t interval over the replication means. Metrics: ``tps``, ``resp_ms`` (mean
+        response excluding think time, including ``delay_ms``), ``resp_p95_ms``; the class's CPU
+        as RMF APPL% (100 = one engine busy for the whole interval): ``cpu_total_pct``,
+        ``cpu_gcp_pct`` (APPL% CP, eligible work that ran on GCPs included), ``cpu_ziip_pct``
+        (APPL% IIP), ``ziip_eligible_on_gcp_pct`` (APPL% IIPCP), ``ziip_eligible_pct``
+        (IIP + IIPCP); ``spill_pct``, the share of the class's eligible CPU that ran on GCPs (NaN
+        when it has none); pool busy per engine, background included: ``gcp_busy_pct`` and
+        ``ziip_busy_pct`` (NaN without zIIPs).
+
+    Raises
+    ------
+    ValueError
+        For bad run settings, or an open load that exceeds a pool it may use (named), checked
+        before simulating.
+
+    Notes
+    -----
+    A transaction spends ``delay_ms`` first, then runs its bursts one after another in an order
+    shuffled per transaction: ``gcp_bursts`` GCP-only bursts of mean :math:`(1-f)D/g` and
+    ``eligible_bursts`` zIIP-eligible bursts of mean :math:`fD/e`. Background work of other
+    classes arrives as Poisson streams of exponential bursts of mean ``bg_burst_ms`` at rates
+    :math:`\lambda = u\,m / \bar{s}` for per-engine utilisation :math:`u` of :math:`m` engines;
+    background zIIP bursts are eligible work and follow the eligible rules. Dispatching is
+    non-preemptive, a started burst runs to completion on its engine:
+
+    * without zIIPs eligible work is GCP work (same queue and priority) and counts as IIPCP;
+    * with zIIPs eligible bursts join one FCFS zIIP queue and a freed zIIP takes the oldest;
+    * a freed GCP takes the oldest waiting GCP-native burst. If none waits and
+      IIPHONORPRIORITY=YES (``honor_priority``), it takes the oldest eligible burst that has
+      waited at least ZIIPAWMT (``help_wait_ms``) for a zIIP; that burst leaves the zIIP queue
+      and counts as IIPCP. An idle GCP picks such a burst up the moment its wait reaches
+      ZIIPAWMT. Otherwise the GCP idles. With IIPHONORPRIORITY=NO eligible work waits for a zIIP.
+
+    Each replication discards its first ``warmup_fraction`` of completions and measures from that
+    completion to the last; busy time is integrated exactly over that window.
+
+    References
+    ----------
+    IBM, *z/OS MVS Initialization and Tuning Reference*, "Statements and parameters for
+    IEAOPTxx": IIPHONORPRIORITY, ZIIPAWMT. IBM, *z/OS RMF Report Analysis*, Workload Activity
+    report: APPL% CP, IIPCP, IIP. Law, A. M. (2015), *Simulation Modeling and Analysis*, 5th ed.,
+    §9.5.2 (the replication/deletion approach for steady-state means).
+    """
+    if isinstance(replications, bool) or not isinstance(replications, int) or replications < 1:
+        raise ValueError(f"replications must be an integer >= 1, got {replications!r}")
+    if not 0.0 <= warmup_fraction < 1.0:
+        raise ValueError(f"warmup_fraction must be in [0, 1), got {warmup_fraction}")
+    if isinstance(transactions, bool) or not isinstance(transactions, int) or transactions < 1:
+        raise ValueError(f"transactions must be an integer >= 1, got {transactions!r}")
+    warmup = int(warmup_fraction * transactions)
+    if transactions - warmup < 1:
+        raise ValueError(f"warmup_fraction {warmup_fraction} leaves none of {transactions} "
+                         "transactions to measure")
+    check_open_load_fits(scenario)
+    runs = []
+    for stream in np.random.SeedSequence(seed).spawn(replications):
+        sim = LparSimulation(scenario, transactions=transactions, warmup=warmup, seed=stream)
+        sim.run()
+        runs.append(replication_metrics(sim))
+    row: dict[str, Any] = scenario_columns(scenario)
+    row.update(replications=replications, transactions=transactions,
+               warmup_fraction=warmup_fraction, seed=seed)
+    for metric in METRICS:
+        row[metric], row[f"{metric}_lo"], row[f"{metric}_hi"] = mean_and_t_interval(
+            [run[metric] for run in runs])
+    return pd.DataFrame([row])
+
+
+def simulate_many(scenarios: Mapping[str, SimScenario] | Iterable[SimScenario],
+                  **kwargs: Any) -> pd.DataFrame:
+    """:func:`simulate` each scenario; one row each, with a ``name`` column for a mapping.
+
+    Every scenario uses the same ``seed`` (common random numbers), so differences between rows
+    come from the scenarios rather than from the draws.
+    """
+    if isinstance(scenarios, Mapping):
+        frames = [simulate(s, **kwargs).assign(name=name) for name, s in scenarios.items()]
+        table = pd.concat(frames, ignore_index=True)
+        return table[["name", *table.columns.drop("name")]]
+    return pd.concat([simulate(s, **kwargs) for s in scenarios], ignore_index=True)
+
+
+def simulate_specs(specs: Iterable[Mapping[str, Any]],
+                   workload_defaults: Callable[[str], Mapping[str, Any]], *,
+                   on_row: Callable[[dict[str, Any]], None] | None = None,
+                   **kwargs: Any) -> pd.DataFrame:
+    """Simulate scenario mappings (a YAML file's entries); a failing one gets an ``error``.
+
+    Parameters
+    ----------
+    specs : mappings of :class:`SimScenario` fields plus optional ``name`` and ``workload``.
+    workload_defaults : ``workload -> fields`` for a spec that names a workload (see
+        :func:`response_model_defaults`); the spec's own keys override them. May raise
+        LookupError for an unknown workload.
+    on_row : called with each row as it finishes (progress reporting).
+    kwargs : passed to :func:`simulate`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per spec in order: ``name``, ``workload``, the :func:`simulate` columns, and
+        ``error`` (empty for the scenarios that ran).
+    """
+    rows = []
+    for i, spec in enumerate(specs, start=1):
+        fields = dict(spec)
+        head = {"name": str(fields.pop("name", f"#{i}")), "workload": fields.pop("workload", None)}
+        try:
+            if head["workload"] is not None:
+                fields = {**workload_defaults(head["workload"]), **fields}
+            row = {**head, **simulate(SimScenario.from_mapping(fields), **kwargs).iloc[0].to_dict(),
+                   "error": None}
+        except (ValueError, TypeError, LookupError) as exc:
+            row = {**head, "error": str(exc)}
+        if on_row is not None:
+            on_row(row)
+        rows.append(row)
+    table = pd.DataFrame.from_records(rows, columns=_union_in_order(rows))
+    return table[[*table.columns.drop("error"), "error"]]
+
+
+def response_model_defaults(results: Any, workload: str) -> dict[str, Any]:
+    """Take the scenario fields a fitted closed MVA response model supplies from ``results``.
+
+    Raises
+    ------
+    LookupError
+        If ``results`` is missing or is not a closed MVA model (it carries no zIIP split).
+    """
+    missing = [name for name in RESPONSE_MODEL_FIELDS if not hasattr(results, name)]
+    if results is None or missing:
+        family = getattr(results, "family", "no response model")
+        lacking = ", ".join(missing or RESPONSE_MODEL_FIELDS)
+        raise LookupError(f"workload {workload!r}: the champion response model is {family}, not a "
+                          f"closed MVA model, so it has no {lacking}")
+    return {name: _plain(getattr(results, name)) for name in RESPONSE_MODEL_FIELDS}
+
+
+def scenario_columns(scenario: SimScenario) -> dict[str, Any]:
+    """Echo the scenario's fields as output columns; the offered open load is ``tps_offered``."""
+    values = dataclasses.asdict(scenario)
+    return {("tps_offered" if key == "tps" else key): (math.nan if value is None else value)
+            for key, value in values.items()}
+
+
+def mean_and_t_interval(values: list[float], level: float = 0.95) -> tuple[float, float, float]:
+    """Mean of replication results and its Student-t interval (NaN bounds with one replication)."""
+    x = np.asarray(values, dtype=float)
+    mean = float(x.mean())
+    if len(x) < 2 or not np.isfinite(mean):
+        return mean, math.nan, math.nan
+    half = stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    return mean, mean - half, mean + half
+
+
+def _union_in_order(rows: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(key for row in rows for key in row))
+
+
+def _plain(value: Any) -> Any:
+    """Turn numpy scalars from a fitted model into the Python numbers SimScenario accepts."""
+    return value.item() if isinstance(value, np.generic) else value
