@@ -1,9 +1,8 @@
 """The zIIP/GCP dispatch model: one LPAR's CPU pools, with GCP help fed back into the queues.
 
-Every response-time path in kneecap (closed workloads with think time, zero think time, open
-arrivals) goes through :func:`cpu_residence` at a given arrival rate; :func:`solve_open` evaluates it
-at the offered rate, and :func:`solve_closed` applies the same rules inside exact MVA for a closed
-population (clients and think time, zero think time included).
+Every response-time path in kneecap uses these rules: :func:`solve_open` (open arrivals) evaluates
+:func:`cpu_residence` at the offered rate, and :func:`solve_closed` (clients with think time, zero
+think time included) applies the same rules inside exact MVA, with the same M/M/c+D zIIP queue.
 The rules follow z/OS dispatching as IEAOPTxx sets it, and :mod:`kneecap.simulation` implements the
 same rules event by event; ``make bench`` compares the two.
 
@@ -202,21 +201,22 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
     Exact multi-server MVA over the zIIP pool and the GCP pool (Reiser and Lavenberg; the
     load-dependent form of :func:`kneecap.modeling.queueing.multiserver_mva`), with the help rule
     applied at every population step. By the arrival theorem an eligible burst arriving at
-    population ``N`` sees the zIIP pool as at ``N - 1``: all engines busy with probability
-    ``P_b = 1 - sum_{j<c} p(j | N-1)`` and, FCFS, a mean wait ``W = R_Z - s`` from the MVA residence.
-    Taking the wait of a burst that finds the pool busy as exponential with mean ``w = W / P_b``:
+    population ``N`` sees the zIIP pool as at ``N - 1``: FCFS its mean wait is ``W = R_Z - s`` from
+    the MVA residence. The help rule truncates that wait at ``tau``; the M/M/c+D queue of
+    :func:`cpu_residence` at the burst rate ``k_E X(N-1)`` the arrival sees gives the truncated wait
+    ``E[min(V, tau)]`` and the spill ``pi = P(V > tau)``. The zIIP wait used is
 
-    .. math::
+    .. math:: W_Z = \min\big(W,\ E[\min(V, \tau)]\big)
 
-        \pi = P_b\, e^{-\tau / w}, \qquad E[\min(V, \tau)] = W (1 - e^{-\tau / w})
-
+    (below saturation the exact closed wait is the smaller, as an open queue overstates a finite one;
+    at saturation the truncated wait is).
     A fraction ``pi`` of the eligible demand moves to the GCP station (help fed back: it loads the
-    GCP queue and leaves the zIIP queue), every eligible burst spends ``E[min(V, tau)]`` waiting for a
-    zIIP, and the zIIP pool's busy marginals advance with the demand it still serves:
+    GCP queue and leaves the zIIP queue), every eligible burst spends ``W_Z`` waiting for a zIIP,
+    and the zIIP pool's busy marginals advance with the demand it still serves:
 
     .. math::
 
-        T_Z = k_E\big[(1 - \pi) s + E[\min(V,\tau)]\big], \quad
+        T_Z = k_E\big[(1 - \pi) s + W_Z\big], \quad
         D_G = (1 - f) D + \pi f D, \quad X = \frac{N}{Z + R_0 + T_Z + R_G(D_G)}
 
     With no help (IIPHONORPRIORITY=NO, or no zIIP) this is exact MVA; the GCP station is FCFS, which
