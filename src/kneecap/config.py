@@ -28,6 +28,7 @@ class TrainConfig:
     min_points: int = 3
     honor_priority: bool = True
     help_wait_ms: float = 3.2
+    help_rule: str = "pool"
     eligible_bursts: int = 4
     gcp_bursts: int = 1
     assumed_ziip_eligible_fraction: float = 0.95

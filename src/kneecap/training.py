@@ -42,7 +42,7 @@ def modeling_config(params: Params) -> ModelingConfig:
     return ModelingConfig(alpha=params.common.alpha, seed=params.common.seed, n_boot=params.train.n_boot,
                           ziip_eligible_fraction=params.train.assumed_ziip_eligible_fraction,
                           honor_priority=params.train.honor_priority, help_wait_ms=params.train.help_wait_ms,
-                          eligible_bursts=params.train.eligible_bursts, gcp_bursts=params.train.gcp_bursts,
+                          help_rule=params.train.help_rule, eligible_bursts=params.train.eligible_bursts, gcp_bursts=params.train.gcp_bursts,
                           max_cv_error_pct=params.train.max_cv_error_pct)
 
 
@@ -98,7 +98,7 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
     cfg = modeling_config(params)
     fit_params = {"alpha": cfg.alpha, "seed": cfg.seed, "n_boot": cfg.n_boot,
                   "honor_priority": cfg.honor_priority, "help_wait_ms": cfg.help_wait_ms,
-                  "eligible_bursts": cfg.eligible_bursts, "gcp_bursts": cfg.gcp_bursts,
+                  "help_rule": cfg.help_rule, "eligible_bursts": cfg.eligible_bursts, "gcp_bursts": cfg.gcp_bursts,
                   "assumed_ziip_eligible_fraction": cfg.ziip_eligible_fraction, "n_rows": len(rows)}
     # response time is what locates a knee: without it throughput alone is fixed by the think time
     response_rows = rows[rows["resp_ms"].notna()] if "resp_ms" in rows else rows.iloc[0:0]

@@ -62,6 +62,33 @@ def test_patient_limit_is_erlang_c():
         assert erlang_c(a, c) > 0
 
 
+@pytest.mark.parametrize("c", [1, 2, 4])
+def test_pool_rule_helps_no_later_than_the_burst_rule(c):
+    # many GCPs, so a helped burst never waits there: only the zIIP-side rule differs
+    for rho in (0.3, 0.8, 0.95, 1.2, 2.0):
+        tps = rho * c / 0.5 * 1000.0
+        pool = cpu_residence(tps, 0.5, 1.0, Dispatch(64, c, help_rule="pool"))
+        burst = cpu_residence(tps, 0.5, 1.0, Dispatch(64, c, help_rule="burst"))
+        assert pool[0] <= burst[0] * (1 + 1e-12)
+        assert pool[1] >= burst[1] * (1 - 1e-12)
+        # ZIIPAWMT = 0, or (below saturation) beyond every wait: the rules cannot differ
+        for tau in (0.0, 1e6) if rho < 1 else (0.0,):
+            np.testing.assert_allclose(cpu_residence(tps, 0.5, 1.0, Dispatch(64, c, help_wait_ms=tau)),
+                                       cpu_residence(tps, 0.5, 1.0, Dispatch(64, c, help_wait_ms=tau,
+                                                                             help_rule="burst")),
+                                       rtol=1e-12)
+    with pytest.raises(ValueError, match="help_rule must be one of pool, burst"):
+        Dispatch(2, 1, help_rule="eager")
+
+
+def test_one_ziip_at_seed_004_peak_lies_between_none_and_two():
+    # seed 004's LPAR (2 GCPs, Z = 200 ms) at 500 clients, with its fitted scale of parameters:
+    # the lone zIIP is saturated, the pool needs help nearly all the time, and three engines beat two
+    r = [solve_closed(0.8, 0.33, 0.95, Dispatch(2, z, eligible_bursts=4), think_time_ms=200.0,
+                      n_max=500).resp_ms[0, -1] for z in (0, 1, 2)]
+    assert r[0] > r[1] > r[2]
+
+
 def test_open_load_without_ziip_is_mmc():
     sol = solve_open(np.array([500.0, 1500.0, 2400.0, 2600.0]), 0.8, 0.0, 0.0, Dispatch(2, 0))
     expected = [mmc_resp_ms(x, 0.8, 2) for x in (500.0, 1500.0, 2400.0)]
@@ -95,43 +122,47 @@ def test_batch_solves_each_parameter_set_as_a_single_solve():
 
 _open_case = st.tuples(
     st.floats(0.1, 3.0), st.floats(0.0, 1.0), st.integers(1, 8), st.integers(0, 4), st.booleans(),
-    st.sampled_from([0.0, 1.0, 3.2, 10.0]), st.integers(1, 6), st.floats(0.01, 0.97))
+    st.sampled_from([0.0, 1.0, 3.2, 10.0]), st.integers(1, 6), st.floats(0.01, 0.97),
+    st.sampled_from(["pool", "burst"]))
 
 
 @settings(max_examples=300, deadline=None)
 @given(_open_case)
 def test_open_response_obeys_capacity_and_load(case):
     # more load never predicts better, another engine of either kind never predicts worse
-    d, f, n_gcp, n_ziip, honor, tau, bursts, share = case
-    dispatch = Dispatch(n_gcp, n_ziip, honor_priority=honor, help_wait_ms=tau, eligible_bursts=bursts)
+    d, f, n_gcp, n_ziip, honor, tau, bursts, share, rule = case
+    dispatch = Dispatch(n_gcp, n_ziip, honor_priority=honor, help_wait_ms=tau, eligible_bursts=bursts,
+                        help_rule=rule)
     tps = share * dispatch.max_tps(d, f)
     if not math.isfinite(tps):
         return
     base = solve_open(np.array([tps, tps * 1.02]), d, 0.2, f, dispatch).resp_ms[0]
     assert base[0] <= base[1] * (1 + 1e-9)
     more_gcp = solve_open(tps, d, 0.2, f, Dispatch(n_gcp + 1, n_ziip, honor_priority=honor, help_wait_ms=tau,
-                                                   eligible_bursts=bursts)).resp_ms[0, 0]
+                                                   eligible_bursts=bursts, help_rule=rule)).resp_ms[0, 0]
     assert more_gcp <= base[0] * (1 + 1e-9)
     if n_ziip >= 1:
         more_ziip = solve_open(tps, d, 0.2, f, Dispatch(n_gcp, n_ziip + 1, honor_priority=honor, help_wait_ms=tau,
-                                                        eligible_bursts=bursts)).resp_ms[0, 0]
+                                                        eligible_bursts=bursts, help_rule=rule)).resp_ms[0, 0]
         assert more_ziip <= base[0] * (1 + 1e-9)
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.floats(0.2, 2.0), st.floats(0.0, 1.0), st.floats(0.3, 0.95), st.integers(1, 8), st.integers(1, 4),
-       st.sampled_from([50.0, 200.0, 1000.0]), st.floats(0.1, 0.85))
-def test_closed_response_obeys_capacity_and_load_below_saturation(d, r0, f, n_gcp, n_ziip, think, share):
+       st.sampled_from([50.0, 200.0, 1000.0]), st.floats(0.1, 0.85), st.sampled_from(["pool", "burst"]))
+def test_closed_response_obeys_capacity_and_load_below_saturation(d, r0, f, n_gcp, n_ziip, think, share, rule):
     # up to 85 % of the saturation population N*: load, a GCP or a zIIP move response the right way.
     # Capped at 600 clients: past about a thousand steps the multi-server marginal recursion
     # (p(0 | n) by subtraction) loses precision and exact MVA itself wobbles by < 1 % (see
     # test_queueing); that is a numerical limit of the recursion, tracked in the closing note.
-    dispatch = Dispatch(n_gcp, n_ziip)
+    dispatch = Dispatch(n_gcp, n_ziip, help_rule=rule)
     n_star = (d + r0 + think) * dispatch.max_tps(d, f) / 1000.0
     n = min(max(int(share * n_star), 2), 600)
     base = solve_closed(d, r0, f, dispatch, think_time_ms=think, n_max=n).resp_ms[0]
     assert np.all(np.diff(base) >= -1e-9 * base[1:])
-    gcp = solve_closed(d, r0, f, Dispatch(n_gcp + 1, n_ziip), think_time_ms=think, n_max=n).resp_ms[0, -1]
-    ziip = solve_closed(d, r0, f, Dispatch(n_gcp, n_ziip + 1), think_time_ms=think, n_max=n).resp_ms[0, -1]
+    gcp = solve_closed(d, r0, f, Dispatch(n_gcp + 1, n_ziip, help_rule=rule), think_time_ms=think,
+                       n_max=n).resp_ms[0, -1]
+    ziip = solve_closed(d, r0, f, Dispatch(n_gcp, n_ziip + 1, help_rule=rule), think_time_ms=think,
+                        n_max=n).resp_ms[0, -1]
     assert gcp <= base[-1] * (1 + 1e-9)
     assert ziip <= base[-1] * (1 + 1e-9)

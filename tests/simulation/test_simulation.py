@@ -124,15 +124,33 @@ def test_help_without_wait_pools_every_engine_for_eligible_work():
     assert row["ziip_busy_pct"] > row["gcp_busy_pct"]
 
 
-def test_help_wait_longer_than_the_run_changes_nothing():
+@pytest.mark.parametrize("help_rule", ["pool", "burst"])
+def test_help_wait_longer_than_the_run_changes_nothing(help_rule):
     # no eligible burst ever waits ZIIPAWMT, so the helpers must leave the run exactly as with NO
-    hurried = _scenario(ziip_eligible_fraction=0.8, clients=40)
-    never = _scenario(ziip_eligible_fraction=0.8, clients=40, help_wait_ms=1e12)
+    hurried = _scenario(ziip_eligible_fraction=0.8, clients=40, help_rule=help_rule)
+    never = _scenario(ziip_eligible_fraction=0.8, clients=40, help_wait_ms=1e12, help_rule=help_rule)
     honest = _scenario(ziip_eligible_fraction=0.8, clients=40, honor_priority=False)
     kw = {"replications": 2, "transactions": 5000}
     pd.testing.assert_frame_equal(simulate(never, **kw)[list(METRICS)],
                                   simulate(honest, **kw)[list(METRICS)])
     assert _row(hurried, **kw)["spill_pct"] > 0
+
+
+def test_pool_rule_helps_sooner_than_the_burst_rule():
+    # a lone zIIP offered 1.2 engines of eligible work: once the pool needs help, bursts queued
+    # behind the one that waited ZIIPAWMT go to idle GCPs without waiting out their own ZIIPAWMT,
+    # so eligible work waits less and more of it runs on GCPs (same random streams)
+    load = {"clients": None, "think_time_ms": 0.0, "tps": 1500.0, "ziip_eligible_fraction": 0.8,
+            "eligible_bursts": 4}
+    pool = _row(_scenario(**load, help_rule="pool"))
+    burst = _row(_scenario(**load, help_rule="burst"))
+    assert pool["resp_ms_hi"] < burst["resp_ms_lo"]
+    assert pool["spill_pct"] > burst["spill_pct"]
+    # and with ZIIPAWMT = 0 both rules are the same dispatcher: help as soon as no zIIP is free
+    zero = {**load, "help_wait_ms": 0.0}
+    kw = {"replications": 2, "transactions": 5000}
+    pd.testing.assert_frame_equal(simulate(_scenario(**zero, help_rule="pool"), **kw)[list(METRICS)],
+                                  simulate(_scenario(**zero, help_rule="burst"), **kw)[list(METRICS)])
 
 
 # --- the RMF-style measurements -----------------------------------------------------------------
@@ -216,6 +234,7 @@ def test_same_seed_same_table_other_seed_other_draws():
     ({"burst_cv": 0.5}, "burst_cv applies only to burst_dist='gamma'"),
     ({"eligible_bursts": 0}, "eligible_bursts must be >= 1"),
     ({"help_wait_ms": float("nan")}, "help_wait_ms must be a finite number"),
+    ({"help_rule": "eager"}, "help_rule must be one of pool, burst"),
 ])
 def test_bad_fields_are_named(overrides, message):
     with pytest.raises(ValueError, match=message):
@@ -258,7 +277,8 @@ def test_simulate_many_names_rows_and_echoes_inputs():
 def test_specs_take_champion_defaults_and_keep_going_after_a_failure():
     # a fitted model's attributes may be numpy scalars
     champion = SimpleNamespace(cpu_ms_per_tran=np.float64(0.8), ziip_eligible_fraction=0.6,
-                               delay_ms=1.5, honor_priority=np.bool_(True), help_wait_ms=3.2)
+                               delay_ms=1.5, honor_priority=np.bool_(True), help_wait_ms=3.2,
+                               help_rule="pool", eligible_bursts=np.int64(4), gcp_bursts=1)
 
     def defaults(workload: str) -> dict:
         if workload != "cics":
@@ -274,6 +294,8 @@ def test_specs_take_champion_defaults_and_keep_going_after_a_failure():
     peak, typo = table.iloc[0], table.iloc[1]
     assert peak["cpu_ms_per_tran"] == 0.8 and peak["ziip_eligible_fraction"] == 0.6
     assert peak["delay_ms"] == 0.0  # the scenario's own key wins over the champion's 1.5
+    # the dispatch the champion was fitted with comes along, so simulation and model agree
+    assert peak["eligible_bursts"] == 4 and peak["help_rule"] == "pool"
     assert pd.isna(peak["error"]) and "cicss" in typo["error"]
     assert table.columns[-1] == "error"
 

@@ -69,6 +69,7 @@ class ClosedMVAModel:
         (``ziip_eligible_pct / cpu_total_pct``); recorded in the results as assumed.
     honor_priority : IIPHONORPRIORITY=YES (eligible work spills to free GCPs).
     help_wait_ms : IEAOPTxx ZIIPAWMT in ms (how long eligible work waits before a GCP helps).
+    help_rule : ``"pool"`` or ``"burst"``, when GCPs help (:class:`kneecap.modeling.dispatch.Dispatch`).
     eligible_bursts, gcp_bursts : dispatches per transaction of each kind
         (:class:`kneecap.modeling.dispatch.Dispatch`).
     n_boot : bootstrap refits behind the intervals.
@@ -91,6 +92,7 @@ class ClosedMVAModel:
     ziip_eligible_fraction: float = 0.95
     honor_priority: bool = True
     help_wait_ms: float = 3.2
+    help_rule: str = "pool"
     eligible_bursts: int = 4
     gcp_bursts: int = 1
     n_boot: int = 200
@@ -140,6 +142,7 @@ class ClosedMVAModel:
             demand_source="measured" if measured_d is not None else "fitted",
             honor_priority=self.honor_priority,
             help_wait_ms=self.help_wait_ms,
+            help_rule=self.help_rule,
             eligible_bursts=self.eligible_bursts,
             gcp_bursts=self.gcp_bursts,
             alpha=self.alpha,
@@ -156,6 +159,7 @@ class ClosedMVAModel:
 
     def _dispatch_options(self) -> dict[str, Any]:
         return {"honor_priority": self.honor_priority, "help_wait_ms": self.help_wait_ms,
+                "help_rule": self.help_rule,
                 "eligible_bursts": self.eligible_bursts, "gcp_bursts": self.gcp_bursts}
 
 
@@ -179,6 +183,8 @@ class ClosedMVAResults:
     n_train: int
     eligible_bursts: int = 1
     gcp_bursts: int = 1
+    # results registered before the pool rule existed were fitted with the burst rule
+    help_rule: str = "burst"
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
                                 "ziip_eligible_on_gcp_pct")
@@ -203,7 +209,8 @@ class ClosedMVAResults:
     def dispatch(self, n_gcp: int, n_ziip: int) -> Dispatch:
         """The LPAR ``n_gcp`` + ``n_ziip`` under the dispatching rules this model was fitted with."""
         return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=self.honor_priority,
-                        help_wait_ms=self.help_wait_ms, eligible_bursts=self.eligible_bursts,
+                        help_wait_ms=self.help_wait_ms, help_rule=self.help_rule,
+                        eligible_bursts=self.eligible_bursts,
                         gcp_bursts=self.gcp_bursts)
 
     def _solve_all(self, n_gcp: int, n_ziip: int, think_ms: float, n_max: int,
@@ -325,7 +332,7 @@ class ClosedMVAResults:
             f"  cpu_ms_per_tran        {self.cpu_ms_per_tran:10.4f} ms ({self.demand_source})",
             f"  delay_ms (R0)          {self.delay_ms:10.4f} ms (fitted)",
             f"  ziip_eligible_fraction {self.ziip_eligible_fraction:10.3f} ({self.ziip_eligible_source})",
-            f"  honor_priority         {self.honor_priority} (ZIIPAWMT {self.help_wait_ms} ms, GCP help fed back)",
+            f"  honor_priority         {self.honor_priority} (ZIIPAWMT {self.help_wait_ms} ms, {self.help_rule} help rule, GCP help fed back)",
             f"  bursts per tran        {self.eligible_bursts} eligible + {self.gcp_bursts} GCP-only",
             f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
             f"  train MAPE tps         {self.train_mape.get('tps', float('nan')):8.1f} %",
@@ -340,7 +347,7 @@ class ClosedMVAResults:
             "ziip_eligible_fraction": self.ziip_eligible_fraction,
             "ziip_eligible_source": self.ziip_eligible_source,
             "demand_source": self.demand_source, "honor_priority": self.honor_priority,
-            "help_wait_ms": self.help_wait_ms,
+            "help_wait_ms": self.help_wait_ms, "help_rule": self.help_rule,
             "eligible_bursts": self.eligible_bursts, "gcp_bursts": self.gcp_bursts,
             "alpha": self.alpha, "boot_params": self.boot_params, "residuals": self.residuals,
             "seed": self.seed, "train_mape": self.train_mape,

@@ -11,9 +11,11 @@ Dispatch rules (equal-speed engines, times in CP-equivalent ms):
 * a transaction's CPU demand ``D`` is ``gcp_bursts`` GCP-only bursts of ``(1-f) D / gcp_bursts``
   and ``eligible_bursts`` zIIP-eligible bursts of ``f D / eligible_bursts``;
 * with no zIIP online, eligible work is ordinary GCP work (RMF reports it as IIPCP);
-* otherwise eligible bursts queue FCFS for the zIIP pool; with IIPHONORPRIORITY=YES a burst that has
-  waited ``ZIIPAWMT`` may run on a GCP that has no GCP-native work waiting (lower priority than
-  native work); with NO it waits for a zIIP;
+* otherwise eligible bursts queue FCFS for the zIIP pool; with IIPHONORPRIORITY=YES they may run on
+  a GCP that has no GCP-native work waiting (lower priority than native work) once the pool needs
+  help: under the ``pool`` rule (default) from the moment the oldest queued burst has waited
+  ``ZIIPAWMT`` until a zIIP finds the queue empty, under the ``burst`` rule only bursts that have
+  themselves waited ``ZIIPAWMT``; with NO eligible work waits for a zIIP;
 * other classes load the pools at ``bg_gcp_busy_pct`` / ``bg_ziip_busy_pct`` per engine; their
   zIIP work is helped like the class's own.
 """
@@ -29,6 +31,8 @@ import numpy as np
 #: Upper bound on engines per pool: z/OS defines at most a few hundred logical processors per LPAR,
 #: and every per-engine loop below is O(engines).
 MAX_ENGINES = 512
+#: When GCPs help (see :class:`Dispatch`).
+HELP_RULES = ("pool", "burst")
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,11 @@ class Dispatch:
     n_ziip : zIIPs online (``>= 0``).
     honor_priority : IEAOPTxx IIPHONORPRIORITY=YES: GCPs help eligible work that waited ``help_wait_ms``.
     help_wait_ms : IEAOPTxx ZIIPAWMT in ms (3.2 ms is the z/OS default with HiperDispatch).
+    help_rule : ``"pool"``: the zIIP pool *needs help* once its oldest queued eligible burst has
+        waited ``help_wait_ms``, and then GCPs take queued eligible work however long it has
+        waited (z/OS: standard CPs help "if zIIP processors are unable to execute all zIIP-eligible
+        work"; the dispatcher considers eligible work for a CP only when the zIIPs need help).
+        ``"burst"``: a GCP takes only bursts that have themselves waited ``help_wait_ms``.
     eligible_bursts, gcp_bursts : dispatches per transaction of each kind; queueing delay per burst
         scales with burst size, but the ZIIPAWMT threshold does not, so these matter for help.
     bg_gcp_busy_pct, bg_ziip_busy_pct : per-engine utilisation of the pools by other classes, %.
@@ -51,6 +60,7 @@ class Dispatch:
     n_ziip: int = 0
     honor_priority: bool = True
     help_wait_ms: float = 3.2
+    help_rule: str = "pool"
     eligible_bursts: int = 1
     gcp_bursts: int = 1
     bg_gcp_busy_pct: float = 0.0
@@ -65,6 +75,8 @@ class Dispatch:
             raise ValueError(f"n_ziip must be between 0 and {MAX_ENGINES}, got {self.n_ziip}")
         if not (math.isfinite(self.help_wait_ms) and self.help_wait_ms >= 0):
             raise ValueError(f"help_wait_ms must be >= 0, got {self.help_wait_ms}")
+        if self.help_rule not in HELP_RULES:
+            raise ValueError(f"help_rule must be one of {', '.join(HELP_RULES)}, got {self.help_rule!r}")
         if self.eligible_bursts < 1 or self.gcp_bursts < 1:
             raise ValueError(f"eligible_bursts and gcp_bursts must be >= 1, got "
                              f"{self.eligible_bursts} and {self.gcp_bursts}")
@@ -79,7 +91,8 @@ class Dispatch:
 
     def _args(self) -> tuple:
         return (int(self.eligible_bursts), int(self.gcp_bursts), int(self.n_gcp), int(self.n_ziip),
-                bool(self.honor_priority), float(self.help_wait_ms), self.bg_gcp_busy_pct / 100.0,
+                bool(self.honor_priority), float(self.help_wait_ms), self.help_rule == "pool",
+                self.bg_gcp_busy_pct / 100.0,
                 self.bg_ziip_busy_pct / 100.0, float(self.bg_burst_ms))
 
     def max_tps(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float) -> float:
@@ -139,7 +152,10 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     Per burst, with ``lambda`` bursts/ms, mean burst ``s`` and ``c`` engines (``a = lambda s``):
 
     *zIIP pool, IIPHONORPRIORITY=YES* — an M/M/c queue whose customers leave for a GCP after
-    waiting ``tau`` (ZIIPAWMT): the M/M/c+D queue. Level crossing on the virtual waiting time
+    waiting ``tau``: the M/M/c+D queue. Under the burst rule ``tau`` is ZIIPAWMT; under the pool
+    rule a burst queued behind others is helped when the oldest reaches ZIIPAWMT, so ``tau`` is
+    the mean patience ``ZIIPAWMT (1 + q) / 2`` with ``q`` the share of waiting bursts that find
+    no other waiting (:func:`_mmc_help`). Level crossing on the virtual waiting time
     ``v`` gives its density, with ``beta = lambda - c/s`` and ``p_{c-1}`` the probability that
     ``c - 1`` engines are busy:
 
@@ -297,7 +313,46 @@ def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # pragma: no cover
+def _mmc_help(lam, s, c, tau, pool):  # pragma: no cover - compiled
+    """(spill, mean wait for a zIIP) under the help rule: M/M/c+D at the effective patience.
+
+    Burst rule: every burst's patience is ``tau``. Pool rule: a burst that finds other bursts
+    waiting is helped when the oldest of them reaches ``tau``; taking that head's age as uniform
+    on ``[0, tau)``, such a burst's patience averages ``tau / 2``, and a burst that finds none
+    waiting keeps ``tau``. With ``q`` the share of waiting bursts that find no other waiting
+    (``p_c / P(V > 0)``, which is ``1 - rho`` in M/M/c), the patience used is the mean
+    ``tau (1 + q) / 2``; ``q`` and the queue it comes from are solved together. Not modelled: that
+    help, once on, stays on until a zIIP finds the queue empty, so an overloaded pool with idle
+    GCPs waits less than this (README, validation grid).
+    """
+    if not pool or tau <= 0.0:
+        return _mmc_impatient(lam, s, c, tau)
+    a = lam * s
+    beta = lam - c / s
+    q = 1.0
+    for _ in range(60):
+        t = tau * (1.0 + q) / 2.0
+        x = beta * t
+        big = x if x > 0.0 else 0.0
+        e_x = math.exp(x - big)
+        e_0 = math.exp(-big)
+        if abs(x) < 1e-4:
+            w1 = lam * t * (1.0 + x / 2.0 + x * x / 6.0) * e_0
+        else:
+            w1 = lam * (e_x - e_0) / beta
+        w2 = lam * e_x * s / c
+        q_new = (a / c) * e_0 / (w1 + w2)
+        if q_new > 1.0:
+            q_new = 1.0
+        if abs(q_new - q) < 1e-10:
+            q = q_new
+            break
+        q = 0.5 * (q + q_new)  # damped: the map overshoots near rho = 1
+    return _mmc_impatient(lam, s, c, tau * (1.0 + q) / 2.0)
+
+
+@numba.njit(cache=True)
+def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
     """(residence ms, spill, zIIP busy per engine, GCP busy per engine) at ``lam`` tran/ms."""
     inf = np.inf
     ke = k_e if f > 0.0 else 0
@@ -324,7 +379,7 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # 
     if rate_z > 0.0 and a_z > 1e-12:  # a vanishing eligible share has no zIIP queue to speak of
         s_z = a_z / rate_z
         if honor:
-            spill, wait_z = _mmc_impatient(rate_z, s_z, n_z, tau)
+            spill, wait_z = _mmc_help(rate_z, s_z, n_z, tau, pool)
         else:
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g
@@ -349,7 +404,7 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # 
 
 
 @numba.njit(cache=True)
-def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # pragma: no cover
+def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
     b = ds.shape[0]
     m = lams.shape[0]
     x = np.empty((b, m))
@@ -360,7 +415,7 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, b
     sat = np.zeros((b, m), dtype=np.bool_)
     for i in range(b):
         for j in range(m):
-            r, s, z, g = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s)
+            r, s, z, g = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s)
             x[i, j] = lams[j]
             resp[i, j] = r0s[i] + r
             spill[i, j] = s
@@ -371,7 +426,7 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, b
 
 
 @numba.njit(cache=True)
-def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, bg_z, bg_s):  # pragma: no cover
+def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
     """The recursion of :func:`solve_closed`; station 0 is the zIIP pool, 1 the GCP pool."""
     b = ds.shape[0]
     x_out = np.empty((b, n_max))
@@ -411,7 +466,7 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, bg_g, b
                     # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the
                     # arrival sees gives the truncated wait and the spill; below saturation the
                     # exact closed wait is the smaller (an open queue overstates a finite one)
-                    spill_open, wait_open = _mmc_impatient(x_prev * ke, s, m, tau)
+                    spill_open, wait_open = _mmc_help(x_prev * ke, s, m, tau, pool)
                     if wait_open < wait:
                         wait_z = wait_open
                     spill = spill_open

@@ -37,6 +37,7 @@ class ModelingConfig:
     ziip_eligible_fraction: float = 0.95
     honor_priority: bool = True
     help_wait_ms: float = 3.2
+    help_rule: str = "pool"
     eligible_bursts: int = 4
     gcp_bursts: int = 1
     max_cv_error_pct: float = 5.0
@@ -67,7 +68,7 @@ def response_kind(train: pd.DataFrame) -> str:
 def _closed(config: ModelingConfig, n_boot: int | None = None) -> ClosedMVAModel:
     return ClosedMVAModel(ziip_eligible_fraction=config.ziip_eligible_fraction,
                           honor_priority=config.honor_priority, help_wait_ms=config.help_wait_ms,
-                          eligible_bursts=config.eligible_bursts, gcp_bursts=config.gcp_bursts,
+                          help_rule=config.help_rule, eligible_bursts=config.eligible_bursts, gcp_bursts=config.gcp_bursts,
                           n_boot=config.n_boot if n_boot is None else n_boot,
                           alpha=config.alpha, seed=config.seed)
 

@@ -99,6 +99,8 @@ class LparSimulation:
         self.has_ziips = scenario.n_ziip > 0
         self.gcps_help = scenario.eligible_helped
         self.help_wait_ms = scenario.help_wait_ms
+        self.pool_rule = scenario.help_rule == "pool"
+        self.needs_help = False  # the pool rule's state; the burst rule never sets it
 
         self.free_gcp = scenario.n_gcp
         self.free_ziip = scenario.n_ziip
@@ -209,7 +211,9 @@ class LparSimulation:
             burst.waiting = True
             self.ziip_queue.append(burst)
             if self.gcps_help:
-                self._after(self.help_wait_ms, self._on_help_due, burst)
+                self._help_while_needed()  # under the pool rule an idle GCP may take it at once
+                if burst.waiting:
+                    self._after(self.help_wait_ms, self._on_help_due, burst)
         elif self.free_gcp:
             self.free_gcp -= 1
             self._run_on(burst, burst.gcp_ledger, self._on_gcp_done)
@@ -234,7 +238,8 @@ class LparSimulation:
         if self.gcp_queue:
             nxt = self.gcp_queue.popleft()
             self._run_on(nxt, nxt.gcp_ledger, self._on_gcp_done)
-        elif self.gcps_help and self.ziip_queue and self._waited_long_enough(self.ziip_queue[0]):
+        elif self.gcps_help and self.ziip_queue and (
+                self.needs_help or self._waited_long_enough(self.ziip_queue[0])):
             self._help(self.ziip_queue.popleft())
         else:
             self.free_gcp += 1
@@ -250,17 +255,30 @@ class LparSimulation:
             self._run_on(nxt, nxt.ziip_ledger, self._on_ziip_done)
         else:
             self.free_ziip += 1
+            self.needs_help = False  # a zIIP found no work: the pool keeps up again
         if burst.txn is not None:
             self._next_burst(burst.txn)
 
     def _on_help_due(self, event: simpy.Event) -> None:
-        """ZIIPAWMT has passed for a queued eligible burst: an idle GCP takes the oldest one.
+        """ZIIPAWMT has passed for a queued eligible burst: idle GCPs start helping.
 
         The zIIP queue is FCFS and every timer has the same length, so its head has waited at
-        least as long as this burst. No GCP is idle while GCP-native work waits.
+        least as long as this burst. No GCP is idle while GCP-native work waits. Under the burst
+        rule one idle GCP takes the oldest burst; under the pool rule the pool now needs help and
+        every idle GCP takes queued bursts.
         """
         burst: _Burst = event.value
-        if burst.waiting and self.free_gcp:
+        if not burst.waiting:
+            return
+        if self.pool_rule:
+            self.needs_help = True
+            self._help_while_needed()
+        elif self.free_gcp:
+            self.free_gcp -= 1
+            self._help(self.ziip_queue.popleft())
+
+    def _help_while_needed(self) -> None:
+        while self.needs_help and self.free_gcp and self.ziip_queue:
             self.free_gcp -= 1
             self._help(self.ziip_queue.popleft())
 

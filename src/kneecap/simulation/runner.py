@@ -19,7 +19,7 @@ METRICS = ("tps", "resp_ms", "resp_p95_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu
            "ziip_busy_pct")
 # The fields of a closed MVA response model a scenario naming a workload inherits.
 RESPONSE_MODEL_FIELDS = ("cpu_ms_per_tran", "ziip_eligible_fraction", "delay_ms", "honor_priority",
-                         "help_wait_ms")
+                         "help_wait_ms", "help_rule", "eligible_bursts", "gcp_bursts")
 
 
 def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int = 20000,
@@ -69,10 +69,13 @@ def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int 
     * without zIIPs eligible work is GCP work (same queue and priority) and counts as IIPCP;
     * with zIIPs eligible bursts join one FCFS zIIP queue and a freed zIIP takes the oldest;
     * a freed GCP takes the oldest waiting GCP-native burst. If none waits and
-      IIPHONORPRIORITY=YES (``honor_priority``), it takes the oldest eligible burst that has
-      waited at least ZIIPAWMT (``help_wait_ms``) for a zIIP; that burst leaves the zIIP queue
-      and counts as IIPCP. An idle GCP picks such a burst up the moment its wait reaches
-      ZIIPAWMT. Otherwise the GCP idles. With IIPHONORPRIORITY=NO eligible work waits for a zIIP.
+      IIPHONORPRIORITY=YES (``honor_priority``), it takes the oldest eligible burst queued for a
+      zIIP when help is due; that burst leaves the zIIP queue and counts as IIPCP. Help is due,
+      under ``help_rule="pool"``, while the pool needs help: from the moment a queued burst has
+      waited ZIIPAWMT (``help_wait_ms``) until a zIIP finds the queue empty; under
+      ``help_rule="burst"``, for a burst that has itself waited ZIIPAWMT. Idle GCPs start helping
+      the moment help becomes due. Otherwise the GCP idles. With IIPHONORPRIORITY=NO eligible
+      work waits for a zIIP.
 
     Each replication discards its first ``warmup_fraction`` of completions and measures from that
     completion to the last; busy time is integrated exactly over that window.

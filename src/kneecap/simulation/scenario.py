@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 BURST_DISTRIBUTIONS = ("exponential", "deterministic", "gamma")
+HELP_RULES = ("pool", "burst")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +37,11 @@ class SimScenario:
     help_wait_ms : IEAOPTxx ZIIPAWMT converted to ms (IEAOPTxx codes it in microseconds); the
         default 3.2 ms (ZIIPAWMT=3200) is the z/OS default with HiperDispatch, as in
         :mod:`kneecap.modeling`.
+    help_rule : when GCPs help. ``"pool"`` (default): the zIIP pool *needs help* once its oldest
+        queued eligible burst has waited ``help_wait_ms``, and keeps needing it until a zIIP finds
+        the queue empty; meanwhile GCPs with no GCP-native work take eligible bursts however long
+        they have waited. ``"burst"``: a GCP takes only bursts that have themselves waited
+        ``help_wait_ms``.
     gcp_bursts, eligible_bursts : how many bursts the GCP-only and the eligible demand are split
         into (``>= 1``; a kind with zero demand has no bursts).
     burst_dist : burst service-time distribution: ``"exponential"``, ``"deterministic"`` or
@@ -56,6 +62,7 @@ class SimScenario:
     delay_ms: float = 0.0
     honor_priority: bool = True
     help_wait_ms: float = 3.2
+    help_rule: str = "pool"
     gcp_bursts: int = 1
     eligible_bursts: int = 1
     burst_dist: str = "exponential"
@@ -89,6 +96,9 @@ class SimScenario:
             if self.think_time_ms != 0:
                 raise ValueError(f"think_time_ms applies only to closed load (clients), "
                                  f"got {self.think_time_ms} with tps")
+        if self.help_rule not in HELP_RULES:
+            raise ValueError(f"help_rule must be one of {', '.join(HELP_RULES)}, "
+                             f"got {self.help_rule!r}")
         if self.burst_dist not in BURST_DISTRIBUTIONS:
             raise ValueError(f"burst_dist must be one of {', '.join(BURST_DISTRIBUTIONS)}, "
                              f"got {self.burst_dist!r}")
