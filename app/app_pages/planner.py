@@ -45,6 +45,7 @@ st.dataframe(table.round(3), hide_index=True, key="plan_table")
 st.download_button("Download plan (CSV)", answer["table"].to_csv(index=False), file_name=f"{workload}-ziip-plan.csv",
                    mime="text/csv", key="plan_download")
 st.caption("Rows: zIIP counts with the GCPs above. Busy is what each pool runs, GCP help included; eligible "
-           "work moves to GCPs under IIPHONORPRIORITY=YES after ZIIPAWMT (params.yaml `train`). The plan is the "
+           "work moves to GCPs under IIPHONORPRIORITY=YES once the zIIPs need help (ZIIPAWMT, `help_rule`: "
+           "params.yaml `train`). The plan is the "
            "cheapest mix by the engine costs in params.yaml `planner` (ties go to zIIPs). IBM publishes no numeric "
            "zIIP busy limit: the policy caps are yours.")

@@ -438,12 +438,19 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
     p = np.zeros((2, m_max))  # p[k, j] = P(j busy at station k | population), carried for j < m_k
     servers = np.array([max(n_z, 1), n_g])
     q = np.zeros(2)
+    # the same two stations, each alone with the delay: the network without the other station,
+    # whose throughput gives p(0 | n) by a ratio instead of by subtraction (see solve_closed)
+    p_alone = np.zeros((2, m_max))
+    q_alone = np.zeros(2)
     ke = k_e if f > 0.0 else 0
     for i in range(b):
         d = ds[i]
         p[:, :] = 0.0
         p[:, 0] = 1.0
         q[:] = 0.0
+        p_alone[:, :] = 0.0
+        p_alone[:, 0] = 1.0
+        q_alone[:] = 0.0
         x_prev = 0.0
         for n in range(1, n_max + 1):
             spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
@@ -482,6 +489,23 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
             x = n / (z + total) if z + total > 0.0 else np.inf
             q[0] = x * t_z
             q[1] = x * r_g
+            z_loop = z + r0s[i]
+            x_alone = np.zeros(2)
+            for k in range(2):
+                mk = servers[k]
+                dk = d_z if k == 0 else d_g
+                bracket = 1.0 + q_alone[k]
+                for j in range(mk):
+                    bracket += (mk - 1 - j) * p_alone[k, j]
+                r_k = dk / mk * bracket
+                x_k = n / (z_loop + r_k) if z_loop + r_k > 0.0 else np.inf
+                x_alone[k] = x_k
+                q_alone[k] = x_k * r_k
+                xd = x_k * dk
+                for j in range(mk - 1, 0, -1):
+                    p_alone[k, j] = xd / j * p_alone[k, j - 1]
+                # the network without this station is the delay alone: X = n / (Z + R0)
+                p_alone[k, 0] *= x_k * z_loop / n if z_loop > 0.0 else 0.0
             for k in range(2):
                 mk = servers[k]
                 xd = x * (d_z if k == 0 else d_g)
@@ -489,8 +513,17 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                 for j in range(mk - 1, 0, -1):
                     p[k, j] = xd / j * p[k, j - 1]
                     busy_sum += (mk - j) * p[k, j]
-                head = 1.0 - busy_sum / mk
-                p[k, 0] = head if head > 0.0 else 0.0
+                if spill > 0.0 and n_z > 0:
+                    # helped work makes the network not product-form, so the ratio below does not
+                    # hold; the utilisation law gives p(0 | n), by subtraction (loses precision
+                    # past about a thousand steps at high load)
+                    head = 1.0 - busy_sum / mk
+                    p[k, 0] = head if head > 0.0 else 0.0
+                else:
+                    # P(station k idle | n) = G_-k(n) / G(n): the ratio of consecutive values is
+                    # X(n) / X_-k(n), X_-k the throughput of the network without station k
+                    x_without = x_alone[1 - k]
+                    p[k, 0] *= x / x_without if x_without > 0.0 and np.isfinite(x_without) else 0.0
             x_prev = x
             x_out[i, n - 1] = x
             resp_out[i, n - 1] = total
