@@ -3,7 +3,8 @@
 Where things are: the project root is the folder above ``app/``; ``KNEECAP_MARTS`` overrides the
 published marts folder (default ``<root>/data/processed``), ``KNEECAP_PARAMS`` the params file,
 ``MLFLOW_TRACKING_URI`` the tracking store (default ``sqlite:///<root>/mlflow.db``) and
-``KNEECAP_REPORTS`` the DVC reports folder (default ``<root>/reports``).
+``KNEECAP_REPORTS`` the DVC reports folder (default ``<root>/reports``) and ``KNEECAP_FACTORS`` the
+factor catalogue (default ``<root>/data/reference/factors.csv``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from kneecap import config, forecasting, modeling, tracking, warehouse
+from kneecap import config, factors, forecasting, modeling, tracking, warehouse, workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_MB = 200
@@ -392,3 +393,53 @@ def ingest_upload(filename: str, payload: bytes,
             quarantine["file"] = filename
         return {"kind": f"SMF dump ({result.framing})", "rows": sum(result.rows.values()), "records": result.records,
                 "records_by_type": summary.records_by_type, "tables": tables, "quarantine": quarantine}
+
+
+# --- What-if factors ---------------------------------------------------------------------------
+
+
+def factors_path() -> Path:
+    return Path(os.environ.get("KNEECAP_FACTORS", ROOT / "data" / "reference" / "factors.csv"))
+
+
+@st.cache_data(ttl=300)
+def factor_catalogue() -> dict[str, factors.Factor]:
+    """The factor catalogue (raises :class:`kneecap.factors.FactorError` when it is broken)."""
+    return factors.read_catalogue(factors_path())
+
+
+def catalogue_table() -> pd.DataFrame:
+    return factors.catalogue_frame(factor_catalogue())
+
+
+def _selection(factor_id: str, share: float) -> list[dict[str, Any]]:
+    return [{"id": factor_id, "share": share}]
+
+
+@st.cache_data(max_entries=128)
+def factor_forecast(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, think_time_ms: float,
+                    slo_resp_ms: float, factor_id: str, share: float) -> dict[str, Any]:
+    """One scenario answered with and without the factor (``kneecap forecast``'s row)."""
+    scenario = {"workload": workload, "clients": clients, "n_gcp": n_gcp, "n_ziip": n_ziip,
+                "think_time_ms": think_time_ms, "slo_resp_ms": slo_resp_ms, "factors": _selection(factor_id, share)}
+    return forecasting.forecast_scenario(models(workload, key), scenario, policy(), factor_catalogue())
+
+
+@st.cache_data(max_entries=64)
+def factor_curves(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int,
+                  factor_id: str, share: float) -> pd.DataFrame:
+    """Response curves without and with the factor, stacked, with column ``cost`` naming each."""
+    base = models(workload, key)
+    adjusted, _ = forecasting.factor_models(base, _selection(factor_id, share), factor_catalogue())
+    frames = [forecasting.response_curve(m.response, n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms,
+                                         max_load=max_clients, points=60).assign(cost=label)
+              for m, label in ((base, "unadjusted"), (adjusted, f"with {factor_id}"))]
+    return pd.concat(frames, ignore_index=True)
+
+
+def parse_workload_name(text: str) -> workloads.WorkloadName:
+    return workloads.parse_workload_name(text)
+
+
+def lpar_cost_ms(lpar_util_pct: float, n_cp: int, interval_s: float, transactions: float) -> float:
+    return workloads.cpu_ms_per_tran_from_lpar(lpar_util_pct, n_cp, interval_s, transactions)

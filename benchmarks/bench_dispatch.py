@@ -6,6 +6,10 @@ relative error per point and the summary the goal is stated in: mean |error| and
 points whose simulated total busy is <= 85 % (goal 10 %) and <= 95 % (goal 25 %).
 
     python benchmarks/bench_dispatch.py [--full] [--transactions T] [--replications R]
+                                        [--save table.csv] [--sim-from table.csv]
+
+``--save`` writes the table; ``--sim-from`` takes the simulated columns from a saved table (same
+grid and settings) and recomputes only the model, for changing the model without re-simulating.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ def grid(full: bool):
         yield n_gcp, n_ziip, f, honor, load, share
 
 
-def point(n_gcp, n_ziip, f, honor, load, share, transactions, replications, seed):
+def _model_resp_ms(n_gcp, n_ziip, f, honor, load, share) -> tuple[float, float, object]:
+    """(model response ms, offered load, simulation scenario) at one grid point."""
     dispatch = Dispatch(n_gcp, n_ziip, honor_priority=honor, eligible_bursts=BURSTS)
     x_max = dispatch.max_tps(D_MS, f)
     common = dict(n_gcp=n_gcp, n_ziip=n_ziip, cpu_ms_per_tran=D_MS, ziip_eligible_fraction=f, delay_ms=R0_MS,
@@ -42,20 +47,27 @@ def point(n_gcp, n_ziip, f, honor, load, share, transactions, replications, seed
     if load == "closed":
         clients = max(int(share * (D_MS + R0_MS + THINK_MS) * x_max / 1000.0), 1)
         model = solve_closed(D_MS, R0_MS, f, dispatch, think_time_ms=THINK_MS, n_max=clients).resp_ms[0, -1]
-        scen = SimScenario(clients=clients, think_time_ms=THINK_MS, **common)
-        offered = clients
+        return float(model), float(clients), SimScenario(clients=clients, think_time_ms=THINK_MS, **common)
+    tps = share * x_max
+    model = solve_open(tps, D_MS, R0_MS, f, dispatch).resp_ms[0, 0]
+    return float(model), float(tps), SimScenario(tps=tps, **common)
+
+
+def point(n_gcp, n_ziip, f, honor, load, share, transactions, replications, seed, cached=None):
+    model, offered, scen = _model_resp_ms(n_gcp, n_ziip, f, honor, load, share)
+    row = {"n_gcp": n_gcp, "n_ziip": n_ziip, "f": f, "honor": "YES" if honor else "NO", "load": load,
+           "share": share, "offered": round(offered, 1)}
+    if cached is None:
+        sim = simulate(scen, replications=replications, transactions=transactions, seed=seed).iloc[0]
+        busy = (sim["gcp_busy_pct"] * n_gcp + np.nan_to_num(sim["ziip_busy_pct"]) * n_ziip) / (n_gcp + n_ziip)
+        row.update({"busy_pct": float(busy), "sim_resp_ms": float(sim["resp_ms"]),
+                    "sim_lo": float(sim["resp_ms_lo"]), "sim_hi": float(sim["resp_ms_hi"]),
+                    "sim_spill_pct": float(sim["spill_pct"])})
     else:
-        tps = share * x_max
-        model = solve_open(tps, D_MS, R0_MS, f, dispatch).resp_ms[0, 0]
-        scen = SimScenario(tps=tps, **common)
-        offered = tps
-    sim = simulate(scen, replications=replications, transactions=transactions, seed=seed).iloc[0]
-    busy = (sim["gcp_busy_pct"] * n_gcp + np.nan_to_num(sim["ziip_busy_pct"]) * n_ziip) / (n_gcp + n_ziip)
-    return {"n_gcp": n_gcp, "n_ziip": n_ziip, "f": f, "honor": "YES" if honor else "NO", "load": load,
-            "offered": round(float(offered), 1), "busy_pct": float(busy), "sim_resp_ms": float(sim["resp_ms"]),
-            "sim_lo": float(sim["resp_ms_lo"]), "sim_hi": float(sim["resp_ms_hi"]), "model_resp_ms": float(model),
-            "sim_spill_pct": float(sim["spill_pct"]),
-            "err_pct": 100.0 * (float(model) / float(sim["resp_ms"]) - 1.0)}
+        row.update({k: float(cached[k]) for k in ("busy_pct", "sim_resp_ms", "sim_lo", "sim_hi", "sim_spill_pct")})
+    row["model_resp_ms"] = model
+    row["err_pct"] = 100.0 * (model / row["sim_resp_ms"] - 1.0)
+    return row
 
 
 def main() -> int:
@@ -63,10 +75,23 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="n_gcp 1-8, n_ziip 0-4, four load levels")
     parser.add_argument("--transactions", type=int, default=15000)
     parser.add_argument("--replications", type=int, default=3)
+    parser.add_argument("--save", help="write the table to this CSV")
+    parser.add_argument("--sim-from", help="reuse the simulated columns of a table saved with --save")
     args = parser.parse_args()
     start = time.perf_counter()
-    rows = [point(*p, args.transactions, args.replications, seed=i) for i, p in enumerate(grid(args.full))]
+    points = list(grid(args.full))
+    cached = [None] * len(points)
+    if args.sim_from:
+        saved = pd.read_csv(args.sim_from)
+        if len(saved) != len(points):
+            raise SystemExit(f"{args.sim_from} has {len(saved)} points, this grid {len(points)}: "
+                             "save it with the same --full setting")
+        cached = [row for _, row in saved.iterrows()]
+    rows = [point(*p, args.transactions, args.replications, seed=i, cached=c)
+            for i, (p, c) in enumerate(zip(points, cached, strict=True))]
     table = pd.DataFrame(rows)
+    if args.save:
+        table.to_csv(args.save, index=False)
     with pd.option_context("display.width", 200, "display.max_rows", 1000):
         print(table.round(2).to_string(index=False))
     print(f"\n{len(table)} points, {time.perf_counter() - start:.0f} s "

@@ -31,23 +31,29 @@ def _run(args, env, cwd=REPO):
     return subprocess.run([*KNEECAP, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def test_forecast_answers_every_scenario_and_reports_unknown_workloads(project):
+def _forecast(project, name, scenarios_yaml):
+    """Run ``kneecap forecast`` on a scenarios file; (process result, forecast table by scenario)."""
     root, env = project
-    scenarios = root / "scenarios.yaml"
-    scenarios.write_text(
+    scenarios = root / f"{name}.yaml"
+    scenarios.write_text(scenarios_yaml)
+    out = root / f"{name}.csv"
+    result = _run(["forecast", "--scenarios", str(scenarios), "--out", str(out), "--params", str(REPO / "params.yaml")],
+                  env)
+    assert result.returncode == 0, result.stderr
+    return result, pd.read_csv(out).set_index("scenario")
+
+
+def test_forecast_answers_every_scenario_and_reports_unknown_workloads(project):
+    result, table = _forecast(
+        project, "scenarios",
         "scenarios:\n"
         "  - {workload: zosconnect_cics_diag, name: peak, clients: 500, think_time_ms: 200, n_gcp: 2, n_ziip: 2,\n"
         "     slo_resp_ms: 2.0, current_clients: 300, growth_pct_per_year: 20}\n"
         "  - {workload: zosconnect_cics_diag, name: third_ziip, clients: 500, n_ziip: 3}\n"
         "  - {workload: no_such_workload, name: typo, clients: 10}\n"
         "  - {workload: zosconnect_apireq_v3_baqr, name: stub_8k, tps: 1500, resp_bytes: 8192, config: with_stub}\n")
-    out = root / "forecast.csv"
-    result = _run(["forecast", "--scenarios", str(scenarios), "--out", str(out), "--params", str(REPO / "params.yaml")],
-                  env)
-    assert result.returncode == 0, result.stderr
     assert "3 of 4 scenarios answered" in result.stdout
     assert "no_such_workload" in result.stderr
-    table = pd.read_csv(out).set_index("scenario")
     peak = table.loc["peak"]
     assert peak["resp_ms_lo"] <= peak["resp_ms"] <= peak["resp_ms_hi"]
     assert peak["recommended_n_ziip"] == 3  # IBM added a third zIIP for 500 clients
@@ -56,6 +62,31 @@ def test_forecast_answers_every_scenario_and_reports_unknown_workloads(project):
     assert "no champion model registered" in table.loc["typo", "error"]
     # 0.228 CPU ms measured at 8K with the stub (seed 000 Figure 20)
     assert table.loc["stub_8k", "cpu_ms_per_tran"] == pytest.approx(0.228, rel=0.02)
+
+
+def test_forecast_with_factors_shows_adjusted_and_unadjusted_answers(project):
+    result, table = _forecast(
+        project, "factor_scenarios",
+        "scenarios:\n"
+        "  - {workload: zosconnect_cics_diag, name: stub, clients: 500, n_gcp: 2, n_ziip: 2, slo_resp_ms: 2.0,\n"
+        "     factors: [comm_stub_8k]}\n"
+        "  - {workload: zosconnect_cics_diag, name: crr30, cs_workload: 'CRR30(200B/200B)', n_ziip: 2}\n"
+        "  - {workload: zosconnect_cics_diag, name: chart_only, clients: 500, factors: [smc_rv2_vs_tcpip_rr]}\n"
+        "  - {workload: zosconnect_apireq_v3_baqr, name: stub_cost, tps: 1500, resp_bytes: 8192, config: with_stub,\n"
+        "     factors: [ltpa_token_mq_rest]}\n")
+    assert "2 of 4 scenarios answered" in result.stdout
+    assert "zosconnect_cics_diag / stub: with comm_stub_8k: CPU demand ms/tran" in result.stdout
+    stub = table.loc["stub"]
+    # the 8K stub adds 0.228 - 0.077 ms per transaction (seed 000 Figure 20)
+    assert stub["demand_ms_per_tran_adjusted"] == pytest.approx(stub["demand_ms_per_tran"] + 0.151, rel=1e-9)
+    assert stub["resp_ms_adjusted"] > stub["resp_ms"]
+    assert stub["recommended_n_ziip_adjusted"] >= stub["recommended_n_ziip"] == 3
+    assert "000_b05d0436f2156d5f.txt, §14 Communication Stub" in stub["factor_citations"]
+    crr = table.loc["crr30"]
+    assert (crr["clients"], crr["req_bytes"], crr["resp_bytes"], crr["pattern"]) == (30, 200, 200, "CRR")
+    assert "nothing is read off charts" in table.loc["chart_only", "error"]
+    # LTPA's 14 ms saving is larger than the 0.23 ms cost it would be applied to
+    assert "would become" in table.loc["stub_cost", "error"]
 
 
 def test_forecast_rejects_a_bad_scenarios_file(project, tmp_path):

@@ -19,7 +19,7 @@ from kneecap import schema, warehouse
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
-TABLES = sorted(p for p in REFERENCE.glob("*.csv") if p.name != "sources.csv")
+TABLES = sorted(p for p in REFERENCE.glob("*.csv") if p.name not in warehouse.REFERENCE_OTHER_FILES)
 SOURCES_HEADER = (
     "source_id", "source_file", "title", "section", "table_or_figure", "units", "cpc", "n_gcp",
     "n_ziip", "think_time_ms", "req_bytes", "resp_bytes", "workload_kind", "notes",

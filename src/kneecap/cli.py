@@ -98,10 +98,19 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     if out.suffix not in (".parquet", ".csv", ".json"):
         print(f"forecast: {out}: output must end in .parquet, .csv or .json", file=sys.stderr)
         return 2
+    catalogue = None
+    if any(s.get("factors") for s in scenarios):
+        from kneecap import factors
+
+        try:
+            catalogue = factors.read_catalogue(args.factors)
+        except (OSError, factors.FactorError) as exc:
+            print(f"forecast: factor catalogue {args.factors}: {exc}", file=sys.stderr)
+            return 2
     params = config.load_params(args.params)
     policy = config.planner_policy(params)
     tracking.configure(args.tracking_uri)
-    table = forecasting.forecast_scenarios(scenarios, _load_champions, policy)
+    table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".parquet":
         table.to_parquet(out, index=False)
@@ -112,8 +121,30 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     failed = table["error"].notna().sum() if "error" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
+    for line in _factor_lines(table):
+        print(line)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
     return 0
+
+
+def _factor_lines(table) -> list[str]:
+    """One line per scenario answered with factors: each answer unadjusted -> adjusted."""
+    if "factors" not in table:
+        return []
+    lines = []
+    for _, row in table[table["factors"].notna() & table["error"].isna()].iterrows():
+        parts = []
+        for label, col, fmt in (("CPU demand ms/tran", "demand_ms_per_tran", "{:.4g}"),
+                                ("cost ms/tran", "cpu_ms_per_tran", "{:.4g}"),
+                                ("knee clients", "knee_clients", "{:.0f}"),
+                                ("response ms", "resp_ms", "{:.3g}"),
+                                ("zIIPs", "recommended_n_ziip", "{:.0f}")):
+            if col in row and f"{col}_adjusted" in row and row.notna()[col]:
+                before, after = row[col], row[f"{col}_adjusted"]
+                show = (lambda v: "none" if v is None or v != v else fmt.format(v))  # noqa: E731
+                parts.append(f"{label} {show(before)} -> {show(after)}")
+        lines.append(f"forecast: {row['workload']} / {row['scenario']}: with {row['factors']}: " + "; ".join(parts))
+    return lines
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -201,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--out", required=True, help="output .parquet, .csv or .json")
     forecast.add_argument("--params", default="params.yaml")
     forecast.add_argument("--tracking-uri", default=None)
+    forecast.add_argument("--factors", default="data/reference/factors.csv",
+                          help="factor catalogue for scenarios with `factors` (default: the bundled one)")
     forecast.set_defaults(func=_cmd_forecast)
 
     simulate = sub.add_parser("simulate",

@@ -5,6 +5,15 @@ through :mod:`kneecap.tracking`). A *scenario* is a mapping: ``workload`` plus a
 ``tps``, ``think_time_ms``, ``n_gcp``, ``n_ziip``, ``req_bytes``, ``resp_bytes``, ``slo_resp_ms``,
 ``current_clients``, ``growth_pct_per_year`` and the factor labels a cost model was fitted with
 (``transport``, ``pooling``, ``release``, ``api``, ``config``).
+
+Two more keys describe a what-if rather than a model input:
+
+- ``cs_workload``: a Communications Server workload name such as ``CRR30(200B/200B)``; its clients
+  and payload bytes fill ``clients``, ``req_bytes`` and ``resp_bytes`` (a value given as well must
+  agree) and its pattern is reported (:mod:`kneecap.workloads`).
+- ``factors``: catalogue factor ids, or ``{id, share}`` mappings, applied to the workload's fitted
+  CPU cost (:mod:`kneecap.factors`); the row then carries every answer twice, unadjusted and with
+  the suffix ``_adjusted``, plus the factors' changes and citations.
 """
 
 from __future__ import annotations
@@ -17,6 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kneecap import factors as factor_catalogue
+from kneecap import workloads as cs_workloads
 from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
 from kneecap.modeling.open import OpenMMcResults
 from kneecap.modeling.usl import USLResults
@@ -24,7 +35,16 @@ from kneecap.modeling.ziip import PlannerPolicy
 
 FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
-                 "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS)
+                 "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS,
+                 "cs_workload", "factors")
+
+#: Answer columns a scenario with ``factors`` repeats with the suffix ``_adjusted``.
+ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "resp_ms_lo", "resp_ms_hi",
+                    "tps", "tps_lo", "tps_hi", "ziip_busy_pct", "gcp_busy_pct", "spill_pct",
+                    "ziip_eligible_on_gcp_pct", "knee_clients", "knee_clients_lo", "knee_clients_hi",
+                    "saturation_clients", "max_tps", "recommended_n_ziip", "recommended_n_gcp",
+                    "slo_margin_ms", "recommendation", "years_to_knee", "cpu_ms_per_tran",
+                    "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi")
 
 
 #: Planner policy and knee rule (params.yaml ``planner`` and ``train.knee_k``).
@@ -85,11 +105,126 @@ def knee_sentence(estimate: Mapping[str, Any]) -> str:
             f"at N* = {estimate['saturation_clients']:.0f} clients, {estimate['max_tps']:.0f} tps.")
 
 
-def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
-    """Every answer one scenario supports: response with band, knee, zIIP plan, cost, time to knee."""
+def with_workload_name(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario with ``cs_workload`` (e.g. ``CRR30(200B/200B)``) expanded into its columns.
+
+    ``clients``, ``req_bytes`` and ``resp_bytes`` are filled from the name; a value the scenario
+    also gives must agree. Adds ``pattern`` and ``connect_per_tran`` under those names only in the
+    returned row (see :func:`forecast_scenario`), not as model inputs.
+
+    Raises
+    ------
+    kneecap.workloads.WorkloadNameError
+        A malformed name, or a name that disagrees with an explicit value (both are named).
+    """
+    out = dict(scenario)
+    name = out.get("cs_workload")
+    if name is None:
+        return out
+    parsed = cs_workloads.parse_workload_name(name)
+    for key in ("clients", "req_bytes", "resp_bytes"):
+        given = out.get(key)
+        value = getattr(parsed, key)
+        if given is not None and float(given) != value:
+            raise cs_workloads.WorkloadNameError(
+                f"cs_workload {name!r} says {key} = {value} but the scenario gives {key} = {given}")
+        out[key] = value
+    return out
+
+
+def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustment) -> WorkloadModels:
+    """The workload's response model with the factor-adjusted CPU demand and eligible share.
+
+    The fitted demand :math:`D` becomes ``adjustment.adjusted_demand_ms`` and every bootstrap
+    draw :math:`D_b` becomes :math:`D_b \\cdot D'/D`, so the band keeps its relative width; the
+    fixed delay is unchanged. Only closed (MVA) response models have a CPU demand to adjust; the
+    cost model is returned as is (:func:`forecast_scenario` adjusts its predictions).
+    """
+    res = models.response
+    if not isinstance(res, ClosedMVAResults):
+        return models
+    d = res.to_dict()
+    boot = np.array(res.boot_params, dtype=float).reshape(-1, 2).copy()
+    boot[:, 1] *= adjustment.ratio
+    d.update(cpu_ms_per_tran=adjustment.adjusted_demand_ms, boot_params=boot,
+             ziip_eligible_fraction=adjustment.adjusted_eligible_fraction,
+             ziip_eligible_source=f"{res.ziip_eligible_source}; adjusted by catalogue factors")
+    return WorkloadModels(models.workload, ClosedMVAResults.from_dict(d), models.cost)
+
+
+def factor_models(models: WorkloadModels, selections: Iterable[str | Mapping[str, Any]],
+                  catalogue: Mapping[str, factor_catalogue.Factor]
+                  ) -> tuple[WorkloadModels, factor_catalogue.Adjustment]:
+    """The workload's closed response model with catalogue factors applied, and the adjustment.
+
+    Raises
+    ------
+    ModelError
+        When the response model is not a closed (MVA) model with a CPU demand.
+    kneecap.factors.FactorError
+        When a factor cannot be applied (see :func:`kneecap.factors.adjust_demand`).
+    """
+    res = models.response
+    if not isinstance(res, ClosedMVAResults):
+        raise ModelError(f"{models.workload}: factors change a closed model's CPU demand; "
+                         f"the response model is {getattr(res, 'family', None)!r}")
+    adjustment = factor_catalogue.adjust_demand(res.cpu_ms_per_tran, res.ziip_eligible_fraction,
+                                                list(selections), catalogue)
+    return adjusted_models(models, adjustment), adjustment
+
+
+def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy,
+                      catalogue: Mapping[str, factor_catalogue.Factor] | None = None) -> dict[str, Any]:
+    """Every answer one scenario supports: response with band, knee, zIIP plan, cost, time to knee.
+
+    With ``factors`` (and the ``catalogue`` they come from) each answer is also given for the
+    workload's CPU cost adjusted by those factors (:func:`kneecap.factors.adjust_demand`): columns
+    :data:`ADJUSTED_COLUMNS` with the suffix ``_adjusted``, plus ``factors``, ``factor_changes``
+    and ``factor_citations``.
+    """
     unknown = sorted(set(scenario) - set(SCENARIO_KEYS))
     if unknown:
         raise ModelError(f"unknown scenario key(s) {', '.join(unknown)}; known: {', '.join(SCENARIO_KEYS)}")
+    scenario = with_workload_name(scenario)
+    selections = scenario.pop("factors", None) or []
+    if isinstance(selections, (str, Mapping)):
+        selections = [selections]
+    row = _answers(models, scenario, policy)
+    if scenario.get("cs_workload") is not None:
+        parsed = cs_workloads.parse_workload_name(scenario["cs_workload"])
+        row.update(cs_workload=cs_workloads.format_workload_name(parsed), pattern=parsed.pattern,
+                   connect_per_tran=parsed.connect_per_tran, req_bytes=parsed.req_bytes,
+                   resp_bytes=parsed.resp_bytes)
+    if not selections:
+        return row
+    if catalogue is None:
+        raise ModelError("the scenario names factors but no factor catalogue was given")
+    res = models.response
+    if isinstance(res, ClosedMVAResults):
+        adjusted_pair, adjustment = factor_models(models, selections, catalogue)
+        adjusted = _answers(adjusted_pair, scenario, policy)
+        adjusted.update(demand_ms_per_tran=adjustment.adjusted_demand_ms,
+                        ziip_eligible_fraction=adjustment.adjusted_eligible_fraction)
+    elif "cpu_ms_per_tran" in row:
+        adjustment = factor_catalogue.adjust_demand(row["cpu_ms_per_tran"], 0.0, selections, catalogue)
+        adjusted = dict(row)
+    else:
+        raise ModelError(f"{models.workload}: no fitted CPU cost to apply factors to (needs a closed "
+                         "response model or a cost model the scenario can predict)")
+    if "cpu_ms_per_tran" in row:
+        for col in ("cpu_ms_per_tran", "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi"):
+            adjusted[col] = factor_catalogue.adjust_demand(row[col], 0.0, selections, catalogue).adjusted_demand_ms
+    for col in ADJUSTED_COLUMNS:
+        if col in adjusted:
+            row[f"{col}_adjusted"] = adjusted[col]
+    row.update(factors=", ".join(a.factor_id for a in adjustment.applied),
+               factor_changes=adjustment.describe(),
+               factor_citations=" | ".join(f"{a.factor_id}: {a.citation}" for a in adjustment.applied))
+    return row
+
+
+def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+    """The unadjusted answers of one scenario (see :func:`forecast_scenario`)."""
     row: dict[str, Any] = {"workload": models.workload, "scenario": scenario.get("name", "")}
     res = models.response
     if isinstance(res, ClosedMVAResults):
@@ -98,6 +233,8 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
         cfg = {"n_gcp": int(cfg["n_gcp"]), "n_ziip": int(cfg["n_ziip"]), "think_time_ms": float(cfg["think_time_ms"])}
         row.update(cfg)
         row["model"] = res.family
+        row["demand_ms_per_tran"] = res.cpu_ms_per_tran
+        row["ziip_eligible_fraction"] = res.ziip_eligible_fraction
         if scenario.get("clients") is not None:
             clients = float(scenario["clients"])
             pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
@@ -141,9 +278,9 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
 
 
 def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],
-                       policy: Policy) -> pd.DataFrame:
-    """One row per scenario; a scenario that fails (unknown workload, bad key) gets its ``error`` and
-    the others still run."""
+                       policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None) -> pd.DataFrame:
+    """One row per scenario; a scenario that fails (unknown workload, bad key, malformed workload
+    name, a factor that cannot be applied) gets its ``error`` and the others still run."""
     rows = []
     cache: dict[str, WorkloadModels | Exception] = {}
     for i, scenario in enumerate(scenarios):
@@ -159,11 +296,12 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
             models = cache[workload]
             if isinstance(models, Exception):
                 raise ModelError(f"{workload}: {models}")
-            rows.append({**forecast_scenario(models, scenario, policy), "error": None})
+            rows.append({**forecast_scenario(models, scenario, policy, catalogue), "error": None})
         except (ModelError, ValueError, KeyError) as exc:
             rows.append({"workload": workload, "scenario": scenario.get("name", ""), "error": str(exc)})
     frame = pd.DataFrame(rows)
-    for col in ("years_to_knee", "knee_clients", "knee_clients_hi"):
+    for col in ("years_to_knee", "knee_clients", "knee_clients_hi", "years_to_knee_adjusted",
+                "knee_clients_adjusted", "knee_clients_hi_adjusted"):
         if col in frame:
             frame[col] = frame[col].replace([math.inf], np.nan)
     return frame

@@ -65,7 +65,11 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     for r in results:
         detail = ", ".join(f"{k} {v}" for k, v in sorted(r.rows.items())) or "-"
         line = f"ingest: {r.status:8} {r.path} ({r.bytes / 1e6:.2f} MB; {detail}"
-        line += f"; {r.quarantined} quarantined)" if r.quarantined else ")"
+        if r.quarantined:
+            line += f"; {r.quarantined} quarantined"
+        if r.duplicates:
+            line += f"; {r.duplicates} records already stored, skipped"
+        line += ")"
         print(line if r.status != "failed" else f"ingest: failed   {r.path}: {r.error}",
               file=sys.stderr if r.status == "failed" else sys.stdout)
     if summary is not None:

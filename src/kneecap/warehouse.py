@@ -33,6 +33,11 @@ SOURCES_COLUMNS: tuple[str, ...] = (
     "source_id", "source_file", "title", "section", "table_or_figure", "units", "cpc",
     "n_gcp", "n_ziip", "think_time_ms", "req_bytes", "resp_bytes", "workload_kind", "notes",
 )
+#: Files in ``data/reference`` that are not measurement tables: the citations of the tables, the
+#: factor catalogue (:mod:`kneecap.factors`) and seed 002's workload names and printed numbers
+#: (:mod:`kneecap.workloads`). Every other CSV there must be a measurement table.
+REFERENCE_OTHER_FILES: frozenset[str] = frozenset(
+    {"sources.csv", "factors.csv", "seed002_workloads.csv", "seed002_numbers.csv"})
 _TEXT_COLUMNS = set(schema.KEY_COLUMNS) | set(schema.FACTOR_COLUMNS) | set(schema.PROVENANCE_COLUMNS)
 
 
@@ -150,6 +155,8 @@ def read_sources_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
 def read_reference_dir(directory: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read every measurement CSV in ``directory`` plus its ``sources.csv``.
 
+    The files in :data:`REFERENCE_OTHER_FILES` are not measurement tables and are skipped.
+
     Returns
     -------
     measurements, sources : DataFrame
@@ -164,7 +171,7 @@ def read_reference_dir(directory: str | os.PathLike[str]) -> tuple[pd.DataFrame,
     sources = read_sources_csv(directory / "sources.csv")
     frames, problems = [], []
     for csv_path in sorted(directory.glob("*.csv")):
-        if csv_path.name == "sources.csv":
+        if csv_path.name in REFERENCE_OTHER_FILES:
             continue
         try:
             frame = read_measurement_csv(csv_path)

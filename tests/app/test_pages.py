@@ -252,7 +252,7 @@ def test_data_page_decodes_an_smf_dump_and_quarantines_a_damaged_record(app_env)
         start = dt.datetime(2025, 3, 3) + dt.timedelta(minutes=15 * i)
         records.append(synth.record_72_3("SYSA", "PLEX1", start, 900.0, f"C{i}", "W",
                                          [synth.Period(period=1, ended=100 + i, tcb_s=1.0 + i)]))
-        records.append(synth.record_other(99, 1, "SYSA", n=60))
+        records.append(synth.record_other(99, 1, "SYSA", n=60 + i))  # distinct: copies are stored once
     damaged = bytearray(records[2])
     damaged[60:64] = (60000).to_bytes(4, "big")  # SMF72SCS: period section beyond the record
     records[2] = bytes(damaged)

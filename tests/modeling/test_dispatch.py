@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from kneecap.modeling.dispatch import Dispatch, cpu_residence, solve_closed, solve_open
 from kneecap.modeling.queueing import erlang_c, mmc_resp_ms, multiserver_mva
+from tests.modeling.exact import exact_closed_resp_ms
 
 
 def _erlang_b(c, a):
@@ -28,24 +29,6 @@ def test_without_help_the_closed_model_is_exact_mva(n_gcp, n_ziip, f):
     assert not sol.spill_fraction.any()
 
 
-def _exact_closed_resp_ms(n, demands, servers, delay_ms):
-    """Response outside the delay from the normalisation constants, in logs (Buzen's convolution).
-
-    Independent of MVA: G(n) of a product-form network of load-dependent stations with rates
-    min(j, m) and one delay station, computed by direct convolution; X(n) = G(n-1) / G(n).
-    """
-    from scipy.special import gammaln, logsumexp
-
-    k = np.arange(n + 1)
-    log_g = (k * math.log(delay_ms) - gammaln(k + 1))  # the delay station alone
-    for d, m in zip(demands, servers, strict=True):
-        log_beta = np.where(k <= m, gammaln(k + 1), gammaln(m + 1) + (k - m) * math.log(m))
-        log_f = k * math.log(d) - log_beta
-        log_g = np.array([logsumexp(log_g[: j + 1][::-1] + log_f[: j + 1]) for j in range(n + 1)])
-    x = math.exp(log_g[n - 1] - log_g[n])
-    return n / x - delay_ms
-
-
 @pytest.mark.parametrize(("n_gcp", "n_ziip", "f", "clients"), [(8, 0, 0.3, 1709), (4, 0, 0.95, 1000),
                                                                (4, 4, 0.5, 1500), (16, 2, 0.9, 2500)])
 def test_closed_recursion_stays_exact_at_thousands_of_clients(n_gcp, n_ziip, f, clients):
@@ -56,7 +39,7 @@ def test_closed_recursion_stays_exact_at_thousands_of_clients(n_gcp, n_ziip, f, 
     servers = [n_gcp] if n_ziip == 0 else [n_ziip, n_gcp]
     if n_ziip == 0:
         demands = [d]
-    exact = _exact_closed_resp_ms(clients, demands, servers, z + r0) + r0
+    exact = exact_closed_resp_ms(clients, demands, servers, z + r0) + r0
     sol = solve_closed(d, r0, f, Dispatch(n_gcp, n_ziip, honor_priority=False), think_time_ms=z,
                        n_max=clients)
     assert sol.resp_ms[0, -1] == pytest.approx(exact, rel=1e-9)

@@ -27,13 +27,15 @@ def test_ingest_writes_tables_and_is_idempotent(tmp_path):
     calls = []
     s1 = ingest_paths(d, out, progress=lambda n, b: calls.append((n, b)))
     assert [f.status for f in s1.files] == ["ingested", "ingested"]
-    n72 = sum(r[5] == 72 for r in recs) + sum(r[5] == 72 for r in recs[:10])
+    # b.smf.gz holds the first ten records of a.smf again: stored once (issue #14 finding 3)
+    n72 = sum(r[5] == 72 for r in recs)
     assert s1.rows["smf72_workload"] == n72  # one period per synthetic record
+    assert [f.duplicates for f in s1.files] == [0, 10]
     assert sum(n for n, _ in calls) == len(recs) + 10
     assert sum(b for _, b in calls) == nbytes  # uncompressed input bytes, descriptors included
     assert s1.unknown == {(99, 1): 1}
     files = sorted(p.name for p in (out / "smf72_workload").iterdir())
-    assert files == sorted(f"{f.sha256}.parquet" for f in s1.files)
+    assert files == [f"{s1.files[0].sha256}.parquet"]
     t = pq.read_table(out / "smf72_workload" / files[0]).to_pandas()
     assert {"class_name", "appl_iip_pct", "interval_start_at"} <= set(t.columns)
     manifest = [json.loads(x) for x in (out / MANIFEST).read_text().splitlines()]

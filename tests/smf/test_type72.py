@@ -100,7 +100,10 @@ def test_damaged_72_3_is_quarantined_with_reason(patch, reason):
     off, b = patch
     bad = bytearray(good)
     bad[off : off + len(b)] = b
-    res = decode_file(io.BytesIO(good + bytes(bad) + good))
+    # the neighbours are two different records (a byte-identical copy would be a duplicate)
+    other = bytearray(good)
+    other[92 + 104 + 120] = ord("Y".encode("cp037"))  # R723MCNM: another class name
+    res = decode_file(io.BytesIO(good + bytes(bad) + bytes(other)))
     assert len(res.smf72_workload) == 2  # both intact neighbours decoded
     q = res.quarantine
     assert len(q) == 1 and q.record_no.iloc[0] == 2

@@ -291,8 +291,11 @@ def _erlang_c(c, a):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
-    """M/M/c+D: (P(V > tau), E[min(V, tau)]) for arrival rate ``lam``/ms, mean service ``s`` ms."""
+def _mmc_terms(lam, s, c, tau, b_head):  # pragma: no cover - compiled
+    """M/M/c+D at patience ``tau`` given ``b_head = B(c-1, a)``: (P(V > tau), E[min(V, tau)], q).
+
+    ``q = p_c / P(V > 0)`` is the share of waiting bursts that find no other waiting.
+    """
     a = lam * s
     mu_c = c / s
     beta = lam - mu_c
@@ -300,7 +303,7 @@ def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
     big = x if x > 0.0 else 0.0  # scale by e^-big so an overloaded pool does not overflow
     e_x = math.exp(x - big)
     e_0 = math.exp(-big)
-    head = e_0 / _erlang_b(c - 1, a)  # sum_{j<c} p_j / p_{c-1}, scaled
+    head = e_0 / b_head  # sum_{j<c} p_j / p_{c-1}, scaled
     if abs(x) < 1e-4:
         w1 = lam * tau * (1.0 + x / 2.0 + x * x / 6.0) * e_0
         vint = lam * tau * tau * (0.5 + x / 3.0 + x * x / 8.0) * e_0
@@ -309,11 +312,19 @@ def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
         vint = lam * (e_x * (x - 1.0) + e_0) / (beta * beta)
     w2 = lam * e_x / mu_c
     norm = head + w1 + w2
-    return w2 / norm, (vint + tau * w2) / norm
+    q = (a / c) * e_0 / (w1 + w2) if w1 + w2 > 0.0 else 1.0
+    return w2 / norm, (vint + tau * w2) / norm, min(q, 1.0)
 
 
 @numba.njit(cache=True)
-def _mmc_help(lam, s, c, tau, pool):  # pragma: no cover - compiled
+def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
+    """M/M/c+D: (P(V > tau), E[min(V, tau)]) for arrival rate ``lam``/ms, mean service ``s`` ms."""
+    spill, wait, _ = _mmc_terms(lam, s, c, tau, _erlang_b(c - 1, lam * s))
+    return spill, wait
+
+
+@numba.njit(cache=True)
+def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
     """(spill, mean wait for a zIIP) under the help rule: M/M/c+D at the effective patience.
 
     Burst rule: every burst's patience is ``tau``. Pool rule: a burst that finds other bursts
@@ -321,34 +332,43 @@ def _mmc_help(lam, s, c, tau, pool):  # pragma: no cover - compiled
     on ``[0, tau)``, such a burst's patience averages ``tau / 2``, and a burst that finds none
     waiting keeps ``tau``. With ``q`` the share of waiting bursts that find no other waiting
     (``p_c / P(V > 0)``, which is ``1 - rho`` in M/M/c), the patience used is the mean
-    ``tau (1 + q) / 2``; ``q`` and the queue it comes from are solved together. Not modelled: that
-    help, once on, stays on until a zIIP finds the queue empty, so an overloaded pool with idle
-    GCPs waits less than this (README, validation grid).
+    ``tau (1 + q) / 2``; ``q`` and the queue it comes from are solved together, starting from
+    ``q0`` (the previous population's ``q`` in the closed recursion, which converges in a few
+    steps from there). Returns ``(spill, wait, q)``. Bursts are taken as independent arrivals;
+    a transaction's bursts come one after another, so while it waits it offers none, and where
+    GCPs help a busy pool the simulation waits less than this (README, Benchmarks).
     """
+    b_head = _erlang_b(c - 1, lam * s)
     if not pool or tau <= 0.0:
-        return _mmc_impatient(lam, s, c, tau)
-    a = lam * s
-    beta = lam - c / s
-    q = 1.0
+        spill, wait, q = _mmc_terms(lam, s, c, tau, b_head)
+        return spill, wait, q
+    # the patience lies in [tau / 2, tau]: if even tau / 2 spills nothing measurable, neither
+    # does the fixed point, and the waits differ by at most that spill times a burst
+    spill, wait, q = _mmc_terms(lam, s, c, tau / 2.0, b_head)
+    if spill < 1e-12:
+        return spill, wait, q0
+    # q = g(q) by the secant method on g(q) - q, safeguarded: g maps [0, 1] into itself, and a
+    # step that leaves it, or a flat secant, falls back to the damped step (q + g(q)) / 2
+    q_a = q0
+    spill, wait, g_a = _mmc_terms(lam, s, c, tau * (1.0 + q_a) / 2.0, b_head)
+    h_a = g_a - q_a
+    if abs(h_a) < 1e-10:
+        return spill, wait, q_a
+    q_b = q_a + 0.5 * h_a
+    spill, wait, g_b = _mmc_terms(lam, s, c, tau * (1.0 + q_b) / 2.0, b_head)
+    h_b = g_b - q_b
     for _ in range(60):
-        t = tau * (1.0 + q) / 2.0
-        x = beta * t
-        big = x if x > 0.0 else 0.0
-        e_x = math.exp(x - big)
-        e_0 = math.exp(-big)
-        if abs(x) < 1e-4:
-            w1 = lam * t * (1.0 + x / 2.0 + x * x / 6.0) * e_0
-        else:
-            w1 = lam * (e_x - e_0) / beta
-        w2 = lam * e_x * s / c
-        q_new = (a / c) * e_0 / (w1 + w2)
-        if q_new > 1.0:
-            q_new = 1.0
-        if abs(q_new - q) < 1e-10:
-            q = q_new
+        if abs(h_b) < 1e-10:
             break
-        q = 0.5 * (q + q_new)  # damped: the map overshoots near rho = 1
-    return _mmc_impatient(lam, s, c, tau * (1.0 + q) / 2.0)
+        slope = h_b - h_a
+        q_c = q_b - h_b * (q_b - q_a) / slope if slope != 0.0 else -1.0
+        if not 0.0 <= q_c <= 1.0:
+            q_c = q_b + 0.5 * h_b
+        q_a, h_a = q_b, h_b
+        q_b = q_c
+        spill, wait, g_b = _mmc_terms(lam, s, c, tau * (1.0 + q_b) / 2.0, b_head)
+        h_b = g_b - q_b
+    return spill, wait, q_b
 
 
 @numba.njit(cache=True)
@@ -379,7 +399,7 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
     if rate_z > 0.0 and a_z > 1e-12:  # a vanishing eligible share has no zIIP queue to speak of
         s_z = a_z / rate_z
         if honor:
-            spill, wait_z = _mmc_help(rate_z, s_z, n_z, tau, pool)
+            spill, wait_z, _ = _mmc_help(rate_z, s_z, n_z, tau, pool, 1.0)
         else:
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g
@@ -426,6 +446,22 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, b
 
 
 @numba.njit(cache=True)
+def _advance_busy(p_row, xd, m):  # pragma: no cover - compiled
+    """Step ``p(j | n-1) -> p(j | n) = X D / j p(j-1 | n-1)`` for ``1 <= j < m``, in place.
+
+    Descending ``j`` so ``p_row[j - 1]`` is still the population ``n - 1`` value when read.
+    Returns the busy engines ``X D + sum_j (m - j) p(j | n)`` that the utilisation law sets to ``m (1 - p(0))``.
+    """
+    busy_sum = xd
+    for j in range(m - 1, 0, -1):
+        p_row[j] = xd / j * p_row[j - 1]
+        busy_sum += (m - j) * p_row[j]
+    return busy_sum
+
+
+# parallel over parameter sets (bootstrap draws): each solve is independent, and the desk's
+# band and knee solve two hundred of them per slider step
+@numba.njit(cache=True, parallel=True)
 def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
     """The recursion of :func:`solve_closed`; station 0 is the zIIP pool, 1 the GCP pool."""
     b = ds.shape[0]
@@ -435,15 +471,16 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
     zb_out = np.empty((b, n_max))
     gb_out = np.empty((b, n_max))
     m_max = max(n_g, n_z, 1)
-    p = np.zeros((2, m_max))  # p[k, j] = P(j busy at station k | population), carried for j < m_k
     servers = np.array([max(n_z, 1), n_g])
-    q = np.zeros(2)
-    # the same two stations, each alone with the delay: the network without the other station,
-    # whose throughput gives p(0 | n) by a ratio instead of by subtraction (see solve_closed)
-    p_alone = np.zeros((2, m_max))
-    q_alone = np.zeros(2)
     ke = k_e if f > 0.0 else 0
-    for i in range(b):
+    for i in numba.prange(b):
+        p = np.zeros((2, m_max))  # p[k, j] = P(j busy at station k | population), carried for j < m_k
+        q = np.zeros(2)
+        # the same two stations, each alone with the delay: the network without the other station,
+        # whose throughput gives p(0 | n) by a ratio instead of by subtraction (see solve_closed)
+        p_alone = np.zeros((2, m_max))
+        q_alone = np.zeros(2)
+        x_alone = np.zeros(2)
         d = ds[i]
         p[:, :] = 0.0
         p[:, 0] = 1.0
@@ -452,6 +489,7 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
         p_alone[:, 0] = 1.0
         q_alone[:] = 0.0
         x_prev = 0.0
+        q_help = 1.0
         for n in range(1, n_max + 1):
             spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
             t_z = 0.0
@@ -473,10 +511,12 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                     # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the
                     # arrival sees gives the truncated wait and the spill; below saturation the
                     # exact closed wait is the smaller (an open queue overstates a finite one)
-                    spill_open, wait_open = _mmc_help(x_prev * ke, s, m, tau, pool)
+                    spill_open, wait_open, q_help = _mmc_help(x_prev * ke, s, m, tau, pool, q_help)
                     if wait_open < wait:
                         wait_z = wait_open
-                    spill = spill_open
+                    # a spill below 1e-12 moves no measurable work; counting it as none keeps
+                    # p(0 | n) on the exact ratio below rather than the subtraction
+                    spill = spill_open if spill_open > 1e-12 else 0.0
                 t_z = ke * ((1.0 - spill) * s + wait_z)
                 d_z = (1.0 - spill) * d_e
             d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
@@ -490,7 +530,6 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
             q[0] = x * t_z
             q[1] = x * r_g
             z_loop = z + r0s[i]
-            x_alone = np.zeros(2)
             for k in range(2):
                 mk = servers[k]
                 dk = d_z if k == 0 else d_g
@@ -501,22 +540,17 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                 x_k = n / (z_loop + r_k) if z_loop + r_k > 0.0 else np.inf
                 x_alone[k] = x_k
                 q_alone[k] = x_k * r_k
-                xd = x_k * dk
-                for j in range(mk - 1, 0, -1):
-                    p_alone[k, j] = xd / j * p_alone[k, j - 1]
+                _advance_busy(p_alone[k], x_k * dk, mk)
                 # the network without this station is the delay alone: X = n / (Z + R0)
                 p_alone[k, 0] *= x_k * z_loop / n if z_loop > 0.0 else 0.0
             for k in range(2):
                 mk = servers[k]
-                xd = x * (d_z if k == 0 else d_g)
-                busy_sum = xd
-                for j in range(mk - 1, 0, -1):
-                    p[k, j] = xd / j * p[k, j - 1]
-                    busy_sum += (mk - j) * p[k, j]
+                busy_sum = _advance_busy(p[k], x * (d_z if k == 0 else d_g), mk)
                 if spill > 0.0 and n_z > 0:
                     # helped work makes the network not product-form, so the ratio below does not
-                    # hold; the utilisation law gives p(0 | n), by subtraction (loses precision
-                    # past about a thousand steps at high load)
+                    # hold; the utilisation law gives p(0 | n), by subtraction, whose error grows
+                    # by about prod X D / j every m steps: with many engines and help active for
+                    # thousands of steps the response goes wrong (README, Models)
                     head = 1.0 - busy_sum / mk
                     p[k, 0] = head if head > 0.0 else 0.0
                 else:

@@ -61,10 +61,14 @@ def multiserver_mva(
         X(n) = \\frac{n}{Z + R_0 + \\sum_k R_k(n)}, \\qquad Q_k(n) = X(n) R_k(n)
 
         p_k(j\\mid n) = \\frac{X(n) D_k}{j}\\,p_k(j-1\\mid n-1)\\ (1 \\le j < m_k), \\qquad
-        p_k(0\\mid n) = 1 - \\frac{1}{m_k}\\Big[X(n) D_k + \\sum_{j=1}^{m_k-1}(m_k-j)\\,p_k(j\\mid n)\\Big]
+        p_k(0\\mid n) = p_k(0\\mid n-1)\\,\\frac{X(n)}{X_{-k}(n)}
 
-    The bracket follows from ``R_k(n) = sum_j j / mu_k(j) p_k(j-1|n-1)`` with ``sum_j j p(j-1) = 1 + Q``;
-    ``p_k(0|n)`` from the utilisation law ``sum_j min(j, m) p(j) = X D``.
+    The bracket follows from ``R_k(n) = sum_j j / mu_k(j) p_k(j-1|n-1)`` with ``sum_j j p(j-1) = 1 + Q``.
+    ``p_k(0|n) = G_{-k}(n) / G(n)`` with ``G`` the normalisation constant and ``X(n) = G(n-1) / G(n)``,
+    so ``X_{-k}``, the throughput of the network without station ``k``, comes from solving every
+    sub-network alongside (``2^S`` of them, ``S <= MAX_STATIONS``). The utilisation law
+    ``sum_j min(j, m) p(j) = X D`` gives the same value by subtraction, which cancels
+    catastrophically at high load (8 servers, 1709 clients: 11.2 ms instead of 1.46).
 
     References
     ----------
@@ -96,6 +100,8 @@ def _check_network(demands_ms: np.ndarray, servers, delay_ms, think_time_ms: flo
     """``demands_ms`` is ``(B, S)``: one row of station demands per parameter set."""
     if demands_ms.ndim != 2 or demands_ms.shape[1] != len(servers) or not len(servers):
         raise ValueError("demands_ms and servers must be non-empty and of equal length")
+    if len(servers) > MAX_STATIONS:
+        raise ValueError(f"at most {MAX_STATIONS} stations, got {len(servers)}")
     if any(m < 1 for m in servers):
         raise ValueError(f"every station needs >= 1 server, got {tuple(servers)}")
     if np.any(demands_ms < 0) or np.any(np.asarray(delay_ms) < 0) or think_time_ms < 0:
@@ -104,10 +110,14 @@ def _check_network(demands_ms: np.ndarray, servers, delay_ms, think_time_ms: flo
         raise ValueError(f"n_max must be >= 1, got {n_max}")
 
 
-# Compiled because the desk redraws N = 1..5000 on every slider move and every fit solves the
-# recursion for hundreds of bootstrap draws: interpreted, one population step costs microseconds
-# per server, compiled it costs nanoseconds. cache=True keeps the machine code in __pycache__ so only
-# the first call on a machine pays the compile.
+#: Stations :func:`multiserver_mva` accepts: the idle probabilities come from every sub-network
+#: (``2^S`` of them), and kneecap's networks have one or two CPU pools.
+MAX_STATIONS = 8
+
+
+# Compiled because every fit solves the recursion for hundreds of bootstrap draws: interpreted, one
+# population step costs microseconds per server, compiled it costs nanoseconds. cache=True keeps the
+# machine code in __pycache__ so only the first call on a machine pays the compile.
 @numba.njit(cache=True)
 def _mva_kernel(demands, servers, delays, think_time_ms, n_max):  # pragma: no cover - compiled
     """The recursion of :func:`multiserver_mva` for ``B`` parameter sets.
@@ -116,51 +126,81 @@ def _mva_kernel(demands, servers, delays, think_time_ms, n_max):  # pragma: no c
     per ms ``(B, n_max)``, response excluding think time ``(B, n_max)``, station response
     ``(B, n_max, S)`` and ``sum_{j<m} p_k(j | n-1)`` ``(B, n_max, S)``, the probability an arrival
     finds a free server.
+
+    Every sub-network (a subset of the stations, with the delay) is solved alongside, smallest
+    first, because ``p_k(0 | n) = G_{-k}(n) / G(n)`` advances by the ratio ``X(n) / X_{-k}(n)`` of
+    the network's throughput to that of the network without station ``k``. The utilisation law
+    would give ``p_k(0 | n)`` by subtraction, which loses every digit past about a thousand
+    clients on eight servers.
     """
     n_sets, n_st = demands.shape
     m_max = 1
     for k in range(n_st):
         m_max = max(m_max, servers[k])
+    n_masks = 1 << n_st
+    # masks by number of stations, so a sub-network is stepped to n before the networks holding it
+    order = np.empty(n_masks - 1, dtype=np.int64)
+    pos = 0
+    for size in range(1, n_st + 1):
+        for mask in range(1, n_masks):
+            bits = 0
+            for k in range(n_st):
+                bits += (mask >> k) & 1
+            if bits == size:
+                order[pos] = mask
+                pos += 1
+    full = n_masks - 1
     x_out = np.empty((n_sets, n_max))
     total_out = np.empty((n_sets, n_max))
     r_out = np.empty((n_sets, n_max, n_st))
     free_out = np.empty((n_sets, n_max, n_st))
-    # p[k, j] = P(j transactions at station k | current population), carried only for j < m_k
-    p = np.zeros((n_st, m_max))
-    q = np.zeros(n_st)
+    # p[mask, k, j] = P(j transactions at station k | population) in sub-network mask, j < m_k
+    p = np.zeros((n_masks, n_st, m_max))
+    q = np.zeros((n_masks, n_st))
+    x_mask = np.zeros(n_masks)
     r = np.zeros(n_st)
     for i in range(n_sets):
-        p[:, :] = 0.0
-        q[:] = 0.0
-        p[:, 0] = 1.0
+        p[:, :, :] = 0.0
+        p[:, :, 0] = 1.0
+        q[:, :] = 0.0
+        delay_loop = think_time_ms + delays[i]
         for n in range(1, n_max + 1):
-            total = delays[i]
-            for k in range(n_st):
-                m = servers[k]
-                free = 0.0
-                bracket = 1.0 + q[k]
-                for j in range(m):
-                    free += p[k, j]
-                    bracket += (m - 1 - j) * p[k, j]
-                r[k] = demands[i, k] / m * bracket
-                r_out[i, n - 1, k] = r[k]
-                free_out[i, n - 1, k] = free
-                total += r[k]
-            denom = think_time_ms + total
-            x = n / denom if denom > 0.0 else np.inf
-            for k in range(n_st):
-                m = servers[k]
-                q[k] = x * r[k]
-                xd = x * demands[i, k]
-                busy = xd
-                # descending j so p[k, j - 1] is still the population n - 1 value when read
-                for j in range(m - 1, 0, -1):
-                    p[k, j] = xd / j * p[k, j - 1]
-                    busy += (m - j) * p[k, j]
-                head = 1.0 - busy / m
-                p[k, 0] = head if head > 0.0 else 0.0
-            x_out[i, n - 1] = x
-            total_out[i, n - 1] = total
+            # the delay alone: X = n / (Z + R0), and G_empty(n) = 0 when there is no delay at all
+            x_mask[0] = n / delay_loop if delay_loop > 0.0 else 0.0
+            for mask in order:
+                total = delays[i]
+                for k in range(n_st):
+                    if (mask >> k) & 1:
+                        m = servers[k]
+                        free = 0.0
+                        bracket = 1.0 + q[mask, k]
+                        for j in range(m):
+                            free += p[mask, k, j]
+                            bracket += (m - 1 - j) * p[mask, k, j]
+                        r[k] = demands[i, k] / m * bracket
+                        total += r[k]
+                        if mask == full:
+                            r_out[i, n - 1, k] = r[k]
+                            free_out[i, n - 1, k] = free
+                denom = think_time_ms + total
+                x = n / denom if denom > 0.0 else np.inf
+                x_mask[mask] = x
+                for k in range(n_st):
+                    if (mask >> k) & 1:
+                        m = servers[k]
+                        q[mask, k] = x * r[k]
+                        xd = x * demands[i, k]
+                        # descending j so p[mask, k, j - 1] is still the population n - 1 value
+                        for j in range(m - 1, 0, -1):
+                            p[mask, k, j] = xd / j * p[mask, k, j - 1]
+                        x_without = x_mask[mask & ~(1 << k)]
+                        if x_without > 0.0 and np.isfinite(x_without) and np.isfinite(x):
+                            p[mask, k, 0] *= x / x_without
+                        else:
+                            p[mask, k, 0] = 0.0
+                if mask == full:
+                    x_out[i, n - 1] = x
+                    total_out[i, n - 1] = total
     return x_out, total_out, r_out, free_out
 
 

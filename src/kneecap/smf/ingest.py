@@ -5,14 +5,27 @@ Layout written under ``out_dir``::
     <table>/<content_sha256>.parquet      one per input file and table (smf70_cpu,
                                           smf72_workload, plugin tables, smf_record_counts,
                                           smf_quarantine)
+    _keys/<content_sha256>.npy            content keys of the records that input stored
     _manifest.jsonl                       one JSON line per ingested input
+    .ingest.lock                          held while an input is being ingested
 
 Idempotence: an input whose content SHA-256 is already in the manifest is skipped (it adds no
-rows); the same dump under another name is recognised too. Tables are written with a chunked
-``pyarrow.parquet.ParquetWriter`` as batches are decoded, so memory stays flat whatever the
-input size (only tables with a finaliser, i.e. the small 70.1 table, are held per file).
-Output files are written under a temporary name and renamed when complete, and the manifest
-line is appended last, so an interrupted run leaves nothing that looks ingested.
+rows); the same dump under another name is recognised too. Inside a dump, and across dumps
+ingested into the same folder, each *record* is stored once: records whose content key
+(:func:`kneecap.smf.reader.record_key`) an earlier input already stored are skipped and counted
+as ``duplicates`` - the same dump gzipped, or overlapping dumps, add only their new records.
+
+Tables are written with a chunked ``pyarrow.parquet.ParquetWriter`` as batches are decoded, so
+memory stays flat whatever the input size (only tables with a finaliser, i.e. the small 70.1
+table, are held per file). Output files are written under a temporary name unique to the
+process and renamed when complete, and the manifest line is appended last, so an interrupted
+run leaves nothing that looks ingested: its outputs are removed when the input is ingested
+again, and a manifest whose last line was torn by a crash is read without it (and cut back to
+its last complete line before the next append).
+
+Concurrency: every input is ingested while holding an exclusive ``flock`` on
+``.ingest.lock``, so two processes ingesting into one folder take turns per input; the second
+one to reach an input sees it in the manifest and skips it.
 
 Public API
 ----------
@@ -23,17 +36,21 @@ Public API
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
 import glob
 import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -44,6 +61,8 @@ from kneecap.smf.framing import SMFDataError
 __all__ = ["ingest_paths", "IngestSummary", "FileResult", "expand_paths", "MANIFEST"]
 
 MANIFEST = "_manifest.jsonl"
+KEYS_DIR = "_keys"
+LOCK = ".ingest.lock"
 COUNTS_TABLE = "smf_record_counts"
 QUARANTINE_TABLE = "smf_quarantine"
 
@@ -62,6 +81,7 @@ class FileResult:
     rows: dict[str, int] = field(default_factory=dict)
     quarantined: int = 0
     orphan_segments: int = 0
+    duplicates: int = 0
     framing: str | None = None
     error: str | None = None
 
@@ -161,15 +181,94 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def parse_manifest(text: str, *, path: str = MANIFEST) -> dict[str, dict[str, Any]]:
+    """Manifest entries by SHA-256 from the text of ``_manifest.jsonl``.
+
+    A last line that is not complete JSON is an append a crash interrupted: it is ignored (that
+    input was not committed). A damaged line before the last is an error naming the line.
+
+    Examples
+    --------
+    >>> sorted(parse_manifest('{"sha256": "a"}\\n{"sha256": "b"}\\n{"sha2'))
+    ['a', 'b']
+    """
+    done: dict[str, dict[str, Any]] = {}
+    lines = text.split("\n")
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            done[entry["sha256"]] = entry
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            if i == len(lines):  # torn last line: no newline was written after it
+                break
+            raise ValueError(f"{path}: line {i}: damaged manifest entry ({exc}); remove the "
+                             "line and ingest its file again") from None
+    return done
+
+
 def _read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
     m = out_dir / MANIFEST
-    done: dict[str, dict[str, Any]] = {}
-    if m.exists():
-        for line in m.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                entry = json.loads(line)
-                done[entry["sha256"]] = entry
-    return done
+    if not m.exists():
+        return {}
+    return parse_manifest(m.read_text(encoding="utf-8", errors="replace"), path=str(m))
+
+
+def _append_manifest(out_dir: Path, entry: dict[str, Any]) -> None:
+    """Append one line, first cutting a torn last line (caller holds the lock)."""
+    m = out_dir / MANIFEST
+    with m.open("a+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size:
+            fh.seek(max(0, size - 65536))
+            tail = fh.read()
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                keep = size - len(tail) + cut + 1 if cut >= 0 else (0 if size <= 65536 else size)
+                fh.truncate(keep)
+        fh.seek(0, os.SEEK_END)
+        fh.write((json.dumps(entry) + "\n").encode("utf-8"))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def _locked(out_dir: Path) -> Iterator[None]:
+    """Hold the folder's exclusive ingest lock (released by the OS if the process dies)."""
+    with (out_dir / LOCK).open("a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _stored_keys(out_dir: Path, done: dict[str, dict[str, Any]], cache: dict[str, np.ndarray]
+                 ) -> list[np.ndarray]:
+    """Record keys of every committed input (read once per process, then cached)."""
+    out = []
+    for sha in done:
+        if sha not in cache:
+            f = out_dir / KEYS_DIR / f"{sha}.npy"
+            cache[sha] = np.load(f) if f.exists() else np.zeros(0, np.int64)
+        out.append(cache[sha])
+    return out
+
+
+def _write_keys(out_dir: Path, sha: str, keys: list[int]) -> None:
+    d = out_dir / KEYS_DIR
+    d.mkdir(exist_ok=True)
+    tmp = d / f"{sha}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    with tmp.open("wb") as fh:
+        np.save(fh, np.asarray(keys, dtype=np.int64))
+    os.replace(tmp, d / f"{sha}.npy")
+
+
+def _remove_uncommitted(out_dir: Path, sha: str) -> None:
+    """Outputs of an earlier, interrupted ingest of ``sha`` (no manifest line): not evidence."""
+    for f in out_dir.glob(f"*/{sha}.parquet"):
+        f.unlink(missing_ok=True)
 
 
 class _TableWriter:
@@ -177,7 +276,8 @@ class _TableWriter:
 
     def __init__(self, out_dir: Path, table: str, sha: str) -> None:
         self.final = out_dir / table / f"{sha}.parquet"
-        self.tmp = self.final.with_suffix(".parquet.tmp")
+        # unique per process and writer: two ingests of one input cannot share a temp file
+        self.tmp = self.final.with_name(f"{sha}.parquet.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         self.writer: pq.ParquetWriter | None = None
         self.schema: pa.Schema | None = None
         self.rows = 0
@@ -207,7 +307,8 @@ class _TableWriter:
 
 
 def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
-                progress: ProgressFn | None) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+                progress: ProgressFn | None, keys: reader.RecordKeys
+                ) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
     writers: dict[str, _TableWriter] = {}
     held: dict[str, list[pd.DataFrame]] = {}
     finalised_inputs = {src: (out, fn) for out, (src, fn) in reader.FINALIZERS.items()}
@@ -220,7 +321,7 @@ def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
         return writers[table]
 
     try:
-        for chunk in reader.iter_decode(path, codepage=codepage, stream_out=side):
+        for chunk in reader.iter_decode(path, codepage=codepage, stream_out=side, keys=keys):
             quarantine.extend(chunk.quarantine)
             for table, df in chunk.tables.items():
                 if table in finalised_inputs:
@@ -235,6 +336,7 @@ def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
         counts = side["counts"].frame()
         q = pd.DataFrame(quarantine, columns=list(reader.QUARANTINE_COLUMNS))
         q["record_type"] = q["record_type"].astype("Int64")
+        q["bytes"] = q["bytes"].astype("int64")
         w(COUNTS_TABLE).write(counts)
         w(QUARANTINE_TABLE).write(q)
     except BaseException:
@@ -248,7 +350,8 @@ def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
         path=str(path), sha256=sha, status="ingested", bytes=path.stat().st_size,
         records=stream.records,
         rows={t: tw.rows for t, tw in writers.items() if t not in (COUNTS_TABLE, QUARANTINE_TABLE)},
-        quarantined=len(q), orphan_segments=stream.orphan_segments, framing=stream.framing,
+        quarantined=len(q), orphan_segments=stream.orphan_segments,
+        duplicates=keys.duplicates, framing=stream.framing,
     )
     return res, counts, q
 
@@ -277,40 +380,46 @@ def ingest_paths(
     Returns
     -------
     IngestSummary
-        A file that is not an SMF dump (e.g. a plain binary FTP without RDWs) is reported as
+        Records already stored in ``out_dir`` (by this or an earlier ingest) are not stored
+        again; ``FileResult.duplicates`` counts them. A file that is not an SMF dump (e.g. a plain binary FTP without RDWs) is reported as
         ``failed`` with the :class:`SMFDataError` message; the other files are still ingested.
     """
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    done = _read_manifest(out)
     files: list[FileResult] = []
     counts: list[pd.DataFrame] = []
     quarantines: list[pd.DataFrame] = []
+    key_cache: dict[str, np.ndarray] = {}
     for path in expand_paths(paths):
         sha = _sha256(path)
-        if sha in done:
-            files.append(FileResult(str(path), sha, "skipped", bytes=path.stat().st_size))
-            continue
-        try:
-            res, c, q = _ingest_one(path, sha, out, codepage, progress)
-        except SMFDataError as exc:
-            files.append(FileResult(str(path), sha, "failed", bytes=path.stat().st_size,
-                                    error=str(exc)))
-            continue
+        with _locked(out):
+            # read under the lock: another process may have ingested this input meanwhile
+            done = _read_manifest(out)
+            if sha in done:
+                files.append(FileResult(str(path), sha, "skipped", bytes=path.stat().st_size))
+                continue
+            _remove_uncommitted(out, sha)
+            stored = _stored_keys(out, done, key_cache)
+            keys = reader.RecordKeys(np.concatenate(stored).tolist() if stored else ())
+            try:
+                res, c, q = _ingest_one(path, sha, out, codepage, progress, keys)
+            except SMFDataError as exc:
+                files.append(FileResult(str(path), sha, "failed", bytes=path.stat().st_size,
+                                        error=str(exc)))
+                continue
+            _write_keys(out, sha, keys.added)
+            entry = {
+                "sha256": sha, "path": str(path), "bytes": res.bytes, "records": res.records,
+                "rows": res.rows, "quarantined": res.quarantined,
+                "orphan_segments": res.orphan_segments, "duplicates": res.duplicates,
+                "framing": res.framing, "codepage": codepage,
+                "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            }
+            _append_manifest(out, entry)
         files.append(res)
         counts.append(c)
         quarantines.append(q)
-        entry = {
-            "sha256": sha, "path": str(path), "bytes": res.bytes, "records": res.records,
-            "rows": res.rows, "quarantined": res.quarantined,
-            "orphan_segments": res.orphan_segments, "framing": res.framing,
-            "codepage": codepage,
-            "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        }
-        with (out / MANIFEST).open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry) + "\n")
-        done[sha] = entry
     if counts:
         allc = pd.concat(counts, ignore_index=True)
         by = (allc.groupby(["record_type", "subtype", "decoded"], dropna=False, as_index=False)
