@@ -315,6 +315,12 @@ def validate_measurements(frame: pd.DataFrame) -> dict[str, Any]:
             "n_expectations": table_report.n_expectations, "failures": failures, "quarantine": quarantine}
 
 
+def upload_name(filename: str) -> str:
+    """The browser's file name as a plain file name: ``..``, ``.`` or a path would name a folder."""
+    name = Path(filename).name
+    return "upload" if name in ("", ".", "..") else name
+
+
 def ingest_upload(filename: str, payload: bytes,
                   progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
     """Parse an uploaded file (never unpickled or executed) and say what it held.
@@ -333,6 +339,7 @@ def ingest_upload(filename: str, payload: bytes,
         Too large, empty, or not readable as the format it looks like; ``problems`` lists the
         bad cells of a CSV.
     """
+    filename = upload_name(filename)
     size = len(payload)
     if size > MAX_UPLOAD_MB * 1024 * 1024:
         raise UploadError(f"{filename}: {size / 1e6:.0f} MB is over the {MAX_UPLOAD_MB} MB upload limit; "
@@ -342,7 +349,7 @@ def ingest_upload(filename: str, payload: bytes,
     report = progress or (lambda fraction, text: None)
     kind = upload_kind(filename, payload[:256])
     with tempfile.TemporaryDirectory(prefix="kneecap-upload-") as tmp:
-        path = Path(tmp) / (Path(filename).name or "upload")
+        path = Path(tmp) / filename
         path.write_bytes(payload)
         if kind == "csv":
             report(0.1, "reading the CSV")

@@ -20,9 +20,10 @@ st.markdown("Uploads are parsed with kneecap's readers and never executed or unp
 upload = st.file_uploader("Measurement CSV, SMF dump (RDW / RECFM=U / VBS, optionally gzip) or RMF Postprocessor XML",
                           key="data_upload")
 if upload is not None:
-    bar = st.progress(0.0, text=f"Reading {upload.name}")
+    name = res.upload_name(upload.name)
+    bar = st.progress(0.0, text=f"Reading {name}")
     try:
-        result = res.ingest_upload(upload.name, upload.getvalue(),
+        result = res.ingest_upload(name, upload.getvalue(),
                                    progress=lambda fraction, text: bar.progress(fraction, text=text))
     except res.UploadError as exc:
         bar.empty()
@@ -32,7 +33,7 @@ if upload is not None:
             offer(exc.problems, "rejected_cells", "data_problems")
     else:
         bar.empty()
-        st.success(f"{upload.name}: {result['kind']}, {result['rows']} rows")
+        st.success(f"{name}: {result['kind']}, {result['rows']} rows")
         validation = result.get("validation")
         if validation is not None:
             st.subheader("Validation (fct_measurements suite)")

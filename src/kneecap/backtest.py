@@ -126,11 +126,47 @@ def load_case(path: str | Path) -> Case:
         if not isinstance(q, dict) or len(q) != 1 or next(iter(q)) not in QUESTION_KINDS:
             raise CaseError(f"{yaml_path}: questions[{i}] must be one of {', '.join(QUESTION_KINDS)}")
         kind, body = next(iter(q.items()))
-        missing = [f for f in _QUESTION_FIELDS[kind] if f not in (body or {})]
+        where = f"{yaml_path}: questions[{i}] ({kind})"
+        if not isinstance(body, dict):
+            raise CaseError(f"{where} must be a mapping of {', '.join(_QUESTION_FIELDS[kind])}, got {body!r}")
+        missing = [f for f in _QUESTION_FIELDS[kind] if f not in body]
         if missing:
-            raise CaseError(f"{yaml_path}: questions[{i}] ({kind}) lacks {', '.join(missing)}")
+            raise CaseError(f"{where} lacks {', '.join(missing)}")
+        problem = _question_problem(kind, body)
+        if problem:
+            raise CaseError(f"{where}: {problem}")
         parsed.append({"kind": kind, **body})
     return Case(str(spec["name"]), str(spec["source"]), tuple(targets), parsed, frame, str(path))
+
+
+def _question_problem(kind: str, body: dict[str, Any]) -> str | None:
+    """What is wrong with a question's fields (all present), or None.
+
+    Examples
+    --------
+    >>> _question_problem("knee_clients", {"n_gcp": 2, "n_ziip": 2, "think_time_ms": 200,
+    ...                                    "expect_range": [300, 500]}) is None
+    True
+    >>> _question_problem("min_ziip", {"clients": "lots", "think_time_ms": 0, "n_gcp": 1,
+    ...                                "slo_resp_ms": 1, "expect": 1})
+    "clients must be a number, got 'lots'"
+    """
+    unknown = sorted(set(body) - set(_QUESTION_FIELDS[kind]))
+    if unknown:
+        return f"unknown field(s) {', '.join(map(str, unknown))}; known: {', '.join(_QUESTION_FIELDS[kind])}"
+    for name in _QUESTION_FIELDS[kind]:
+        value = body[name]
+        if name == "expect_range":
+            ok = (isinstance(value, list) and len(value) == 2 and all(_finite(v) for v in value)
+                  and value[0] <= value[1])
+            if not ok:
+                return f"expect_range must be [lo, hi], got {value!r}"
+        elif name == "expect":
+            if not (_finite(value) and float(value).is_integer() and value >= 0):
+                return f"expect must be a whole number of zIIPs, got {value!r}"
+        elif not _finite(value) or value < 0:
+            return f"{name} must be a number, got {value!r}"
+    return None
 
 
 def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str) -> list[dict[str, Any]]:
@@ -211,7 +247,7 @@ def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str
 
 
 def _finite(value: Any) -> bool:
-    return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
+    return not isinstance(value, bool) and value is not None and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def format_table(results: list[CaseResult]) -> str:

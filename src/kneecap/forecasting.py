@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap import factors as factor_catalogue
+from kneecap import schema
 from kneecap import workloads as cs_workloads
 from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
 from kneecap.modeling.open import OpenMMcResults
@@ -45,6 +46,83 @@ ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "
                     "saturation_clients", "max_tps", "recommended_n_ziip", "recommended_n_gcp",
                     "slo_margin_ms", "recommendation", "years_to_knee", "cpu_ms_per_tran",
                     "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi")
+
+
+#: Most clients a scenario may ask for (:data:`kneecap.schema.MAX_SCENARIO_CLIENTS`).
+MAX_CLIENTS = schema.MAX_SCENARIO_CLIENTS
+#: Most transactions per second an open-workload scenario may ask for (a z/OS LPAR runs thousands
+#: to tens of thousands; more is a unit error).
+MAX_TPS = 1_000_000
+#: ``(low, high, whole number)`` of each numeric scenario key.
+SCENARIO_RANGES: dict[str, tuple[float, float, bool]] = {
+    "clients": (1, MAX_CLIENTS, False),
+    "current_clients": (0, MAX_CLIENTS, False),
+    "tps": (0, MAX_TPS, False),
+    "n_gcp": (1, schema.MAX_ENGINES, True),
+    "n_ziip": (0, schema.MAX_ENGINES, True),
+    "think_time_ms": (0, schema.MAX_VALUES["think_time_ms"], False),
+    "slo_resp_ms": (0, schema.MAX_VALUES["resp_ms"], False),
+    "req_bytes": (0, schema.MAX_VALUES["req_bytes"], False),
+    "resp_bytes": (0, schema.MAX_VALUES["resp_bytes"], False),
+    "n_queues": (0, schema.MAX_VALUES["n_queues"], False),
+    "growth_pct_per_year": (-100, 10_000, False),
+}
+
+
+def _scenario_value_problem(key: str, value: Any) -> str | None:
+    """What is wrong with one numeric scenario value, or None (see :data:`SCENARIO_RANGES`).
+
+    YAML 1.1 reads ``1e12`` as a string, so numeric strings count as numbers.
+
+    Examples
+    --------
+    >>> _scenario_value_problem("clients", [1, 2])
+    'clients must be a number, got [1, 2]'
+    >>> _scenario_value_problem("clients", "1e12")
+    'clients must be between 1 and 50,000, got 1e+12'
+    >>> _scenario_value_problem("n_ziip", 3) is None
+    True
+    """
+    low, high, whole = SCENARIO_RANGES[key]
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        number = float(value)
+    except (TypeError, ValueError):
+        return f"{key} must be a number, got {value!r}"
+    if not math.isfinite(number):
+        return f"{key} must be a finite number, got {value!r}"
+    bounds = f"between {low:,.0f} and {high:,.0f}"
+    if whole and not (number.is_integer() and low <= number <= high):
+        return f"{key} must be a whole number {bounds}, got {number:g}"
+    if not low <= number <= high:
+        return f"{key} must be {bounds}, got {number:g}"
+    return None
+
+
+def check_scenario(scenario: Mapping[str, Any], label: str | None = None) -> None:
+    """Reject a scenario whose numbers are not numbers or are out of range, before any solve.
+
+    Parameters
+    ----------
+    scenario : mapping
+        One scenario (see the module docstring).
+    label : str, optional
+        How errors name the scenario; default its ``name``.
+
+    Raises
+    ------
+    ModelError
+        ``scenario 'NAME': KEY must be ...`` for the first bad key (the bounds are
+        :data:`SCENARIO_RANGES`: at most :data:`MAX_CLIENTS` clients, :data:`MAX_TPS` tps and
+        :data:`kneecap.schema.MAX_ENGINES` engines per pool).
+    """
+    label = label if label is not None else repr(str(scenario.get("name", "")))
+    for key in SCENARIO_RANGES:
+        if scenario.get(key) is not None:
+            problem = _scenario_value_problem(key, scenario[key])
+            if problem:
+                raise ModelError(f"scenario {label}: {problem}")
 
 
 #: Planner policy and knee rule (params.yaml ``planner`` and ``train.knee_k``).
@@ -185,7 +263,9 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     unknown = sorted(set(scenario) - set(SCENARIO_KEYS))
     if unknown:
         raise ModelError(f"unknown scenario key(s) {', '.join(unknown)}; known: {', '.join(SCENARIO_KEYS)}")
+    check_scenario(scenario)
     scenario = with_workload_name(scenario)
+    check_scenario(scenario)
     selections = scenario.pop("factors", None) or []
     if isinstance(selections, (str, Mapping)):
         selections = [selections]
@@ -279,8 +359,9 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
 
 def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],
                        policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None) -> pd.DataFrame:
-    """One row per scenario; a scenario that fails (unknown workload, bad key, malformed workload
-    name, a factor that cannot be applied) gets its ``error`` and the others still run."""
+    """One row per scenario; a scenario that fails (unknown workload, bad key, a number out of
+    :data:`SCENARIO_RANGES`, malformed workload name, a factor that cannot be applied) gets its
+    ``error`` and the others still run."""
     rows = []
     cache: dict[str, WorkloadModels | Exception] = {}
     for i, scenario in enumerate(scenarios):
@@ -288,6 +369,8 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
         try:
             if not workload:
                 raise ModelError(f"scenario {i + 1}: no workload named")
+            # out-of-range numbers are refused before a model is loaded or solved
+            check_scenario(scenario, repr(str(scenario["name"])) if "name" in scenario else f"#{i + 1}")
             if workload not in cache:
                 try:
                     cache[workload] = load(workload)

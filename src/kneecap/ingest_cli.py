@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from kneecap.rmf.ingest import ingest_xml
+from kneecap.smf.codecs import CODEPAGES, ebcdic
 from kneecap.smf.ingest import expand_paths, ingest_paths
 
 _NOT_EVIDENCE = {".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"}
@@ -46,9 +47,32 @@ class _Progress:
             print(file=sys.stderr)
 
 
+def codepage_error(codepage: str) -> str | None:
+    """Why ``codepage`` cannot decode SMF text fields, or None if it can.
+
+    Examples
+    --------
+    >>> codepage_error("cp1047") is None
+    True
+    >>> codepage_error("utf-8")
+    "--codepage 'utf-8' is not an EBCDIC code page kneecap decodes; use one of cp037, cp500, cp1047"
+    """
+    try:
+        ebcdic(b"\xc1", codepage)
+    except ValueError:
+        return (f"--codepage {codepage!r} is not an EBCDIC code page kneecap decodes; "
+                f"use one of {', '.join(CODEPAGES)}")
+    return None
+
+
 def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet: bool = False,
                allow_failed: bool = False) -> int:
-    """Ingest, print the summary; exit 1 if a file could not be read (unless ``allow_failed``)."""
+    """Ingest, print the summary; exit 1 if a file could not be read (unless ``allow_failed``),
+    2 for a code page that is not EBCDIC (checked before anything is read or written)."""
+    bad_codepage = codepage_error(codepage)
+    if bad_codepage:
+        print(f"ingest: {bad_codepage}", file=sys.stderr)
+        return 2
     files = expand_paths(paths)
     if not files:
         print(f"ingest: nothing matches {' '.join(paths)}", file=sys.stderr)

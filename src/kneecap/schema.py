@@ -68,3 +68,37 @@ PCT_BOUNDS: dict[str, tuple[str, ...]] = {
     "ziip_eligible_pct": ("n_gcp", "n_ziip"),
     "ziip_eligible_on_gcp_pct": ("n_gcp",),
 }
+
+#: Engines per pool: the same ceiling as :data:`kneecap.modeling.dispatch.MAX_ENGINES` (z/OS
+#: defines at most a few hundred logical processors per LPAR); kept here so the schema imports
+#: nothing heavy, and tested equal.
+MAX_ENGINES = 512
+_DAY_MS = 86_400_000.0
+#: Most clients a what-if (forecast, simulation, desk planner) may ask for. One banded solve of
+#: N = 1..50,000 (all 200 bootstrap draws) takes 1.6 s with 2 + 2 engines and 2.3 s with 16 + 16,
+#: the process peaking at 786 MB (320 MB before the solve); memory grows linearly with N, so
+#: 200,000 would need about 2 GB. The knee search stops at 50,000 too.
+MAX_SCENARIO_CLIENTS = 50_000
+
+#: Plausible maximum of each numeric column: a value above it is a typing or unit error (1e12
+#: clients, a response time of 1e300 ms), not a measurement, and is rejected where tables come in.
+#: Each bound is orders of magnitude past anything published for z/OS middleware.
+MAX_VALUES: dict[str, float] = {
+    "clients": 1_000_000.0,
+    "think_time_ms": _DAY_MS,
+    "tps": 10_000_000.0,
+    "resp_ms": _DAY_MS,
+    "n_gcp": float(MAX_ENGINES),
+    "n_ziip": float(MAX_ENGINES),
+    "cpu_total_pct": 100.0 * 2 * MAX_ENGINES,
+    "cpu_gcp_pct": 100.0 * MAX_ENGINES,
+    "cpu_ziip_pct": 100.0 * MAX_ENGINES,
+    "ziip_eligible_pct": 100.0 * 2 * MAX_ENGINES,
+    "ziip_eligible_on_gcp_pct": 100.0 * MAX_ENGINES,
+    "cpu_s": 2 * MAX_ENGINES * 31 * 86_400.0,  # every engine busy for a month
+    "cpu_ms_per_tran": 3_600_000.0,  # an hour of CPU per transaction
+    "req_bytes": float(2**31),
+    "resp_bytes": float(2**31),
+    "interval_s": 31 * 86_400.0,
+    "n_queues": 10_000_000.0,
+}

@@ -2,20 +2,21 @@
 
 The only kneecap module that imports mlflow. Default store: a SQLite file inside the project
 (``sqlite:///<project>/mlflow.db``, artifacts in ``<project>/mlruns``); ``MLFLOW_TRACKING_URI``
-points it at a server instead. Models are kneecap results objects serialised to JSON
-(``results.to_dict()``) inside an MLflow pyfunc model, registered as ``kneecap-<workload>-<kind>``
-and loaded by alias (``models:/<name>@champion``). Promotion is an explicit command, never a side
-effect of training.
+points it at a server instead. A model is a kneecap results object stored as a JSON document
+(:mod:`kneecap.modeling.serialise`: fitted parameters, bootstrap draws, residuals) inside an MLflow
+pyfunc model directory whose loader is this module, registered as ``kneecap-<workload>-<kind>`` and
+loaded by alias (``champion``). Loading reads the MLmodel YAML and the JSON and rebuilds the object
+with kneecap's own classes; it never unpickles and never runs code from the store. Promotion is an
+explicit command, never a side effect of training.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,21 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 import mlflow  # noqa: E402
+import mlflow.artifacts  # noqa: E402
+import mlflow.exceptions  # noqa: E402
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 EXPERIMENT = "kneecap"
 CHAMPION = "champion"
 MODEL_PREFIX = "kneecap-"
 _RESULTS_FILE = "results.json"
+_DATA_PATH = f"data/{_RESULTS_FILE}"  # where mlflow.pyfunc puts ``data_path``
+_MLMODEL = "MLmodel"
+_MAX_MLMODEL_BYTES = 1024 * 1024
+_LOADER_MODULE = "kneecap.tracking"
+_FORMAT_KEY = "kneecap_format"
 
 
 def default_tracking_uri(project_dir: str | os.PathLike[str] = ".") -> str:
@@ -58,21 +67,34 @@ def model_name(workload: str, kind: str) -> str:
     return f"{MODEL_PREFIX}{workload}-{kind}"
 
 
-class KneecapModel(mlflow.pyfunc.PythonModel):
-    """MLflow pyfunc wrapper around a kneecap results object stored as JSON.
+class PyfuncModel:
+    """What plain ``mlflow.pyfunc.load_model`` returns for a kneecap model (via :func:`_load_pyfunc`).
 
-    ``predict`` takes a frame of scenario rows and returns the results' prediction frame, so
-    the registered model also serves plain MLflow consumers.
+    ``predict`` takes a frame of scenario rows and returns the results' prediction frame.
     """
 
-    def load_context(self, context: Any) -> None:
-        from kneecap.modeling import results_from_dict
+    def __init__(self, results: Any) -> None:
+        self.results = results
 
-        with open(context.artifacts["results"], encoding="utf-8") as fh:
-            self.results = results_from_dict(json.load(fh))
-
-    def predict(self, context: Any, model_input: pd.DataFrame, params: Any = None) -> pd.DataFrame:
+    def predict(self, model_input: pd.DataFrame, params: Any = None) -> pd.DataFrame:
         return self.results.predict(model_input)
+
+
+def _load_pyfunc(data_path: str) -> PyfuncModel:
+    """The pyfunc flavor's loader (``loader_module: kneecap.tracking``): JSON in, results out."""
+    return PyfuncModel(_serialise().loads(Path(data_path).read_bytes(), source=str(data_path)))
+
+
+def _serialise() -> Any:
+    # imported when a model is saved or loaded: kneecap.modeling pulls in statsmodels and numba
+    # (seconds), which `kneecap models` and `kneecap promote NAME` never need
+    from kneecap.modeling import serialise
+
+    return serialise
+
+
+def _format_error(message: str) -> Exception:
+    return _serialise().ModelFormatError(message)
 
 
 @dataclass(frozen=True)
@@ -80,6 +102,23 @@ class LoggedModel:
     name: str
     version: str
     run_id: str
+
+
+def _model_kwargs(results: Any, tmp: str) -> dict[str, Any]:
+    """pyfunc arguments of a kneecap model: the results document as data, kneecap as its loader.
+
+    ``loader_module`` (not ``python_model``) keeps mlflow from cloudpickling anything: the model
+    directory holds MLmodel, ``data/results.json`` and environment files, nothing executable.
+    """
+    path = Path(tmp) / _RESULTS_FILE
+    path.write_text(_serialise().dumps(results), encoding="utf-8")
+    return {
+        "loader_module": _LOADER_MODULE,
+        "data_path": str(path),
+        # listing requirements skips mlflow's slow inference of the environment
+        "pip_requirements": ["kneecap"],
+        "metadata": {_FORMAT_KEY: _serialise().FORMAT_VERSION, "kneecap_class": type(results).__name__},
+    }
 
 
 def log_model(
@@ -93,31 +132,22 @@ def log_model(
     register: bool = True,
 ) -> LoggedModel:
     """Log one fitted model as a run (params, metrics, tables) and register it under ``name``."""
-    with mlflow.start_run(run_name=name) as run, _quiet_pyfunc():
-        mlflow.set_tags({"kneecap.model": name, **(tags or {})})
-        mlflow.log_params({k: str(v)[:500] for k, v in params.items()})
-        mlflow.log_metrics({k: float(v) for k, v in metrics.items() if v is not None and v == v})
-        for table_name, frame in (tables or {}).items():
-            mlflow.log_table(frame.reset_index(drop=True), artifact_file=f"{table_name}.json")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / _RESULTS_FILE
-            path.write_text(json.dumps(results.to_dict()), encoding="utf-8")
-            info = mlflow.pyfunc.log_model(
-                name="model",
-                python_model=KneecapModel(),
-                artifacts={"results": str(path)},
-                # listing requirements skips mlflow's slow inference of the environment
-                pip_requirements=["kneecap"],
-                registered_model_name=name if register else None,
-            )
+    with tempfile.TemporaryDirectory() as tmp:
+        kwargs = _model_kwargs(results, tmp)  # a results object that cannot be stored fails before the run
+        with mlflow.start_run(run_name=name) as run, _quiet_pyfunc():
+            mlflow.set_tags({"kneecap.model": name, **(tags or {})})
+            mlflow.log_params({k: str(v)[:500] for k, v in params.items()})
+            mlflow.log_metrics({k: float(v) for k, v in metrics.items() if v is not None and v == v})
+            for table_name, frame in (tables or {}).items():
+                mlflow.log_table(frame.reset_index(drop=True), artifact_file=f"{table_name}.json")
+            info = mlflow.pyfunc.log_model(name="model", registered_model_name=name if register else None, **kwargs)
     version = str(info.registered_model_version) if register else ""
     return LoggedModel(name=name, version=version, run_id=run.info.run_id)
 
 
 @contextlib.contextmanager
 def _quiet_pyfunc() -> Iterator[None]:
-    # The model object is kneecap's own small wrapper around JSON results; mlflow's advice about
-    # pickled python_model objects and missing signatures is noise in every train log.
+    # mlflow's advice about missing signatures and input examples is noise in every train log
     logger = logging.getLogger("mlflow.pyfunc")
     level = logger.level
     logger.setLevel(logging.ERROR)
@@ -135,26 +165,100 @@ def save_model_dir(results: Any, path: str | os.PathLike[str]) -> Path:
     if path.exists():
         shutil.rmtree(path)
     with tempfile.TemporaryDirectory() as tmp, _quiet_pyfunc():
-        results_path = Path(tmp) / _RESULTS_FILE
-        results_path.write_text(json.dumps(results.to_dict()), encoding="utf-8")
-        mlflow.pyfunc.save_model(
-            path=str(path),
-            python_model=KneecapModel(),
-            artifacts={"results": str(results_path)},
-            pip_requirements=["kneecap"],
-        )
+        mlflow.pyfunc.save_model(path=str(path), **_model_kwargs(results, tmp))
     return path
 
 
-def load_results(uri: str) -> Any:
-    """Load a kneecap results object from any MLflow model URI (``models:/name@champion``, a dir)."""
-    model = mlflow.pyfunc.load_model(uri)
-    return model.unwrap_python_model().results
+def _legacy_message(source: str) -> str:
+    return (f"{source} was saved by an older kneecap as a cloudpickle (python_model.pkl). kneecap does not "
+            "load pickled models, because unpickling runs whatever code the file names. Re-register the "
+            "models in the JSON format: `make pipeline promote` (or `dvc repro` then "
+            "`kneecap promote --if-missing`).")
+
+
+def _check_mlmodel(text: bytes, source: str) -> None:
+    """Refuse an MLmodel file that is not a kneecap JSON model (a pickled one above all)."""
+    if len(text) > _MAX_MLMODEL_BYTES:
+        raise _format_error(f"{source}: MLmodel file of {len(text)} bytes is not a kneecap model's")
+    try:
+        meta = yaml.safe_load(text.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise _format_error(f"{source}: unreadable MLmodel file ({exc})") from exc
+    flavors = meta.get("flavors") if isinstance(meta, dict) else None
+    pyfunc = flavors.get("python_function") if isinstance(flavors, dict) else None
+    if not isinstance(pyfunc, dict):
+        raise _format_error(f"{source}: not an MLflow python_function model")
+    if "python_model" in pyfunc or "cloudpickle_version" in pyfunc:
+        raise _format_error(_legacy_message(source))
+    metadata = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+    if pyfunc.get("loader_module") != _LOADER_MODULE or _FORMAT_KEY not in metadata:
+        raise _format_error(f"{source}: not a kneecap model (loader {pyfunc.get('loader_module')!r}); "
+                            "kneecap loads only the JSON models its own train stage registers")
+
+
+def _read_model(fetch: Callable[[str], bytes], source: str) -> Any:
+    """Check the MLmodel file, then rebuild the results from ``data/results.json`` (fixed path)."""
+    _check_mlmodel(fetch(_MLMODEL), source)
+    return _serialise().loads(fetch(_DATA_PATH), source=f"{source}: {_DATA_PATH}")
+
+
+def _fetch_local(root: Path, source: str) -> Callable[[str], bytes]:
+    def fetch(rel: str) -> bytes:
+        path = root / rel
+        if not path.is_file():
+            if rel == _DATA_PATH and (root / "python_model.pkl").exists():
+                raise _format_error(_legacy_message(source))
+            raise _format_error(f"{source}: no {rel} (not a kneecap model directory)")
+        return path.read_bytes()
+
+    return fetch
+
+
+def _fetch_remote(uri: str, source: str) -> Callable[[str], bytes]:
+    def fetch(rel: str) -> bytes:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                local = mlflow.artifacts.download_artifacts(artifact_uri=f"{uri.rstrip('/')}/{rel}", dst_path=tmp)
+            except mlflow.exceptions.MlflowException as exc:
+                raise _format_error(f"{source}: cannot read {rel} ({exc.message})") from exc
+            return Path(local).read_bytes()
+
+    return fetch
+
+
+def load_results(uri: str | os.PathLike[str]) -> Any:
+    """Load a kneecap results object from a model directory or an MLflow model URI.
+
+    Reads two files and executes neither: ``MLmodel`` (YAML, checked to be a kneecap JSON model)
+    and ``data/results.json``, rebuilt by :func:`kneecap.modeling.serialise.loads` with kneecap's
+    own classes. A pickled model (older kneecap) or anything else is a
+    :class:`kneecap.modeling.ModelFormatError`.
+    """
+    text = str(uri)
+    local = Path(text[len("file://"):]) if text.startswith("file://") else Path(text)
+    if local.is_dir():
+        return _read_model(_fetch_local(local, text), text)
+    return _read_model(_fetch_remote(text, text), text)
 
 
 def load_champion(name: str) -> Any:
     """The results object registered as ``name`` with the ``champion`` alias."""
-    return load_results(f"models:/{name}@{CHAMPION}")
+    version = champion_version(name)
+    if version is None:
+        raise LookupError(f"{name}: no version carries the {CHAMPION!r} alias (see `kneecap promote`)")
+    uri = f"models:/{name}/{version}"
+    source = f"{name} version {version} (@{CHAMPION})"
+    return _read_model(_fetch_remote(uri, source), source)
+
+
+def is_legacy(name: str, version: str | int) -> bool:
+    """Whether version ``version`` of ``name`` is a pickled model from an older kneecap."""
+    try:
+        text = _fetch_remote(f"models:/{name}/{version}", name)(_MLMODEL)
+        _check_mlmodel(text, name)
+    except _serialise().ModelFormatError as exc:
+        return "cloudpickle" in str(exc)
+    return False
 
 
 def registered_models() -> pd.DataFrame:
@@ -219,9 +323,20 @@ def promote(name: str, version: str | int | None = None) -> str:
 
 
 def promote_missing() -> list[tuple[str, str]]:
-    """Promote the newest version of every kneecap model that has no champion yet."""
+    """Promote the newest version of every kneecap model that has no champion yet, or whose
+    champion is a pickled model from an older kneecap (which kneecap no longer loads)."""
+    client = MlflowClient()
     done = []
-    for model in MlflowClient().search_registered_models():
-        if model.name.startswith(MODEL_PREFIX) and CHAMPION not in (model.aliases or {}):
+    for model in client.search_registered_models():
+        if not model.name.startswith(MODEL_PREFIX):
+            continue
+        current = (model.aliases or {}).get(CHAMPION)
+        if current is None:
             done.append((model.name, promote(model.name)))
+        elif is_legacy(model.name, current):
+            newer = sorted((int(v.version) for v in client.search_model_versions(f"name='{model.name}'")
+                            if int(v.version) > int(current)), reverse=True)
+            fresh = next((v for v in newer if not is_legacy(model.name, v)), None)
+            if fresh is not None:
+                done.append((model.name, promote(model.name, fresh)))
     return done

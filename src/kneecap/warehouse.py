@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import csv
+import io
 import math
 import os
 import shutil
@@ -68,69 +69,158 @@ def _check_header(path: Path, header: list[str], expected: tuple[str, ...]) -> l
     return problems
 
 
+#: Largest measurement CSV read (a published or in-house table is kilobytes; 64 MiB is about
+#: 300,000 rows, far past any measurement series, and bounds the time and memory of one check).
+MAX_CSV_BYTES = 64 * 1024 * 1024
+#: Problems listed in one error; the rest are counted (a file of bad rows gives a readable error).
+MAX_PROBLEMS_SHOWN = 20
+#: Longest cell: the :mod:`csv` module's own default ``field_size_limit``.
+MAX_FIELD_CHARS = 131_072
+_BOM = "\ufeff"
+
+
+def _decode_csv_text(path: Path, raw: bytes) -> str:
+    """UTF-8 text of a CSV, or :class:`ReferenceDataError` naming the line of the first bad byte.
+
+    Examples
+    --------
+    >>> _decode_csv_text(Path("t.csv"), b"a,b\\n1,caf\\xe9\\n")
+    Traceback (most recent call last):
+    ...
+    kneecap.warehouse.ReferenceDataError: t.csv:2: (file): not UTF-8 text: byte 0xe9 at byte offset 9; save the file as UTF-8
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        bad = raw[exc.start:exc.start + 1].hex()
+        raise ReferenceDataError(f"{path}:{line}: (file): not UTF-8 text: byte 0x{bad} at byte offset "
+                                 f"{exc.start}; save the file as UTF-8") from None
+
+
+def _number_problem(column: str, cell: str, value: float) -> str | None:
+    """What is wrong with one parsed numeric cell, or None.
+
+    Examples
+    --------
+    >>> _number_problem("clients", "1e12", 1e12)
+    '1e12 is above the plausible maximum 1e+06 (simulated clients (closed workload population N))'
+    >>> _number_problem("tps", "5", 5.0) is None
+    True
+    """
+    if not math.isfinite(value):
+        return f"{cell!r} is not finite"
+    if value < 0:
+        return f"{cell} is negative"
+    ceiling = schema.MAX_VALUES.get(column)
+    if ceiling is not None and value > ceiling:
+        return f"{cell} is above the plausible maximum {ceiling:g} ({schema.NUMERIC_COLUMNS[column]})"
+    return None
+
+
+def _problems_error(path: Path, problems: list[CellProblem], total: int) -> ReferenceDataError:
+    """One error listing the first problems and, when there were more, the total."""
+    lines = [str(p) for p in problems[:MAX_PROBLEMS_SHOWN]]
+    if total > len(lines):
+        lines.append(f"{path}: {total:,} problems in all; the first {len(lines)} are shown")
+    return ReferenceDataError("\n".join(lines))
+
+
 def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read one measurement CSV with the exact reference header, typed and checked cell by cell.
 
     Empty cells are nulls: the source does not print that value. Every numeric cell must parse
-    as a finite, non-negative number; keys must be present and ``point_id`` unique.
+    as a finite, non-negative number no larger than :data:`kneecap.schema.MAX_VALUES`; keys
+    must be present and ``point_id`` unique; there must be at least one data row. The file must
+    be UTF-8 (a byte-order mark is named in the header error), at most :data:`MAX_CSV_BYTES`
+    long, with no cell longer than :data:`MAX_FIELD_CHARS`.
 
     Raises
     ------
     ReferenceDataError
-        Listing every problem as ``file:line: column: problem`` (line 1 is the header).
+        Listing the first :data:`MAX_PROBLEMS_SHOWN` problems as ``file:line: column: problem``
+        (line 1 is the header) and then the total.
     """
     path = Path(path)
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
+    size = path.stat().st_size
+    if size > MAX_CSV_BYTES:
+        raise ReferenceDataError(f"{path}: (file): {size:,} bytes is over the {MAX_CSV_BYTES:,}-byte limit "
+                                 "for a measurement table")
+    text = _decode_csv_text(path, path.read_bytes())
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
         header = next(reader, None)
-        if header is None:
-            raise ReferenceDataError(f"{path}:1: (header): file is empty")
-        header = [h.strip() for h in header]
-        problems = _check_header(path, header, schema.REFERENCE_CSV_COLUMNS)
-        if problems:
-            raise ReferenceDataError("\n".join(map(str, problems)))
-        rows: list[dict[str, object]] = []
-        seen: dict[str, int] = {}
-        for line_no, raw in enumerate(reader, start=2):
-            if not any(cell.strip() for cell in raw):
-                continue
-            if len(raw) != len(header):
-                problems.append(
-                    CellProblem(str(path), line_no, "(row)", f"{len(raw)} cells, header has {len(header)}")
-                )
-                continue
-            row: dict[str, object] = {}
-            for column, cell in zip(header, raw):
-                cell = cell.strip()
-                if column in _TEXT_COLUMNS:
-                    row[column] = cell or None
-                    continue
-                if not cell:
-                    row[column] = math.nan
-                    continue
-                try:
-                    value = float(cell)
-                except ValueError:
-                    problems.append(CellProblem(str(path), line_no, column, f"{cell!r} is not a number"))
-                    continue
-                if not math.isfinite(value):
-                    problems.append(CellProblem(str(path), line_no, column, f"{cell!r} is not finite"))
-                elif value < 0:
-                    problems.append(CellProblem(str(path), line_no, column, f"{cell} is negative"))
-                row[column] = value
-            for key in schema.KEY_COLUMNS:
-                if not row.get(key):
-                    problems.append(CellProblem(str(path), line_no, key, "empty key"))
-            point = str(row.get("point_id"))
-            if point in seen:
-                problems.append(
-                    CellProblem(str(path), line_no, "point_id", f"{point!r} repeats line {seen[point]}")
-                )
-            seen[point] = line_no
-            row["source_line"] = line_no
-            rows.append(row)
+    except csv.Error as exc:
+        raise ReferenceDataError(f"{path}:1: (header): {exc}") from None
+    if header is None:
+        raise ReferenceDataError(f"{path}:1: (header): file is empty")
+    header = [h.strip() for h in header]
+    problems = _check_header(path, header, schema.REFERENCE_CSV_COLUMNS)
     if problems:
-        raise ReferenceDataError("\n".join(map(str, problems)))
+        if header and header[0].startswith(_BOM):
+            # the BOM sticks to the first column name, so that column looks missing
+            problems = [CellProblem(p.path, p.line, p.column, p.problem + " (the file starts with a UTF-8 "
+                                    "byte-order mark, read as part of the first column name; save it "
+                                    "without the BOM)") for p in problems]
+        raise _problems_error(path, problems, len(problems))
+    rows: list[dict[str, object]] = []
+    seen: dict[str, int] = {}
+    total = 0
+
+    def problem(line_no: int, column: str, what: str) -> None:
+        nonlocal total
+        total += 1
+        if len(problems) < MAX_PROBLEMS_SHOWN:
+            problems.append(CellProblem(str(path), line_no, column, what))
+
+    line_no = 1
+    while True:
+        try:
+            raw = next(reader, None)
+        except csv.Error as exc:
+            # the reader cannot resynchronise after an over-long or malformed field: stop here
+            problem(reader.line_num, "(row)", f"a field longer than {MAX_FIELD_CHARS:,} characters or "
+                    f"malformed quoting ({exc})")
+            break
+        if raw is None:
+            break
+        line_no = reader.line_num
+        if not any(cell.strip() for cell in raw):
+            continue
+        if len(raw) != len(header):
+            problem(line_no, "(row)", f"{len(raw)} cells, header has {len(header)}")
+            continue
+        row: dict[str, object] = {}
+        for column, cell in zip(header, raw):
+            cell = cell.strip()
+            if column in _TEXT_COLUMNS:
+                row[column] = cell or None
+                continue
+            if not cell:
+                row[column] = math.nan
+                continue
+            try:
+                value = float(cell)
+            except ValueError:
+                problem(line_no, column, f"{cell!r} is not a number")
+                continue
+            bad = _number_problem(column, cell, value)
+            if bad is not None:
+                problem(line_no, column, bad)
+            row[column] = value
+        for key in schema.KEY_COLUMNS:
+            if not row.get(key):
+                problem(line_no, key, "empty key")
+        point = str(row.get("point_id"))
+        if point in seen:
+            problem(line_no, "point_id", f"{point!r} repeats line {seen[point]}")
+        seen[point] = line_no
+        row["source_line"] = line_no
+        rows.append(row)
+    if not rows and not total:
+        problem(line_no + 1, "(file)", "no data rows: the file holds a header only")
+    if total:
+        raise _problems_error(path, problems, total)
     frame = pd.DataFrame(rows, columns=[*schema.REFERENCE_CSV_COLUMNS, "source_line"])
     for column in schema.NUMERIC_COLUMNS:
         frame[column] = frame[column].astype("float64")

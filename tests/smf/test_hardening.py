@@ -309,3 +309,43 @@ def test_f6_torn_last_manifest_line_is_tolerated_and_its_file_reingested_once(tm
     assert len(w) == 10 * 3
     s3 = ingest_paths(d, out)  # and the repaired manifest reads cleanly afterwards
     assert [f.status for f in s3.files] == ["skipped", "skipped"]
+
+
+# ----------------------------------------------------------------------------------- finding 7
+
+def test_f7_gzip_bomb_stops_quickly_with_a_clear_error(tmp_path):
+    from kneecap.smf import framing
+
+    # a real dump, then 64 concatenated members of 16 MiB of zeros: 1 GiB from about 1 MB
+    bomb = gzip.compress(synth.frame_rdw(_records(2))) + gzip.compress(bytes(16 << 20), 9) * 64
+    assert len(bomb) < 1_200_000
+    path = tmp_path / "bomb.bin.gz"
+    path.write_bytes(bomb)
+    t0 = time.perf_counter()
+    with pytest.raises(SMFDataError, match=rf"bomb\.bin\.gz.*expands more than "
+                                           rf"{framing.MAX_GUNZIP_RATIO}:1"):
+        decode_file(path)
+    assert time.perf_counter() - t0 < 10.0
+    summary = ingest_paths([path], tmp_path / "out")
+    (result,) = summary.files
+    assert result.status == "failed" and "decompression bomb" in result.error
+
+
+def test_f7_ordinary_gzip_dump_is_under_the_ratio_limit():
+    raw = synth.frame_rdw(_records(50))
+    res = decode_file(io.BytesIO(gzip.compress(raw, 9)))
+    assert len(res.smf72_workload) == len(decode_file(io.BytesIO(raw)).smf72_workload) > 100
+
+
+# ----------------------------------------------------------------------------------- finding 8
+
+@pytest.mark.parametrize("codepage", ["foo", "utf-8"])
+def test_f8_unknown_or_non_ebcdic_codepage_is_refused_without_a_traceback(tmp_path, capsys, codepage):
+    from kneecap import cli
+
+    dump = tmp_path / "d.bin"
+    dump.write_bytes(synth.frame_rdw(_records(2)))
+    assert cli.main(["ingest", str(dump), "--out", str(tmp_path / "o"), "--codepage", codepage, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"ingest: --codepage {codepage!r} is not an EBCDIC code page" in err
+    assert not (tmp_path / "o").exists()

@@ -1,22 +1,48 @@
 """Ingest RMF Postprocessor XML reports into Parquet beside the decoded SMF tables (I/O module).
 
 Writes ``<out_dir>/rmf_cpu|rmf_partition|rmf_workload/<content_sha256>.parquet`` and appends to the
-same ``_manifest.jsonl`` as :mod:`kneecap.smf.ingest`, so a report already ingested (under any
-name) adds no rows. A DDS error reply (e.g. GPM0739E) is reported as failed with its message.
+same ``_manifest.jsonl`` as :mod:`kneecap.smf.ingest`, with the same helpers: each input is
+ingested under the folder's lock (:func:`kneecap.smf.ingest.locked`), and the manifest line is
+appended after a torn last line is cut (:func:`kneecap.smf.ingest.append_manifest`), so SMF and
+RMF ingests into one folder, concurrent or interrupted, take turns and never damage it. A report
+already ingested (under any name) adds no rows. A DDS error reply (e.g. GPM0739E) or a document
+with no CPU or Workload Activity report is reported as failed with its message.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import time
+import uuid
 from pathlib import Path
 
 from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor
-from kneecap.smf.ingest import MANIFEST, FileResult, _read_manifest, _sha256
+from kneecap.smf.ingest import FileResult, append_manifest, locked, read_manifest, sha256_file
 
 TABLES = ("rmf_cpu", "rmf_partition", "rmf_workload")
+
+
+def _ingest_one(path: Path, sha: str, out: Path) -> FileResult:
+    """Read one report and write its tables (caller holds the lock and appends the manifest)."""
+    size = path.stat().st_size
+    try:
+        tables = read_postprocessor(path)
+    except (RMFReportError, ValueError) as exc:
+        return FileResult(str(path), sha, "failed", bytes=size, error=str(exc))
+    rows: dict[str, int] = {}
+    for name, frame in zip(TABLES, (tables.cpu, tables.partition, tables.workload)):
+        if frame.empty:
+            continue
+        target = out / name / f"{sha}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # unique per process, as for SMF tables: two ingests of one input cannot share a temp file
+        tmp = target.with_name(f"{sha}.parquet.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        frame.to_parquet(tmp, index=False)
+        tmp.replace(target)
+        rows[name] = len(frame)
+    return FileResult(str(path), sha, "ingested", bytes=size, records=sum(rows.values()), rows=rows,
+                      framing="rmf-xml")
 
 
 def ingest_xml(paths: list[Path], out_dir: str | os.PathLike[str]) -> tuple[list[FileResult], float]:
@@ -24,36 +50,20 @@ def ingest_xml(paths: list[Path], out_dir: str | os.PathLike[str]) -> tuple[list
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    done = _read_manifest(out)
     results: list[FileResult] = []
     for path in paths:
-        sha = _sha256(path)
-        size = path.stat().st_size
-        if sha in done:
-            results.append(FileResult(str(path), sha, "skipped", bytes=size))
-            continue
-        try:
-            tables = read_postprocessor(path)
-        except (RMFReportError, ValueError) as exc:
-            results.append(FileResult(str(path), sha, "failed", bytes=size, error=str(exc)))
-            continue
-        rows: dict[str, int] = {}
-        for name, frame in zip(TABLES, (tables.cpu, tables.partition, tables.workload)):
-            if frame.empty:
+        sha = sha256_file(path)
+        with locked(out):
+            # read under the lock: another process may have ingested this input meanwhile
+            if sha in read_manifest(out):
+                results.append(FileResult(str(path), sha, "skipped", bytes=path.stat().st_size))
                 continue
-            target = out / name / f"{sha}.parquet"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".parquet.tmp")
-            frame.to_parquet(tmp, index=False)
-            tmp.replace(target)
-            rows[name] = len(frame)
-        result = FileResult(str(path), sha, "ingested", bytes=size, records=sum(rows.values()), rows=rows,
-                            framing="rmf-xml")
-        results.append(result)
-        entry = {"sha256": sha, "path": str(path), "bytes": size, "records": result.records, "rows": rows,
-                 "quarantined": 0, "orphan_segments": 0, "framing": "rmf-xml",
-                 "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        with (out / MANIFEST).open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry) + "\n")
-        done[sha] = entry
+            result = _ingest_one(path, sha, out)
+            results.append(result)
+            if result.status != "ingested":
+                continue
+            append_manifest(out, {
+                "sha256": sha, "path": str(path), "bytes": result.bytes, "records": result.records,
+                "rows": result.rows, "quarantined": 0, "orphan_segments": 0, "framing": "rmf-xml",
+                "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
     return results, time.perf_counter() - t0

@@ -46,10 +46,12 @@ IBM, *z/OS RMF User's Guide*, "How to work with Postprocessor XML reports" (XPRP
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -353,6 +355,39 @@ def _source_name(source: Source) -> str:
 ERROR_SEVERITY = 3
 
 
+#: Longest run of bytes between two ``<``: a text node, or a tag with its attributes. RMF writes
+#: values of a few dozen bytes; 1 MiB is far past any report, and bounds what one node costs
+#: (ElementTree keeps a node's whole text in memory: a 50 MB text node took 1.33 GB).
+MAX_TEXT_BYTES = 1 << 20
+
+
+class _BoundedNodes:
+    """A binary reader that raises :class:`RMFReportError` once a text or tag outgrows
+    :data:`MAX_TEXT_BYTES`, before the parser has buffered more than that of it.
+
+    Reads are capped at :data:`MAX_TEXT_BYTES`, so a run inside one read is shorter than the
+    limit; only the runs that cross reads need counting.
+    """
+
+    def __init__(self, raw: IO[bytes], where: str) -> None:
+        self._raw, self._where = raw, where
+        self._run = 0  # bytes since the last "<"
+        self._pos = 0  # bytes handed out
+
+    def read(self, n: int = -1) -> bytes:
+        n = MAX_TEXT_BYTES if n is None or n < 0 else min(n, MAX_TEXT_BYTES)
+        chunk = self._raw.read(n)
+        first = chunk.find(b"<")
+        run = self._run + (len(chunk) if first < 0 else first)
+        if run > MAX_TEXT_BYTES:
+            raise RMFReportError(f"{self._where}: byte {self._pos - self._run:,}: a text or tag of more than "
+                                 f"{MAX_TEXT_BYTES:,} bytes (RMF report values are a few dozen bytes): "
+                                 "not an RMF report")
+        self._run = run if first < 0 else len(chunk) - chunk.rfind(b"<") - 1
+        self._pos += len(chunk)
+        return chunk
+
+
 def iter_reports(source: Source, *, raise_on_error: bool = True) -> Iterator[DdsReport]:
     """Yield each interval report of a ddsml document, streaming.
 
@@ -369,10 +404,21 @@ def iter_reports(source: Source, *, raise_on_error: bool = True) -> Iterator[Dds
     Raises
     ------
     RMFReportError
-        Malformed XML, not a ddsml document, or a DDS error reply; the message names the
-        file and the DDS message id and text.
+        Malformed XML, not a ddsml document, a DDS error reply, or a text or tag longer than
+        :data:`MAX_TEXT_BYTES`; the message names the file and the DDS message id and text
+        (or the byte offset).
     """
     where = _source_name(source)
+    with contextlib.ExitStack() as stack:
+        if isinstance(source, (str, os.PathLike)):
+            raw: IO[bytes] = stack.enter_context(open(source, "rb"))  # noqa: SIM115
+        else:
+            raw = source
+        yield from _iter_bounded(_BoundedNodes(raw, where), where, raise_on_error)
+
+
+def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool) -> Iterator[DdsReport]:
+    """The body of :func:`iter_reports` over an open, bounded reader."""
     root: ET.Element | None = None
     try:
         for event, elem in ET.iterparse(source, events=("start", "end")):
@@ -760,23 +806,44 @@ def read_postprocessor(source: Source) -> PostprocessorTables:
     Raises
     ------
     RMFReportError
-        DDS error reply, malformed XML or an unparseable value; names the file.
+        DDS error reply, malformed XML, an unparseable value, an over-long text node, or a
+        document with no CPU or WLMGL interval (it would add nothing); names the file.
     """
     where = _source_name(source)
     cpu: list[dict[str, object]] = []
     part: list[dict[str, object]] = []
     wl: list[dict[str, object]] = []
+    kinds: Counter[str] = Counter()
     for report in iter_reports(source):
+        kinds[report.metric_id or report.kind] += 1
         if report.metric_id == "CPU":
             cpu.extend(_cpu_rows(report, where))
             part.extend(_partition_rows(report, where))
         elif report.metric_id == "WLMGL":
             wl.extend(_workload_rows(report, where))
+    if not (kinds["CPU"] or kinds["WLMGL"]):
+        raise RMFReportError(f"{where}: no CPU Activity or Workload Activity (WLMGL) report in this "
+                             f"document ({_holds(kinds)}): nothing to ingest")
     return PostprocessorTables(
         cpu=_frame(cpu, CPU_COLUMNS),
         partition=_frame(part, PARTITION_COLUMNS),
         workload=_frame(wl, WORKLOAD_COLUMNS),
     )
+
+
+def _holds(kinds: Counter[str]) -> str:
+    """What a document holds instead of the reports kneecap reads.
+
+    Examples
+    --------
+    >>> _holds(Counter())
+    'it holds no interval reports at all'
+    >>> _holds(Counter({"PAGING": 2, "CPC": 1}))
+    'it holds 1 CPC, 2 PAGING interval report(s)'
+    """
+    if not kinds:
+        return "it holds no interval reports at all"
+    return "it holds " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + " interval report(s)"
 
 
 def read_cpu_report(source: Source) -> PostprocessorTables:

@@ -8,6 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kneecap.schema import MAX_ENGINES
+from kneecap.schema import MAX_SCENARIO_CLIENTS as MAX_CLIENTS
+
 BURST_DISTRIBUTIONS = ("exponential", "deterministic", "gamma")
 HELP_RULES = ("pool", "burst")
 
@@ -72,8 +75,8 @@ class SimScenario:
     bg_burst_ms: float = 0.2
 
     def __post_init__(self) -> None:
-        _require_int(self, "n_gcp", minimum=1)
-        _require_int(self, "n_ziip", minimum=0)
+        _require_int(self, "n_gcp", minimum=1, maximum=MAX_ENGINES)
+        _require_int(self, "n_ziip", minimum=0, maximum=MAX_ENGINES)
         _require_int(self, "gcp_bursts", minimum=1)
         _require_int(self, "eligible_bursts", minimum=1)
         _require_number(self, "cpu_ms_per_tran", positive=True)
@@ -90,7 +93,8 @@ class SimScenario:
             raise ValueError("give exactly one of clients (closed load) and tps (open load), "
                              f"got clients={self.clients!r}, tps={self.tps!r}")
         if self.clients is not None:
-            _require_int(self, "clients", minimum=1)
+            # every client is a simulated process: the ceiling bounds memory, as for forecasts
+            _require_int(self, "clients", minimum=1, maximum=MAX_CLIENTS)
         else:
             _require_number(self, "tps", positive=True)
             if self.think_time_ms != 0:
@@ -175,12 +179,14 @@ def check_open_load_fits(scenario: SimScenario) -> None:
                              f"{engines} engine(s); the queue would grow without bound")
 
 
-def _require_int(scenario: SimScenario, name: str, *, minimum: int) -> None:
+def _require_int(scenario: SimScenario, name: str, *, minimum: int, maximum: int | None = None) -> None:
     value = getattr(scenario, name)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be between {minimum} and {maximum:,}, got {value}")
 
 
 def _require_number(scenario: SimScenario, name: str, *, positive: bool = False,

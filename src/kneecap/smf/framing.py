@@ -689,13 +689,41 @@ def detect_framing(head: bytes) -> str:
 
 # ----------------------------------------------------------------------------- input streams
 
+#: Most decompressed bytes per compressed byte a gzip SMF input may expand by. SMF dumps compress
+#: about 5-15:1, and kneecap's synthetic 72.3 dumps about 90:1; deflate's own maximum is about
+#: 1032:1, reached only by long runs of one byte (a decompression bomb, or a dump padded with
+#: zeros): decoding such a run finds nothing and costs time linear in its length.
+MAX_GUNZIP_RATIO = 400
+#: The ratio is judged only past this much output, so small, very regular inputs are not refused.
+GUNZIP_RATIO_AFTER_BYTES = 64 * 1024 * 1024
+
+
+def gunzip_ratio_error(compressed: int, decompressed: int) -> str | None:
+    """Why a gzip stream must stop after ``compressed`` bytes gave ``decompressed``, or None.
+
+    Examples
+    --------
+    >>> gunzip_ratio_error(1_000_000, 1 << 30)[:50]
+    'gzip input expands more than 400:1 (1,073,741,824 '
+    >>> gunzip_ratio_error(1_000_000, 50_000_000) is None
+    True
+    """
+    if decompressed <= GUNZIP_RATIO_AFTER_BYTES or decompressed <= MAX_GUNZIP_RATIO * compressed:
+        return None
+    return (f"gzip input expands more than {MAX_GUNZIP_RATIO}:1 ({decompressed:,} bytes from the first "
+            f"{compressed:,} compressed bytes): a decompression bomb or a dump padded with zeros, not "
+            "SMF records; decompress it yourself if it is genuine")
+
+
 class _Gunzip(io.RawIOBase):
     """gzip decompression that hands out everything before damage or a cut.
 
     :class:`gzip.GzipFile` raises on a truncated stream and loses what it had decompressed in
     that read; here each read returns what ``zlib`` produced so far, and a truncated or damaged
     stream just ends, with :attr:`error` saying why. Concatenated gzip members are read in turn
-    (as ``gunzip`` does). Output per read is bounded, so a decompression bomb cannot fill memory.
+    (as ``gunzip`` does). Output per read is bounded, so a decompression bomb cannot fill memory,
+    and a stream that expands past :data:`MAX_GUNZIP_RATIO` raises :class:`SMFDataError`, so it
+    cannot take unbounded time either.
     """
 
     def __init__(self, raw: IO[bytes]) -> None:
@@ -705,6 +733,8 @@ class _Gunzip(io.RawIOBase):
         self._started = False
         self.members = 0
         self.error: str | None = None
+        self.compressed = 0
+        self.decompressed = 0
 
     def readable(self) -> bool:
         return True
@@ -720,6 +750,7 @@ class _Gunzip(io.RawIOBase):
                     self._d = None
                     return 0
                 self._in = chunk
+                self.compressed += len(chunk)
             self._started = True
             try:
                 out = self._d.decompress(self._in, len(b))
@@ -736,6 +767,10 @@ class _Gunzip(io.RawIOBase):
             else:
                 self._in = self._d.unconsumed_tail
             if out:
+                self.decompressed += len(out)
+                bomb = gunzip_ratio_error(self.compressed, self.decompressed)
+                if bomb is not None:
+                    raise SMFDataError(f"{bomb}; stopped", offset=self.decompressed)
                 b[: len(out)] = out
                 return len(out)
         return 0
@@ -871,6 +906,8 @@ class RecordStream:
                 except OSError as exc:
                     raise SMFDataError(f"cannot read input: {exc}", file=self.name,
                                        offset=base + have) from None
+                except SMFDataError as exc:  # the gzip ratio limit
+                    raise exc.with_context(file=self.name) from None
                 if not chunk:
                     eof = True
                     break

@@ -58,7 +58,8 @@ import pyarrow.parquet as pq
 from kneecap.smf import reader
 from kneecap.smf.framing import SMFDataError
 
-__all__ = ["ingest_paths", "IngestSummary", "FileResult", "expand_paths", "MANIFEST"]
+__all__ = ["ingest_paths", "IngestSummary", "FileResult", "expand_paths", "MANIFEST", "LOCK",
+           "append_manifest", "locked", "parse_manifest", "read_manifest", "sha256_file"]
 
 MANIFEST = "_manifest.jsonl"
 KEYS_DIR = "_keys"
@@ -173,7 +174,8 @@ def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     return unique
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read 1 MiB at a time (the manifest's identity of an input)."""
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -208,15 +210,20 @@ def parse_manifest(text: str, *, path: str = MANIFEST) -> dict[str, dict[str, An
     return done
 
 
-def _read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
+def read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Committed inputs of an ingest folder by SHA-256 (see :func:`parse_manifest`); read it
+    under :func:`locked` when the answer decides whether to ingest."""
     m = out_dir / MANIFEST
     if not m.exists():
         return {}
     return parse_manifest(m.read_text(encoding="utf-8", errors="replace"), path=str(m))
 
 
-def _append_manifest(out_dir: Path, entry: dict[str, Any]) -> None:
-    """Append one line, first cutting a torn last line (caller holds the lock)."""
+def append_manifest(out_dir: Path, entry: dict[str, Any]) -> None:
+    """Append one line, first cutting a torn last line (caller holds :func:`locked`).
+
+    Shared by SMF and RMF ingest: one manifest per folder, one writer at a time.
+    """
     m = out_dir / MANIFEST
     with m.open("a+b") as fh:
         size = fh.seek(0, os.SEEK_END)
@@ -234,8 +241,12 @@ def _append_manifest(out_dir: Path, entry: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _locked(out_dir: Path) -> Iterator[None]:
-    """Hold the folder's exclusive ingest lock (released by the OS if the process dies)."""
+def locked(out_dir: Path) -> Iterator[None]:
+    """Hold the folder's exclusive ingest lock (released by the OS if the process dies).
+
+    Every writer of an ingest folder (SMF and RMF alike) takes it around read-manifest, write
+    outputs, append-manifest, so concurrent ingests take turns per input.
+    """
     with (out_dir / LOCK).open("a") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
@@ -392,10 +403,10 @@ def ingest_paths(
     quarantines: list[pd.DataFrame] = []
     key_cache: dict[str, np.ndarray] = {}
     for path in expand_paths(paths):
-        sha = _sha256(path)
-        with _locked(out):
+        sha = sha256_file(path)
+        with locked(out):
             # read under the lock: another process may have ingested this input meanwhile
-            done = _read_manifest(out)
+            done = read_manifest(out)
             if sha in done:
                 files.append(FileResult(str(path), sha, "skipped", bytes=path.stat().st_size))
                 continue
@@ -416,7 +427,7 @@ def ingest_paths(
                 "framing": res.framing, "codepage": codepage,
                 "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             }
-            _append_manifest(out, entry)
+            append_manifest(out, entry)
         files.append(res)
         counts.append(c)
         quarantines.append(q)

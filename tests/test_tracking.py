@@ -1,0 +1,242 @@
+"""Model artifacts: JSON in, kneecap's own classes out; pickles and unknown classes refused, never run."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kneecap import tracking
+from kneecap.modeling import (ClosedMVAModel, CostModel, ModelFormatError, OpenMMcModel, USLModel, mmc_resp_ms,
+                              serialise)
+
+# seed 004, Table 1 (004_30fd347cf9df2afe.txt): 2 GCP + 2 zIIP, Z = 200 ms
+SEED004 = pd.DataFrame({
+    "clients": [100, 200, 300, 400, 500], "tps": [500, 1000, 1500, 1960, 2420],
+    "resp_ms": [1.06, 1.13, 1.38, 3.32, 5.03], "n_gcp": 2, "n_ziip": 2, "think_time_ms": 200.0,
+})
+# SPEC SDM91 as shipped with R usl (data/specsdm91)
+SPECSDM91 = pd.DataFrame({"clients": [1, 18, 36, 72, 108, 144, 216],
+                          "tps": [64.9, 995.9, 1652.4, 1853.2, 1828.9, 1775.0, 1702.2]})
+# seed 001 "MQ Console vs REST API": CPU ms per request at 1000/2000/3000 queues
+MQ = pd.DataFrame({"n_queues": [1000, 2000, 3000] * 3,
+                   "config": ["console"] * 3 + ["rest_filtered"] * 3 + ["rest_all"] * 3,
+                   "cpu_ms_per_tran": [99, 169, 243, 93, 169, 246, 195, 370, 561]})
+_TPS = np.array([200.0, 600.0, 1000.0, 1400.0, 1700.0, 1900.0])
+# M/M/4 with S = 2 ms plus a 1 ms delay, perturbed so the bootstrap has residuals to resample
+MMC = pd.DataFrame({"tps": _TPS, "resp_ms": [(1.0 + mmc_resp_ms(x, 2.0, 4)) * (1 + 0.02 * (-1) ** i)
+                                             for i, x in enumerate(_TPS)]})
+
+
+def _closed():
+    res = ClosedMVAModel(n_boot=12, seed=3).fit(SEED004)
+    frame = pd.DataFrame({"clients": [100, 500, 800], "n_gcp": 2, "n_ziip": [2, 2, 3], "think_time_ms": 200.0})
+    return res, frame, ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
+
+
+def _usl():
+    return USLModel().fit(SPECSDM91), pd.DataFrame({"clients": [1, 50, 96, 400]}), ("params", "cov", "s2")
+
+
+def _open():
+    return OpenMMcModel(n_boot=15).fit(MMC), pd.DataFrame({"tps": [100.0, 1500.0, 1950.0]}), (
+        "n_servers", "service_ms", "delay_ms", "boot_params", "residuals")
+
+
+def _cost():
+    frame = pd.DataFrame({"n_queues": [1500, 2500, 2000], "config": ["console", "rest_all", "rest_filtered"]})
+    return CostModel().fit(MQ), frame, ("params",)
+
+
+FITS = {"closed_mva": _closed, "usl": _usl, "open_mmc": _open, "cost_ols": _cost}
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh SQLite tracking store in ``tmp_path`` (artifacts under ``tmp_path/mlruns``)."""
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    tracking.configure(project_dir=tmp_path)
+    return tmp_path
+
+
+def _artifacts(store: Path) -> list[Path]:
+    """Artifact folders of the logged models in ``store``, oldest first."""
+    return sorted((store / "mlruns" / "models").glob("*/artifacts"), key=lambda p: (p / "MLmodel").stat().st_mtime_ns)
+
+
+def _assert_same(original, again, frame: pd.DataFrame, attrs: tuple[str, ...]) -> None:
+    assert type(again) is type(original)
+    for attr in attrs:
+        np.testing.assert_array_equal(np.asarray(getattr(again, attr), dtype=float),
+                                      np.asarray(getattr(original, attr), dtype=float), err_msg=attr)
+    expected = original.predict(frame)
+    got = again.predict(frame)
+    # bit for bit: the same parameters, draws and residuals give the same numbers
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert np.isfinite(got.iloc[:, 0].to_numpy(dtype=float)).all()
+
+
+@pytest.mark.parametrize("family", sorted(FITS))
+def test_model_dir_round_trip(family: str, tmp_path: Path) -> None:
+    original, frame, attrs = FITS[family]()
+    path = tracking.save_model_dir(original, tmp_path / "model")
+    files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+    assert not [f for f in files if f.endswith((".pkl", ".pickle", ".cloudpickle"))], files
+    doc = json.loads((path / "data" / "results.json").read_text(encoding="utf-8"))
+    assert (doc["format"], doc["class"], doc["results"]["family"]) == ("kneecap-results", type(original).__name__, family)
+    _assert_same(original, tracking.load_results(path), frame, attrs)
+
+
+@pytest.mark.parametrize("family", sorted(FITS))
+def test_registered_round_trip(family: str, store: Path) -> None:
+    original, frame, attrs = FITS[family]()
+    name = tracking.model_name("demo", family)
+    logged = tracking.log_model(original, name=name, params={}, metrics={})
+    assert logged.version == "1"
+    tracking.promote(name)
+    _assert_same(original, tracking.load_champion(name), frame, attrs)
+    # what plain mlflow.pyfunc.load_model calls (loader_module: kneecap.tracking): no pickle either
+    pyfunc = tracking._load_pyfunc(str(_artifacts(store)[0] / "data" / "results.json"))
+    pd.testing.assert_frame_equal(pyfunc.predict(frame), original.predict(frame), check_exact=True)
+
+
+def test_closed_round_trip_numbers() -> None:
+    original, frame, _ = _closed()
+    again = serialise.loads(serialise.dumps(original))
+    # seed 004 measured 5.03 ms at 500 clients with 2 + 2 engines; the fit is within 10 %
+    np.testing.assert_allclose(again.predict(frame)["resp_ms"].iloc[1], 5.03, rtol=0.10)
+    k1 = original.knee(n_gcp=2, n_ziip=2, think_time_ms=200.0)
+    k2 = again.knee(n_gcp=2, n_ziip=2, think_time_ms=200.0)
+    assert k1 == k2
+    assert 300 < k2.k_clients < 500
+
+
+class _TouchOnLoad:
+    """A pickle payload: unpickling it creates ``path`` (stands in for arbitrary code)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
+def _payload(path: Path) -> bytes:
+    return pickle.dumps(_TouchOnLoad(path), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def test_payload_is_live(tmp_path: Path) -> None:
+    # the control: this payload does run code when unpickled, so the refusals below mean something
+    target = tmp_path / "control"
+    pickle.loads(_payload(target))
+    assert target.exists()
+
+
+_LEGACY_MLMODEL = """\
+flavors:
+  python_function:
+    artifacts:
+      results:
+        path: artifacts/results.json
+    cloudpickle_version: 3.1.2
+    loader_module: mlflow.pyfunc.model
+    python_model: python_model.pkl
+    python_version: 3.11.7
+mlflow_version: 3.17.2
+"""
+
+
+def _register_one(store: Path, name: str = "kneecap-demo-response") -> Path:
+    original, _, _ = _usl()
+    tracking.log_model(original, name=name, params={}, metrics={})
+    tracking.promote(name)
+    return _artifacts(store)[-1]
+
+
+def test_legacy_pickled_champion_is_refused_not_run(store: Path) -> None:
+    artifacts = _register_one(store)
+    target = store / "pwned"
+    (artifacts / "MLmodel").write_text(_LEGACY_MLMODEL, encoding="utf-8")
+    (artifacts / "python_model.pkl").write_bytes(_payload(target))
+    with pytest.raises(ModelFormatError, match=r"older kneecap as a cloudpickle.*make pipeline promote"):
+        tracking.load_champion("kneecap-demo-response")
+    assert not target.exists()
+    assert tracking.is_legacy("kneecap-demo-response", 1)
+    assert not target.exists()
+
+
+def test_pickle_as_results_is_refused_not_run(store: Path) -> None:
+    artifacts = _register_one(store)
+    target = store / "pwned"
+    (artifacts / "data" / "results.json").write_bytes(_payload(target))
+    with pytest.raises(ModelFormatError, match="is a Python pickle.*never unpickles"):
+        tracking.load_champion("kneecap-demo-response")
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+def test_pickle_in_model_dir_is_refused_not_run(tmp_path: Path, protocol: int) -> None:
+    path = tracking.save_model_dir(_usl()[0], tmp_path / "model")
+    target = tmp_path / "pwned"
+    (path / "data" / "results.json").write_bytes(pickle.dumps(_TouchOnLoad(target), protocol=protocol))
+    with pytest.raises(ModelFormatError, match="pickle|not a kneecap JSON model"):
+        tracking.load_results(path)
+    assert not target.exists()
+
+
+def test_legacy_model_dir_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "old"
+    (path / "artifacts").mkdir(parents=True)
+    (path / "MLmodel").write_text(_LEGACY_MLMODEL, encoding="utf-8")
+    (path / "python_model.pkl").write_bytes(_payload(tmp_path / "pwned"))
+    with pytest.raises(ModelFormatError, match="cloudpickle.*dvc repro"):
+        tracking.load_results(path)
+    assert not (tmp_path / "pwned").exists()
+
+
+def _rewrite(path: Path, edit) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    edit(doc)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("edit", "match"), [
+    (lambda d: d.update({"class": "posix.system"}), "unknown results class 'posix.system'"),
+    (lambda d: d["results"].update({"family": "subprocess"}), "does not match family 'subprocess'"),
+    (lambda d: d["results"].update({"__reduce__": "os.system"}), r"unknown field\(s\) __reduce__"),
+    (lambda d: d["results"].pop("cov"), r"missing field\(s\) cov"),
+    (lambda d: d.update({"format_version": 99}), "format version 99"),
+    (lambda d: d.update({"format": "pickle"}), "not a kneecap results document"),
+])
+def test_unknown_class_or_field_is_refused(tmp_path: Path, edit, match: str) -> None:
+    path = tracking.save_model_dir(_usl()[0], tmp_path / "model")
+    _rewrite(path / "data" / "results.json", edit)
+    with pytest.raises(ModelFormatError, match=match):
+        tracking.load_results(path)
+
+
+def test_foreign_loader_module_is_refused(tmp_path: Path) -> None:
+    path = tracking.save_model_dir(_usl()[0], tmp_path / "model")
+    text = (path / "MLmodel").read_text(encoding="utf-8")
+    (path / "MLmodel").write_text(text.replace("loader_module: kneecap.tracking", "loader_module: os"),
+                                  encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="not a kneecap model \\(loader 'os'\\)"):
+        tracking.load_results(path)
+
+
+def test_promote_if_missing_replaces_a_legacy_champion(store: Path) -> None:
+    name = "kneecap-demo-response"
+    old = _register_one(store, name)
+    (old / "MLmodel").write_text(_LEGACY_MLMODEL, encoding="utf-8")
+    (old / "python_model.pkl").write_bytes(_payload(store / "pwned"))
+    tracking.log_model(_usl()[0], name=name, params={}, metrics={})  # version 2, JSON
+    assert tracking.champion_version(name) == "1"
+    assert tracking.promote_missing() == [(name, "2")]
+    assert tracking.champion_version(name) == "2"
+    assert tracking.load_champion(name).params.shape == (3,)
+    assert tracking.promote_missing() == []
+    assert not (store / "pwned").exists()
