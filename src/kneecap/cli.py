@@ -80,19 +80,27 @@ def _load_champions(workload: str):
     return forecasting.WorkloadModels(workload, found.get("response"), found.get("cost"))
 
 
-def _cmd_forecast(args: argparse.Namespace) -> int:
+def _read_scenarios(path: str, command: str) -> list[dict] | None:
+    """The ``scenarios`` list of a YAML file, or None after printing why it is not one."""
     import yaml
 
-    from kneecap import config, forecasting, tracking
-
     try:
-        spec = yaml.safe_load(Path(args.scenarios).read_text(encoding="utf-8")) or {}
+        spec = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        print(f"forecast: {args.scenarios}: {exc}", file=sys.stderr)
-        return 2
+        print(f"{command}: {path}: {exc}", file=sys.stderr)
+        return None
     scenarios = spec.get("scenarios") if isinstance(spec, dict) else None
     if not isinstance(scenarios, list) or not all(isinstance(s, dict) for s in scenarios):
-        print(f"forecast: {args.scenarios}: expected a mapping with a 'scenarios' list of mappings", file=sys.stderr)
+        print(f"{command}: {path}: expected a mapping with a 'scenarios' list of mappings", file=sys.stderr)
+        return None
+    return scenarios
+
+
+def _cmd_forecast(args: argparse.Namespace) -> int:
+    from kneecap import config, forecasting, tracking
+
+    scenarios = _read_scenarios(args.scenarios, "forecast")
+    if scenarios is None:
         return 2
     out = Path(args.out)
     if out.suffix not in (".parquet", ".csv", ".json"):
@@ -131,6 +139,9 @@ def _factor_lines(table) -> list[str]:
     """One line per scenario answered with factors: each answer unadjusted -> adjusted."""
     if "factors" not in table:
         return []
+    def show(value: float, fmt: str) -> str:
+        return "none" if value is None or value != value else fmt.format(value)
+
     lines = []
     for _, row in table[table["factors"].notna() & table["error"].isna()].iterrows():
         parts = []
@@ -140,9 +151,7 @@ def _factor_lines(table) -> list[str]:
                                 ("response ms", "resp_ms", "{:.3g}"),
                                 ("zIIPs", "recommended_n_ziip", "{:.0f}")):
             if col in row and f"{col}_adjusted" in row and row.notna()[col]:
-                before, after = row[col], row[f"{col}_adjusted"]
-                show = (lambda v: "none" if v is None or v != v else fmt.format(v))  # noqa: E731
-                parts.append(f"{label} {show(before)} -> {show(after)}")
+                parts.append(f"{label} {show(row[col], fmt)} -> {show(row[f'{col}_adjusted'], fmt)}")
         lines.append(f"forecast: {row['workload']} / {row['scenario']}: with {row['factors']}: " + "; ".join(parts))
     return lines
 
@@ -150,19 +159,10 @@ def _factor_lines(table) -> list[str]:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import time
 
-    import yaml
-
     from kneecap import simulation
 
-    try:
-        spec = yaml.safe_load(Path(args.scenarios).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        print(f"simulate: {args.scenarios}: {exc}", file=sys.stderr)
-        return 2
-    scenarios = spec.get("scenarios") if isinstance(spec, dict) else None
-    if not isinstance(scenarios, list) or not all(isinstance(s, dict) for s in scenarios):
-        print(f"simulate: {args.scenarios}: expected a mapping with a 'scenarios' list of mappings",
-              file=sys.stderr)
+    scenarios = _read_scenarios(args.scenarios, "simulate")
+    if scenarios is None:
         return 2
     if args.out and Path(args.out).suffix != ".csv":
         print(f"simulate: {args.out}: output must end in .csv", file=sys.stderr)

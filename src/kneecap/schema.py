@@ -69,9 +69,8 @@ PCT_BOUNDS: dict[str, tuple[str, ...]] = {
     "ziip_eligible_on_gcp_pct": ("n_gcp",),
 }
 
-#: Engines per pool: the same ceiling as :data:`kneecap.modeling.dispatch.MAX_ENGINES` (z/OS
-#: defines at most a few hundred logical processors per LPAR); kept here so the schema imports
-#: nothing heavy, and tested equal.
+#: Engines per pool (z/OS defines at most a few hundred logical processors per LPAR): the
+#: ceiling of the dispatch model (:mod:`kneecap.modeling.dispatch` imports it) and of every input.
 MAX_ENGINES = 512
 _DAY_MS = 86_400_000.0
 #: Most clients a what-if (forecast, simulation, desk planner) may ask for. One banded solve of

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-#: Upper bound on engines per pool: z/OS defines at most a few hundred logical processors per LPAR,
-#: and every per-engine loop below is O(engines).
-MAX_ENGINES = 512
+# engines per pool: z/OS defines at most a few hundred logical processors per LPAR, and every
+# per-engine loop below is O(engines); one constant for the model and the input checks
+from kneecap.schema import MAX_ENGINES
 #: When GCPs help (see :class:`Dispatch`).
 HELP_RULES = ("pool", "burst")
 
@@ -446,6 +446,15 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, b
 
 
 @numba.njit(cache=True)
+def _mva_bracket(p_row, q_k, m):  # pragma: no cover - compiled
+    """``1 + Q(n-1) + sum_{j<m} (m-1-j) p(j | n-1)``: residence of an ``m``-server pool over ``D / m``."""
+    bracket = 1.0 + q_k
+    for j in range(m):
+        bracket += (m - 1 - j) * p_row[j]
+    return bracket
+
+
+@numba.njit(cache=True)
 def _advance_busy(p_row, xd, m):  # pragma: no cover - compiled
     """Step ``p(j | n-1) -> p(j | n) = X D / j p(j-1 | n-1)`` for ``1 <= j < m``, in place.
 
@@ -481,13 +490,10 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
         p_alone = np.zeros((2, m_max))
         q_alone = np.zeros(2)
         x_alone = np.zeros(2)
-        d = ds[i]
-        p[:, :] = 0.0
         p[:, 0] = 1.0
-        q[:] = 0.0
-        p_alone[:, :] = 0.0
         p_alone[:, 0] = 1.0
-        q_alone[:] = 0.0
+        d = ds[i]
+        z_loop = z + r0s[i]
         x_prev = 0.0
         q_help = 1.0
         for n in range(1, n_max + 1):
@@ -498,12 +504,7 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                 m = n_z
                 d_e = f * d / (1.0 - bg_z)
                 s = d_e / ke
-                free = 0.0
-                bracket = 1.0 + q[0]
-                for j in range(m):
-                    free += p[0, j]
-                    bracket += (m - 1 - j) * p[0, j]
-                wait = s / m * bracket - s  # FCFS wait per burst, exact MVA
+                wait = s / m * _mva_bracket(p[0], q[0], m) - s  # FCFS wait per burst, exact MVA
                 if wait < 0.0:
                     wait = 0.0
                 wait_z = wait
@@ -520,23 +521,15 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                 t_z = ke * ((1.0 - spill) * s + wait_z)
                 d_z = (1.0 - spill) * d_e
             d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
-            m = n_g
-            bracket = 1.0 + q[1]
-            for j in range(m):
-                bracket += (m - 1 - j) * p[1, j]
-            r_g = d_g / m * bracket
+            r_g = d_g / n_g * _mva_bracket(p[1], q[1], n_g)
             total = r0s[i] + t_z + r_g
             x = n / (z + total) if z + total > 0.0 else np.inf
             q[0] = x * t_z
             q[1] = x * r_g
-            z_loop = z + r0s[i]
             for k in range(2):
                 mk = servers[k]
                 dk = d_z if k == 0 else d_g
-                bracket = 1.0 + q_alone[k]
-                for j in range(mk):
-                    bracket += (mk - 1 - j) * p_alone[k, j]
-                r_k = dk / mk * bracket
+                r_k = dk / mk * _mva_bracket(p_alone[k], q_alone[k], mk)
                 x_k = n / (z_loop + r_k) if z_loop + r_k > 0.0 else np.inf
                 x_alone[k] = x_k
                 q_alone[k] = x_k * r_k
