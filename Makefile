@@ -13,7 +13,7 @@ export PYTHONUNBUFFERED := 1
 # DVC stage commands call `python`: make it the venv's.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run setup pipeline promote serve test test-fast bench clean
+.PHONY: run setup pipeline promote serve test test-fast explore bench clean
 
 run: setup pipeline promote serve
 
@@ -47,6 +47,9 @@ test: setup
 
 test-fast: setup
 	@$(BIN)/python -m pytest -n 2 -m "not slow and not e2e"
+
+explore: setup
+	@KNEECAP_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2 -m "not slow and not e2e" -p no:cacheprovider tests/modeling tests/test_factors.py tests/smf
 
 bench: setup
 	@$(BIN)/python benchmarks/run_all.py

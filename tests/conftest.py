@@ -5,12 +5,21 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from kneecap import schema
 from kneecap.warehouse import SOURCES_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
+
+# `make test` must give the same verdict on every machine, so property tests draw a fixed sequence of
+# examples; `make explore` (KNEECAP_HYPOTHESIS=explore) draws fresh random examples to hunt for new ones.
+settings.register_profile("repro", derandomize=True, database=None)
+settings.register_profile("explore", max_examples=1000)
+settings.load_profile(os.environ.get("KNEECAP_HYPOTHESIS", "repro"))
 
 
 def write_reference_csv(path: Path, rows: list[dict[str, object]]) -> Path:
