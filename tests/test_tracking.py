@@ -52,7 +52,17 @@ def _cost():
     return CostModel().fit(MQ), frame, ("params",)
 
 
-FITS = {"closed_mva": _closed, "usl": _usl, "open_mmc": _open, "cost_ols": _cost}
+def _open_dispatch():
+    from tests.modeling.test_open_dispatch import intervals
+
+    from kneecap.modeling import OpenDispatchModel
+
+    res = OpenDispatchModel(n_boot=8, seed=2).fit(intervals(days=5))
+    return res, pd.DataFrame({"tps": [300.0, 1500.0, 2500.0], "n_ziip": [2, 2, 3]}), (
+        "cpu_ms_per_tran", "delay_ms", "eligible_bursts", "boot_params", "residuals")
+
+
+FITS = {"closed_mva": _closed, "usl": _usl, "open_mmc": _open, "cost_ols": _cost, "open_dispatch": _open_dispatch}
 
 
 @pytest.fixture

@@ -129,10 +129,30 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     failed = table["error"].notna().sum() if "error" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
-    for line in _factor_lines(table):
+    for line in [*_factor_lines(table), *_class_lines(table)]:
         print(line)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
     return 0
+
+
+def _class_lines(table) -> list[str]:
+    """One line per WLM-class scenario: its knee in tps with the interval, and when growth reaches it."""
+    if "knee_tps" not in table:
+        return []
+    lines = []
+    for _, row in table[table["knee_tps"].notna()].iterrows():
+        line = (f"forecast: {row['workload']} / {row['scenario'] or '-'}: knee {row['knee_tps']:.4g} tps "
+                f"[{row['knee_tps_lo']:.4g}, {row['knee_tps_hi']:.4g}] on {row['n_gcp']:g} GCP + {row['n_ziip']:g} zIIP")
+        if isinstance(row.get("date_knee"), str):
+            line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, knee reached "
+                     f"{row['date_knee']} ({row['date_knee_lo'] or '?'} .. {row['date_knee_hi'] or 'beyond the horizon'})")
+        elif isinstance(row.get("growth"), str) and row["growth"].startswith("no growth"):
+            line += f"; {row['growth']}"
+        elif isinstance(row.get("peak_date_last"), str):
+            line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, knee not reached "
+                     "within the forecast horizon")
+        lines.append(line)
+    return lines
 
 
 def _factor_lines(table) -> list[str]:

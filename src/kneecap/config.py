@@ -33,6 +33,18 @@ class TrainConfig:
     gcp_bursts: int = 1
     assumed_ziip_eligible_fraction: float = 0.95
     max_cv_error_pct: float = 5.0
+    open_min_transactions: float = 100.0
+    open_hours: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.open_hours is not None:
+            hours = tuple(self.open_hours)
+            if len(hours) != 2 or not 0 <= hours[0] < hours[1] <= 24:
+                raise ValueError(f"train.open_hours must be [first, last) hours with 0 <= first < last <= 24, "
+                                 f"got {self.open_hours!r}")
+            object.__setattr__(self, "open_hours", (int(hours[0]), int(hours[1])))
+        if not self.open_min_transactions >= 0:
+            raise ValueError(f"train.open_min_transactions must be >= 0, got {self.open_min_transactions}")
 
 
 @dataclass(frozen=True)

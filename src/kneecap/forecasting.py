@@ -31,13 +31,14 @@ from kneecap import schema
 from kneecap import workloads as cs_workloads
 from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
 from kneecap.modeling.open import OpenMMcResults
+from kneecap.modeling.open_dispatch import OpenDispatchResults
 from kneecap.modeling.usl import USLResults
 from kneecap.modeling.ziip import PlannerPolicy
 
 FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
                  "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS,
-                 "cs_workload", "factors")
+                 "cs_workload", "factors", "bg_load_factor", "current_tps")
 
 #: Answer columns a scenario with ``factors`` repeats with the suffix ``_adjusted``.
 ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "resp_ms_lo", "resp_ms_hi",
@@ -66,6 +67,8 @@ SCENARIO_RANGES: dict[str, tuple[float, float, bool]] = {
     "resp_bytes": (0, schema.MAX_VALUES["resp_bytes"], False),
     "n_queues": (0, schema.MAX_VALUES["n_queues"], False),
     "growth_pct_per_year": (-100, 10_000, False),
+    "current_tps": (0, MAX_TPS, False),
+    "bg_load_factor": (0, 1_000, False),
 }
 
 
@@ -158,6 +161,10 @@ def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None
                              n_ziip=int(n_ziip if n_ziip is not None else base["n_ziip"]),
                              think_time_ms=float(think_time_ms if think_time_ms is not None else base["think_time_ms"]),
                              max_clients=int(max(max_load, 2)), points=points, max_draws=max_draws)
+    if isinstance(results, OpenDispatchResults):
+        return results.curve(points=points, max_tps=max_load, max_draws=max_draws,
+                             **({"n_gcp": n_gcp} if n_gcp is not None else {}),
+                             **({"n_ziip": n_ziip} if n_ziip is not None else {}))
     if isinstance(results, OpenMMcResults):
         grid = np.linspace(max_load / points, max_load, points)
         frame = pd.DataFrame({"tps": grid})
@@ -334,6 +341,8 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
             row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est["k_clients"],
                                                   float(scenario["growth_pct_per_year"]))
+    elif isinstance(res, OpenDispatchResults):
+        row.update(_class_answers(res, scenario, policy))
     elif res is not None:
         row["model"] = res.family
         frame = pd.DataFrame([{k: scenario[k] for k in ("clients", "tps", "think_time_ms") if k in scenario}])
@@ -355,6 +364,129 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     if res is None and models.cost is None:
         raise ModelError(f"{models.workload}: no registered model")
     return row
+
+
+def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+    """A WLM class's answers: response at ``tps``, knee in tps, zIIP plan, years to the knee.
+
+    The LPAR is the class's base (engines most intervals had, the other classes' load at the
+    class's peak) unless the scenario gives ``n_gcp`` / ``n_ziip``; ``bg_load_factor`` scales
+    the other classes' load (1.2: they grow 20 %).
+    """
+    lpar = {k: scenario[k] for k in ("n_gcp", "n_ziip", "bg_load_factor") if scenario.get(k) is not None}
+    lp = res.lpar(pd.DataFrame([lpar]) if lpar else pd.DataFrame(index=[0]))
+    row: dict[str, Any] = {"model": res.family, "n_gcp": int(lp["n_gcp"][0]), "n_ziip": int(lp["n_ziip"][0]),
+                           "bg_gcp_busy_pct": float(lp["bg_gcp_busy_pct"][0]),
+                           "bg_ziip_busy_pct": float(lp["bg_ziip_busy_pct"][0]),
+                           "demand_ms_per_tran": res.cpu_ms_per_tran,
+                           "ziip_eligible_fraction": res.ziip_eligible_fraction}
+    if scenario.get("clients") is not None:
+        raise ModelError(f"{res.family} models a WLM class's arrival rate: give tps, not clients")
+    if scenario.get("tps") is not None:
+        pred = res.predict(pd.DataFrame([{**lpar, "tps": float(scenario["tps"])}])).iloc[0]
+        row.update(**{c: float(pred[c]) for c in ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "ziip_busy_pct",
+                                                    "gcp_busy_pct", "spill_pct", "ziip_eligible_on_gcp_pct")})
+    est = res.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})
+    row.update(knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"], knee_tps_hi=est["knee_tps_hi"],
+               max_tps=est["max_tps"], unloaded_resp_ms=est["unloaded_resp_ms"],
+               ziip_busy_pct_at_knee=est["ziip_busy_pct_at_knee"], gcp_busy_pct_at_knee=est["gcp_busy_pct_at_knee"])
+    if scenario.get("slo_resp_ms") is not None and scenario.get("tps") is not None:
+        plan = plan_ziip(res, tps=float(scenario["tps"]), n_gcp=row["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]),
+                         policy=policy, lpar={k: lpar[k] for k in ("bg_load_factor",) if k in lpar})
+        row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
+                   recommended_n_gcp=plan.n_gcp_recommended, slo_margin_ms=plan.margin_ms,
+                   recommendation=plan.reason)
+    if scenario.get("current_tps") is not None and scenario.get("growth_pct_per_year") is not None:
+        row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est["knee_tps"],
+                                              float(scenario["growth_pct_per_year"]))
+    if res.history:
+        at_slo = (slo_tps(res, float(scenario["slo_resp_ms"]), lpar=lpar)
+                  if scenario.get("slo_resp_ms") is not None else None)
+        try:
+            grown = class_growth(res, knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"],
+                                 knee_tps_hi=est["knee_tps_hi"], slo_tps=at_slo, alpha=res.alpha)
+        except ValueError as exc:  # too short a history for a trend: said, not guessed
+            row["growth"] = f"no growth forecast: {exc}"
+        else:
+            row.update(growth=grown["summary"], peak_tps_last=float(grown["peaks"].dropna().iloc[-1]),
+                       peak_date_last=_iso(grown["peaks"].dropna().index[-1]))
+            for name in ("knee", "slo"):
+                if f"date_{name}" in grown:
+                    row.update({f"date_{name}{suffix}": _iso(grown[f"date_{name}{suffix}"])
+                                for suffix in ("", "_lo", "_hi")})
+                    row[f"{name}_already"] = grown[f"{name}_already"]
+            if at_slo is not None:
+                row["slo_tps"] = at_slo
+    return row
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None or value is pd.NaT else pd.Timestamp(value).date().isoformat()
+
+
+def class_history(results: OpenDispatchResults) -> pd.DataFrame:
+    """The class's fitted intervals (``interval_start_at``, ``tps``) the model carries."""
+    frame = pd.DataFrame(results.history, columns=["interval_start_at", "tps"])
+    frame["interval_start_at"] = pd.to_datetime(frame["interval_start_at"])
+    return frame
+
+
+def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: float | None = None,
+                 knee_tps_hi: float | None = None, slo_tps: float | None = None, freq: str = "D",
+                 stat: str = "max", horizon: int = 730, alpha: float = 0.05) -> dict[str, Any]:
+    """When the class's peak load reaches its knee (and the SLO's load), from its interval history.
+
+    The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is forecast by
+    the trend model with the smallest rolling-origin error (:func:`kneecap.growth.fit_growth`);
+    ``date_knee`` is the first period the forecast reaches ``knee_tps``, ``date_knee_lo`` the first
+    its upper band reaches the knee interval's lower end, ``date_knee_hi`` the first its lower band
+    reaches the upper end (:func:`kneecap.growth.crossing_date`); ``None`` past ``horizon`` periods.
+
+    Returns
+    -------
+    dict
+        ``peaks`` (Series), ``forecast`` (DataFrame ``tps``, ``tps_lo``, ``tps_hi``), ``method``,
+        ``competitors``, ``summary``, and ``date_knee``, ``date_knee_lo``, ``date_knee_hi``,
+        ``knee_already`` plus the same four for ``slo`` when ``slo_tps`` is given.
+    """
+    from kneecap import growth
+
+    peaks = growth.peak_series(class_history(results), freq=freq, stat=stat)
+    fitted = growth.fit_growth(peaks, alpha=alpha)
+    out: dict[str, Any] = {"peaks": peaks, "forecast": fitted.forecast(horizon), "method": fitted.method,
+                           "competitors": fitted.competitors, "summary": fitted.summary()}
+    targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi)}
+    if slo_tps is not None and math.isfinite(slo_tps):
+        targets["slo"] = (slo_tps, None, None)
+    for name, (mid, lo, hi) in targets.items():
+        when = growth.crossing_date(fitted, mid, horizon=horizon, threshold_lo=lo, threshold_hi=hi)
+        out.update({f"date_{name}": when["date"], f"date_{name}_lo": when["date_lo"],
+                    f"date_{name}_hi": when["date_hi"], f"{name}_already": bool(when["already"])})
+    return out
+
+
+def slo_tps(results: OpenDispatchResults, slo_resp_ms: float, *, lpar: Mapping[str, Any] | None = None,
+            tol: float = 1e-4) -> float:
+    """The class tps at which the predicted response reaches ``slo_resp_ms`` (bisection; NaN when even
+    the unloaded response is over it)."""
+    lpar = dict(lpar or {})
+
+    def resp(x: float) -> float:
+        return float(results.predict(pd.DataFrame([{**lpar, "tps": x}]), max_draws=0)["resp_ms"].iloc[0])
+
+    top = results.max_tps(**{k: lpar[k] for k in ("n_gcp", "n_ziip", "bg_load_factor") if k in lpar})
+    lo, hi = 1e-9 * top, top * (1 - 1e-9)
+    if not top > 0 or resp(lo) > slo_resp_ms:
+        return math.nan
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if resp(mid) <= slo_resp_ms:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= tol * top:
+            break
+    return lo
 
 
 def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],

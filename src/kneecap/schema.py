@@ -44,9 +44,17 @@ FACTOR_COLUMNS: dict[str, str] = {
 #: Time column for interval data (SMF/RMF); null for report tables.
 TIME_COLUMNS: tuple[str, ...] = ("interval_start_at",)
 
+#: The LPAR around an interval (SMF 70.1 / RMF CPU Activity, same system and interval): what every
+#: class on the LPAR shares. Busy per engine, 0-100, all classes and address spaces included;
+#: null for report tables. A class's background is this minus its own APPL% over the pool.
+LPAR_COLUMNS: dict[str, str] = {
+    "lpar_gcp_busy_pct": "LPAR busy per general purpose processor, all work, % (SMF 70.1)",
+    "lpar_ziip_busy_pct": "LPAR busy per zIIP, all work, % (SMF 70.1)",
+}
+
 #: Every column of ``fct_measurements`` in order.
 FCT_MEASUREMENTS_COLUMNS: tuple[str, ...] = (
-    KEY_COLUMNS + tuple(NUMERIC_COLUMNS) + tuple(FACTOR_COLUMNS) + TIME_COLUMNS
+    KEY_COLUMNS + tuple(NUMERIC_COLUMNS) + tuple(FACTOR_COLUMNS) + TIME_COLUMNS + tuple(LPAR_COLUMNS)
 )
 
 #: Provenance columns every bundled reference CSV carries on each row.

@@ -16,7 +16,7 @@ import pandas as pd
 
 from kneecap import modeling
 from kneecap.config import Params
-from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
+from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig, OpenDispatchResults
 
 RESPONSE = "response"
 COST = "cost"
@@ -43,7 +43,9 @@ def modeling_config(params: Params) -> ModelingConfig:
                           ziip_eligible_fraction=params.train.assumed_ziip_eligible_fraction,
                           honor_priority=params.train.honor_priority, help_wait_ms=params.train.help_wait_ms,
                           help_rule=params.train.help_rule, eligible_bursts=params.train.eligible_bursts, gcp_bursts=params.train.gcp_bursts,
-                          max_cv_error_pct=params.train.max_cv_error_pct)
+                          max_cv_error_pct=params.train.max_cv_error_pct,
+                          open_min_transactions=params.train.open_min_transactions,
+                          open_hours=params.train.open_hours)
 
 
 def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
@@ -82,6 +84,21 @@ def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tup
     return metrics, [note]
 
 
+def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str, float], list[str]]:
+    """Knee of a WLM class on its base LPAR (engines and other classes' busy at the class's peak)."""
+    knee = results.knee(k=k)
+    metrics = {"cpu_ms_per_tran": results.cpu_ms_per_tran, "delay_ms": results.delay_ms,
+               "ziip_eligible_fraction": results.ziip_eligible_fraction,
+               "eligible_bursts": float(results.eligible_bursts),
+               **{key: knee[key] for key in ("knee_tps", "knee_tps_lo", "knee_tps_hi", "max_tps",
+                                             "unloaded_resp_ms", "ziip_busy_pct_at_knee", "gcp_busy_pct_at_knee")}}
+    note = (f"knee ({knee['n_gcp']:g} GCP, {knee['n_ziip']:g} zIIP, other classes {knee['bg_gcp_busy_pct']:.0f} % / "
+            f"{knee['bg_ziip_busy_pct']:.0f} % busy): R > {k:g}x unloaded ({knee['unloaded_resp_ms']:.3g} ms) at "
+            f"{knee['knee_tps']:.4g} tps [{knee['knee_tps_lo']:.4g}, {knee['knee_tps_hi']:.4g}]; saturation "
+            f"{knee['max_tps']:.4g} tps; measured up to {results.train_ranges['tps_max']:.4g} tps")
+    return metrics, [note, *results.notes]
+
+
 def _finite(d: dict[str, Any]) -> dict[str, float]:
     out = {}
     for key, value in d.items():
@@ -118,6 +135,9 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
                 metrics.update({"cpu_ms_per_tran": res.cpu_ms_per_tran, "delay_ms": res.delay_ms,
                                 "ziip_eligible_fraction": res.ziip_eligible_fraction})
                 knee, notes = knee_metrics(res, response_rows, params.train.knee_k)
+                metrics.update(knee)
+            elif isinstance(res, OpenDispatchResults):
+                knee, notes = open_knee_metrics(res, params.train.knee_k)
                 metrics.update(knee)
             yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
                                _finite(metrics), {**fit_params, "family": choice.family}, notes)

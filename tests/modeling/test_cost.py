@@ -60,3 +60,29 @@ def test_open_mmc_recovers_known_parameters():
     assert res.n_servers == 4
     np.testing.assert_allclose([res.service_ms, res.delay_ms], [2.0, 1.0], rtol=1e-3)
     np.testing.assert_allclose(res.max_tps, 2000.0, rtol=1e-3)
+
+
+def test_leave_one_out_without_refits_equals_refitting_each_fold():
+    """The leverage shortcut scores exactly what dropping each row and refitting scores."""
+    import statsmodels.api as sm
+
+    from kneecap.modeling.cost import Design, _loo_mape, _transform, _untransform
+
+    rng = np.random.default_rng(4)
+    n = 30
+    table = pd.DataFrame({"req_bytes": rng.uniform(100, 9000, n), "transport": rng.choice(["HTTP", "MQ", "Socket"], n)})
+    table["cpu_ms_per_tran"] = (0.2 + 2e-5 * table["req_bytes"] + (table["transport"] == "MQ") * 0.05) * np.exp(
+        rng.normal(0, 0.05, n))
+    for form in ("linear", "log"):
+        design = Design(form, ("req_bytes",), {"transport": ["HTTP", "MQ", "Socket"]})
+        y = table["cpu_ms_per_tran"].to_numpy()
+        errors = []
+        for i in range(n):
+            sub = table.drop(index=i)
+            fit = sm.OLS(_transform(sub["cpu_ms_per_tran"].to_numpy(), form), design.matrix(sub)).fit()
+            pred = _untransform(np.asarray(fit.predict(design.matrix(table.iloc[[i]]))), form)[0]
+            errors.append(abs(pred - y[i]) / y[i])
+        assert _loo_mape(table, design) == pytest.approx(100 * np.mean(errors), rel=1e-9)
+    # a level seen in one row only: that fold cannot estimate its dummy, so no score
+    lone = table.assign(transport=["Socket"] + ["HTTP"] * (n - 1))
+    assert np.isnan(_loo_mape(lone, Design("linear", (), {"transport": ["HTTP", "Socket"]})))

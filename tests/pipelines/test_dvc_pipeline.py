@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -44,6 +45,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@t",
     }
+    # a user's own SMF: ten simulated days of one class (tests/smf/simdays.py) dropped into data/raw
+    from tests.smf import simdays, synth
+
+    records, _ = simdays.simulated_days()
+    (root / "data/raw/smf").mkdir(parents=True)
+    (root / "data/raw/smf/SYSA.ZCONSIM.D260302.smf").write_bytes(synth.frame_rdw(records))
     for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):
         assert _run(cmd, root, env).returncode == 0
     first = _run(["dvc", "repro"], root, env)
@@ -89,3 +96,32 @@ def test_bad_reference_csv_stops_and_keeps_previous_marts(project: tuple[Path, d
         assert published.read_bytes() == before
     finally:
         target.write_text(original)
+
+
+def test_a_users_smf_class_gets_a_knee_a_plan_and_a_date(project: tuple[Path, dict[str, str]]) -> None:
+    """SMF dropped into data/raw -> dvc repro -> promote -> kneecap forecast: the class's answers."""
+    root, env = project
+    from tests.smf import simdays
+
+    kneecap = str(Path(sys.executable).parent / "kneecap")
+    promoted = _run([kneecap, "promote", "--if-missing"], root, env)
+    assert promoted.returncode == 0, promoted.stderr[-2000:]
+    (root / "fs.yaml").write_text("scenarios:\n"
+                                  "  - {workload: ZCONSIM, name: peak, tps: 2200, slo_resp_ms: 4}\n"
+                                  "  - {workload: ZCONSIM, name: busier, tps: 2200, bg_load_factor: 1.5, slo_resp_ms: 4}\n",
+                                  encoding="utf-8")
+    out = _run([kneecap, "forecast", "--scenarios", "fs.yaml", "--out", "fs.csv"], root, env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "ZCONSIM / peak: knee" in out.stdout and "knee reached" in out.stdout, out.stdout
+    rows = pd.read_csv(root / "fs.csv").set_index("scenario")
+    peak = rows.loc["peak"]
+    assert peak["model"] == "open_dispatch" and pd.isna(peak["error"])
+    grid = simdays.load_grid()
+    simulated = float(np.exp(np.interp(2200, grid["tps_offered"], np.log(grid["resp_ms"]))))
+    assert abs(peak["resp_ms"] / simulated - 1) < 0.2
+    assert peak["knee_tps_lo"] <= peak["knee_tps"] <= peak["knee_tps_hi"]
+    assert peak["recommended_n_ziip"] >= 2 and isinstance(peak["recommendation"], str)
+    assert peak["date_knee_lo"] <= peak["date_knee"] <= peak["date_knee_hi"]
+    # the other classes growing 50 % bring the knee in and the response up
+    busier = rows.loc["busier"]
+    assert busier["knee_tps"] < peak["knee_tps"] and busier["resp_ms"] > peak["resp_ms"]

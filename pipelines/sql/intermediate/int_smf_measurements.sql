@@ -10,6 +10,8 @@
 --   ziip_eligible_pct   = APPL% IIP + APPL% IIPCP
 --   cpu_ms_per_tran     = cpu_s / ended * 1000  (= cpu_s / interval_s / tps * 1000)
 --   n_gcp / n_ziip      = engines of type CP / IIP online to the LPAR (SMF 70.1, same interval)
+--   lpar_*_busy_pct     = LPAR busy per engine of the pool, every class included (SMF 70.1
+--                         LPAR busy: the logical processors' dispatch time over online time)
 with
 
 workload as (
@@ -29,7 +31,9 @@ engines as (
         system_id,
         interval_start_at,
         max(case when cpu_type = 'CP' then n_online end) as n_gcp,
-        max(case when cpu_type = 'IIP' then n_online end) as n_ziip
+        max(case when cpu_type = 'IIP' then n_online end) as n_ziip,
+        max(case when cpu_type = 'CP' then lpar_busy_pct end) as lpar_gcp_busy_pct,
+        max(case when cpu_type = 'IIP' then lpar_busy_pct end) as lpar_ziip_busy_pct
     from cpu
     group by system_id, interval_start_at
 ),
@@ -38,7 +42,9 @@ measured as (
     select
         w.*,
         e.n_gcp,
-        e.n_ziip
+        e.n_ziip,
+        e.lpar_gcp_busy_pct,
+        e.lpar_ziip_busy_pct
     from workload as w
     left join engines as e
         on w.system_id = e.system_id
@@ -77,7 +83,9 @@ final as (
         case when is_report_class then 'report_class' else 'service_class' end as config,
         system_id,
         class_name as service_class,
-        interval_start_at
+        interval_start_at,
+        lpar_gcp_busy_pct,
+        lpar_ziip_busy_pct
     from measured
 )
 

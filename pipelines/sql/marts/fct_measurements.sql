@@ -68,7 +68,9 @@ final as (
         config,
         system_id,
         service_class,
-        interval_start_at
+        interval_start_at,
+        lpar_gcp_busy_pct,
+        lpar_ziip_busy_pct
     from with_pct
 )
 

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
-from sklearn.model_selection import LeaveOneOut
 from scipy import stats
 
 from kneecap.modeling.base import ModelError, column_or, mape_pct, to_jsonable
@@ -131,21 +130,32 @@ def candidate_designs(train: pd.DataFrame, target: str = "cpu_ms_per_tran") -> l
 
 
 def _loo_mape(train: pd.DataFrame, design: Design, target: str = "cpu_ms_per_tran") -> float:
+    r"""Leave-one-out MAPE of an OLS design, on the target's own scale.
+
+    Without refitting: the OLS prediction of row ``i`` from the other rows is
+    :math:`\hat y_{(i)} = y_i - e_i / (1 - h_{ii})` (residual ``e`` and leverage ``h`` of the full
+    fit), exact for least squares; a fold without full rank, where ``h_ii = 1`` (a factor level seen
+    only in row ``i``) or fewer rows than columns, scores NaN as a refit could not be estimated. A
+    month of 15-minute RMF intervals is thousands of rows: one fit instead of thousands.
+
+    References
+    ----------
+    Cook, R. D. and Weisberg, S. (1982), *Residuals and Influence in Regression*, §2.2.
+    """
     y = train[target].to_numpy(dtype=float)
     if len(train) < 2:
         return float("nan")
-    errors = []
-    for fit_rows, (i,) in LeaveOneOut().split(train):
-        sub = train.iloc[fit_rows]
-        x_sub = design.matrix(sub)
-        # a driver constant in the fold (or a level missing from it) cannot be estimated
-        if x_sub.shape[1] > len(sub) or np.linalg.matrix_rank(x_sub.to_numpy(dtype=float)) < x_sub.shape[1]:
-            return float("nan")
-        fit = sm.OLS(_transform(y[fit_rows], design.form), x_sub).fit()
-        x_i = design.matrix(train.iloc[[i]])[x_sub.columns]
-        pred = _untransform(np.asarray(fit.predict(x_i)), design.form)[0]
-        errors.append(abs(pred - y[i]) / y[i])
-    return float(np.mean(errors) * 100.0)
+    x = design.matrix(train)
+    xm = x.to_numpy(dtype=float)
+    if xm.shape[1] > len(train) - 1 or np.linalg.matrix_rank(xm) < xm.shape[1]:
+        return float("nan")
+    yt = _transform(y, design.form)
+    fit = sm.OLS(yt, x).fit()
+    leverage = fit.get_influence().hat_matrix_diag
+    if np.any(leverage > 1.0 - 1e-9):
+        return float("nan")
+    pred = _untransform(yt - np.asarray(fit.resid) / (1.0 - leverage), design.form)
+    return float(np.mean(np.abs(pred - y) / y) * 100.0)
 
 
 @dataclass

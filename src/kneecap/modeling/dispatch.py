@@ -206,6 +206,39 @@ def solve_open(tps: np.ndarray, cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarra
     return DispatchSolution(x * 1000.0, resp, spill, zb, gb, sat)
 
 
+def solve_open_rows(tps: np.ndarray, cpu_ms_per_tran: float, ziip_eligible_fraction: float, *,
+                    n_gcp: np.ndarray, n_ziip: np.ndarray, bg_gcp_busy_pct: np.ndarray,
+                    bg_ziip_busy_pct: np.ndarray, dispatch: Dispatch) -> DispatchSolution:
+    """CPU residence of one class at ``M`` measured intervals, each on its own LPAR state.
+
+    Row ``i`` is :func:`cpu_residence` at ``tps[i]`` on ``n_gcp[i]`` GCPs and ``n_ziip[i]`` zIIPs
+    with other classes at ``bg_*_busy_pct[i]`` per engine; the dispatching rules (help, bursts,
+    background burst size) come from ``dispatch``, whose engine counts and background are
+    ignored. Arrays are ``(1, M)``; ``resp_ms`` is the residence alone (no fixed delay). This is
+    what an RMF interval history needs: every interval saw a different load from the other classes.
+    """
+    loads = np.atleast_1d(np.asarray(tps, dtype=float))
+    m = len(loads)
+    cols = [np.broadcast_to(np.asarray(a, dtype=float), (m,)).astype(float)
+            for a in (n_gcp, n_ziip, bg_gcp_busy_pct, bg_ziip_busy_pct)]
+    n_g, n_z, bg_g, bg_z = cols
+    if np.any(~np.isfinite(loads)) or np.any(loads < 0):
+        raise ValueError("tps must be finite and >= 0")
+    if np.any(n_g < 1) or np.any(n_z < 0) or np.any(n_g > MAX_ENGINES) or np.any(n_z > MAX_ENGINES):
+        raise ValueError(f"every interval needs 1..{MAX_ENGINES} GCPs and 0..{MAX_ENGINES} zIIPs")
+    if np.any(~((bg_g >= 0) & (bg_g < 100))) or np.any(~((bg_z >= 0) & (bg_z < 100))):
+        raise ValueError("background busy must be in [0, 100) per engine")
+    d, f = float(cpu_ms_per_tran), float(ziip_eligible_fraction)
+    if not (math.isfinite(d) and d >= 0 and 0.0 <= f <= 1.0):
+        raise ValueError(f"need cpu_ms_per_tran >= 0 and 0 <= ziip_eligible_fraction <= 1, got {d}, {f}")
+    k_e, k_g, _, _, honor, tau, pool, _, _, bg_s = dispatch._args()
+    resp, spill, zb, gb = _rows_kernel(loads / 1000.0, d, f, k_e, k_g, n_g.astype(np.int64),
+                                       n_z.astype(np.int64), honor, tau, pool, bg_g / 100.0,
+                                       np.where(n_z > 0, bg_z, 0.0) / 100.0, bg_s)
+    return DispatchSolution(loads[None, :].copy(), resp[None, :], spill[None, :], zb[None, :], gb[None, :],
+                            ~np.isfinite(resp)[None, :])
+
+
 def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligible_fraction: float,
                  dispatch: Dispatch, *, think_time_ms: float, n_max: int) -> DispatchSolution:
     r"""Throughput and response of ``N = 1..n_max`` clients with think time ``Z``, for ``B`` pairs ``(D, R0)``.
@@ -443,6 +476,19 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, b
             gb[i, j] = g
             sat[i, j] = not np.isfinite(r)
     return x, resp, spill, zb, gb, sat
+
+
+@numba.njit(cache=True)
+def _rows_kernel(lams, d, f, k_e, k_g, n_gs, n_zs, honor, tau, pool, bg_gs, bg_zs, bg_s):  # pragma: no cover
+    m = lams.shape[0]
+    resp = np.empty(m)
+    spill = np.empty(m)
+    zb = np.empty(m)
+    gb = np.empty(m)
+    for j in range(m):
+        resp[j], spill[j], zb[j], gb[j] = _residence(lams[j], d, f, k_e, k_g, n_gs[j], n_zs[j], honor, tau,
+                                                     pool, bg_gs[j], bg_zs[j], bg_s)
+    return resp, spill, zb, gb
 
 
 @numba.njit(cache=True)

@@ -2,7 +2,10 @@
 
 * clients vary (closed workload): exact MVA (:mod:`~kneecap.modeling.closed`); with zero think
   time the USL competes, and leave-one-out error on the training rows decides.
-* no clients, only ``tps`` and ``resp_ms`` (open workload): M/M/c (:mod:`~kneecap.modeling.open`).
+* no clients, only ``tps`` and ``resp_ms`` (open workload, e.g. a WLM class's RMF intervals): the
+  open dispatch model (:mod:`~kneecap.modeling.open_dispatch`) where APPL% CP and the GCP count are
+  measured, competing with M/M/c (:mod:`~kneecap.modeling.open`) on the last quarter of the
+  intervals in time order (fitted on the first three quarters): a forecast is always of later load.
 * clients constant, configurations differ (e.g. transports): OLS of ``tps`` on the factors, response
   by Little's law.
 * CPU cost: :class:`~kneecap.modeling.cost.CostModel` (its own leave-one-out choice of design).
@@ -21,6 +24,7 @@ from kneecap.modeling.base import ModelError, column_or, mape_pct
 from kneecap.modeling.closed import ClosedMVAModel
 from kneecap.modeling.cost import CostModel, cost_table
 from kneecap.modeling.open import OpenMMcModel
+from kneecap.modeling.open_dispatch import OpenDispatchModel, has_interval_cpu
 from kneecap.modeling.usl import USLModel
 
 RESPONSE_TARGETS = ("resp_ms", "tps")
@@ -41,6 +45,8 @@ class ModelingConfig:
     eligible_bursts: int = 4
     gcp_bursts: int = 1
     max_cv_error_pct: float = 5.0
+    open_min_transactions: float = 100.0
+    open_hours: tuple[int, int] | None = None
 
 
 @dataclass
@@ -73,6 +79,35 @@ def _closed(config: ModelingConfig, n_boot: int | None = None) -> ClosedMVAModel
                           alpha=config.alpha, seed=config.seed)
 
 
+def _open_dispatch(config: ModelingConfig, n_boot: int | None = None) -> OpenDispatchModel:
+    # eligible dispatches are chosen by the fit: RMF intervals spanning a day's load say more about
+    # them than the seed tables behind the configured count
+    return OpenDispatchModel(honor_priority=config.honor_priority, help_wait_ms=config.help_wait_ms,
+                             help_rule=config.help_rule, eligible_bursts=None, gcp_bursts=config.gcp_bursts,
+                             min_transactions=config.open_min_transactions, hours=config.open_hours,
+                             n_boot=config.n_boot if n_boot is None else n_boot, alpha=config.alpha,
+                             seed=config.seed)
+
+
+def _holdout(train: pd.DataFrame, make) -> float:
+    """Response MAPE on the last quarter of the rows in time order, fitted on the rest; NaN when
+    there are too few rows or the fit fails."""
+    if len(train) < 8:
+        return float("nan")
+    order = (np.argsort(pd.to_datetime(train["interval_start_at"]).to_numpy(), kind="stable")
+             if "interval_start_at" in train and train["interval_start_at"].notna().all() else np.arange(len(train)))
+    cut = int(round(0.75 * len(train)))
+    fit_rows, test_rows = train.iloc[order[:cut]], train.iloc[order[cut:]]
+    try:
+        res = make().fit(fit_rows)
+        pred = res.predict(test_rows.drop(columns=["resp_ms"]))
+    except ModelError:
+        return float("nan")
+    actual = test_rows["resp_ms"].to_numpy(dtype=float)
+    ok = np.isfinite(actual) & np.isfinite(pred["resp_ms"].to_numpy(dtype=float))
+    return mape_pct(actual[ok], pred["resp_ms"].to_numpy(dtype=float)[ok]) if ok.sum() else float("nan")
+
+
 def _loo(train: pd.DataFrame, make, targets: tuple[str, ...]) -> float:
     """Mean over targets of the leave-one-out MAPE; NaN when a fold cannot be fitted."""
     errors: dict[str, list[float]] = {t: [] for t in targets}
@@ -94,10 +129,19 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
     """Fit the response-time/throughput model the table supports, choosing by leave-one-out CV."""
     kind = response_kind(train)
     if kind == "open":
-        res = OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed).fit(train)
-        comp = pd.DataFrame([{"family": res.family, "loo_mape_pct": _loo(
-            train, lambda: OpenMMcModel(n_boot=0, alpha=config.alpha), ("resp_ms",)), "chosen": True}])
-        return Choice(res.family, res, comp)
+        makers = {"open_mmc": lambda: OpenMMcModel(n_boot=0, alpha=config.alpha)}
+        if has_interval_cpu(train):
+            makers["open_dispatch"] = lambda: _open_dispatch(config, n_boot=0)
+        comp = pd.DataFrame([{"family": fam, "holdout_mape_pct": _holdout(train, make)}
+                             for fam, make in makers.items()])
+        finite = comp[np.isfinite(comp["holdout_mape_pct"])]
+        # with no score to compare, the model that uses the measured CPU split and LPAR busy wins
+        family = (str(finite.sort_values("holdout_mape_pct")["family"].iloc[0]) if len(finite)
+                  else list(makers)[-1])
+        comp["chosen"] = comp["family"] == family
+        res = (_open_dispatch(config).fit(train) if family == "open_dispatch"
+               else OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed).fit(train))
+        return Choice(family, res, comp)
     if kind == "configurations":
         model = CostModel(alpha=config.alpha, target="tps", max_cv_error_pct=config.max_cv_error_pct)
         res = model.fit(train)

@@ -16,6 +16,7 @@ from kneecap.modeling.base import ModelError
 from kneecap.modeling.closed import ClosedMVAResults
 from kneecap.modeling.cost import CostResults
 from kneecap.modeling.open import OpenMMcResults
+from kneecap.modeling.open_dispatch import OpenDispatchResults
 from kneecap.modeling.usl import USLResults
 
 FORMAT = "kneecap-results"
@@ -27,6 +28,7 @@ FAMILIES: dict[str, type] = {
     "closed_mva": ClosedMVAResults,
     "usl": USLResults,
     "open_mmc": OpenMMcResults,
+    "open_dispatch": OpenDispatchResults,
     "cost_ols": CostResults,
 }
 _CLASSES = {cls.__name__: family for family, cls in FAMILIES.items()}

@@ -65,6 +65,7 @@ class ZiipPlan:
     reason: str
     n_gcp_recommended: int | None = None
     unloaded_resp_ms: float | None = None
+    tps: float | None = None
 
     @property
     def added_gcp(self) -> int | None:
@@ -74,6 +75,7 @@ class ZiipPlan:
         return to_jsonable({
             "n_ziip": self.n_ziip, "n_gcp_recommended": self.n_gcp_recommended, "added_gcp": self.added_gcp,
             "margin_ms": self.margin_ms, "slo_resp_ms": self.slo_resp_ms, "clients": self.clients,
+            "tps": self.tps,
             "think_time_ms": self.think_time_ms, "n_gcp": self.n_gcp, "unloaded_resp_ms": self.unloaded_resp_ms,
             "policy": self.policy, "reason": self.reason, "table": self.table.to_dict(orient="records"),
         })
@@ -83,7 +85,11 @@ _PLAN_COLUMNS = ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "ziip_busy_pct", 
                  "ziip_eligible_on_gcp_pct")
 
 
-def _judge(results: ClosedMVAResults, frame: pd.DataFrame, slo_resp_ms: float, policy: PlannerPolicy) -> pd.DataFrame:
+def _load_words(clients: float | None, tps: float | None) -> str:
+    return f"{clients:g} clients" if clients is not None else f"{tps:.4g} tps"
+
+
+def _judge(results: Any, frame: pd.DataFrame, slo_resp_ms: float, policy: PlannerPolicy) -> pd.DataFrame:
     pred = results.predict(frame)
     table = pd.concat([frame[["n_gcp", "n_ziip"]].reset_index(drop=True),
                        pred[list(_PLAN_COLUMNS)].reset_index(drop=True)], axis=1)
@@ -99,21 +105,27 @@ def _judge(results: ClosedMVAResults, frame: pd.DataFrame, slo_resp_ms: float, p
 
 
 def plan_ziip(
-    results: ClosedMVAResults,
+    results: ClosedMVAResults | Any,
     *,
-    clients: float,
-    think_time_ms: float,
+    clients: float | None = None,
+    think_time_ms: float = 0.0,
     n_gcp: int,
     slo_resp_ms: float,
     policy: PlannerPolicy | None = None,
     min_n_ziip: int = 0,
+    tps: float | None = None,
+    lpar: dict[str, float] | None = None,
 ) -> ZiipPlan:
     """The cheapest zIIP + GCP mix that meets the SLO and the policy, from what the model predicts.
 
     Parameters
     ----------
-    results : a fitted closed-workload model.
+    results : a fitted closed-workload model (load in ``clients``), or an open one such as a WLM
+        class's :class:`~kneecap.modeling.open_dispatch.OpenDispatchResults` (load in ``tps``).
     clients, think_time_ms, n_gcp : the load and the GCPs the LPAR has now.
+    tps : the class's arrival rate, for an open model (instead of ``clients``).
+    lpar : other columns every judged row carries (an open class's ``bg_gcp_busy_pct`` /
+        ``bg_ziip_busy_pct``: the other classes' load the engines must also carry).
     slo_resp_ms : response-time objective; met when the prediction (or, with
         ``policy.conservative``, the upper prediction bound) is at or below it.
     policy : caps, engine costs and how many GCPs may be added (:class:`PlannerPolicy`).
@@ -131,18 +143,27 @@ def plan_ziip(
     policy = policy or PlannerPolicy()
     if slo_resp_ms <= 0:
         raise ValueError(f"slo_resp_ms must be > 0, got {slo_resp_ms}")
-    if clients < 1:
+    if (clients is None) == (tps is None):
+        raise ValueError("give the load as clients (closed model) or tps (open model), not both")
+    if clients is not None and clients < 1:
         raise ValueError(f"clients must be >= 1, got {clients}")
+    if tps is not None and not (math.isfinite(tps) and tps > 0):
+        raise ValueError(f"tps must be > 0, got {tps}")
     if n_gcp < 1:
         raise ValueError(f"n_gcp must be >= 1, got {n_gcp}")
     counts = np.arange(int(min_n_ziip), int(policy.max_n_ziip) + 1)
-    frame = pd.DataFrame({"clients": float(clients), "think_time_ms": float(think_time_ms),
-                          "n_gcp": int(n_gcp), "n_ziip": counts})
+    extra = dict(lpar or {})
+    load = ({"clients": float(clients), "think_time_ms": float(think_time_ms)} if clients is not None
+            else {"tps": float(tps)})
+    frame = pd.DataFrame({**load, **extra, "n_gcp": int(n_gcp), "n_ziip": counts})
     table = _judge(results, frame, slo_resp_ms, policy)
-    base = dict(slo_resp_ms=slo_resp_ms, clients=clients, think_time_ms=think_time_ms, n_gcp=n_gcp,
+    base = dict(slo_resp_ms=slo_resp_ms, clients=math.nan if clients is None else clients,
+                think_time_ms=think_time_ms, n_gcp=n_gcp, tps=tps,
                 policy=to_jsonable(policy.__dict__), table=table)
-    one = results.predict(pd.DataFrame([{"clients": 1.0, "think_time_ms": float(think_time_ms),
-                                         "n_gcp": int(n_gcp), "n_ziip": max(int(min_n_ziip), 0)}])).iloc[0]
+    # unloaded: one client, or a vanishing arrival rate (the other classes still there)
+    low = {"clients": 1.0, "think_time_ms": float(think_time_ms)} if clients is not None else {"tps": 1e-9 * float(tps)}
+    one = results.predict(pd.DataFrame([{**low, **extra, "n_gcp": int(n_gcp),
+                                         "n_ziip": max(int(min_n_ziip), 0)}])).iloc[0]
     unloaded = float(one["resp_ms_hi"] if policy.conservative else one["resp_ms"])
     if unloaded > slo_resp_ms:
         return ZiipPlan(None, None, reason=(f"no engine count can meet the SLO: unloaded response {unloaded:.3g} ms "
@@ -172,7 +193,7 @@ def plan_ziip(
         low = tried.loc[tried["resp_ms"].idxmin()]
         return ZiipPlan(None, None, reason=(
             f"no mix of up to {policy.max_n_ziip} zIIPs and {n_gcp + policy.max_added_gcp} GCPs meets the SLO "
-            f"{slo_resp_ms:g} ms and the policy at {clients:g} clients; the lowest predicted response is "
+            f"{slo_resp_ms:g} ms and the policy at {_load_words(clients, tps)}; the lowest predicted response is "
             f"{low['resp_ms']:.3g} ms with {int(low['n_ziip'])} zIIPs and {int(low['n_gcp'])} GCPs "
             f"(zIIP busy {low['ziip_busy_pct']:.0f}%, {low['spill_pct']:.1f}% of eligible work on GCPs)"),
             unloaded_resp_ms=unloaded, **base)

@@ -31,6 +31,8 @@ def fct_measurements(config: ValidationConfig) -> gx.ExpectationSuite:
         suite.add_expectation(
             gxe.ExpectColumnValuesToBeBetween(column=f"check_{column}_headroom", min_value=0)
         )
+    for column in schema.LPAR_COLUMNS:  # per engine: a pool cannot be more than fully busy
+        suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0, max_value=100))
     suite.add_expectation(
         gxe.ExpectColumnValuesToBeBetween(
             column="check_littles_law_rel_err", min_value=0, max_value=config.littles_law_rel_tol

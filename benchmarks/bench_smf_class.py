@@ -1,0 +1,142 @@
+"""A WLM class from SMF, on known truth: fit on days 1-6 of simulated RMF intervals, judge days 7-10.
+
+Ten days of one class on 2 GCPs + 2 zIIPs (other classes as background, load rising day by day)
+come from kneecap's dispatcher simulation (``tests/smf/simdays.py``), are written as binary SMF
+70.1 + 72.3, and go through kneecap's readers and SQL. For each noise seed the class model is
+fitted on days 1-6 and scored on:
+
+* response of days 7-10's peak intervals (the 8 busiest of each day), MAPE;
+* knee tps (response > k x unloaded) against the simulation's knee;
+* the date the daily peak reaches the knee, against the true crossing, as a share of the days from
+  the last fitted day to that crossing.
+
+Beside each, the naive baseline measured the same way: M/M/c on tps and response (the model
+kneecap fitted to SMF classes before), its knee found the same way, and its knee date from the
+same growth forecast. Goals (issue): response <= 20 %, knee within 15 %, date within 10 %.
+
+Run: ``.venv/bin/python benchmarks/bench_smf_class.py [--seeds 11 12 13]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kneecap import config, forecasting, warehouse  # noqa: E402
+from kneecap.modeling import choose_response_model  # noqa: E402
+from kneecap.modeling.open import OpenMMcModel  # noqa: E402
+from kneecap.smf.tables import DECODED_TABLES  # noqa: E402
+from kneecap.training import modeling_config  # noqa: E402
+from tests.smf import simdays  # noqa: E402
+
+TRAIN_DAYS = 6
+
+
+def _class_rows(seed: int) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
+    records, truth = simdays.simulated_days(seed=seed)
+    w72, c70 = simdays.decode_days(records)
+    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
+    reference, sources = warehouse.read_reference_dir(ROOT / "data" / "reference")
+    inputs.update(smf72_workload=w72, smf70_cpu=c70, reference_measurements=reference,
+                  reference_sources=sources)
+    fct = warehouse.run_sql_files(warehouse.sql_files(ROOT / "pipelines" / "sql"), inputs)["fct_measurements"]
+    cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)
+    cls["day"] = (cls["interval_start_at"] - cls["interval_start_at"].min().normalize()).dt.days + 1
+    return cls, truth
+
+
+def _mape(actual, predicted) -> float:
+    actual, predicted = np.asarray(actual, float), np.asarray(predicted, float)
+    return float(100 * np.mean(np.abs(predicted - actual) / actual))
+
+
+def _mmc_knee(res, k: float) -> float:
+    """tps where the M/M/c response first passes k x its response at vanishing load."""
+    top = res.max_tps * (1 - 1e-9)
+    grid = np.linspace(top * 1e-6, top, 4001)
+    resp = res.predict(pd.DataFrame({"tps": grid}))["resp_ms"].to_numpy()
+    above = np.flatnonzero(resp > k * resp[0])
+    return float(grid[above[0]]) if len(above) else float("nan")
+
+
+def _days_to(date, origin: pd.Timestamp) -> float:
+    return float("nan") if date is None else (pd.Timestamp(date) - origin) / pd.Timedelta(days=1)
+
+
+def run(seed: int, params: config.Params) -> dict[str, float]:
+    cls, truth = _class_rows(seed)
+    train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
+    later = cls[cls["day"] > TRAIN_DAYS]
+    peaks = later.groupby("day", group_keys=False).apply(lambda g: g.nlargest(8, "tps"))
+    k = params.train.knee_k
+    started = time.perf_counter()
+    choice = choose_response_model(train, modeling_config(params))
+    fit_s = time.perf_counter() - started
+    res = choice.results
+    started = time.perf_counter()
+    knee = res.knee(k=k)
+    grown = forecasting.class_growth(res, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
+                                     knee_tps_hi=knee["knee_tps_hi"], alpha=res.alpha)
+    answer_s = time.perf_counter() - started
+    mmc = OpenMMcModel(n_boot=0).fit(train)
+    mmc_knee = _mmc_knee(mmc, k)
+    mmc_date = forecasting.class_growth(res, knee_tps=mmc_knee, alpha=res.alpha)["date_knee"] \
+        if np.isfinite(mmc_knee) else None
+    origin = train["interval_start_at"].max().normalize()
+    true_days = _days_to(truth.knee_at, origin)
+    return {
+        "seed": seed, "family": choice.family, "fit_s": fit_s, "knee_and_date_s": answer_s,
+        "resp_mape_pct": _mape(peaks["resp_ms"], res.predict(peaks[["tps"]])["resp_ms"]),
+        "resp_mape_mmc_pct": _mape(peaks["resp_ms"], mmc.predict(peaks[["tps"]])["resp_ms"]),
+        "knee_true_tps": truth.knee_tps, "knee_tps": knee["knee_tps"],
+        "knee_lo": knee["knee_tps_lo"], "knee_hi": knee["knee_tps_hi"],
+        "knee_err_pct": 100 * (knee["knee_tps"] / truth.knee_tps - 1),
+        "knee_mmc_err_pct": 100 * (mmc_knee / truth.knee_tps - 1),
+        "bursts": res.eligible_bursts, "growth": grown["method"],
+        "date_true": str(pd.Timestamp(truth.knee_at).date()),
+        "date": None if grown["date_knee"] is None else str(grown["date_knee"].date()),
+        "date_err_pct": 100 * (_days_to(grown["date_knee"], origin) / true_days - 1),
+        "date_mmc_err_pct": 100 * (_days_to(mmc_date, origin) / true_days - 1),
+        "date_band": f"{_d(grown['date_knee_lo'])}..{_d(grown['date_knee_hi'])}",
+    }
+
+
+def _d(value) -> str:
+    return "-" if value is None else str(pd.Timestamp(value).date())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14, 15])
+    args = parser.parse_args(argv)
+    params = config.load_params(ROOT / "params.yaml")
+    rows = [run(seed, params) for seed in args.seeds]
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(table.round(2).to_string(index=False))
+    mean = table[["resp_mape_pct", "resp_mape_mmc_pct", "knee_err_pct", "knee_mmc_err_pct", "date_err_pct",
+                  "date_mmc_err_pct"]].abs().mean()
+    inside = ((table["knee_lo"] <= table["knee_true_tps"]) & (table["knee_true_tps"] <= table["knee_hi"])).mean()
+    print(f"\nmean |error| over {len(table)} seeds: response {mean['resp_mape_pct']:.1f} % (M/M/c "
+          f"{mean['resp_mape_mmc_pct']:.1f} %, ratio {mean['resp_mape_mmc_pct'] / mean['resp_mape_pct']:.1f}x); "
+          f"knee {mean['knee_err_pct']:.1f} % (M/M/c {mean['knee_mmc_err_pct']:.1f} %); knee date "
+          f"{mean['date_err_pct']:.1f} % (M/M/c knee {mean['date_mmc_err_pct']:.1f} %); true knee inside "
+          f"the interval in {100 * inside:.0f} % of seeds")
+    print(f"fit {table['fit_s'].median():.2f} s, knee + growth date {table['knee_and_date_s'].median():.2f} s "
+          "(median, 576 intervals)")
+    goals = (table["resp_mape_pct"] <= 20).all() and (table["knee_err_pct"].abs() <= 15).all() \
+        and (table["date_err_pct"].abs() <= 10).all()
+    print(f"goals (response <= 20 %, knee <= 15 %, date <= 10 %) met on every seed: {goals}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,568 @@
+"""One WLM class's response on RMF intervals: open arrivals through the zIIP/GCP dispatch model.
+
+A capacity planner's own evidence is a history of RMF intervals: per class (SMF 72.3) the
+transactions ended, their mean response and the CPU split by engine type (APPL% CP, IIP, IIPCP);
+per LPAR (SMF 70.1) how busy each pool was with every class's work. This module turns that history
+into a response model that moves the way the LPAR does: the class's own demand, the other classes'
+load on the same engines, and the engine counts, all through :mod:`kneecap.modeling.dispatch`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.dispatch import Dispatch, solve_open_rows
+
+FAMILY = "open_dispatch"
+#: Eligible dispatches per transaction the fit chooses among (ZIIPAWMT applies per queued burst,
+#: and no RMF field counts them): the one whose residence fits the intervals best. Every bootstrap
+#: draw chooses again, so a band carries the doubt about the count: two counts can fit a history
+#: almost equally well and still put the knee hundreds of tps apart.
+ELIGIBLE_BURST_CANDIDATES = (1, 2, 3, 4, 6, 8)
+#: Busy per engine above which a background estimate is capped: a pool the other classes fill
+#: leaves the class nothing, which no measured interval with ended transactions can show.
+_MAX_BG_PCT = 99.0
+# points per draw on the load axis when a knee is searched; the crossing is interpolated between
+_KNEE_GRID = 801
+
+
+def class_intervals(table: pd.DataFrame) -> np.ndarray:
+    """Rows an open dispatch fit can use: tps and response > 0, GCPs known, APPL% CP measured."""
+    tps = column_or(table, "tps", np.nan)
+    resp = column_or(table, "resp_ms", np.nan)
+    n_gcp = column_or(table, "n_gcp", np.nan)
+    cp = column_or(table, "cpu_gcp_pct", np.nan)
+    with np.errstate(invalid="ignore"):
+        return (np.isfinite(tps) & (tps > 0) & np.isfinite(resp) & (resp > 0) & np.isfinite(n_gcp)
+                & (n_gcp >= 1) & np.isfinite(cp) & (cp >= 0))
+
+
+def has_interval_cpu(table: pd.DataFrame, min_points: int = 3) -> bool:
+    """True when at least ``min_points`` rows carry what :class:`OpenDispatchModel` needs."""
+    return int(class_intervals(table).sum()) >= min_points
+
+
+@dataclass(frozen=True)
+class _Intervals:
+    """The measured columns of the rows a fit uses, as arrays (one entry per RMF interval)."""
+
+    tps: np.ndarray
+    resp_ms: np.ndarray
+    n_gcp: np.ndarray
+    n_ziip: np.ndarray
+    cp_pct: np.ndarray        # APPL% CP, IIPCP included
+    iip_pct: np.ndarray       # APPL% IIP
+    iipcp_pct: np.ndarray     # APPL% IIPCP
+    weight_s: np.ndarray      # interval length: a mean over the history weights by time
+    bg_gcp_pct: np.ndarray
+    bg_ziip_pct: np.ndarray
+    day: np.ndarray           # bootstrap block: intervals of one day share that day's conditions
+
+    def take(self, idx: np.ndarray) -> _Intervals:
+        return _Intervals(**{k: getattr(self, k)[idx] for k in self.__dataclass_fields__})
+
+
+def _intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[_Intervals, list[str]]:
+    notes: list[str] = []
+    t = table.loc[rows]
+    n_gcp = column_or(t, "n_gcp", np.nan)
+    n_ziip = np.nan_to_num(column_or(t, "n_ziip", 0.0), nan=0.0)
+    cp = column_or(t, "cpu_gcp_pct", np.nan)
+    iip = np.nan_to_num(column_or(t, "cpu_ziip_pct", 0.0), nan=0.0)
+    iipcp = np.nan_to_num(column_or(t, "ziip_eligible_on_gcp_pct", 0.0), nan=0.0)
+    interval_s = column_or(t, "interval_s", np.nan)
+    weight = np.where(np.isfinite(interval_s) & (interval_s > 0), interval_s, 1.0)
+    lpar_g = column_or(t, "lpar_gcp_busy_pct", np.nan)
+    lpar_z = column_or(t, "lpar_ziip_busy_pct", np.nan)
+    # the other classes: LPAR busy per engine minus this class's own share of the pool
+    bg_g = np.clip(lpar_g - cp / n_gcp, 0.0, _MAX_BG_PCT)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bg_z = np.where(n_ziip > 0, np.clip(lpar_z - iip / np.maximum(n_ziip, 1), 0.0, _MAX_BG_PCT), 0.0)
+    missing = ~np.isfinite(lpar_g)
+    if missing.any():
+        notes.append(f"{int(missing.sum())} interval(s) without SMF 70.1 LPAR busy: other classes taken as 0 % busy")
+    bg_g = np.nan_to_num(bg_g, nan=0.0)
+    bg_z = np.nan_to_num(bg_z, nan=0.0)
+    if "interval_start_at" in t and t["interval_start_at"].notna().any():
+        day = pd.to_datetime(t["interval_start_at"]).dt.strftime("%Y-%m-%d").fillna("?").to_numpy()
+    else:
+        day = np.array(["?"] * len(t))
+    return _Intervals(column_or(t, "tps", np.nan), column_or(t, "resp_ms", np.nan), n_gcp, n_ziip,
+                      cp, iip, iipcp, weight, bg_g, bg_z, day), notes
+
+
+def demand_and_eligibility(iv: _Intervals) -> tuple[float, float]:
+    r"""The class's CPU per transaction and zIIP-eligible share over a set of intervals.
+
+    .. math::
+
+        D = \frac{10 \sum_i (CP_i + IIP_i)\, t_i}{\sum_i X_i t_i}, \qquad
+        f = \frac{\sum_i (IIP_i + IIPCP_i)\, t_i}{\sum_i (CP_i + IIP_i)\, t_i}
+
+    with APPL% per interval, ``X`` in tps and ``t`` the interval length: IBM's CPU cost per
+    transaction (CPU seconds over transactions ended) over the whole history, so a busy interval
+    counts for the transactions it ran. APPL% CP already includes IIPCP.
+
+    References
+    ----------
+    IBM, *z/OS RMF Report Analysis*, Workload Activity report: APPL% CP, IIPCP, IIP.
+    """
+    cpu = (iv.cp_pct + iv.iip_pct) * iv.weight_s
+    ended = iv.tps * iv.weight_s
+    total = float(cpu.sum())
+    d = 10.0 * total / float(ended.sum())
+    f = float(((iv.iip_pct + iv.iipcp_pct) * iv.weight_s).sum() / total) if total > 0 else 0.0
+    return d, min(max(f, 0.0), 1.0)
+
+
+def _residence(iv: _Intervals, d: float, f: float, rules: Dispatch) -> np.ndarray:
+    sol = solve_open_rows(iv.tps, d, f, n_gcp=iv.n_gcp, n_ziip=iv.n_ziip, bg_gcp_busy_pct=iv.bg_gcp_pct,
+                          bg_ziip_busy_pct=iv.bg_ziip_pct, dispatch=rules)
+    return sol.resp_ms[0]
+
+
+def _fit_delay(residence: np.ndarray, resp_ms: np.ndarray) -> tuple[float, float]:
+    """``R0 >= 0`` minimising the squared log error of ``R0 + residence`` (finite rows)."""
+    ok = np.isfinite(residence)
+    if not ok.any():
+        return math.nan, math.inf
+    c, r = residence[ok], resp_ms[ok]
+
+    def cost(r0: float) -> float:
+        return float(np.sum(np.log((r0 + c) / r) ** 2))
+
+    upper = float(np.max(r))
+    res = optimize.minimize_scalar(cost, bounds=(0.0, upper), method="bounded",
+                                   options={"xatol": 1e-9 * max(upper, 1.0)})
+    r0 = float(res.x) if cost(float(res.x)) <= cost(0.0) else 0.0
+    return r0, cost(r0) / ok.sum()
+
+
+@dataclass
+class OpenDispatchModel:
+    r"""``resp_ms = R0 + residence(tps)`` per RMF interval, the residence from the dispatch model.
+
+    The class's CPU per transaction ``D`` and eligible share ``f`` are measured (SMF 72.3,
+    :func:`demand_and_eligibility`), the other classes' busy per engine on each pool is measured
+    per interval (SMF 70.1 LPAR busy minus the class's own APPL%), and every interval is solved on
+    its own LPAR state with :func:`kneecap.modeling.dispatch.solve_open_rows` (M/M/c+D zIIP pool
+    with GCP help fed back, priority GCP queue). What is fitted is the delay outside the CPU ``R0``
+    (I/O, DB2, network), by least squares on log response, and the eligible dispatches per
+    transaction, chosen among :data:`ELIGIBLE_BURST_CANDIDATES` by the same cost. Bands come from a
+    day-block bootstrap (days resampled with replacement, so a band carries day-to-day change in
+    the delay and the mix), each draw repeating the whole fit: ``D``, ``f``, the burst count and ``R0``.
+
+    Parameters
+    ----------
+    honor_priority, help_wait_ms, help_rule, gcp_bursts : dispatch rules (:class:`Dispatch`).
+    eligible_bursts : ``None`` chooses among the candidates; an int fixes it.
+    min_transactions : intervals that ended fewer transactions are left out (their mean response
+        is a handful of transactions and their CPU per transaction is mostly overhead).
+    hours : ``(first, last)`` hour of day kept, ``[first, last)``; ``None`` keeps all (peak-hour fit).
+    n_boot, alpha, seed : bootstrap draws, band level, random stream.
+
+    Notes
+    -----
+    .. math::
+
+        R_i = R_0 + D + k_G W_G(X_i) + k_E\big(E[\min(V, \tau)] + \pi W_{help}\big)(X_i)
+
+    (see :func:`kneecap.modeling.dispatch.cpu_residence`). The unloaded response is the
+    response as ``X -> 0`` with the other classes still present.
+
+    References
+    ----------
+    IBM, *z/OS RMF Report Analysis* (Workload Activity, CPU Activity); IBM, *z/OS MVS System
+    Management Facilities*, record types 70 and 72; Lazowska et al. (1984), *Quantitative System
+    Performance*, ch. 7 (open classes sharing a centre).
+    """
+
+    honor_priority: bool = True
+    help_wait_ms: float = 3.2
+    help_rule: str = "pool"
+    eligible_bursts: int | None = None
+    gcp_bursts: int = 1
+    min_transactions: float = 100.0
+    hours: tuple[int, int] | None = None
+    n_boot: int = 200
+    alpha: float = 0.05
+    seed: int = 0
+
+    def _rules(self, eligible_bursts: int) -> Dispatch:
+        return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
+                        help_rule=self.help_rule, eligible_bursts=int(eligible_bursts),
+                        gcp_bursts=int(self.gcp_bursts))
+
+    def select_rows(self, table: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+        """The intervals the fit uses, and a note per filter that removed any."""
+        rows = class_intervals(table)
+        notes = []
+        if self.min_transactions > 0:
+            ended = column_or(table, "tps", np.nan) * column_or(table, "interval_s", np.nan)
+            few = rows & np.isfinite(ended) & (ended < self.min_transactions)
+            if few.any():
+                notes.append(f"{int(few.sum())} interval(s) ended fewer than {self.min_transactions:g} "
+                             "transactions: left out")
+            rows &= ~few
+        if self.hours is not None and "interval_start_at" in table:
+            hour = pd.to_datetime(table["interval_start_at"]).dt.hour.to_numpy()
+            off = rows & ~((hour >= self.hours[0]) & (hour < self.hours[1]))
+            if off.any():
+                notes.append(f"{int(off.sum())} interval(s) outside hours {self.hours[0]}-{self.hours[1]}: left out")
+            rows &= ~off
+        return rows, notes
+
+    def fit(self, table: pd.DataFrame) -> OpenDispatchResults:
+        rows, notes = self.select_rows(table)
+        if rows.sum() < 3:
+            raise ModelError(f"the open dispatch model needs at least 3 intervals with tps, resp_ms, n_gcp "
+                             f"and APPL% CP; {int(rows.sum())} qualify")
+        iv, more = _intervals(table, rows)
+        notes += more
+        d, f = demand_and_eligibility(iv)
+        if not (d > 0 and math.isfinite(d)):
+            raise ModelError(f"the class used no CPU in its {len(iv.tps)} intervals: no CPU demand to queue")
+        candidates = ELIGIBLE_BURST_CANDIDATES if self.eligible_bursts is None else (int(self.eligible_bursts),)
+        k_e, r0, residence = _best_bursts(iv, d, f, candidates, self._rules)
+        if not math.isfinite(r0):
+            raise ModelError("every interval is beyond the pools' capacity for the measured CPU demand "
+                             "and background: the APPL% and LPAR busy do not agree")
+        saturated = ~np.isfinite(residence)
+        if saturated.any():
+            notes.append(f"{int(saturated.sum())} interval(s) carried more than the model's capacity for "
+                         "them (measured demand + background): left out of the delay fit")
+        fitted = r0 + residence
+        ok = np.isfinite(fitted)
+        resid = np.log(fitted[ok] / iv.resp_ms[ok])
+        resid = resid - resid.mean()
+        draws = _bootstrap(iv, candidates, self._rules, self.n_boot, self.seed)
+        base = _base_lpar(iv)
+        return OpenDispatchResults(
+            cpu_ms_per_tran=d, ziip_eligible_fraction=f, delay_ms=r0, eligible_bursts=int(k_e),
+            gcp_bursts=int(self.gcp_bursts), honor_priority=self.honor_priority,
+            help_wait_ms=self.help_wait_ms, help_rule=self.help_rule, boot_params=draws,
+            residuals=resid, alpha=self.alpha, seed=self.seed,
+            train_mape={"resp_ms": mape_pct(iv.resp_ms[ok], fitted[ok])}, n_train=int(ok.sum()),
+            base=base, train_ranges={"tps_min": float(np.min(iv.tps)), "tps_max": float(np.max(iv.tps)),
+                                     "days": int(len(np.unique(iv.day)))},
+            history=peak_history(table, rows), notes=notes)
+
+
+def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...],
+                 rules) -> tuple[int, float, np.ndarray]:
+    """``(eligible bursts, R0, residence)`` of the candidate count that fits best."""
+    best = None
+    for k_e in candidates:
+        residence = _residence(iv, d, f, rules(k_e))
+        r0, cost = _fit_delay(residence, iv.resp_ms)
+        if best is None or cost < best[2] - 1e-12:
+            best = (k_e, r0, cost, residence)
+    return best[0], best[1], best[3]
+
+
+def _bootstrap(iv: _Intervals, candidates: tuple[int, ...], rules, n_boot: int, seed: int) -> np.ndarray:
+    """``(B, 4)`` draws of ``(R0, D, f, eligible bursts)``: days resampled with replacement (rows
+    when there are fewer than 5 days), the whole fit repeated on each."""
+    rng = np.random.default_rng(seed)
+    days = np.unique(iv.day)
+    by_day = [np.flatnonzero(iv.day == day) for day in days]
+    out = []
+    for _ in range(n_boot):
+        if len(days) >= 5:
+            idx = np.concatenate([by_day[i] for i in rng.integers(0, len(days), len(days))])
+        else:
+            idx = rng.integers(0, len(iv.tps), len(iv.tps))
+        sample = iv.take(idx)
+        d, f = demand_and_eligibility(sample)
+        k_e, r0, _ = _best_bursts(sample, d, f, candidates, rules)
+        if math.isfinite(r0):
+            out.append((r0, d, f, k_e))
+    return np.array(out, dtype=float).reshape(-1, 4)
+
+
+def _base_lpar(iv: _Intervals) -> dict[str, float]:
+    """The LPAR a forecast starts from: the engines most intervals had and the other classes'
+    busy in the busiest tenth of the class's intervals (what they do while the class peaks)."""
+    configs = pd.DataFrame({"n_gcp": iv.n_gcp, "n_ziip": iv.n_ziip}).value_counts()
+    n_gcp, n_ziip = configs.index[0]
+    same = (iv.n_gcp == n_gcp) & (iv.n_ziip == n_ziip)
+    peak = same & (iv.tps >= np.quantile(iv.tps[same], 0.9))
+    return {"n_gcp": int(n_gcp), "n_ziip": int(n_ziip),
+            "bg_gcp_busy_pct": float(np.median(iv.bg_gcp_pct[peak])),
+            "bg_ziip_busy_pct": float(np.median(iv.bg_ziip_pct[peak])) if n_ziip > 0 else 0.0}
+
+
+def peak_history(table: pd.DataFrame, rows: np.ndarray) -> list[list[Any]]:
+    """``[[interval_start_at ISO, tps], ...]`` of the intervals fitted: what a growth trend reads."""
+    if "interval_start_at" not in table:
+        return []
+    t = table.loc[rows, ["interval_start_at", "tps"]].dropna()
+    t = t.assign(interval_start_at=pd.to_datetime(t["interval_start_at"])).sort_values("interval_start_at")
+    return [[ts.isoformat(), float(x)] for ts, x in zip(t["interval_start_at"], t["tps"])]
+
+
+def _counts(values: np.ndarray) -> str:
+    if not len(values):
+        return "-"
+    kinds, n = np.unique(values.astype(int), return_counts=True)
+    return ", ".join(f"{k}: {c}" for k, c in zip(kinds, n))
+
+
+@dataclass
+class OpenDispatchResults:
+    """A fitted :class:`OpenDispatchModel`: predictions, knee and bands for one WLM class."""
+
+    cpu_ms_per_tran: float
+    ziip_eligible_fraction: float
+    delay_ms: float
+    eligible_bursts: int
+    gcp_bursts: int
+    honor_priority: bool
+    help_wait_ms: float
+    help_rule: str
+    boot_params: np.ndarray
+    residuals: np.ndarray
+    alpha: float
+    seed: int
+    train_mape: dict[str, float]
+    n_train: int
+    base: dict[str, float]
+    train_ranges: dict[str, float]
+    history: list[list[Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    family: str = FAMILY
+    targets: tuple[str, ...] = ("resp_ms",)
+
+    def rules(self, eligible_bursts: int | None = None) -> Dispatch:
+        return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
+                        help_rule=self.help_rule,
+                        eligible_bursts=int(self.eligible_bursts if eligible_bursts is None else eligible_bursts),
+                        gcp_bursts=self.gcp_bursts)
+
+    def dispatch(self, n_gcp: int, n_ziip: int, bg_gcp_busy_pct: float, bg_ziip_busy_pct: float) -> Dispatch:
+        """The LPAR as a :class:`Dispatch` (the fitted burst count; capacity does not depend on it)."""
+        r = self.rules()
+        return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=r.honor_priority,
+                        help_wait_ms=r.help_wait_ms, help_rule=r.help_rule, eligible_bursts=r.eligible_bursts,
+                        gcp_bursts=r.gcp_bursts, bg_gcp_busy_pct=float(bg_gcp_busy_pct),
+                        bg_ziip_busy_pct=float(bg_ziip_busy_pct) if n_ziip > 0 else 0.0)
+
+    def _thetas(self, max_draws: int | None = None) -> np.ndarray:
+        point = np.array([[self.delay_ms, self.cpu_ms_per_tran, self.ziip_eligible_fraction, self.eligible_bursts]])
+        boot = self.boot_params if max_draws is None else self.boot_params[:max_draws]
+        return np.vstack([point, boot]) if len(boot) else point
+
+    def lpar(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Engines and the other classes' busy per engine for each row of ``frame``.
+
+        Absent columns take the fitted base LPAR. The other classes are a load in engines, not a
+        percentage: ``bg_gcp_busy_pct x n_gcp / 100`` busy GCPs at the base, times
+        ``bg_load_factor`` (their growth, 1 by default), spread over the row's engines, so adding
+        an engine lowers everyone's busy per engine; with no zIIP their zIIP-eligible work runs
+        on GCPs, as the class's own does. A row that gives ``bg_*_busy_pct`` itself is taken as is.
+        """
+        n = len(frame)
+        given = {c: column_or(frame, c, np.nan) for c in
+                 ("n_gcp", "n_ziip", "bg_gcp_busy_pct", "bg_ziip_busy_pct", "bg_load_factor")}
+        n_gcp = np.where(np.isfinite(given["n_gcp"]), given["n_gcp"], float(self.base["n_gcp"]))
+        n_ziip = np.where(np.isfinite(given["n_ziip"]), given["n_ziip"], float(self.base["n_ziip"]))
+        if np.any(n_gcp < 1) or np.any(n_ziip < 0):
+            raise ModelError("prediction needs n_gcp >= 1 and n_ziip >= 0 on every row")
+        factor = np.where(np.isfinite(given["bg_load_factor"]), given["bg_load_factor"], 1.0)
+        if np.any(factor < 0):
+            raise ModelError("bg_load_factor (the other classes' load relative to the base) must be >= 0")
+        eng_g = factor * self.base["bg_gcp_busy_pct"] / 100.0 * self.base["n_gcp"]
+        eng_z = factor * self.base["bg_ziip_busy_pct"] / 100.0 * self.base["n_ziip"] * np.ones(n)
+        eng_g = eng_g + np.where(n_ziip > 0, 0.0, eng_z)
+        bg_g = np.where(np.isfinite(given["bg_gcp_busy_pct"]), given["bg_gcp_busy_pct"], 100.0 * eng_g / n_gcp)
+        bg_z = np.where(n_ziip > 0, np.where(np.isfinite(given["bg_ziip_busy_pct"]), given["bg_ziip_busy_pct"],
+                                             100.0 * eng_z / np.maximum(n_ziip, 1)), 0.0)
+        if np.any(bg_g < 0) or np.any(bg_z < 0):
+            raise ModelError("bg_gcp_busy_pct and bg_ziip_busy_pct must be >= 0")
+        return {"n_gcp": n_gcp, "n_ziip": n_ziip, "bg_gcp_busy_pct": bg_g, "bg_ziip_busy_pct": bg_z}
+
+    def _solve(self, tps: np.ndarray, lpar: dict[str, np.ndarray], theta: np.ndarray):
+        # other classes that fill a pool leave the class nothing: infinite response there
+        full = (lpar["bg_gcp_busy_pct"] >= 100.0) | (lpar["bg_ziip_busy_pct"] >= 100.0)
+        sol = solve_open_rows(tps, theta[1], theta[2], n_gcp=lpar["n_gcp"], n_ziip=lpar["n_ziip"],
+                              bg_gcp_busy_pct=np.where(full, 0.0, lpar["bg_gcp_busy_pct"]),
+                              bg_ziip_busy_pct=np.where(full, 0.0, lpar["bg_ziip_busy_pct"]),
+                              dispatch=self.rules(int(theta[3])))
+        if full.any():
+            sol.resp_ms[0][full] = np.inf
+            sol.saturated[0][full] = True
+        return sol
+
+    def predict(self, frame: pd.DataFrame, *, max_draws: int | None = None) -> pd.DataFrame:
+        """Predict each row of ``frame`` (``tps``; optional ``n_gcp``, ``n_ziip``, ``bg_*_busy_pct``).
+
+        Returns ``resp_ms`` with ``_lo`` / ``_hi`` prediction bounds (bootstrap draws, each scaled by
+        one training residual, as a new interval would scatter), the class's APPL% ``cpu_gcp_pct``
+        (IIPCP included), ``cpu_ziip_pct``, ``ziip_eligible_on_gcp_pct``, ``cpu_total_pct``,
+        ``spill_pct``, and per-engine busy of each pool with the other classes included
+        (``ziip_busy_pct``, ``gcp_busy_pct``); ``saturated`` where the load exceeds a pool the
+        class needs (response ``inf``).
+        """
+        require_columns(frame, ("tps",), "open dispatch prediction")
+        tps = column_or(frame, "tps", np.nan)
+        if np.any(~np.isfinite(tps)) or np.any(tps < 0):
+            raise ModelError("prediction needs a finite tps >= 0 on every row")
+        lpar = self.lpar(frame)
+        thetas = self._thetas(max_draws)
+        sols = [self._solve(tps, lpar, th) for th in thetas]
+        resp = np.array([th[0] + s.resp_ms[0] for th, s in zip(thetas, sols)])
+        point, d, f = sols[0], thetas[0, 1], thetas[0, 2]
+        spill = point.spill_fraction[0]
+        out = pd.DataFrame(index=frame.index)
+        out["tps"] = tps
+        out["resp_ms"] = resp[0]
+        boot = resp[1:]
+        if len(boot):
+            if len(self.residuals):
+                rng = np.random.default_rng(self.seed + 1)
+                boot = boot * np.exp(rng.choice(self.residuals, size=(len(boot), 1), replace=True))
+            with np.errstate(invalid="ignore"):
+                out["resp_ms_lo"] = np.minimum(np.quantile(boot, self.alpha / 2, axis=0), out["resp_ms"])
+                out["resp_ms_hi"] = np.maximum(np.quantile(boot, 1 - self.alpha / 2, axis=0), out["resp_ms"])
+        else:
+            out["resp_ms_lo"] = out["resp_ms_hi"] = out["resp_ms"]
+        cpu = tps * d / 10.0  # APPL%: CPU ms per second / 10
+        out["cpu_total_pct"] = cpu
+        out["cpu_ziip_pct"] = np.where(lpar["n_ziip"] > 0, cpu * f * (1 - spill), 0.0)
+        out["ziip_eligible_on_gcp_pct"] = cpu * f * spill
+        out["cpu_gcp_pct"] = cpu - out["cpu_ziip_pct"]
+        out["spill_pct"] = 100.0 * spill if f > 0 else 0.0
+        out["ziip_busy_pct"] = np.where(lpar["n_ziip"] > 0, 100.0 * point.ziip_busy[0], np.nan)
+        out["gcp_busy_pct"] = 100.0 * point.gcp_busy[0]
+        out["saturated"] = point.saturated[0]
+        for col in ("n_gcp", "n_ziip", "bg_gcp_busy_pct", "bg_ziip_busy_pct"):
+            out[col] = lpar[col]
+        return out
+
+    def max_tps(self, *, n_gcp: int | None = None, n_ziip: int | None = None,
+                bg_gcp_busy_pct: float | None = None, bg_ziip_busy_pct: float | None = None,
+                bg_load_factor: float | None = None) -> float:
+        """Class tps at which a pool it needs is full (:meth:`Dispatch.max_tps`); 0 when the other
+        classes fill it."""
+        lp = self._lpar_args(n_gcp, n_ziip, bg_gcp_busy_pct, bg_ziip_busy_pct, bg_load_factor)
+        return self._max_tps(lp, self.cpu_ms_per_tran, self.ziip_eligible_fraction)
+
+    def _max_tps(self, lp: dict[str, float], d: float, f: float) -> float:
+        if lp["bg_gcp_busy_pct"] >= 100.0 or lp["bg_ziip_busy_pct"] >= 100.0:
+            return 0.0
+        return self.dispatch(**lp).max_tps(d, f)
+
+    def _lpar_args(self, n_gcp, n_ziip, bg_gcp_busy_pct, bg_ziip_busy_pct, bg_load_factor=None) -> dict[str, float]:
+        given = {"n_gcp": n_gcp, "n_ziip": n_ziip, "bg_gcp_busy_pct": bg_gcp_busy_pct,
+                 "bg_ziip_busy_pct": bg_ziip_busy_pct, "bg_load_factor": bg_load_factor}
+        row = self.lpar(pd.DataFrame([{k: (np.nan if v is None else float(v)) for k, v in given.items()}]))
+        return {k: float(v[0]) for k, v in row.items()}
+
+    def curve(self, *, points: int = 60, max_tps: float | None = None, max_draws: int | None = None,
+              **lpar: Any) -> pd.DataFrame:
+        """Predictions on an even tps grid from near zero to ``max_tps`` (95 % of saturation by default)."""
+        lp = self._lpar_args(*(lpar.get(k) for k in ("n_gcp", "n_ziip", "bg_gcp_busy_pct", "bg_ziip_busy_pct",
+                                                      "bg_load_factor")))
+        top = max_tps if max_tps is not None else 0.95 * self._max_tps(lp, self.cpu_ms_per_tran,
+                                                                         self.ziip_eligible_fraction)
+        if not top > 0:
+            raise ModelError("the other classes fill a pool this class needs: no load can be carried")
+        grid = np.linspace(top / points, top, points)
+        frame = pd.DataFrame({"tps": grid, **{k: v for k, v in lp.items()}})
+        return self.predict(frame, max_draws=max_draws)
+
+    def knee(self, *, k: float = 3.0, max_draws: int | None = None, n_gcp: int | None = None,
+             n_ziip: int | None = None, bg_gcp_busy_pct: float | None = None,
+             bg_ziip_busy_pct: float | None = None, bg_load_factor: float | None = None) -> dict[str, Any]:
+        r"""Class tps at which response first exceeds ``k`` x its unloaded response, with an interval.
+
+        For each parameter draw the response is solved on a grid of ``801`` loads up to that draw's
+        saturation tps and the first crossing of ``k R(0)`` is interpolated linearly; ``R(0)`` is
+        the response as the class's load goes to zero with the other classes still present. The
+        point is the fitted parameters' crossing; ``knee_tps_lo`` / ``_hi`` the ``alpha/2`` and
+        ``1 - alpha/2`` quantiles over the bootstrap draws. Also returned: saturation
+        ``max_tps`` and each pool's busy per engine at the knee (``ziip_busy_pct_at_knee``,
+        ``gcp_busy_pct_at_knee``), from the fitted parameters.
+        """
+        if not k > 1:
+            raise ModelError(f"the knee factor k must be > 1, got {k}")
+        lp = self._lpar_args(n_gcp, n_ziip, bg_gcp_busy_pct, bg_ziip_busy_pct, bg_load_factor)
+        if self._max_tps(lp, self.cpu_ms_per_tran, self.ziip_eligible_fraction) <= 0:
+            raise ModelError("the other classes fill a pool this class needs: there is no knee to find")
+        lpar_rows = {key: np.array([float(v)]) for key, v in lp.items()}
+        knees, unloaded, sats = [], [], []
+        at_knee = (math.nan, math.nan)
+        for i, th in enumerate(self._thetas(max_draws)):
+            sat = self._max_tps(lp, th[1], th[2])
+            grid = sat * np.linspace(0.0, 1.0, _KNEE_GRID)[:-1]
+            grid[0] = sat * 1e-9
+            rows = {key: np.repeat(v, len(grid)) for key, v in lpar_rows.items()}
+            sol = self._solve(grid, rows, th)
+            resp = th[0] + sol.resp_ms[0]
+            target = k * resp[0]
+            above = np.flatnonzero(~(resp <= target))
+            if len(above) == 0:  # the grid stops short of saturation: the crossing lies in the last step
+                x = sat
+            else:
+                j = int(above[0])
+                r_lo, r_hi = resp[j - 1], resp[j]
+                x = grid[j] if not np.isfinite(r_hi) else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo)
+            knees.append(float(x))
+            unloaded.append(float(resp[0]))
+            sats.append(float(sat))
+            if i == 0:
+                near = int(np.argmin(np.abs(grid - x)))
+                at_knee = (100.0 * float(sol.ziip_busy[0][near]), 100.0 * float(sol.gcp_busy[0][near]))
+        boot = np.array(knees[1:] or knees)
+        return {"k": k, **lp, "knee_tps": knees[0],
+                "knee_tps_lo": float(np.quantile(boot, self.alpha / 2)),
+                "knee_tps_hi": float(np.quantile(boot, 1 - self.alpha / 2)),
+                "max_tps": sats[0], "unloaded_resp_ms": unloaded[0],
+                "ziip_busy_pct_at_knee": at_knee[0] if lp["n_ziip"] > 0 else math.nan,
+                "gcp_busy_pct_at_knee": at_knee[1]}
+
+    def summary(self) -> str:
+        b = self.base
+        lines = [
+            "Open dispatch model (one WLM class on RMF intervals; zIIP + GCP pools with the other classes)",
+            f"  cpu_ms_per_tran        {self.cpu_ms_per_tran:10.4f} ms (measured, SMF 72.3)",
+            f"  ziip_eligible_fraction {self.ziip_eligible_fraction:10.3f} (measured: (IIP + IIPCP) / (CP + IIP))",
+            f"  delay_ms (R0)          {self.delay_ms:10.4f} ms (fitted)",
+            f"  eligible bursts        {self.eligible_bursts} per transaction (chosen by fit) + {self.gcp_bursts} GCP-only",
+            f"  base LPAR              {b['n_gcp']} GCP + {b['n_ziip']} zIIP; other classes at peak "
+            f"{b['bg_gcp_busy_pct']:.1f} % per GCP, {b['bg_ziip_busy_pct']:.1f} % per zIIP",
+            f"  intervals              {self.n_train} over {self.train_ranges.get('days', 0)} day(s), "
+            f"{self.train_ranges['tps_min']:.4g}-{self.train_ranges['tps_max']:.4g} tps",
+            f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
+            f"  bootstrap refits       {len(self.boot_params)} (days resampled; burst counts chosen "
+            f"{_counts(self.boot_params[:, 3])})",
+        ]
+        return "\n".join(lines + [f"  note: {n}" for n in self.notes])
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable({
+            "family": self.family, "cpu_ms_per_tran": self.cpu_ms_per_tran,
+            "ziip_eligible_fraction": self.ziip_eligible_fraction, "delay_ms": self.delay_ms,
+            "eligible_bursts": self.eligible_bursts, "gcp_bursts": self.gcp_bursts,
+            "honor_priority": self.honor_priority, "help_wait_ms": self.help_wait_ms,
+            "help_rule": self.help_rule, "boot_params": self.boot_params, "residuals": self.residuals,
+            "alpha": self.alpha, "seed": self.seed, "train_mape": self.train_mape, "n_train": self.n_train,
+            "base": self.base, "train_ranges": self.train_ranges, "history": self.history,
+            "notes": self.notes,
+        })
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> OpenDispatchResults:
+        d = dict(d)
+        d.pop("family", None)
+        d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 4)
+        d["residuals"] = np.array(d["residuals"], dtype=float)
+        d["train_mape"] = {k: (np.nan if v is None else v) for k, v in d["train_mape"].items()}
+        return cls(**d)

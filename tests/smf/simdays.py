@@ -1,0 +1,551 @@
+"""Ten simulated days of RMF intervals with known truth, from kneecap's own dispatcher simulation.
+
+The test data for per-WLM-class open-workload response models fitted on RMF intervals
+(SMF 70.1 + 72.3). Unlike :func:`synth.week_of_intervals` (a crude closed-form stand-in), the
+response, the zIIP/GCP split and the pool busy of every interval come from
+:mod:`kneecap.simulation` (SimPy, the event-by-event z/OS dispatcher with IIPHONORPRIORITY and
+ZIIPAWMT), so a model fitted on these intervals can be checked against the simulation's own knee.
+
+Three layers
+------------
+1. :data:`CONFIG` (:class:`SimDaysConfig`): one z/OS-Connect-like service class ``ZCONSIM`` on an
+   LPAR with 2 GCPs + 2 zIIPs, 0.8 ms CPU per transaction (90 % zIIP-eligible, 4 eligible bursts
+   and 1 GCP burst), 1.0 ms non-CPU response, IIPHONORPRIORITY=YES, ZIIPAWMT 3.2 ms, help rule
+   ``"pool"``, background work of other classes at 30 % per GCP and 10 % per zIIP. The pools can
+   carry ``CONFIG.max_tps`` = 4000 tps (``Dispatch.max_tps``).
+2. The grid ``tests/smf/data/simdays_grid.csv``: :func:`kneecap.simulation.simulate` at the open
+   loads :data:`GRID_LEVELS` (140 tps, ~5 % class zIIP busy, to 3800 tps, 95 % of the pools'
+   capacity), every level with the same seed (common random numbers), 10 replications of
+   4 000 - 40 000 transactions (:func:`grid_plan`). Regenerate with
+   ``python -m tests.smf.simdays --write-grid``. On this machine (2 shared cores, one used) the grid
+   took 430 s, about 7 minutes (:data:`GRID_SECONDS`). 95 % half-widths of ``resp_ms`` (Student
+   t over the 10 replications): 0.3 - 1.4 % up to 85 % zIIP busy (2050 tps), <= 1.6 % up to
+   3150 tps, 2.1 % at 3450 tps and 6.5 % at 3800 tps (GCPs 92 % busy). The response rises
+   from 1.84 ms (140 tps) to 5.46 ms at 2450 tps (zIIPs 94 % busy, 4 % of the eligible work
+   helped by GCPs), then more slowly while GCPs absorb the spill (7.55 ms at 3150 tps, 32 %
+   spill at 3800 tps, 11.9 ms). Unloaded response 1.823 ms, knee (3x) at 2453 tps.
+3. :func:`simulated_days`: ``days`` x 96 intervals of 15 minutes whose offered tps follows a
+   daily profile (low at night, peak at 13:00) times a level rising linearly, written as SMF
+   72.3 (class ``ZCONSIM`` and background class ``BATCHBG``) and 70.1 records with
+   :mod:`synth` (independent of kneecap's decoders). Every interval's true response, CPU split
+   and pool busy are the grid's, interpolated at its offered tps; the measured values add
+   sampling noise. The daily peak crosses the simulation's knee after the data ends, so a
+   growth forecast must extrapolate to it: with the defaults the 13:00 peaks grow from
+   1310 tps (day 1, 57 % zIIP busy) by 96 tps a day to 2174 tps on day 10 (88 % zIIP busy,
+   response 4.0 ms = 2.2x unloaded); the trend reaches the knee at day 12.9, so ``knee_date``
+   is day 13, 2026-03-14.
+
+The knee
+--------
+kneecap's knee rule (params.yaml ``train.knee_k``): the first load where the response exceeds
+``k`` x the unloaded response. :func:`true_knee_tps` applies it to the grid: the unloaded
+response is the grid's response extrapolated to 0 tps, log-linearly through the two lowest loads
+(the limit as the class's load vanishes; it still includes the class's waits behind background
+work), and the crossing is found by interpolating ``log(resp_ms)`` linearly in offered tps.
+
+Round trip
+----------
+:func:`decode_days` frames the records with RDWs into a temporary file and decodes it with
+:func:`kneecap.smf.reader.decode_file`; :func:`check_round_trip` compares tps, response, APPL%
+CP / IIP / IIPCP and LPAR busy per pool with the truth table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kneecap.modeling.dispatch import Dispatch
+from kneecap.simulation import SimScenario, check_open_load_fits, simulate
+from kneecap.smf.reader import decode_file
+from tests.smf import synth
+
+GRID_CSV = Path(__file__).resolve().parent / "data" / "simdays_grid.csv"
+#: Wall-clock seconds the committed grid took (one core, shared machine).
+GRID_SECONDS = 430.0
+
+
+@dataclass(frozen=True)
+class SimDaysConfig:
+    """The simulated LPAR, class and background: the constants the data was generated from."""
+
+    class_name: str = "ZCONSIM"
+    workload: str = "ZCONWKL"
+    bg_class: str = "BATCHBG"
+    bg_workload: str = "BATCH"
+    system_id: str = "SYSA"
+    sysplex: str = "PLEX1"
+    lpar_name: str = "LPAR1"
+    lpar_no: int = 1
+    n_gcp: int = 2
+    n_ziip: int = 2
+    cpu_ms_per_tran: float = 0.8
+    ziip_eligible_fraction: float = 0.9
+    delay_ms: float = 1.0
+    eligible_bursts: int = 4
+    gcp_bursts: int = 1
+    honor_priority: bool = True      # IIPHONORPRIORITY=YES
+    help_wait_ms: float = 3.2        # ZIIPAWMT=3200
+    help_rule: str = "pool"
+    bg_gcp_busy_pct: float = 30.0    # per GCP, other classes
+    bg_ziip_busy_pct: float = 10.0   # per zIIP, other classes
+    bg_burst_ms: float = 0.2
+    knee_k: float = 3.0              # params.yaml train.knee_k
+
+    def scenario(self, tps: float) -> SimScenario:
+        """The open-load :class:`SimScenario` at ``tps``."""
+        return SimScenario(
+            n_gcp=self.n_gcp, n_ziip=self.n_ziip, cpu_ms_per_tran=self.cpu_ms_per_tran,
+            ziip_eligible_fraction=self.ziip_eligible_fraction, tps=float(tps),
+            delay_ms=self.delay_ms, honor_priority=self.honor_priority,
+            help_wait_ms=self.help_wait_ms, help_rule=self.help_rule,
+            gcp_bursts=self.gcp_bursts, eligible_bursts=self.eligible_bursts,
+            bg_gcp_busy_pct=self.bg_gcp_busy_pct, bg_ziip_busy_pct=self.bg_ziip_busy_pct,
+            bg_burst_ms=self.bg_burst_ms)
+
+    def dispatch(self) -> Dispatch:
+        return Dispatch(n_gcp=self.n_gcp, n_ziip=self.n_ziip, honor_priority=self.honor_priority,
+                        help_wait_ms=self.help_wait_ms, help_rule=self.help_rule,
+                        eligible_bursts=self.eligible_bursts, gcp_bursts=self.gcp_bursts,
+                        bg_gcp_busy_pct=self.bg_gcp_busy_pct,
+                        bg_ziip_busy_pct=self.bg_ziip_busy_pct, bg_burst_ms=self.bg_burst_ms)
+
+    @property
+    def max_tps(self) -> float:
+        """Open load at which the pools the class may use are full (4000 tps here)."""
+        return self.dispatch().max_tps(self.cpu_ms_per_tran, self.ziip_eligible_fraction)
+
+
+CONFIG = SimDaysConfig()
+
+# --------------------------------------------------------------------------- the grid
+
+#: Offered tps of the grid: 140 tps is ~5 % class zIIP busy, 3800 tps 95 % of CONFIG.max_tps;
+#: denser around the knee (~2450 tps).
+GRID_LEVELS: tuple[float, ...] = (140, 400, 700, 1000, 1300, 1500, 1700, 1850, 1950, 2050, 2150,
+                                  2250, 2350, 2450, 2550, 2700, 2900, 3150, 3450, 3800)
+GRID_SEED = 20260302
+GRID_REPLICATIONS = 10
+GRID_WARMUP = 0.1
+#: The level the freshness test re-simulates (the cheapest one).
+CHEAP_LEVEL = 1000.0
+#: Grid columns in front; the rest of simulate()'s row follows.
+GRID_FIRST = ("tps_offered", "tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "cpu_gcp_pct",
+              "cpu_ziip_pct", "ziip_eligible_on_gcp_pct", "gcp_busy_pct", "ziip_busy_pct",
+              "spill_pct")
+
+
+def grid_transactions(tps: float) -> int:
+    """Transactions per replication at a level: fewer where the response varies little.
+
+    Below 1100 tps (under ~50 % zIIP busy) 4 000 already give half-widths under 1.2 %, and low
+    loads are the slow ones (background events dominate); near and past the knee 40 000.
+    """
+    if tps <= 1100:
+        return 4000
+    if tps <= 1900:
+        return 20000
+    return 40000
+
+
+def grid_plan(levels: tuple[float, ...] = GRID_LEVELS) -> list[dict]:
+    """The :func:`simulate` settings of every grid level."""
+    return [{"tps": float(t), "replications": GRID_REPLICATIONS,
+             "transactions": grid_transactions(t), "warmup_fraction": GRID_WARMUP,
+             "seed": GRID_SEED} for t in levels]
+
+
+def simulate_level(tps: float, *, replications: int, transactions: int, warmup_fraction: float,
+                   seed: int, config: SimDaysConfig = CONFIG) -> pd.DataFrame:
+    """One grid row: :func:`simulate` of ``config`` at ``tps`` (columns as in the CSV)."""
+    scenario = config.scenario(tps)
+    check_open_load_fits(scenario)
+    row = simulate(scenario, replications=replications, transactions=transactions,
+                   warmup_fraction=warmup_fraction, seed=seed)
+    row["knee_k"] = config.knee_k
+    return row[[*GRID_FIRST, *row.columns.drop(list(GRID_FIRST))]]
+
+
+def simulate_grid(levels: tuple[float, ...] = GRID_LEVELS, *, config: SimDaysConfig = CONFIG,
+                  progress: bool = False) -> pd.DataFrame:
+    rows = []
+    for plan in grid_plan(levels):
+        t0 = time.perf_counter()
+        row = simulate_level(plan.pop("tps"), config=config, **plan)
+        rows.append(row)
+        if progress:
+            r = row.iloc[0]
+            print(f"{r.tps_offered:7.0f} tps  {time.perf_counter() - t0:6.1f} s  "
+                  f"resp {r.resp_ms:7.3f} ms +-{half_width_pct(r):5.2f} %  "
+                  f"zIIP {r.ziip_busy_pct:5.1f} %  GCP {r.gcp_busy_pct:5.1f} %  "
+                  f"spill {r.spill_pct:5.2f} %", flush=True)
+    return pd.concat(rows, ignore_index=True)
+
+
+def half_width_pct(row: pd.Series) -> float:
+    """95 % half-width of ``resp_ms`` in % of the mean (``row`` a grid row)."""
+    return float((row["resp_ms_hi"] - row["resp_ms_lo"]) / 2 / row["resp_ms"] * 100)
+
+
+def write_grid(path: Path = GRID_CSV, *, progress: bool = True) -> pd.DataFrame:
+    t0 = time.perf_counter()
+    grid = simulate_grid(progress=progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    grid.to_csv(path, index=False)
+    if progress:
+        print(f"wrote {path} ({len(grid)} levels) in {time.perf_counter() - t0:.0f} s")
+    return grid
+
+
+def load_grid(path: Path = GRID_CSV) -> pd.DataFrame:
+    """The committed grid (pandas >= 3 parses floats round-trip: bit for bit)."""
+    return pd.read_csv(path)
+
+
+# --------------------------------------------------------------------------- grid interpolation
+
+
+def _interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, *, log: bool = False) -> np.ndarray:
+    """Linear interpolation (of ``log fp`` with ``log``), linear extrapolation at both ends."""
+    y = np.log(fp) if log else np.asarray(fp, dtype=float)
+    x = np.asarray(x, dtype=float)
+    out = np.interp(x, xp, y)
+    lo, hi = x < xp[0], x > xp[-1]
+    out[lo] = y[0] + (x[lo] - xp[0]) * (y[1] - y[0]) / (xp[1] - xp[0])
+    out[hi] = y[-1] + (x[hi] - xp[-1]) * (y[-1] - y[-2]) / (xp[-1] - xp[-2])
+    return np.exp(out) if log else out
+
+
+def grid_at(grid: pd.DataFrame, tps: np.ndarray | float,
+            config: SimDaysConfig = CONFIG) -> dict[str, np.ndarray]:
+    """The simulation's truth at offered loads ``tps``, interpolated in the grid's offered tps.
+
+    Returns ``resp_ms`` (log-linear), the class's CPU per transaction in APPL% per tps
+    (``cp_per_tps``, ``iip_per_tps``, ``iipcp_per_tps``: the simulated APPL% CP / IIP / IIPCP
+    divided by the simulated throughput) and the background's load in engine-% on each pool
+    (``bg_gcp_pct``, ``bg_ziip_pct``: pool busy x engines minus the class; background zIIP work
+    that GCPs helped counts on the GCPs, as in the simulation), all linear.
+    """
+    g = grid.sort_values("tps_offered")
+    xp = g["tps_offered"].to_numpy(float)
+    x = np.atleast_1d(np.asarray(tps, dtype=float))
+    if (x < xp[0] * 0.5).any() or (x > xp[-1]).any():
+        raise ValueError(f"tps outside the grid [{xp[0] * 0.5:g}, {xp[-1]:g}]")
+    thr = g["tps"].to_numpy(float)
+    bg_gcp = g["gcp_busy_pct"].to_numpy(float) * config.n_gcp - g["cpu_gcp_pct"].to_numpy(float)
+    bg_ziip = (g["ziip_busy_pct"].to_numpy(float) * config.n_ziip
+               - g["cpu_ziip_pct"].to_numpy(float))
+    return {
+        "resp_ms": _interp(x, xp, g["resp_ms"].to_numpy(float), log=True),
+        "cp_per_tps": _interp(x, xp, g["cpu_gcp_pct"].to_numpy(float) / thr),
+        "iip_per_tps": _interp(x, xp, g["cpu_ziip_pct"].to_numpy(float) / thr),
+        "iipcp_per_tps": np.maximum(
+            _interp(x, xp, g["ziip_eligible_on_gcp_pct"].to_numpy(float) / thr), 0.0),
+        "bg_gcp_pct": _interp(x, xp, bg_gcp),
+        "bg_ziip_pct": _interp(x, xp, bg_ziip),
+    }
+
+
+def unloaded_resp_ms(grid: pd.DataFrame) -> float:
+    """Response as the class's load vanishes: log-linear extrapolation to 0 tps of the two
+    lowest grid loads."""
+    g = grid.sort_values("tps_offered")
+    return float(_interp(np.array([0.0]), g["tps_offered"].to_numpy(float),
+                         g["resp_ms"].to_numpy(float), log=True)[0])
+
+
+def true_knee_tps(grid: pd.DataFrame, k: float = CONFIG.knee_k) -> float:
+    """Offered tps at which the simulated response first exceeds ``k`` x the unloaded response.
+
+    ``log(resp_ms)`` is interpolated linearly in tps between the last grid level below the
+    threshold and the first above it. Raises ValueError if the grid never crosses it.
+    """
+    g = grid.sort_values("tps_offered")
+    x = g["tps_offered"].to_numpy(float)
+    y = np.log(g["resp_ms"].to_numpy(float))
+    target = math.log(k * unloaded_resp_ms(grid))
+    above = np.flatnonzero(y > target)
+    if above.size == 0:
+        raise ValueError(f"the grid's response never exceeds {k:g} x unloaded")
+    i = int(above[0])
+    if i == 0:
+        return float(x[0])
+    return float(x[i - 1] + (target - y[i - 1]) * (x[i] - x[i - 1]) / (y[i] - y[i - 1]))
+
+
+# --------------------------------------------------------------------------- the days
+
+START = dt.datetime(2026, 3, 2, 0, 0)
+#: Daily peak (13:00) offered tps of day 1 and its growth per day (defaults of simulated_days):
+#: day 7 peaks near 78 % zIIP busy, day 10 near 88 %, and the peak trend reaches the knee
+#: (2453 tps) at day 12.9, so the first daily peak above it is day 13 (2026-03-14).
+DAY1_PEAK_TPS = 1310.0
+GROWTH_TPS_PER_DAY = 96.0
+PEAK_HOUR = 13.0
+NIGHT_SHARE = 0.15
+RESP_NOISE = 0.03
+BG_ENDED_PER_S = 0.02      # batch jobs of BATCHBG ending per second
+BG_RESP_MS = 180_000.0
+SAMPLES_PER_S = 4.0        # WLM state sampling every 250 ms
+
+
+def daily_profile(hour: np.ndarray | float) -> np.ndarray:
+    """Share of the day's peak load at ``hour`` (0-24): NIGHT_SHARE at 01:00, 1 at 13:00."""
+    s = np.sin(np.pi * (np.asarray(hour, dtype=float) - (PEAK_HOUR - 12.0)) / 24.0) ** 2
+    return NIGHT_SHARE + (1.0 - NIGHT_SHARE) * s
+
+
+def peak_trend_tps(day: np.ndarray | float, day1_peak_tps: float = DAY1_PEAK_TPS,
+                   growth: float = GROWTH_TPS_PER_DAY) -> np.ndarray:
+    """Noise-free daily peak (13:00) offered tps of day ``day`` (1-based, fractional allowed)."""
+    return day1_peak_tps + growth * (np.asarray(day, dtype=float) - 1.0)
+
+
+@dataclass
+class SimDaysTruth:
+    """What :func:`simulated_days` generated the records from (what a model should recover).
+
+    ``per_interval`` has one row per interval: ``interval_start_at``, ``day`` (1-based),
+    ``tps_offered`` (the truth), ``ended``, ``tps`` (ended / interval), ``resp_ms_true`` (the
+    simulation's mean response at ``tps_offered``), ``resp_ms`` (written, with sampling noise),
+    the class's APPL% ``appl_cp_pct`` / ``appl_iip_pct`` / ``appl_iipcp_pct`` and the background's
+    ``bg_appl_cp_pct`` / ``bg_appl_iip_pct`` / ``bg_appl_iipcp_pct`` as written, and the LPAR busy
+    per pool ``gcp_busy_pct`` / ``ziip_busy_pct`` (class + background, per engine).
+    ``daily_peaks``: ``date``, ``day``, ``peak_tps`` (noise-free trend at 13:00), ``peak_resp_ms``,
+    ``peak_ziip_busy_pct`` (of that day's 13:00 interval). ``knee_day``: the fractional day at
+    which the peak trend reaches ``knee_tps`` (day ``d`` = 13:00 of day ``d``); ``knee_at``: that
+    instant on the level's continuous trend; ``knee_date``: the first date whose noise-free 13:00
+    peak reaches ``knee_tps`` (day ``ceil(knee_day)``).
+    """
+
+    config: SimDaysConfig
+    knee_tps: float
+    unloaded_resp_ms: float
+    knee_date: dt.date
+    knee_day: float
+    knee_at: dt.datetime
+    day1_peak_tps: float
+    growth_tps_per_day: float
+    interval_s: float
+    seed: int
+    per_interval: pd.DataFrame = field(repr=False)
+    daily_peaks: pd.DataFrame = field(repr=False)
+
+
+def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime = START, *,
+                   growth: float = GROWTH_TPS_PER_DAY, day1_peak_tps: float = DAY1_PEAK_TPS,
+                   seed: int = 11, grid: pd.DataFrame | None = None,
+                   config: SimDaysConfig = CONFIG) -> tuple[list[bytes], SimDaysTruth]:
+    """SMF 72.3 + 70.1 records of ``days`` days of ``interval_s`` intervals, and their truth.
+
+    Offered load at interval start ``t`` (day ``d`` 1-based, hour ``h``):
+    ``tps = (day1_peak_tps + growth (d - 1 + (h - 13)/24)) x daily_profile(h)``, so the 13:00
+    interval of day ``d`` carries :func:`peak_trend_tps` ``(d)``. Per interval:
+
+    * ``ended ~ Poisson(tps x interval_s)``; the class's APPL%s are the grid's CPU per
+      transaction at ``tps`` times ``ended / interval_s``: in the 72.3 period ``tcb_s`` is all the
+      class's CPU (CP + zIIP), ``ziip_s`` the zIIP time, ``ziip_on_cp_s`` the IIPCP time, so
+      kneecap reads APPL% CP = (tcb - ziip) / T (IIPCP included), IIP = ziip / T,
+      IIPCP = ziip_on_cp / T;
+    * ``resp_ms`` = the grid's response at ``tps`` x lognormal(0, 3 %);
+    * ``BATCHBG`` 72.3 carries the background's CPU at ``tps`` (from the grid, helped zIIP work
+      on the GCPs as IIPCP), so class + background = the pools' busy;
+    * 70.1: ``LPAR1`` with 2 CP and 2 IIP logical processors, each dispatched
+      ``busy% x interval``, plus an ``LPAR2`` with 4 CPs at 50 %.
+
+    Using/delay sample counts are rough (Little's law on the class's CPU and queueing time), not
+    part of the truth.
+    """
+    grid = load_grid() if grid is None else grid
+    rng = np.random.default_rng(seed)
+    n = int(round(days * 86400 / interval_s))
+    starts = [start + dt.timedelta(seconds=i * interval_s) for i in range(n)]
+    elapsed_days = np.array([(t - start).total_seconds() / 86400 for t in starts])
+    hours = np.array([t.hour + t.minute / 60 + t.second / 3600 for t in starts])
+    day_no = np.floor(elapsed_days).astype(int) + 1
+    # the trend in fractional days, so that 13:00 of day d is exactly day d
+    level = peak_trend_tps(elapsed_days + 1.0 - PEAK_HOUR / 24.0, day1_peak_tps, growth)
+    tps = level * daily_profile(hours)
+    at = grid_at(grid, tps, config)
+    ended = rng.poisson(tps * interval_s)
+    noise = np.exp(rng.normal(0.0, RESP_NOISE, n))
+    bg_ended = rng.poisson(BG_ENDED_PER_S * interval_s, n)
+    x = ended / interval_s
+    resp_true = at["resp_ms"]
+    resp = resp_true * noise
+    cp = at["cp_per_tps"] * x
+    iip = at["iip_per_tps"] * x
+    iipcp = np.minimum(at["iipcp_per_tps"] * x, cp)
+    bg_cp, bg_iip = at["bg_gcp_pct"], at["bg_ziip_pct"]
+    bg_iipcp = np.clip(bg_cp - config.bg_gcp_busy_pct * config.n_gcp, 0.0, None)
+    gcp_busy = (cp + bg_cp) / config.n_gcp
+    ziip_busy = (iip + bg_iip) / config.n_ziip
+    k = synth.Coefficients()
+    records: list[bytes] = []
+    for i, t0 in enumerate(starts):
+        t = interval_s
+        queue_s = x[i] * max(resp_true[i] - config.delay_ms - config.cpu_ms_per_tran, 0.0) / 1e3
+        f = config.ziip_eligible_fraction
+        samples = SAMPLES_PER_S * t
+        period = synth.Period(
+            period=1, ended=int(ended[i]), resp_ms=float(resp[i]),
+            tcb_s=float((cp[i] + iip[i]) / 100 * t), ziip_s=float(iip[i] / 100 * t),
+            ziip_on_cp_s=float(iipcp[i] / 100 * t),
+            cpu_using=int(samples * cp[i] / 100), cpu_delay=int(samples * queue_s * (1 - f)),
+            ziip_using=int(samples * iip[i] / 100),
+            ziip_on_cp_using=int(samples * iipcp[i] / 100),
+            ziip_delay=int(samples * queue_s * f),
+            total_using=int(samples * (cp[i] + iip[i]) / 100),
+            total_delay=int(samples * queue_s), importance=2)
+        records.append(synth.record_72_3(config.system_id, config.sysplex, t0, t,
+                                         config.class_name, config.workload, [period], k))
+        bg = synth.Period(
+            period=1, ended=int(bg_ended[i]), resp_ms=BG_RESP_MS,
+            tcb_s=float((bg_cp[i] + bg_iip[i]) / 100 * t), ziip_s=float(bg_iip[i] / 100 * t),
+            ziip_on_cp_s=float(bg_iipcp[i] / 100 * t),
+            cpu_using=int(samples * bg_cp[i] / 100), ziip_using=int(samples * bg_iip[i] / 100),
+            total_using=int(samples * (bg_cp[i] + bg_iip[i]) / 100), importance=5)
+        records.append(synth.record_72_3(config.system_id, config.sysplex, t0, t,
+                                         config.bg_class, config.bg_workload, [bg], k))
+        own = synth.Partition(config.lpar_name, config.lpar_no, [
+            *(synth.LogicalCPU("CP", t, gcp_busy[i] / 100 * t, t * (1 - gcp_busy[i] / 100))
+              for _ in range(config.n_gcp)),
+            *(synth.LogicalCPU("IIP", t, ziip_busy[i] / 100 * t, t * (1 - ziip_busy[i] / 100))
+              for _ in range(config.n_ziip)),
+        ])
+        other = synth.Partition("LPAR2", config.lpar_no + 1,
+                                [synth.LogicalCPU("CP", t, 0.5 * t) for _ in range(4)])
+        records.append(synth.record_70_1(config.system_id, config.sysplex, t0, t, [own, other],
+                                         own_number=config.lpar_no))
+    per = pd.DataFrame({
+        "interval_start_at": pd.to_datetime(starts), "day": day_no, "tps_offered": tps,
+        "ended": ended, "tps": x, "resp_ms_true": resp_true, "resp_ms": resp,
+        "appl_cp_pct": cp, "appl_iip_pct": iip, "appl_iipcp_pct": iipcp,
+        "bg_appl_cp_pct": bg_cp, "bg_appl_iip_pct": bg_iip, "bg_appl_iipcp_pct": bg_iipcp,
+        "gcp_busy_pct": gcp_busy, "ziip_busy_pct": ziip_busy,
+    })
+    knee = true_knee_tps(grid, config.knee_k)
+    knee_day = 1.0 + (knee - day1_peak_tps) / growth
+    peak_rows = per[per["interval_start_at"].dt.hour.eq(int(PEAK_HOUR))
+                    & per["interval_start_at"].dt.minute.eq(0)]
+    daily = pd.DataFrame({
+        "date": peak_rows["interval_start_at"].dt.date.to_numpy(),
+        "day": peak_rows["day"].to_numpy(),
+        "peak_tps": peak_trend_tps(peak_rows["day"].to_numpy(), day1_peak_tps, growth),
+        "peak_resp_ms": peak_rows["resp_ms_true"].to_numpy(),
+        "peak_ziip_busy_pct": peak_rows["ziip_busy_pct"].to_numpy(),
+    })
+    truth = SimDaysTruth(
+        config=config, knee_tps=knee, unloaded_resp_ms=unloaded_resp_ms(grid),
+        knee_date=start.date() + dt.timedelta(days=math.ceil(knee_day) - 1), knee_day=knee_day,
+        knee_at=start + dt.timedelta(days=knee_day - 1.0, hours=PEAK_HOUR),
+        day1_peak_tps=day1_peak_tps, growth_tps_per_day=growth, interval_s=interval_s, seed=seed,
+        per_interval=per, daily_peaks=daily)
+    return records, truth
+
+
+# --------------------------------------------------------------------------- round trip
+
+
+def decode_days(records: list[bytes]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Decode records with kneecap's reader via an RDW file: ``(smf72_workload, smf70_cpu)``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "simdays.smf"
+        path.write_bytes(synth.frame_rdw(records))
+        res = decode_file(path)
+    if not res.quarantine.empty:
+        raise AssertionError(f"records quarantined:\n{res.quarantine}")
+    return res.smf72_workload, res.smf70_cpu
+
+
+def check_round_trip(records: list[bytes], truth: SimDaysTruth, *, rtol: float = 1e-9,
+                     busy_atol: float = 1e-6) -> dict[str, float]:
+    """Decode ``records`` and compare with the truth; returns the worst errors seen.
+
+    Raises AssertionError on a mismatch: per interval ``ended`` exactly, ``tps``, ``resp_ms``,
+    APPL% CP / IIP / IIPCP of both classes within ``rtol`` (HFP keeps 56 bits), LPAR busy per
+    pool within ``busy_atol`` percentage points (dispatch times are whole microseconds), and
+    class + background APPL% = LPAR busy x engines.
+    """
+    c = truth.config
+    w, cpu = decode_days(records)
+    per = truth.per_interval.set_index("interval_start_at")
+    errs: dict[str, float] = {}
+
+    def cmp(name: str, got: np.ndarray, want: np.ndarray, *, rel: bool = True) -> None:
+        got, want = np.asarray(got, float), np.asarray(want, float)
+        err = np.abs(got - want)
+        if rel:  # relative error, absolute where the truth is 0
+            err = np.divide(err, np.abs(want), out=err.copy(), where=want != 0)
+        errs[name] = float(err.max())
+        tol = rtol if rel else busy_atol
+        if not (err <= tol).all():
+            i = int(np.argmax(err))
+            raise AssertionError(f"{name}: decoded {got[i]!r} != truth {want[i]!r} "
+                                 f"(interval {i}, error {err[i]:.3g} > {tol:g})")
+
+    assert set(w["class_name"]) == {c.class_name, c.bg_class}, set(w["class_name"])
+    assert len(w) == 2 * len(per) and len(cpu) == 2 * len(per), (len(w), len(cpu), len(per))
+    cls = w[w["class_name"] == c.class_name].set_index("interval_start_at").loc[per.index]
+    bg = w[w["class_name"] == c.bg_class].set_index("interval_start_at").loc[per.index]
+    assert (cls["interval_s"] == truth.interval_s).all()
+    assert (cls["ended"].to_numpy() == per["ended"].to_numpy()).all(), "ended"
+    cmp("tps", cls["ended"] / cls["interval_s"], per["tps"])
+    cmp("resp_ms", cls["resp_ms"], per["resp_ms"])
+    for col in ("appl_cp_pct", "appl_iip_pct", "appl_iipcp_pct"):
+        cmp(col, cls[col], per[col])
+        cmp("bg_" + col, bg[col], per["bg_" + col])
+    for cpu_type, col, n in (("CP", "gcp_busy_pct", c.n_gcp), ("IIP", "ziip_busy_pct", c.n_ziip)):
+        pool = cpu[cpu["cpu_type"] == cpu_type].set_index("interval_start_at").loc[per.index]
+        assert (pool["n_online"] == n).all(), f"{cpu_type} engines online"
+        cmp(col, pool["lpar_busy_pct"], per[col], rel=False)
+        appl = "appl_cp_pct" if cpu_type == "CP" else "appl_iip_pct"
+        cmp(f"{col} = class + background", (cls[appl] + bg[appl]) / n, pool["lpar_busy_pct"],
+            rel=False)
+    return errs
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def summary(grid: pd.DataFrame | None = None) -> str:
+    grid = load_grid() if grid is None else grid
+    _, truth = simulated_days(grid=grid)
+    lines = [f"{r.tps_offered:6.0f} tps  resp {r.resp_ms:7.3f} ms +-{half_width_pct(r):5.2f} %  "
+             f"zIIP {r.ziip_busy_pct:5.1f} %  GCP {r.gcp_busy_pct:5.1f} %  "
+             f"spill {r.spill_pct:5.2f} %  ({r.replications} x {r.transactions})"
+             for _, r in grid.iterrows()]
+    lines.append(f"unloaded {truth.unloaded_resp_ms:.3f} ms, knee ({CONFIG.knee_k:g}x) "
+                 f"{truth.knee_tps:.0f} tps, knee day {truth.knee_day:.2f} = {truth.knee_date}")
+    lines += [f"day {d.day:2d} {d.date}: peak {d.peak_tps:6.0f} tps  resp {d.peak_resp_ms:6.3f} ms"
+              f"  zIIP {d.peak_ziip_busy_pct:5.1f} %" for d in truth.daily_peaks.itertuples()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.smf.simdays", description=__doc__.split(
+        "\n")[0])
+    ap.add_argument("--write-grid", action="store_true", help=f"simulate and write {GRID_CSV}")
+    ap.add_argument("--check", action="store_true",
+                    help="generate the days and check they decode back to the truth")
+    args = ap.parse_args(argv)
+    if args.write_grid:
+        write_grid()
+    print(summary())
+    if args.check:
+        records, truth = simulated_days()
+        print("round trip ok, worst errors:", check_round_trip(records, truth))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

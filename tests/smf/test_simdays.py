@@ -1,0 +1,112 @@
+"""Simulated days with known truth (tests/smf/simdays.py): fresh grid, round trip, knee date."""
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.smf import simdays as sd
+
+
+@pytest.fixture(scope="module")
+def grid() -> pd.DataFrame:
+    return sd.load_grid()
+
+
+@pytest.fixture(scope="module")
+def days(grid):
+    return sd.simulated_days(grid=grid)
+
+
+def test_grid_matches_its_settings(grid):
+    """The CSV was made from the current CONFIG and grid plan (else rerun --write-grid)."""
+    plan = pd.DataFrame(sd.grid_plan())
+    assert grid["tps_offered"].tolist() == plan["tps"].tolist()
+    for col in ("replications", "transactions", "warmup_fraction", "seed"):
+        assert grid[col].tolist() == plan[col].tolist(), col
+    scenario = sd.CONFIG.scenario(1.0)
+    for name in ("n_gcp", "n_ziip", "cpu_ms_per_tran", "ziip_eligible_fraction", "delay_ms",
+                 "honor_priority", "help_wait_ms", "help_rule", "gcp_bursts", "eligible_bursts",
+                 "burst_dist", "bg_gcp_busy_pct", "bg_ziip_busy_pct", "bg_burst_ms"):
+        assert (grid[name] == getattr(scenario, name)).all(), name
+    assert (grid["knee_k"] == sd.CONFIG.knee_k).all()
+    params = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
+    assert sd.CONFIG.knee_k == params["train"]["knee_k"]
+
+
+def test_grid_is_fresh(grid):
+    """Re-simulating the cheapest level with the same seed gives the CSV row bit for bit."""
+    plan = sd.grid_plan((sd.CHEAP_LEVEL,))[0]
+    row = sd.simulate_level(plan.pop("tps"), **plan)
+    stored = grid[grid["tps_offered"] == sd.CHEAP_LEVEL].reset_index(drop=True)
+    assert len(stored) == 1
+    assert list(stored.columns) == list(row.columns)
+    pd.testing.assert_frame_equal(row, stored, check_dtype=False, check_exact=True)
+
+
+def test_grid_response_increases_and_knee_inside(grid):
+    g = grid.sort_values("tps_offered")
+    assert (np.diff(g["resp_ms"]) > 0).all(), g[["tps_offered", "resp_ms"]]
+    x = g["tps_offered"].to_numpy()
+    # from ~5 % class zIIP busy to 95 % of the pools' capacity
+    assert g["cpu_ziip_pct"].iloc[0] / sd.CONFIG.n_ziip == pytest.approx(5.0, abs=1.0)
+    assert x[-1] == pytest.approx(0.95 * sd.CONFIG.max_tps)
+    knee = sd.true_knee_tps(grid)
+    assert x[0] < knee < x[-1]
+    unloaded = sd.unloaded_resp_ms(grid)
+    assert sd.CONFIG.delay_ms + sd.CONFIG.cpu_ms_per_tran < unloaded < g["resp_ms"].iloc[0]
+    resp_at_knee = sd.grid_at(grid, knee)["resp_ms"][0]
+    assert resp_at_knee == pytest.approx(sd.CONFIG.knee_k * unloaded, rel=1e-12)
+    # tight intervals below 85 % zIIP busy
+    below = g[g["ziip_busy_pct"] < 85]
+    assert len(below) >= 8
+    assert max(sd.half_width_pct(r) for _, r in below.iterrows()) < 3.0
+    # the class's CPU follows U = X D; background busy as configured (within sampling)
+    np.testing.assert_allclose(g["cpu_total_pct"] / g["tps"],
+                               sd.CONFIG.cpu_ms_per_tran / 10, rtol=0.01)
+    at = sd.grid_at(grid, x[:5])
+    np.testing.assert_allclose(at["bg_ziip_pct"], sd.CONFIG.bg_ziip_busy_pct * 2, rtol=0.05)
+
+
+def test_days_round_trip_through_kneecap_readers(days):
+    records, truth = days
+    assert len(truth.per_interval) == 10 * 96
+    assert len(records) == 3 * len(truth.per_interval)
+    errs = sd.check_round_trip(records, truth)
+    assert errs["resp_ms"] < 1e-9 and errs["gcp_busy_pct"] < 1e-6
+
+
+def test_days_are_seeded_and_noisy(days, grid):
+    records, truth = days
+    again, truth2 = sd.simulated_days(grid=grid)
+    assert again == records
+    pd.testing.assert_frame_equal(truth2.per_interval, truth.per_interval)
+    p = truth.per_interval
+    ratio = np.log(p["resp_ms"] / p["resp_ms_true"])
+    assert ratio.std() == pytest.approx(sd.RESP_NOISE, rel=0.15)
+    z = (p["ended"] - p["tps_offered"] * truth.interval_s) / np.sqrt(
+        p["tps_offered"] * truth.interval_s)
+    assert abs(z.mean()) < 0.2 and z.std() == pytest.approx(1.0, rel=0.15)
+    other, _ = sd.simulated_days(grid=grid, seed=truth.seed + 1)
+    assert other != records
+
+
+def test_peaks_stay_below_the_knee_which_comes_after_the_data(days):
+    _, truth = days
+    peaks = truth.daily_peaks
+    assert peaks["day"].tolist() == list(range(1, 11))
+    assert (peaks["peak_tps"] < truth.knee_tps).all()
+    assert truth.per_interval["tps_offered"].max() < truth.knee_tps
+    last = truth.per_interval["interval_start_at"].max().date()
+    assert truth.knee_date > last
+    assert 12.0 <= truth.knee_day <= 14.5
+    assert truth.knee_date == dt.date(2026, 3, 1) + dt.timedelta(days=int(np.ceil(truth.knee_day)))
+    # response clearly rising: peaks of days 7-10 at ~75-90 % zIIP busy
+    late = peaks[peaks["day"] >= 7]
+    assert late["peak_ziip_busy_pct"].between(74, 92).all()
+    assert late["peak_ziip_busy_pct"].max() > 84
+    assert (np.diff(peaks["peak_resp_ms"]) > 0).all()
+    assert peaks["peak_resp_ms"].iloc[-1] > 1.8 * truth.unloaded_resp_ms
