@@ -118,7 +118,8 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     params = config.load_params(args.params)
     policy = config.planner_policy(params)
     tracking.configure(args.tracking_uri)
-    table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue)
+    table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue,
+                                           growth=config.growth_policy(params))
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".parquet":
         table.to_parquet(out, index=False)

@@ -59,6 +59,25 @@ class PlannerConfig:
 
 
 @dataclass(frozen=True)
+class GrowthConfig:
+    freq: str = "D"
+    stat: str = "max"
+    hours: tuple[int, int] | None = None
+    horizon: int = 730
+
+    def __post_init__(self) -> None:
+        if self.freq not in ("D", "W"):
+            raise ValueError(f"growth.freq must be D (daily peaks) or W (weekly), got {self.freq!r}")
+        if self.hours is not None:
+            hours = tuple(self.hours)
+            if len(hours) != 2 or not 0 <= hours[0] < hours[1] <= 24:
+                raise ValueError(f"growth.hours must be [first, last) with 0 <= first < last <= 24, got {self.hours!r}")
+            object.__setattr__(self, "hours", (int(hours[0]), int(hours[1])))
+        if not 1 <= int(self.horizon) <= 3650:
+            raise ValueError(f"growth.horizon must be 1..3650 periods, got {self.horizon}")
+
+
+@dataclass(frozen=True)
 class EvaluateConfig:
     mape_goal_resp_pct: float = 25.0
     mape_goal_tps_pct: float = 5.0
@@ -72,6 +91,7 @@ class Params:
     train: TrainConfig
     planner: PlannerConfig
     evaluate: EvaluateConfig
+    growth: GrowthConfig = GrowthConfig()
 
 
 def _section(cls: type[T], values: dict[str, Any] | None, where: str) -> T:
@@ -91,6 +111,7 @@ def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
         train=_section(TrainConfig, raw.get("train"), f"{where}: train"),
         planner=_section(PlannerConfig, raw.get("planner"), f"{where}: planner"),
         evaluate=_section(EvaluateConfig, raw.get("evaluate"), f"{where}: evaluate"),
+        growth=_section(GrowthConfig, raw.get("growth"), f"{where}: growth"),
     )
 
 
@@ -100,6 +121,14 @@ def planner_policy(params: Params) -> PlannerPolicy:
     return PlannerPolicy(max_ziip_busy_pct=p.max_ziip_busy_pct, max_spill_pct=p.max_spill_pct,
                          max_n_ziip=p.max_n_ziip, max_added_gcp=p.max_added_gcp, ziip_cost=p.ziip_cost,
                          gcp_cost=p.gcp_cost, conservative=p.conservative, knee_k=params.train.knee_k)
+
+
+def growth_policy(params: Params):
+    """How every caller (forecast, desk) reads a class's growth, from ``params.yaml`` ``growth``."""
+    from kneecap.forecasting import GrowthPolicy
+
+    g = params.growth
+    return GrowthPolicy(freq=g.freq, stat=g.stat, hours=g.hours, horizon=g.horizon)
 
 
 def load_params(path: str | os.PathLike[str] = "params.yaml") -> Params:

@@ -132,6 +132,21 @@ def check_scenario(scenario: Mapping[str, Any], label: str | None = None) -> Non
 Policy = PlannerPolicy
 
 
+@dataclass(frozen=True)
+class GrowthPolicy:
+    """How a class's growth is read from its history (params.yaml ``growth``).
+
+    ``freq``: ``"D"`` daily or ``"W"`` weekly peaks; ``stat``: ``"max"`` or ``"pNN"`` (a percentile
+    of the period's intervals); ``hours``: ``[first, last)`` hours of day the peak is taken in;
+    ``horizon``: periods ahead a crossing is looked for (beyond it the date is ``None``).
+    """
+
+    freq: str = "D"
+    stat: str = "max"
+    hours: tuple[int, int] | None = None
+    horizon: int = 730
+
+
 @dataclass
 class WorkloadModels:
     """A workload's registered champions: a response model and/or a cost model."""
@@ -259,7 +274,8 @@ def factor_models(models: WorkloadModels, selections: Iterable[str | Mapping[str
 
 
 def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy,
-                      catalogue: Mapping[str, factor_catalogue.Factor] | None = None) -> dict[str, Any]:
+                      catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
+                      growth: GrowthPolicy | None = None) -> dict[str, Any]:
     """Every answer one scenario supports: response with band, knee, zIIP plan, cost, time to knee.
 
     With ``factors`` (and the ``catalogue`` they come from) each answer is also given for the
@@ -276,7 +292,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     selections = scenario.pop("factors", None) or []
     if isinstance(selections, (str, Mapping)):
         selections = [selections]
-    row = _answers(models, scenario, policy)
+    row = _answers(models, scenario, policy, growth)
     if scenario.get("cs_workload") is not None:
         parsed = cs_workloads.parse_workload_name(scenario["cs_workload"])
         row.update(cs_workload=cs_workloads.format_workload_name(parsed), pattern=parsed.pattern,
@@ -289,7 +305,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     res = models.response
     if isinstance(res, ClosedMVAResults):
         adjusted_pair, adjustment = factor_models(models, selections, catalogue)
-        adjusted = _answers(adjusted_pair, scenario, policy)
+        adjusted = _answers(adjusted_pair, scenario, policy, growth)
         adjusted.update(demand_ms_per_tran=adjustment.adjusted_demand_ms,
                         ziip_eligible_fraction=adjustment.adjusted_eligible_fraction)
     elif "cpu_ms_per_tran" in row:
@@ -310,7 +326,8 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     return row
 
 
-def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy,
+             growth: GrowthPolicy | None = None) -> dict[str, Any]:
     """The unadjusted answers of one scenario (see :func:`forecast_scenario`)."""
     row: dict[str, Any] = {"workload": models.workload, "scenario": scenario.get("name", "")}
     res = models.response
@@ -342,7 +359,7 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
             row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est["k_clients"],
                                                   float(scenario["growth_pct_per_year"]))
     elif isinstance(res, OpenDispatchResults):
-        row.update(_class_answers(res, scenario, policy))
+        row.update(_class_answers(res, scenario, policy, growth))
     elif res is not None:
         row["model"] = res.family
         frame = pd.DataFrame([{k: scenario[k] for k in ("clients", "tps", "think_time_ms") if k in scenario}])
@@ -366,7 +383,8 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     return row
 
 
-def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy: Policy,
+                   growth: GrowthPolicy | None = None) -> dict[str, Any]:
     """A WLM class's answers: response at ``tps``, knee in tps, zIIP plan, years to the knee.
 
     The LPAR is the class's base (engines most intervals had, the other classes' load at the
@@ -404,7 +422,7 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                   if scenario.get("slo_resp_ms") is not None else None)
         try:
             grown = class_growth(res, knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"],
-                                 knee_tps_hi=est["knee_tps_hi"], slo_tps=at_slo, alpha=res.alpha)
+                                 knee_tps_hi=est["knee_tps_hi"], slo_tps=at_slo, policy=growth, alpha=res.alpha)
         except ValueError as exc:  # too short a history for a trend: said, not guessed
             row["growth"] = f"no growth forecast: {exc}"
         else:
@@ -432,15 +450,15 @@ def class_history(results: OpenDispatchResults) -> pd.DataFrame:
 
 
 def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: float | None = None,
-                 knee_tps_hi: float | None = None, slo_tps: float | None = None, freq: str = "D",
-                 stat: str = "max", horizon: int = 730, alpha: float = 0.05) -> dict[str, Any]:
+                 knee_tps_hi: float | None = None, slo_tps: float | None = None,
+                 policy: GrowthPolicy | None = None, alpha: float = 0.05) -> dict[str, Any]:
     """When the class's peak load reaches its knee (and the SLO's load), from its interval history.
 
     The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is forecast by
     the trend model with the smallest rolling-origin error (:func:`kneecap.growth.fit_growth`);
     ``date_knee`` is the first period the forecast reaches ``knee_tps``, ``date_knee_lo`` the first
     its upper band reaches the knee interval's lower end, ``date_knee_hi`` the first its lower band
-    reaches the upper end (:func:`kneecap.growth.crossing_date`); ``None`` past ``horizon`` periods.
+    reaches the upper end (:func:`kneecap.growth.crossing_date`); ``None`` past the policy's horizon.
 
     Returns
     -------
@@ -451,7 +469,9 @@ def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: 
     """
     from kneecap import growth
 
-    peaks = growth.peak_series(class_history(results), freq=freq, stat=stat)
+    policy = policy or GrowthPolicy()
+    horizon = int(policy.horizon)
+    peaks = growth.peak_series(class_history(results), freq=policy.freq, stat=policy.stat, hours=policy.hours)
     fitted = growth.fit_growth(peaks, alpha=alpha)
     out: dict[str, Any] = {"peaks": peaks, "forecast": fitted.forecast(horizon), "method": fitted.method,
                            "competitors": fitted.competitors, "summary": fitted.summary()}
@@ -490,7 +510,8 @@ def slo_tps(results: OpenDispatchResults, slo_resp_ms: float, *, lpar: Mapping[s
 
 
 def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],
-                       policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None) -> pd.DataFrame:
+                       policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
+                       growth: GrowthPolicy | None = None) -> pd.DataFrame:
     """One row per scenario; a scenario that fails (unknown workload, bad key, a number out of
     :data:`SCENARIO_RANGES`, malformed workload name, a factor that cannot be applied) gets its
     ``error`` and the others still run."""
@@ -511,7 +532,7 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
             models = cache[workload]
             if isinstance(models, Exception):
                 raise ModelError(f"{workload}: {models}")
-            rows.append({**forecast_scenario(models, scenario, policy, catalogue), "error": None})
+            rows.append({**forecast_scenario(models, scenario, policy, catalogue, growth=growth), "error": None})
         except (ModelError, ValueError, KeyError) as exc:
             rows.append({"workload": workload, "scenario": scenario.get("name", ""), "error": str(exc)})
     frame = pd.DataFrame(rows)

@@ -223,12 +223,9 @@ def _quiet_single_thread() -> Iterator[None]:
         # Optimisers probing extreme smoothing parameters overflow harmlessly on the way.
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"statsmodels\.")
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"scipy\.")
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # optional: only speed depends on it
-            pass
-        else:
-            stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
+        from threadpoolctl import threadpool_limits
+
+        stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
         yield
 
 
