@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +225,11 @@ def fit_curves(workload: str, key: str, think_cap: int = 6) -> pd.DataFrame:
 
 @st.cache_data(max_entries=64)
 def residuals(workload: str, key: str, kind: str) -> pd.DataFrame:
-    """Measured vs fitted for every measured point of the workload, with the band and % residual."""
+    """Measured vs fitted for every measured point of the workload, with the band and % residual.
+
+    A WLM class (open dispatch model) is predicted on each interval's own LPAR: its engines and
+    the other classes' busy per engine measured in that interval (:func:`interval_lpar`).
+    """
     wm = models(workload, key)
     model = wm.response if kind == "response" else wm.cost
     points = measured_points(workload)
@@ -234,10 +239,17 @@ def residuals(workload: str, key: str, kind: str) -> pd.DataFrame:
         return pd.DataFrame()
     target = targets[0]
     rows = points.dropna(subset=[target]).reset_index(drop=True)
+    if is_class_model(model):
+        rows = rows[rows["tps"].notna() & (rows["tps"] >= 0)].reset_index(drop=True)
+        rows = pd.concat([rows, interval_lpar(rows)], axis=1)
     if rows.empty:
         return pd.DataFrame()
     pred = model.predict(rows)
-    out = rows[[c for c in ("point_id", "clients", "n_gcp", "n_ziip", "think_time_ms") if c in rows]].copy()
+    timed = "interval_start_at" in rows and rows["interval_start_at"].notna().any()
+    keep = ("point_id", *(("interval_start_at",) if timed else ()),
+            *(("tps", "n_gcp", "n_ziip", "bg_gcp_busy_pct", "bg_ziip_busy_pct") if is_class_model(model)
+              else ("clients", "n_gcp", "n_ziip", "think_time_ms")))
+    out = rows[[c for c in keep if c in rows]].copy()
     out["target"] = target
     out["measured"] = rows[target].to_numpy(float)
     out["fitted"] = pred[target].to_numpy(float)
@@ -245,6 +257,115 @@ def residuals(workload: str, key: str, kind: str) -> pd.DataFrame:
     out["hi"] = pred[f"{target}_hi"].to_numpy(float) if f"{target}_hi" in pred else out["fitted"]
     out["residual_pct"] = (out["fitted"] / out["measured"] - 1) * 100
     return out
+
+
+# --- SMF classes (open dispatch models on RMF intervals) -------------------------------------------
+
+CLASS_FAMILY = "open_dispatch"
+
+
+def is_class_model(model: Any) -> bool:
+    """True for a WLM class's response model (load in tps, the LPAR's other classes around it)."""
+    return getattr(model, "family", None) == CLASS_FAMILY
+
+
+def class_workloads() -> list[str]:
+    """Workloads whose response champion is an open dispatch model (SMF / RMF classes)."""
+    return [w for w in workloads_with("response") if is_class_model(response_model(w))]
+
+
+def interval_lpar(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each interval's other classes' busy per engine, by the rule the open dispatch fit uses, so a
+    residual compares the model with the interval it was fitted on."""
+    return modeling.open_dispatch.other_classes_busy(rows)
+
+
+def provenance(workload: str) -> pd.DataFrame:
+    """Where a class's intervals came from: one row per system and source, with the interval count,
+    the first and last interval start and the interval length(s). Empty for tables of runs."""
+    points = measured_points(workload)
+    cols = ["system_id", "source_id", "intervals", "first_interval_start", "last_interval_start",
+            "interval_s", "days"]
+    if points.empty or "interval_start_at" not in points or points["interval_start_at"].isna().all():
+        return pd.DataFrame(columns=cols)
+    rows = points[points["interval_start_at"].notna()].copy()
+    rows["interval_start_at"] = pd.to_datetime(rows["interval_start_at"])
+    rows["system_id"] = rows["system_id"].fillna("?") if "system_id" in rows else "?"
+    rows["interval_s"] = pd.to_numeric(rows.get("interval_s"), errors="coerce")
+    out = []
+    for (system, source), g in rows.groupby(["system_id", "source_id"], sort=True):
+        lengths = sorted(g["interval_s"].dropna().unique())
+        out.append({"system_id": system, "source_id": source, "intervals": len(g),
+                    "first_interval_start": g["interval_start_at"].min(),
+                    "last_interval_start": g["interval_start_at"].max(),
+                    "interval_s": ", ".join(f"{x:g}" for x in lengths) or "-",
+                    "days": int(g["interval_start_at"].dt.normalize().nunique())})
+    return pd.DataFrame(out, columns=cols)
+
+
+def _lpar(n_gcp: int, n_ziip: int, bg_load_factor: float) -> dict[str, float]:
+    return {"n_gcp": int(n_gcp), "n_ziip": int(n_ziip), "bg_load_factor": float(bg_load_factor)}
+
+
+@st.cache_data(max_entries=256)
+def class_curve(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor: float,
+                max_tps: float) -> pd.DataFrame:
+    """The class's response (with band) and pool busy on an even tps grid up to ``max_tps``."""
+    return models(workload, key).response.curve(points=80, max_tps=float(max_tps),
+                                                **_lpar(n_gcp, n_ziip, bg_load_factor))
+
+
+@st.cache_data(max_entries=256)
+def class_knee(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor: float) -> dict[str, Any]:
+    """The class's knee in tps with its interval (raises ModelError when the other classes fill a pool)."""
+    return models(workload, key).response.knee(k=policy().knee_k, **_lpar(n_gcp, n_ziip, bg_load_factor))
+
+
+@st.cache_data(max_entries=256)
+def class_point(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int,
+                bg_load_factor: float) -> dict[str, float]:
+    pred = models(workload, key).response.predict(pd.DataFrame([{"tps": float(tps),
+                                                                  **_lpar(n_gcp, n_ziip, bg_load_factor)}]))
+    return {k: float(v) for k, v in pred.iloc[0].items()}
+
+
+@st.cache_data(max_entries=128)
+def class_plan(workload: str, key: str, tps: float, n_gcp: int, slo_resp_ms: float, bg_load_factor: float,
+               policy: modeling.PlannerPolicy) -> dict[str, Any]:
+    result = modeling.plan_ziip(models(workload, key).response, tps=float(tps), n_gcp=int(n_gcp),
+                                slo_resp_ms=slo_resp_ms, policy=policy, lpar={"bg_load_factor": float(bg_load_factor)})
+    return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
+            "margin_ms": result.margin_ms, "table": result.table}
+
+
+@st.cache_data(max_entries=128)
+def class_slo_tps(workload: str, key: str, slo_resp_ms: float, n_gcp: int, n_ziip: int,
+                  bg_load_factor: float) -> float:
+    """The class tps at which the predicted response reaches the SLO (NaN: unreachable)."""
+    return forecasting.slo_tps(models(workload, key).response, slo_resp_ms,
+                               lpar=_lpar(n_gcp, n_ziip, bg_load_factor))
+
+
+def class_history(workload: str, key: str) -> pd.DataFrame:
+    """The class's fitted intervals (``interval_start_at``, ``tps``) as the champion carries them."""
+    return forecasting.class_history(models(workload, key).response)
+
+
+def growth_policy() -> forecasting.GrowthPolicy:
+    """How a class's growth is read (params.yaml ``growth``: peak per day or week, horizon)."""
+    return config.growth_policy(params())
+
+
+@st.cache_data(max_entries=64)
+def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, knee_tps_hi: float,
+                 slo_tps: float, horizon: int) -> dict[str, Any]:
+    """Peak tps per period, the chosen growth forecast with its band and the knee / SLO crossing
+    dates within ``horizon`` periods (:func:`kneecap.forecasting.class_growth` with params.yaml
+    ``growth``; raises ValueError on too short a history)."""
+    model = models(workload, key).response
+    return forecasting.class_growth(model, knee_tps=knee_tps, knee_tps_lo=knee_tps_lo, knee_tps_hi=knee_tps_hi,
+                                    slo_tps=slo_tps if slo_tps == slo_tps else None,
+                                    policy=replace(growth_policy(), horizon=int(horizon)), alpha=model.alpha)
 
 
 def promote(name: str, version: int) -> str:

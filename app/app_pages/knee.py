@@ -1,9 +1,124 @@
 """Knee & what-if: measured points, the fitted response curve with its band, the knee, sliders."""
 
+import math
+
 import plotly.graph_objects as go
 import streamlit as st
 
 import resources as res
+
+
+def nice_ceiling(x: float) -> float:
+    """The smallest 1, 2, 2.5 or 5 x 10^n at or above ``x`` (a slider's end)."""
+    if not x > 0 or not math.isfinite(x):
+        return 1.0
+    p = 10.0 ** math.floor(math.log10(x))
+    return next(m * p for m in (1, 2, 2.5, 5, 10) if m * p >= x * (1 - 1e-12))
+
+
+def fmt(x: float, unit: str = "", digits: int = 2) -> str:
+    if x != x:
+        return "-"
+    if math.isinf(x):
+        return "saturated"
+    return f"{x:.{digits}f}{unit}"
+
+
+def class_knee_sentence(knee: dict, measured_max: float) -> str:
+    """One sentence for a WLM class's knee (load in tps, the other classes on the same engines)."""
+    return (f"Response time breaks away (> {knee['k']:g}x unloaded, {knee['unloaded_resp_ms']:.3g} ms) at about "
+            f"{knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}); the pools "
+            f"saturate at {knee['max_tps']:.4g} tps. Measured up to {measured_max:.4g} tps.")
+
+
+def class_knee_page(workload: str, key: str, model) -> None:
+    """The knee of a WLM class from its RMF intervals: load in tps, the LPAR's other classes around it."""
+    base = model.base
+    measured_max = float(model.train_ranges["tps_max"])
+    base_knee = res.class_knee(workload, key, int(base["n_gcp"]), int(base["n_ziip"]), 1.0)
+    st.caption(f"{workload} is a WLM class modelled from its RMF intervals (SMF 72.3 + 70.1): open arrivals "
+               f"in tps on {int(base['n_gcp'])} GCP + {int(base['n_ziip'])} zIIP, the other classes "
+               f"{base['bg_gcp_busy_pct']:.1f} % busy per GCP and {base['bg_ziip_busy_pct']:.1f} % per zIIP at "
+               "the class's peak. 'Other classes' load x' grows or shrinks their load.")
+    top = nice_ceiling(3 * max(base_knee["max_tps"], measured_max))
+    step = nice_ceiling(top / 500)
+    left, right = st.columns(2)
+    with left:
+        # default: the curve up to saturation on the base LPAR (beyond it no response is drawn)
+        max_tps = st.slider("Class tps (curve up to)", step, top,
+                            value=min(top, math.ceil(base_knee["max_tps"] / step) * step), step=step,
+                            key="knee_max_tps")
+        fine = step / 10
+        tps = st.slider("Class tps (what-if point)", 0.0, float(max_tps),
+                        value=min(float(max_tps), round(measured_max / fine) * fine), step=fine, key="knee_tps",
+                        help=f"the class's busiest measured interval ran {measured_max:.4g} tps")
+        bg = st.slider("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05, key="knee_bg_load",
+                       help="Their measured busy at the class's peak times this factor (1: as measured).")
+    with right:
+        n_gcp = st.slider("GCPs (n_gcp)", 1, 16, value=int(base["n_gcp"]), key="knee_class_n_gcp")
+        n_ziip = st.slider("zIIPs (n_ziip)", 0, 16, value=int(base["n_ziip"]), key="knee_class_n_ziip")
+
+    try:
+        knee = res.class_knee(workload, key, n_gcp, n_ziip, float(bg))
+    except res.modeling.ModelError as exc:
+        st.error(f"{workload}: {exc}")
+        st.stop()
+    curve = res.class_curve(workload, key, n_gcp, n_ziip, float(bg), float(max_tps))
+    at = res.class_point(workload, key, max(float(tps), 1e-9 * float(max_tps)), n_gcp, n_ziip, float(bg))
+    points = res.measured_points(workload)
+
+    st.markdown(f"**Knee:** {class_knee_sentence(knee, measured_max)}")
+    m1, m2, m3, m4, m5 = st.columns(5)
+    m1.metric(f"Response at {tps:.4g} tps", fmt(at["resp_ms"], " ms"),
+              help=f"band {fmt(at['resp_ms_lo'])}-{fmt(at['resp_ms_hi'])} ms")
+    m2.metric("Knee (tps)", f"{knee['knee_tps']:.4g}",
+              help=f"95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}")
+    m3.metric("zIIP busy (per engine)", fmt(at["ziip_busy_pct"], " %", 0),
+              help="all classes' work on the zIIPs, GCP help included")
+    m4.metric("GCP busy (per engine)", fmt(at["gcp_busy_pct"], " %", 0), help="all classes' work on the GCPs")
+    m5.metric("Eligible work on GCPs", fmt(at["spill_pct"], " %", 1))
+
+    shown = curve.replace([float("inf"), float("-inf")], float("nan"))
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms_hi"], line={"width": 0}, showlegend=False,
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms_lo"], fill="tonexty", line={"width": 0},
+                             fillcolor="rgba(31,119,180,0.2)", name="95% band"))
+    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms"], name="model", line={"color": "#1f77b4"}))
+    if not points.empty and "tps" in points:
+        same = points[(points["n_ziip"].fillna(-1) == n_ziip) & (points["n_gcp"].fillna(-1) == n_gcp)]
+        other = points.drop(same.index)
+        fig.add_trace(go.Scatter(x=same["tps"], y=same["resp_ms"], mode="markers", name="RMF intervals (this config)",
+                                 marker={"size": 5, "color": "#d62728", "opacity": 0.6}))
+        if not other.empty:
+            fig.add_trace(go.Scatter(x=other["tps"], y=other["resp_ms"], mode="markers",
+                                     name="RMF intervals (other configs)",
+                                     marker={"size": 5, "symbol": "x", "color": "#7f7f7f", "opacity": 0.6}))
+    fig.add_vrect(x0=knee["knee_tps_lo"], x1=knee["knee_tps_hi"], fillcolor="orange", opacity=0.15, line_width=0)
+    fig.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange",
+                  annotation_text=f"knee ~{knee['knee_tps']:.4g}")
+    fig.add_vline(x=float(tps), line_dash="dot", line_color="#2ca02c")
+    y_top = max(2 * knee["k"] * knee["unloaded_resp_ms"],
+                float(points["resp_ms"].max()) * 1.3 if not points.empty else 0.0)
+    fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
+                      xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
+    st.plotly_chart(fig, key="knee_chart")
+    if knee["knee_tps"] > max_tps:
+        st.caption(f"The knee (~{knee['knee_tps']:.4g} tps) lies beyond the curve drawn: raise "
+                   "'Class tps (curve up to)' to see the curve bend.")
+    if max_tps > knee["max_tps"]:
+        st.caption(f"Beyond {knee['max_tps']:.4g} tps a pool the class needs is full: no response is drawn there.")
+
+    util = go.Figure()
+    util.add_trace(go.Scatter(x=shown["tps"], y=shown["ziip_busy_pct"], name="zIIP busy % (per engine, all classes)"))
+    util.add_trace(go.Scatter(x=shown["tps"], y=shown["gcp_busy_pct"], name="GCP busy % (per engine, all classes)"))
+    util.add_trace(go.Scatter(x=shown["tps"], y=shown["spill_pct"], name="eligible work on GCPs %"))
+    util.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange")
+    util.update_layout(xaxis_title="class tps", yaxis_title="%", height=300)
+    st.plotly_chart(util, key="util_chart")
+    st.download_button("Download curve (CSV)", curve.to_csv(index=False), file_name=f"{workload}-curve.csv",
+                       mime="text/csv", key="knee_download")
+
 
 st.title("Knee & what-if")
 workloads = res.workloads_with("response")
@@ -15,6 +130,9 @@ default = workloads.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in w
 workload = st.selectbox("Workload", workloads, index=default, key="knee_workload")
 key = res.champion_key(workload)
 model = res.response_model(workload)
+if res.is_class_model(model):
+    class_knee_page(workload, key, model)
+    st.stop()
 if model.family != "closed_mva":
     st.warning(f"{workload}: the champion is a {model.family} model; the knee needs a closed-workload model.")
     st.text(model.summary())

@@ -28,6 +28,16 @@ names = dims["workload"].tolist()
 default = names.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in names else 0
 workload = st.selectbox("Workload", names, index=default, key="wl_workload")
 points = res.measured_points(workload)
+origin = res.provenance(workload)
+if not origin.empty:
+    st.subheader("Where the data came from")
+    first, last = origin["first_interval_start"].min(), origin["last_interval_start"].max()
+    lengths = ", ".join(sorted(set(", ".join(origin["interval_s"]).split(", "))))
+    st.markdown(f"**{workload}**: {int(origin['intervals'].sum())} intervals from system "
+                f"{', '.join(map(str, origin['system_id']))} ({', '.join(sorted(set(origin['source_id'])))}), "
+                f"{first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} (interval starts), {lengths} s intervals, "
+                f"{int(origin['days'].max())} day(s).")
+    offer(origin, f"{workload}-provenance", "wl_provenance")
 st.subheader("Measured points")
 offer(points.dropna(axis=1, how="all"), f"{workload}-points", "wl_points")
 
@@ -66,23 +76,50 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
         st.plotly_chart(fig, key=f"wl_curve_{kind}")
 
     fitted = res.residuals(workload, key, kind)
+    over_time = not fitted.empty and "interval_start_at" in fitted and fitted["interval_start_at"].notna().all()
+    if over_time:  # RMF intervals: x is the interval's start, sorted, so the fit reads as a history
+        fitted = fitted.sort_values("interval_start_at").reset_index(drop=True)
+    x = fitted["interval_start_at"] if over_time else fitted.get("point_id")
+    if over_time and res.is_class_model(model):
+        target = fitted["target"].iloc[0]
+        fig = go.Figure()
+        fig.add_trace(go.Scatter(x=x, y=fitted["hi"], line={"width": 0}, showlegend=False, hoverinfo="skip"))
+        fig.add_trace(go.Scatter(x=x, y=fitted["lo"], fill="tonexty", line={"width": 0},
+                                 fillcolor="rgba(31,119,180,0.2)", name="95% band"))
+        fig.add_trace(go.Scatter(x=x, y=fitted["fitted"], name="fitted (each interval's LPAR)",
+                                 line={"color": "#1f77b4"}))
+        fig.add_trace(go.Scatter(x=x, y=fitted["measured"], mode="markers", name="measured",
+                                 marker={"size": 4, "color": "#d62728"}))
+        fig.update_layout(xaxis_title="interval start", yaxis_title=target, height=360,
+                          title="Measured and fitted per RMF interval (95% band)")
+        st.plotly_chart(fig, key=f"wl_fit_{kind}")
+        scatter = go.Figure()
+        scatter.add_trace(go.Scatter(x=fitted["tps"], y=fitted["measured"], mode="markers", name="measured",
+                                     marker={"size": 5, "color": "#d62728", "opacity": 0.6}))
+        scatter.add_trace(go.Scatter(x=fitted["tps"], y=fitted["fitted"], mode="markers", name="fitted",
+                                     marker={"size": 5, "color": "#1f77b4", "opacity": 0.6}))
+        scatter.update_layout(xaxis_title="class tps", yaxis_title=target, height=320,
+                              title="Response against the class's load")
+        st.plotly_chart(scatter, key=f"wl_fit_tps_{kind}")
     if not fitted.empty:
         target = fitted["target"].iloc[0]
-        if curves is None or curves.empty:
+        if (curves is None or curves.empty) and not (over_time and res.is_class_model(model)):
             fig = go.Figure()
-            fig.add_trace(go.Scatter(x=fitted["point_id"], y=fitted["measured"], mode="markers", name="measured",
+            fig.add_trace(go.Scatter(x=x, y=fitted["measured"], mode="markers", name="measured",
                                      marker={"size": 10}))
-            fig.add_trace(go.Scatter(x=fitted["point_id"], y=fitted["fitted"], mode="markers", name="fitted",
+            fig.add_trace(go.Scatter(x=x, y=fitted["fitted"], mode="markers", name="fitted",
                                      error_y={"type": "data", "symmetric": False,
                                               "array": (fitted["hi"] - fitted["fitted"]).to_numpy(),
                                               "arrayminus": (fitted["fitted"] - fitted["lo"]).to_numpy()}))
             fig.update_layout(yaxis_title=target, height=320, title="Measured and fitted (95% band)")
             st.plotly_chart(fig, key=f"wl_fit_{kind}")
         st.subheader(f"Residuals ({target})")
-        bars = go.Figure(go.Bar(x=fitted["point_id"], y=fitted["residual_pct"]))
-        bars.update_layout(yaxis_title="fitted / measured - 1 (%)", height=260)
+        bars = go.Figure(go.Bar(x=x, y=fitted["residual_pct"]))
+        bars.update_layout(yaxis_title="fitted / measured - 1 (%)", height=260,
+                           xaxis_title="interval start" if over_time else "point")
         st.plotly_chart(bars, key=f"wl_resid_chart_{kind}")
-        offer(fitted.round(4), f"{workload}-{kind}-residuals", f"wl_resid_{kind}")
+        offer(fitted.round({c: 4 for c in fitted.select_dtypes("number").columns}), f"{workload}-{kind}-residuals",
+              f"wl_resid_{kind}")
 
     run_id = res.champion_run(workload, kind)
     competitors = res.run_competitors(run_id) if run_id else None

@@ -1,20 +1,25 @@
 """A small published project in a temp dir, built with the pipeline's own code: marts from the
-bundled reference tables, their validation report, a backtest report from two bundled cases, a
-SQLite MLflow registry with champions fitted on seed 004 (and a second, unpromoted version), and
-the env vars that point the app at all of it."""
+bundled reference tables plus a synthetic SMF week (72.3 for service class ZCONHI and report class
+RZCON, 70.1 for the LPAR; tests/smf/synth.py), their validation report, a backtest report from two
+bundled cases, a SQLite MLflow registry with champions fitted on seed 004 (and a second, unpromoted
+version) and an open dispatch champion for ZCONHI, and the env vars that point the app at all of it."""
 
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from kneecap import config, tracking, training, warehouse
 from kneecap.modeling import ClosedMVAModel, CostModel
+from kneecap.modeling.open_dispatch import OpenDispatchModel
+from kneecap.smf.reader import decode_file
 from kneecap.smf.tables import DECODED_TABLES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,6 +27,20 @@ DIAG = "zosconnect_cics_diag"
 SEED004_TABLE1 = "seed004_table1"  # 100-500 clients, 2 GCP, 2 zIIP, Z = 200 ms
 COST_WORKLOAD = "zosconnect_apireq_v3_baqr"
 BACKTEST_CASES = ("comm_stub_payload", "mq_console_vs_rest")  # the two that run in well under a second
+SMF_CLASS = "ZCONHI"  # service class of the synthetic SMF week (2 GCP + 2 zIIP, system SYSA)
+SMF_DAYS = 7  # 672 fifteen-minute intervals: enough daily peaks for a growth forecast
+
+
+def smf_week() -> dict[str, object]:
+    """The synthetic week's SMF 70.1 / 72.3 records decoded by kneecap's reader."""
+    sys.path.insert(0, str(REPO / "tests" / "smf"))
+    try:
+        import synth
+    finally:
+        sys.path.remove(str(REPO / "tests" / "smf"))
+    records, _ = synth.week_of_intervals(days=SMF_DAYS)
+    decoded = decode_file(io.BytesIO(synth.frame_rdw(records)))
+    return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload}
 
 
 def _stage(name: str):
@@ -41,7 +60,7 @@ def build_project(root: Path) -> dict[str, str]:
 
     measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
     inputs = {"reference_measurements": measurements, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
+              **{name: empty() for name, empty in DECODED_TABLES.items()}, **smf_week()}
     tables = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
     marts = root / "processed"
     published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
@@ -84,6 +103,15 @@ def build_project(root: Path) -> dict[str, str]:
         tracking.log_model(cost, name=cname, params={}, metrics={"loo_mape_pct": cost.loo_mape_pct},
                            tables={"competitors": cost.competitors})
         tracking.promote(cname)
+        # an SMF class: the open dispatch model on its RMF intervals, registered as the train stage does
+        intervals = fct[fct["workload"] == SMF_CLASS].reset_index(drop=True)
+        opened = OpenDispatchModel(n_boot=20, seed=1).fit(intervals)
+        ometrics = {f"train_mape_{k}": v for k, v in opened.train_mape.items()}
+        ometrics.update(training.open_knee_metrics(opened, params.train.knee_k)[0])
+        oname = tracking.model_name(SMF_CLASS, "response")
+        tracking.log_model(opened, name=oname, params={"n_boot": 20, "seed": 1, "family": opened.family},
+                           metrics=ometrics)
+        tracking.promote(oname)
     finally:
         for k, v in saved.items():
             if v is None:

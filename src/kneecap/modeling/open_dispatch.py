@@ -69,6 +69,25 @@ class _Intervals:
         return _Intervals(**{k: getattr(self, k)[idx] for k in self.__dataclass_fields__})
 
 
+def other_classes_busy(table: pd.DataFrame) -> pd.DataFrame:
+    """Each interval's other classes' busy per engine of each pool, %: what the class competed with.
+
+    ``bg = LPAR busy per engine (70.1) - the class's APPL% / engines`` (APPL% CP includes IIPCP),
+    clipped to ``[0, 99]``; 0 where the interval has no 70.1 busy, and for zIIPs where none is
+    online. Columns ``bg_gcp_busy_pct``, ``bg_ziip_busy_pct``, on ``table``'s index.
+    """
+    n_gcp = column_or(table, "n_gcp", np.nan)
+    n_ziip = np.nan_to_num(column_or(table, "n_ziip", 0.0), nan=0.0)
+    cp = column_or(table, "cpu_gcp_pct", np.nan)
+    iip = np.nan_to_num(column_or(table, "cpu_ziip_pct", 0.0), nan=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bg_g = np.clip(column_or(table, "lpar_gcp_busy_pct", np.nan) - cp / n_gcp, 0.0, _MAX_BG_PCT)
+        bg_z = np.where(n_ziip > 0, np.clip(column_or(table, "lpar_ziip_busy_pct", np.nan)
+                                            - iip / np.maximum(n_ziip, 1), 0.0, _MAX_BG_PCT), 0.0)
+    return pd.DataFrame({"bg_gcp_busy_pct": np.nan_to_num(bg_g, nan=0.0),
+                         "bg_ziip_busy_pct": np.nan_to_num(bg_z, nan=0.0)}, index=table.index)
+
+
 def _intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[_Intervals, list[str]]:
     notes: list[str] = []
     t = table.loc[rows]
@@ -79,17 +98,11 @@ def _intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[_Intervals, list[
     iipcp = np.nan_to_num(column_or(t, "ziip_eligible_on_gcp_pct", 0.0), nan=0.0)
     interval_s = column_or(t, "interval_s", np.nan)
     weight = np.where(np.isfinite(interval_s) & (interval_s > 0), interval_s, 1.0)
-    lpar_g = column_or(t, "lpar_gcp_busy_pct", np.nan)
-    lpar_z = column_or(t, "lpar_ziip_busy_pct", np.nan)
-    # the other classes: LPAR busy per engine minus this class's own share of the pool
-    bg_g = np.clip(lpar_g - cp / n_gcp, 0.0, _MAX_BG_PCT)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bg_z = np.where(n_ziip > 0, np.clip(lpar_z - iip / np.maximum(n_ziip, 1), 0.0, _MAX_BG_PCT), 0.0)
-    missing = ~np.isfinite(lpar_g)
+    missing = ~np.isfinite(column_or(t, "lpar_gcp_busy_pct", np.nan))
     if missing.any():
         notes.append(f"{int(missing.sum())} interval(s) without SMF 70.1 LPAR busy: other classes taken as 0 % busy")
-    bg_g = np.nan_to_num(bg_g, nan=0.0)
-    bg_z = np.nan_to_num(bg_z, nan=0.0)
+    other = other_classes_busy(t)
+    bg_g, bg_z = other["bg_gcp_busy_pct"].to_numpy(), other["bg_ziip_busy_pct"].to_numpy()
     if "interval_start_at" in t and t["interval_start_at"].notna().any():
         day = pd.to_datetime(t["interval_start_at"]).dt.strftime("%Y-%m-%d").fillna("?").to_numpy()
     else:

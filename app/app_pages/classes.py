@@ -1,0 +1,145 @@
+"""SMF classes: one WLM class's interval history, its daily peaks, the growth forecast with its band
+and the dates that forecast reaches the class's knee and the load its SLO allows."""
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import resources as res
+
+
+def day(value) -> str:
+    return pd.Timestamp(value).date().isoformat()
+
+
+def when(growth: dict, name: str, label: str) -> str:
+    """'<label> reached between A and B, most likely C' (or already, or not within the horizon)."""
+    end = day(growth["forecast"].index[-1])
+    if growth.get(f"{name}_already"):
+        return (f"{label} already reached: the daily peak first got there on {day(growth[f'date_{name}'])}"
+                if growth.get(f"date_{name}") is not None else f"{label} already reached")
+    mid, lo, hi = (growth.get(f"date_{name}{s}") for s in ("", "_lo", "_hi"))
+    if mid is None and lo is None:
+        return f"{label} not within the horizon (forecast to {end})"
+    earliest = day(lo) if lo is not None else day(mid)
+    latest = day(hi) if hi is not None else f"after {end} (beyond the horizon)"
+    likely = day(mid) if mid is not None else f"not within the horizon (forecast to {end})"
+    return f"{label} reached between {earliest} and {latest}, most likely {likely}"
+
+
+st.title("SMF classes")
+classes = res.class_workloads()
+if not classes:
+    st.info("No WLM class from SMF has a champion yet: put SMF 70.1 / 72.3 dumps under `data/raw/` and run "
+            "`make run` (the open dispatch model is fitted per service and report class).")
+    st.stop()
+workload = st.selectbox("Class", classes, key="cls_workload")
+key = res.champion_key(workload)
+model = res.response_model(workload)
+base = model.base
+
+origin = res.provenance(workload)
+if not origin.empty:
+    st.caption(f"{int(origin['intervals'].sum())} RMF intervals from {', '.join(map(str, origin['system_id']))}, "
+               f"{origin['first_interval_start'].min():%Y-%m-%d %H:%M} to "
+               f"{origin['last_interval_start'].max():%Y-%m-%d %H:%M}; the model was fitted on {model.n_train} of "
+               f"them ({model.train_ranges['tps_min']:.4g}-{model.train_ranges['tps_max']:.4g} tps).")
+
+base_knee = res.class_knee(workload, key, int(base["n_gcp"]), int(base["n_ziip"]), 1.0)
+c1, c2 = st.columns(2)
+slo = c1.number_input("Response-time SLO (ms)", 0.01, 100_000.0,
+                      value=float(math.ceil(2 * base_knee["unloaded_resp_ms"] * 10) / 10), key="cls_slo",
+                      help=f"default twice the unloaded response ({base_knee['unloaded_resp_ms']:.3g} ms)")
+growth_rule = res.growth_policy()
+period = "day" if growth_rule.freq == "D" else "week"
+peak_word = "daily" if period == "day" else "weekly"
+horizon = c2.number_input(f"Forecast horizon ({period}s)", 1, 3650, value=int(growth_rule.horizon), step=1,
+                          key="cls_horizon", help="params.yaml `growth.horizon`: no crossing is looked for beyond it")
+with st.expander("LPAR the knee and the SLO load are computed for", expanded=False):
+    l1, l2, l3 = st.columns(3)
+    n_gcp = l1.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key="cls_n_gcp")
+    n_ziip = l2.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key="cls_n_ziip")
+    bg = l3.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05, key="cls_bg_load",
+                         help=f"their busy at the class's peak ({base['bg_gcp_busy_pct']:.1f} % per GCP, "
+                              f"{base['bg_ziip_busy_pct']:.1f} % per zIIP) times this factor")
+
+try:
+    knee = res.class_knee(workload, key, int(n_gcp), int(n_ziip), float(bg))
+except res.modeling.ModelError as exc:
+    st.error(f"{workload}: {exc}")
+    st.stop()
+slo_tps = res.class_slo_tps(workload, key, float(slo), int(n_gcp), int(n_ziip), float(bg))
+try:
+    growth = res.class_growth(workload, key, knee["knee_tps"], knee["knee_tps_lo"], knee["knee_tps_hi"],
+                              slo_tps, int(horizon))
+except ValueError as exc:  # too short or too ragged a history for a trend: said, not guessed
+    growth = None
+    st.warning(f"No growth forecast for {workload}: {exc}")
+
+peaks = growth["peaks"].dropna() if growth else pd.Series(dtype=float)
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Knee (tps)", f"{knee['knee_tps']:.4g}",
+          help=f"95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}; response > {knee['k']:g}x unloaded "
+               f"({knee['unloaded_resp_ms']:.3g} ms) on {int(n_gcp)} GCP + {int(n_ziip)} zIIP")
+m2.metric(f"Load at the {slo:g} ms SLO (tps)", "unreachable" if slo_tps != slo_tps else f"{slo_tps:.4g}",
+          help="class tps at which the predicted response reaches the SLO")
+m3.metric(f"Last {peak_word} peak (tps)", f"{peaks.iloc[-1]:.4g}" if len(peaks) else "-",
+          help=f"peak of the {period} starting {day(peaks.index[-1])}" if len(peaks) else None)
+m4.metric("Saturation (tps)", f"{knee['max_tps']:.4g}")
+
+st.markdown(f"**Knee:** {knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}): "
+            + (when(growth, "knee", "knee") if growth else "no forecast") + ".")
+if slo_tps != slo_tps:
+    st.markdown(f"**SLO:** {slo:g} ms is below the unloaded response ({knee['unloaded_resp_ms']:.3g} ms): no load "
+                "meets it.")
+else:
+    st.markdown(f"**SLO:** {slo:g} ms holds up to {slo_tps:.4g} tps: "
+                + (when(growth, "slo", "SLO load") if growth and "date_slo" in growth else "no forecast") + ".")
+
+history = res.class_history(workload, key)
+fig = go.Figure()
+fig.add_trace(go.Scatter(x=history["interval_start_at"], y=history["tps"], name="interval tps",
+                         line={"color": "#9e9e9e", "width": 1}))
+if growth:
+    forecast = growth["forecast"]
+    dates = [growth.get(f"date_{n}{s}") for n in ("knee", "slo") for s in ("", "_lo", "_hi")]
+    reached = [pd.Timestamp(d) for d in dates if d is not None]
+    last = peaks.index[-1]
+    shown_to = forecast.index[-1]
+    if reached:  # draw a little past the latest crossing rather than the whole horizon
+        shown_to = min(shown_to, max(reached) + max((max(reached) - last) * 0.25, pd.Timedelta(days=7)))
+    fan = forecast[forecast.index <= shown_to]
+    fig.add_trace(go.Scatter(x=fan.index, y=fan["tps_hi"], line={"width": 0}, showlegend=False, hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=fan.index, y=fan["tps_lo"], fill="tonexty", line={"width": 0},
+                             fillcolor="rgba(31,119,180,0.2)", name=f"forecast {100 * (1 - model.alpha):g}% band"))
+    fig.add_trace(go.Scatter(x=fan.index, y=fan["tps"], name=f"forecast ({growth['method']})",
+                             line={"color": "#1f77b4", "dash": "dash"}))
+    fig.add_trace(go.Scatter(x=peaks.index, y=peaks.to_numpy(), mode="markers+lines", name=f"{peak_word} peak",
+                             line={"color": "#1f77b4"}, marker={"size": 7}))
+fig.add_hrect(y0=knee["knee_tps_lo"], y1=knee["knee_tps_hi"], fillcolor="orange", opacity=0.15, line_width=0)
+fig.add_hline(y=knee["knee_tps"], line_dash="dash", line_color="orange",
+              annotation_text=f"knee {knee['knee_tps']:.4g} tps")
+if slo_tps == slo_tps:
+    fig.add_hline(y=slo_tps, line_dash="dot", line_color="#d62728",
+                  annotation_text=f"SLO {slo:g} ms: {slo_tps:.4g} tps", annotation_position="bottom right")
+if growth and growth.get("date_knee") is not None and not growth.get("knee_already"):
+    fig.add_vline(x=pd.Timestamp(growth["date_knee"]), line_dash="dash", line_color="orange")
+fig.update_layout(xaxis_title="time", yaxis_title="class tps", height=460,
+                  title=f"{workload}: interval load, daily peaks and the growth forecast")
+st.plotly_chart(fig, key="cls_chart")
+
+if growth:
+    st.subheader("Forecaster")
+    st.markdown(f"**{growth['method']}** chosen: {growth['summary']}.")
+    hours = f", hours {growth_rule.hours[0]}-{growth_rule.hours[1]}" if growth_rule.hours else ""
+    st.markdown(f"Candidates scored by rolling-origin error on the {peak_word} peaks (the smallest wins); a "
+                f"{period}'s peak is the {growth_rule.stat} of its intervals' tps{hours} (params.yaml `growth`):")
+    st.dataframe(growth["competitors"], hide_index=True, key="cls_competitors")
+    out = pd.concat([peaks.rename("peak_tps"), growth["forecast"]], axis=1)
+    out.index.name = "period_start"
+    out = out.assign(knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"], knee_tps_hi=knee["knee_tps_hi"],
+                     slo_resp_ms=float(slo), slo_tps=slo_tps).reset_index()
+    st.download_button("Download peaks and forecast (CSV)", out.to_csv(index=False),
+                       file_name=f"{workload}-growth.csv", mime="text/csv", key="cls_download")

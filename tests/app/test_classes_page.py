@@ -1,0 +1,242 @@
+"""The desk for a WLM class from SMF (open dispatch champion ZCONHI of the test project's synthetic
+week): the SMF classes page (history, growth forecast, knee and SLO dates), the Knee page and the
+planner in tps, and the Workloads page's provenance. Expected numbers come from kneecap's library
+calls on the same registered champion."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kneecap import config, forecasting, modeling, tracking
+from tests.app.conftest import SMF_CLASS, SMF_DAYS
+
+REPO = Path(__file__).resolve().parents[2]
+APP = str(REPO / "app" / "streamlit_app.py")
+K = 3.0  # params.yaml train.knee_k
+
+pytestmark = pytest.mark.xdist_group("app")
+
+
+def _page(page: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert not at.exception, at.exception
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _champion():
+    tracking.configure()
+    return tracking.load_champion(tracking.model_name(SMF_CLASS, "response"))
+
+
+def _metric(at: AppTest, label: str) -> str:
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r}: {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def _markdown(at: AppTest, prefix: str) -> str:
+    found = [m.value for m in at.markdown if m.value.startswith(prefix)]
+    assert found, f"no markdown starting {prefix!r}: {[m.value[:60] for m in at.markdown]}"
+    return found[0]
+
+
+def _values(data) -> list:
+    """A plotly trace's x or y: a list, or numpy's typed-array encoding (``{"dtype", "bdata"}``)."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
+    return list(data)
+
+
+def _day(value) -> str:
+    return pd.Timestamp(value).date().isoformat()
+
+
+# --- SMF classes -------------------------------------------------------------------------------
+
+
+def test_classes_page_forecasts_the_knee_date(app_env):
+    at = _page("classes")
+    assert at.selectbox(key="cls_workload").value == SMF_CLASS
+    assert SMF_CLASS in at.selectbox(key="cls_workload").options
+    assert "zosconnect_cics_diag" not in at.selectbox(key="cls_workload").options  # closed models are not classes
+
+    model = _champion()
+    assert model.family == "open_dispatch"
+    knee = model.knee(k=K)
+    assert _metric(at, "Knee (tps)") == f"{knee['knee_tps']:.4g}"
+    assert 76 < knee["knee_tps"] < knee["max_tps"]  # beyond the busiest measured interval, below saturation
+
+    slo = at.number_input(key="cls_slo").value
+    assert slo == pytest.approx(2 * knee["unloaded_resp_ms"], abs=0.1)
+    at_slo = forecasting.slo_tps(model, slo, lpar={"n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0})
+    growth = config.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    assert growth.freq == "D" and at.number_input(key="cls_horizon").value == growth.horizon
+    grown = forecasting.class_growth(model, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
+                                     knee_tps_hi=knee["knee_tps_hi"], slo_tps=at_slo, policy=growth,
+                                     alpha=model.alpha)
+    assert len(grown["peaks"].dropna()) == SMF_DAYS
+
+    sentence = _markdown(at, "**Knee:**")
+    assert grown["date_knee"] is not None  # the synthetic week grows ~8.5 tps a day: the knee is weeks away
+    assert (f"knee reached between {_day(grown['date_knee_lo'])} and {_day(grown['date_knee_hi'])}, "
+            f"most likely {_day(grown['date_knee'])}") in sentence
+    assert re.search(r"reached between \d{4}-\d\d-\d\d and \d{4}-\d\d-\d\d, most likely \d{4}-\d\d-\d\d", sentence)
+    slo_sentence = _markdown(at, "**SLO:**")
+    assert f"most likely {_day(grown['date_slo'])}" in slo_sentence
+    assert grown["date_slo"] <= grown["date_knee"]  # the SLO's load (2x unloaded) comes before 3x unloaded
+
+    # the forecaster chosen, and every candidate with its rolling-origin error
+    assert any(m.value.startswith(f"**{grown['method']}** chosen") for m in at.markdown)
+    competitors = at.dataframe[0].value
+    assert len(competitors) >= 2 and {"method", "rolling_origin_mape_pct"} <= set(competitors.columns)
+    assert grown["method"] in set(competitors["method"])
+
+    # the chart: interval history, daily peaks, the forecast fan and the knee line with its band
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = {t.get("name") for t in spec["data"]}
+    assert {"interval tps", "daily peak", f"forecast ({grown['method']})"} <= names
+    history = next(t for t in spec["data"] if t.get("name") == "interval tps")
+    assert len(_values(history["y"])) == model.n_train
+    shapes = spec["layout"]["shapes"]
+    assert any(s["type"] == "line" and s["y0"] == s["y1"] == pytest.approx(knee["knee_tps"]) for s in shapes)
+    assert any(s["type"] == "rect" and s["y0"] == pytest.approx(knee["knee_tps_lo"])
+               and s["y1"] == pytest.approx(knee["knee_tps_hi"]) for s in shapes)
+    assert "cls_download" in {d.key for d in at.get("download_button")}
+
+
+def test_classes_page_says_when_the_knee_is_beyond_the_horizon(app_env):
+    at = _page("classes")
+    at.number_input(key="cls_horizon").set_value(7).run()  # a week ahead: the knee is weeks away
+    assert not at.exception, at.exception
+    assert "knee not within the horizon" in _markdown(at, "**Knee:**")
+    # a third zIIP moves the knee out; the page follows the library
+    at.number_input(key="cls_n_ziip").set_value(3).run()
+    assert not at.exception
+    assert _metric(at, "Knee (tps)") == f"{_champion().knee(k=K, n_ziip=3)['knee_tps']:.4g}"
+
+
+# --- Knee & what-if ----------------------------------------------------------------------------
+
+
+def test_knee_page_works_for_an_smf_class(app_env):
+    at = _page("knee")
+    at.selectbox(key="knee_workload").set_value(SMF_CLASS).run()
+    assert not at.exception, at.exception
+    assert not any("closed-workload model" in w.value for w in at.warning)
+    model = _champion()
+    knee = model.knee(k=K)
+    assert _metric(at, "Knee (tps)") == f"{knee['knee_tps']:.4g}"
+    assert f"at about {knee['knee_tps']:.4g} tps" in _markdown(at, "**Knee:**")
+    assert (at.slider(key="knee_class_n_gcp").value, at.slider(key="knee_class_n_ziip").value) == (2, 2)
+
+    tps = at.slider(key="knee_tps").value
+    assert tps == pytest.approx(model.train_ranges["tps_max"], rel=0.01)  # the busiest measured interval
+    label = f"Response at {tps:.4g} tps"
+    pred = model.predict(pd.DataFrame([{"tps": tps, "n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0}])).iloc[0]
+    assert _metric(at, label) == f"{pred['resp_ms']:.2f} ms"
+    for name in ("zIIP busy (per engine)", "GCP busy (per engine)", "Eligible work on GCPs"):
+        assert re.match(r"^\d+(\.\d)? %$", _metric(at, name)), _metric(at, name)
+    with_two = float(_metric(at, label).split()[0])
+
+    at.slider(key="knee_class_n_ziip").set_value(3).run()
+    assert not at.exception
+    with_three = float(_metric(at, label).split()[0])
+    assert with_three <= with_two  # another zIIP never slows the class down here
+    assert float(_metric(at, "Knee (tps)")) > knee["knee_tps"]
+
+    # the other classes growing eats into the class's room
+    at.slider(key="knee_bg_load").set_value(3.0).run()
+    assert not at.exception
+    assert float(_metric(at, "Knee (tps)")) < model.knee(k=K, n_ziip=3)["knee_tps"]
+
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    spec = json.loads(charts[0].proto.spec)
+    measured = {t["name"]: len(_values(t["x"])) for t in spec["data"] if t.get("name", "").startswith("RMF intervals")}
+    # every interval of the week, resp against tps; none at the 3 zIIPs now asked about
+    assert measured == {"RMF intervals (this config)": 0, "RMF intervals (other configs)": 672}
+    assert "knee_download" in {d.key for d in at.get("download_button")}
+
+
+# --- zIIP planner ------------------------------------------------------------------------------
+
+
+def test_planner_plans_an_smf_class_in_tps(app_env):
+    at = _page("planner")
+    at.selectbox(key="plan_workload").set_value(SMF_CLASS).run()
+    assert not at.exception, at.exception
+    model = _champion()
+    tps = at.number_input(key="plan_tps").value
+    assert tps == pytest.approx(model.train_ranges["tps_max"] * 1.2, abs=1e-3)
+    assert at.number_input(key="plan_bg_load").value == 1.0
+    assert not [n for n in at.number_input if n.key in ("plan_clients", "plan_think")]
+
+    slo = at.number_input(key="plan_class_slo").value
+    policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    plan = modeling.plan_ziip(model, tps=tps, n_gcp=2, slo_resp_ms=slo, policy=policy,
+                              lpar={"bg_load_factor": 1.0})
+    shown = (at.success or at.error)[0].value
+    assert plan.reason in shown
+    table = at.dataframe[0].value
+    assert table["n_ziip"].tolist() == list(range(0, policy.max_n_ziip + 1))
+    assert {"response ms", "zIIP busy %", "GCP busy %", "eligible on GCP %"} <= set(table.columns)
+    if plan.n_ziip is not None:
+        assert re.search(rf"\b{plan.n_ziip} zIIP\(s\)", at.success[0].value)
+
+    # an SLO under the unloaded response: a clear reason, no count
+    at.number_input(key="plan_class_slo").set_value(1.0).run()
+    assert not at.exception
+    assert not at.success and "unloaded response" in at.error[0].value
+
+    # the other classes' load is part of the plan
+    at.number_input(key="plan_class_slo").set_value(slo).run()
+    at.number_input(key="plan_bg_load").set_value(3.0).run()
+    assert not at.exception
+    busier = at.dataframe[0].value
+    assert (busier["GCP busy %"] >= table["GCP busy %"] - 1e-9).all()
+    assert (busier["GCP busy %"] > table["GCP busy %"]).any()
+
+
+# --- Workloads ---------------------------------------------------------------------------------
+
+
+def test_workloads_page_shows_where_a_class_came_from(app_env):
+    at = _page("workloads")
+    at.selectbox(key="wl_workload").set_value(SMF_CLASS).run()
+    assert not at.exception, at.exception
+    fct = pd.read_parquet(Path(app_env["KNEECAP_MARTS"]) / "fct_measurements.parquet")
+    rows = fct[fct["workload"] == SMF_CLASS]
+    assert len(rows) == SMF_DAYS * 96
+
+    origin = next(t.value for t in at.dataframe if "intervals" in t.value.columns)
+    assert origin["system_id"].tolist() == ["SYSA"] and origin["intervals"].tolist() == [len(rows)]
+    assert origin["source_id"].tolist() == ["smf"] and origin["interval_s"].tolist() == ["900"]
+    assert pd.Timestamp(origin["first_interval_start"].iloc[0]) == pd.Timestamp(rows["interval_start_at"].min())
+    assert pd.Timestamp(origin["last_interval_start"].iloc[0]) == pd.Timestamp(rows["interval_start_at"].max())
+    line = _markdown(at, f"**{SMF_CLASS}**")
+    assert f"{len(rows)} intervals from system SYSA" in line and "2025-03-03 00:00 to 2025-03-09 23:45" in line
+
+    # the fit is drawn against interval time and tps; residuals per interval from each interval's own LPAR
+    assert {"wl_fit_response", "wl_fit_tps_response", "wl_resid_chart_response"} <= \
+        {c.key for c in at.get("plotly_chart")}
+    resid = next(t.value for t in at.dataframe if "residual_pct" in t.value.columns)
+    assert len(resid) == len(rows) and resid["interval_start_at"].is_monotonic_increasing
+    assert resid["residual_pct"].abs().median() < 5  # the synthetic week is what the model can fit
+    assert "wl_provenance_download" in {d.key for d in at.get("download_button")}
+
+
+def test_workloads_page_has_no_provenance_for_tables_of_runs(app_env):
+    at = _page("workloads")
+    assert at.selectbox(key="wl_workload").value == "zosconnect_cics_diag"
+    assert not any("intervals" in t.value.columns for t in at.dataframe)
