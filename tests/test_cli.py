@@ -31,15 +31,18 @@ def _run(args, env, cwd=REPO):
     return subprocess.run([*KNEECAP, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def _forecast(project, name, scenarios_yaml):
-    """Run ``kneecap forecast`` on a scenarios file; (process result, forecast table by scenario)."""
+def _forecast(project, name, scenarios_yaml, expect_rc=1):
+    """Run ``kneecap forecast`` on a scenarios file; (process result, forecast table by scenario).
+
+    ``expect_rc``: 0 when every scenario is answered, 1 when some get an ``error`` (the rest still run).
+    """
     root, env = project
     scenarios = root / f"{name}.yaml"
     scenarios.write_text(scenarios_yaml)
     out = root / f"{name}.csv"
     result = _run(["forecast", "--scenarios", str(scenarios), "--out", str(out), "--params", str(REPO / "params.yaml")],
                   env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == expect_rc, result.stderr
     return result, pd.read_csv(out).set_index("scenario")
 
 
@@ -138,3 +141,32 @@ def test_models_lists_champions(project):
     result = _run(["models"], env)
     assert result.returncode == 0
     assert "kneecap-zosconnect_cics_diag-response" in result.stdout and "champion" in result.stdout
+
+
+def test_a_closed_workload_asked_by_rate_gets_the_clients_that_give_it(project):
+    result, table = _forecast(
+        project, "by_rate",
+        "scenarios:\n"
+        "  - {workload: zosconnect_cics_diag, name: rate, tps: 1500, think_time_ms: 200, n_gcp: 2, n_ziip: 2}\n",
+        expect_rc=0)
+    assert "1 of 1 scenarios answered" in result.stdout
+    row = table.loc["rate"]
+    # seed 004 Table 1 measured 1500 tps at 300 clients; the fewest clients reaching the rate
+    assert 1500 <= row["tps"] < 1500 * (1 + 1 / row["clients_for_tps"])
+    assert row["clients"] == row["clients_for_tps"]
+    _, over = _forecast(project, "over_rate",
+                        "scenarios:\n  - {workload: zosconnect_cics_diag, name: over, tps: 90000, n_ziip: 2}\n")
+    assert "more than 2 GCP + 2 zIIP carry" in over.loc["over", "error"]
+
+
+def test_user_mistakes_get_a_message_and_exit_2_not_a_traceback(project, tmp_path):
+    _, env = project
+    for args, message in ((["promote", "kneecap-nonexistent"], "no registered model of that name"),
+                          (["promote", "kneecap-zosconnect_cics_diag-response", "--version", "99"], "no version 99"),
+                          (["ingest", str(tmp_path / "missing.smf"), "--out", str(tmp_path / "out")],
+                           "no such file or directory")):
+        result = _run(args, env)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    version = _run(["--version"], env)
+    assert version.returncode == 0 and version.stdout.startswith("kneecap ")

@@ -1,14 +1,22 @@
 """The ``kneecap`` command: ingest evidence, check tables, backtest, forecast, manage models.
 
 Heavy imports happen inside each sub-command so ``kneecap --help`` stays fast.
+
+Exit codes: 0 everything asked was done; 1 some of it failed (a scenario without an answer, a file
+that could not be read, a table with problems), each failure named on stderr; 2 the request itself
+was wrong (a missing file, a bad option, an unknown model or version); 130 interrupted. A user's
+mistake gets a one-line message naming what was wrong, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+log = logging.getLogger("kneecap")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -40,7 +48,11 @@ def _cmd_promote(args: argparse.Namespace) -> int:
     if not args.name:
         print("promote: name a registered model, or pass --if-missing", file=sys.stderr)
         return 2
-    version = tracking.promote(args.name, args.version)
+    try:
+        version = tracking.promote(args.name, args.version)
+    except LookupError as exc:
+        print(f"promote: {exc.args[0]}", file=sys.stderr)
+        return 2
     print(f"promote: {args.name} version {version} is now @champion")
     return 0
 
@@ -57,7 +69,12 @@ def _cmd_models(args: argparse.Namespace) -> int:
 def _cmd_ingest(args: argparse.Namespace) -> int:
     from kneecap.ingest_cli import run_ingest
 
-    return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=args.quiet)
+    try:
+        return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage,
+                          quiet=args.quiet or not log.isEnabledFor(logging.INFO))
+    except FileNotFoundError as exc:
+        print(f"ingest: {exc}", file=sys.stderr)
+        return 2
 
 
 def _cmd_backtest(args: argparse.Namespace) -> int:
@@ -115,11 +132,16 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         except (OSError, factors.FactorError) as exc:
             print(f"forecast: factor catalogue {args.factors}: {exc}", file=sys.stderr)
             return 2
-    params = config.load_params(args.params)
+    try:
+        params = config.load_params(args.params)
+    except (OSError, ValueError) as exc:
+        print(f"forecast: {args.params}: {exc}", file=sys.stderr)
+        return 2
     policy = config.planner_policy(params)
     tracking.configure(args.tracking_uri)
-    table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue,
-                                           growth=config.growth_policy(params))
+    with _progress(len(scenarios), "forecast") as step:
+        table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue,
+                                               growth=config.growth_policy(params), on_row=step)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".parquet":
         table.to_parquet(out, index=False)
@@ -127,13 +149,35 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         table.to_csv(out, index=False)
     else:
         out.write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
-    failed = table["error"].notna().sum() if "error" in table else 0
+    failed = int(table["error"].notna().sum()) if "error" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
     for line in [*_factor_lines(table), *_class_lines(table)]:
-        print(line)
+        log.info(line)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
-    return 0
+    return 1 if failed else 0
+
+
+class _progress:
+    """A progress bar on stderr (rich) while rows are answered, when stderr is a terminal and the
+    log level shows information; otherwise nothing. Used as ``with _progress(n, what) as step``."""
+
+    def __init__(self, total: int, what: str) -> None:
+        self.total, self.what, self.bar = total, what, None
+
+    def __enter__(self):
+        if sys.stderr.isatty() and log.isEnabledFor(logging.INFO) and self.total > 1:
+            from rich.progress import Progress
+
+            self.bar = Progress(transient=True, console=None)
+            self.bar.start()
+            task = self.bar.add_task(self.what, total=self.total)
+            return lambda *_: self.bar.advance(task)
+        return lambda *_: None
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _class_lines(table) -> list[str]:
@@ -227,11 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kneecap",
         description="Capacity planning for z/OS middleware: knees, zIIPs and CPU cost per transaction.",
+        epilog="Exit codes: 0 done, 1 some items failed (named on stderr), 2 bad request, 130 interrupted.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-v", "--verbose", action="store_true", help="also log kneecap's debug messages (stderr)")
+    loud.add_argument("-q", "--quiet", action="store_true",
+                      help="only results and errors: no progress bars or per-item information lines")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = sub.add_parser("check", help="check measurement CSVs against the reference format")
-    check.add_argument("paths", nargs="+")
+    check.add_argument("paths", nargs="+", metavar="CSV", help="measurement tables to check")
     check.set_defaults(func=_cmd_check)
 
     ingest = sub.add_parser("ingest", help="decode SMF dumps / RMF XML into the warehouse staging area")
@@ -242,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.set_defaults(func=_cmd_ingest)
 
     backtest = sub.add_parser("backtest", help="fit on train rows, predict held-out rows of case dirs")
-    backtest.add_argument("cases", nargs="+", metavar="CASE_DIR")
+    backtest.add_argument("cases", nargs="+", metavar="CASE_DIR",
+                          help="case folders (measurements.csv + case.yaml), or a folder of them")
     backtest.add_argument("--json", help="write the results as JSON here")
     backtest.add_argument("--params", default=None,
                           help="params.yaml for fit knobs and planner policy (default: ./params.yaml if present)")
@@ -251,8 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     forecast = sub.add_parser("forecast", help="evaluate champion models over a scenarios file")
     forecast.add_argument("--scenarios", required=True, help="scenarios YAML")
     forecast.add_argument("--out", required=True, help="output .parquet, .csv or .json")
-    forecast.add_argument("--params", default="params.yaml")
-    forecast.add_argument("--tracking-uri", default=None)
+    forecast.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")
+    forecast.add_argument("--tracking-uri", default=None,
+                          help="MLflow tracking/registry URI (default: $MLFLOW_TRACKING_URI or the local store)")
     forecast.add_argument("--factors", default="data/reference/factors.csv",
                           help="factor catalogue for scenarios with `factors` (default: the bundled one)")
     forecast.set_defaults(func=_cmd_forecast)
@@ -261,31 +313,49 @@ def build_parser() -> argparse.ArgumentParser:
                               help="simulate an LPAR's GCP and zIIP dispatching per scenario")
     simulate.add_argument("--scenarios", required=True, help="scenarios YAML")
     simulate.add_argument("--out", default=None, help="output .csv (default: print the CSV)")
-    simulate.add_argument("--replications", type=int, default=5)
+    simulate.add_argument("--replications", type=int, default=5, help="independent runs behind each 95 %% interval")
     simulate.add_argument("--transactions", type=int, default=20000,
                           help="per replication, warm-up included")
-    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--seed", type=int, default=0, help="the same seed gives the same table")
     simulate.add_argument("--tracking-uri", default=None,
                           help="model registry, for scenarios that name a workload")
     simulate.set_defaults(func=_cmd_simulate)
 
     promote = sub.add_parser("promote", help="set the champion alias of a registered model")
-    promote.add_argument("name", nargs="?")
-    promote.add_argument("--version", default=None)
+    promote.add_argument("name", nargs="?", help="registered model name (see `kneecap models`)")
+    promote.add_argument("--version", default=None, help="version to promote (default: the newest)")
     promote.add_argument("--if-missing", action="store_true",
                          help="promote the newest version of every model without a champion")
-    promote.add_argument("--tracking-uri", default=None)
+    promote.add_argument("--tracking-uri", default=None, help="MLflow tracking/registry URI")
     promote.set_defaults(func=_cmd_promote)
 
     models = sub.add_parser("models", help="list registered models and their aliases")
-    models.add_argument("--tracking-uri", default=None)
+    models.add_argument("--tracking-uri", default=None, help="MLflow tracking/registry URI")
     models.set_defaults(func=_cmd_models)
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kneecap")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.handlers[:] = [handler]
+    log.propagate = False
+    log.setLevel(logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print(f"{args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -198,6 +198,35 @@ def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: f
                         max_draws=max_draws).to_dict()
 
 
+def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip: int,
+                    think_time_ms: float) -> int:
+    """Fewest clients whose predicted throughput reaches ``tps`` (a closed workload asked by rate).
+
+    Throughput rises with clients towards the pools' capacity, so bisection on whole clients finds
+    it; a rate at or past what the configuration can carry (at :data:`MAX_CLIENTS` clients) is refused.
+    """
+    def x(n: int) -> float:
+        frame = pd.DataFrame([{"clients": float(n), "n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms}])
+        return float(results.predict(frame, max_draws=0)["tps"].iloc[0])
+
+    if tps <= 0:
+        raise ModelError(f"tps must be > 0 to find the clients that give it, got {tps:g}")
+    top = x(MAX_CLIENTS)
+    if tps >= top:
+        raise ModelError(f"{tps:g} tps is more than {n_gcp} GCP + {n_ziip} zIIP carry with think time "
+                         f"{think_time_ms:g} ms (at most {top:.4g} tps, at {MAX_CLIENTS:,} clients)")
+    lo, hi = 1, MAX_CLIENTS
+    if x(lo) >= tps:
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if x(mid) >= tps:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def knee_sentence(estimate: Mapping[str, Any]) -> str:
     """One sentence a planner can paste into a report."""
     return (f"Response time breaks away (> {estimate['k']:g}x unloaded) at about {estimate['k_clients']:.0f} clients "
@@ -339,6 +368,10 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         row["model"] = res.family
         row["demand_ms_per_tran"] = res.cpu_ms_per_tran
         row["ziip_eligible_fraction"] = res.ziip_eligible_fraction
+        if scenario.get("clients") is None and scenario.get("tps") is not None:
+            clients = clients_for_tps(res, float(scenario["tps"]), **cfg)
+            row["clients_for_tps"] = clients
+            scenario = {**scenario, "clients": clients}
         if scenario.get("clients") is not None:
             clients = float(scenario["clients"])
             pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
@@ -511,7 +544,8 @@ def slo_tps(results: OpenDispatchResults, slo_resp_ms: float, *, lpar: Mapping[s
 
 def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],
                        policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
-                       growth: GrowthPolicy | None = None) -> pd.DataFrame:
+                       growth: GrowthPolicy | None = None,
+                       on_row: Callable[[int], None] | None = None) -> pd.DataFrame:
     """One row per scenario; a scenario that fails (unknown workload, bad key, a number out of
     :data:`SCENARIO_RANGES`, malformed workload name, a factor that cannot be applied) gets its
     ``error`` and the others still run."""
@@ -535,6 +569,8 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
             rows.append({**forecast_scenario(models, scenario, policy, catalogue, growth=growth), "error": None})
         except (ModelError, ValueError, KeyError) as exc:
             rows.append({"workload": workload, "scenario": scenario.get("name", ""), "error": str(exc)})
+        if on_row is not None:
+            on_row(i)
     frame = pd.DataFrame(rows)
     for col in ("years_to_knee", "knee_clients", "knee_clients_hi", "years_to_knee_adjusted",
                 "knee_clients_adjusted", "knee_clients_hi_adjusted"):

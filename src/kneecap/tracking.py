@@ -313,11 +313,15 @@ def champion_version(name: str) -> str | None:
 def promote(name: str, version: str | int | None = None) -> str:
     """Set the champion alias of ``name`` to ``version`` (default: the newest version)."""
     client = MlflowClient()
+    versions = sorted(int(v.version) for v in client.search_model_versions(f"name='{name}'"))
+    if not versions:
+        known = registered_names()
+        raise LookupError(f"{name}: no registered model of that name"
+                          + (f"; registered: {', '.join(sorted(known))}" if known else "; nothing is registered yet"))
     if version is None:
-        versions = client.search_model_versions(f"name='{name}'")
-        if not versions:
-            raise LookupError(f"{name}: no registered versions to promote")
-        version = max(int(v.version) for v in versions)
+        version = versions[-1]
+    elif not str(version).isdigit() or int(version) not in versions:
+        raise LookupError(f"{name}: no version {version}; versions: {', '.join(map(str, versions))}")
     client.set_registered_model_alias(name, CHAMPION, str(version))
     return str(version)
 
