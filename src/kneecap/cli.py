@@ -167,9 +167,10 @@ class _progress:
 
     def __enter__(self):
         if sys.stderr.isatty() and log.isEnabledFor(logging.INFO) and self.total > 1:
+            from rich.console import Console
             from rich.progress import Progress
 
-            self.bar = Progress(transient=True, console=None)
+            self.bar = Progress(transient=True, console=Console(stderr=True))
             self.bar.start()
             task = self.bar.add_task(self.what, total=self.total)
             return lambda *_: self.bar.advance(task)
