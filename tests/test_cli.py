@@ -170,3 +170,24 @@ def test_user_mistakes_get_a_message_and_exit_2_not_a_traceback(project, tmp_pat
         assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
     version = _run(["--version"], env)
     assert version.returncode == 0 and version.stdout.startswith("kneecap ")
+
+
+def test_ingest_brings_files_into_the_input_area_and_never_writes_a_stage_output(tmp_path):
+    samples = REPO / "data" / "raw" / "rmf-samples"
+    good, bad = samples / "rmfpp-cpu-small-RPRT-20220412.xml", samples / "rmf3-cpc.xml"
+    into = tmp_path / "raw" / "ingested"
+    first = _run(["ingest", str(good), str(bad), "--into", str(into)], os.environ)
+    # the file with no CPU or Workload Activity report is named and not copied; the good one is
+    assert first.returncode == 1 and "rmf3-cpc.xml" in first.stderr
+    assert sorted(p.name for p in into.iterdir()) == [good.name]
+    assert (into / good.name).read_bytes() == good.read_bytes()
+    again = _run(["ingest", str(good), "--into", str(into)], os.environ)
+    assert again.returncode == 0 and "0 file(s) copied" in again.stdout and "1 already there" in again.stdout
+    other = tmp_path / "elsewhere" / good.name
+    other.parent.mkdir()
+    other.write_bytes((samples / "rmfpp-cpu-RPRT-20200910.xml").read_bytes())
+    clash = _run(["ingest", str(other), "--into", str(into)], os.environ)
+    assert clash.returncode == 1 and "exists with other contents" in clash.stderr
+    assert (into / good.name).read_bytes() == good.read_bytes()  # never overwritten
+    stage = _run(["ingest", str(good), "--out", "data/interim/smf"], os.environ)
+    assert stage.returncode == 2 and "a pipeline stage rebuilds" in stage.stderr

@@ -67,11 +67,19 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from kneecap.ingest_cli import run_ingest
+    from kneecap.ingest_cli import bring_into, inside_stage_output, run_ingest
 
+    quiet = args.quiet or not log.isEnabledFor(logging.INFO)
     try:
-        return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage,
-                          quiet=args.quiet or not log.isEnabledFor(logging.INFO))
+        if args.out is None:
+            return bring_into(args.paths, args.into, codepage=args.codepage, quiet=quiet)
+        stage_out = inside_stage_output(Path(args.out), Path("dvc.yaml"))
+        if stage_out is not None:
+            print(f"ingest: --out {args.out} is inside {stage_out}, which a pipeline stage rebuilds (dvc.yaml); "
+                  "decode somewhere else, or drop the files into the input area with `kneecap ingest FILES`",
+                  file=sys.stderr)
+            return 2
+        return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=quiet)
     except FileNotFoundError as exc:
         print(f"ingest: {exc}", file=sys.stderr)
         return 2
@@ -285,9 +293,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="+", metavar="CSV", help="measurement tables to check")
     check.set_defaults(func=_cmd_check)
 
-    ingest = sub.add_parser("ingest", help="decode SMF dumps / RMF XML into the warehouse staging area")
+    ingest = sub.add_parser("ingest", help="bring SMF dumps / RMF XML into the project (checked, then copied "
+                                           "where the pipeline reads them), or decode them into a folder")
     ingest.add_argument("paths", nargs="+", help="files, directories or globs")
-    ingest.add_argument("--out", default="data/interim/smf", help="decoded tables folder")
+    ingest.add_argument("--into", default="data/raw/ingested",
+                        help="input area the pipeline reads (default data/raw/ingested): readable files are "
+                             "copied here for `make run` / `dvc repro`")
+    ingest.add_argument("--out", default=None,
+                        help="instead: decode into this folder as Parquet tables (never a pipeline stage's output)")
     ingest.add_argument("--codepage", default="cp037", help="EBCDIC code page (cp037, cp1047, cp500)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.set_defaults(func=_cmd_ingest)

@@ -7,7 +7,10 @@ everything else to the SMF reader; documentation files that travel with data (``
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,9 +69,11 @@ def codepage_error(codepage: str) -> str | None:
 
 
 def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet: bool = False,
-               allow_failed: bool = False) -> int:
+               allow_failed: bool = False, summary_target: str | None = None,
+               read_ok: list[Path] | None = None) -> int:
     """Ingest, print the summary; exit 1 if a file could not be read (unless ``allow_failed``),
-    2 for a code page that is not EBCDIC (checked before anything is read or written)."""
+    2 for a code page that is not EBCDIC (checked before anything is read or written).
+    ``read_ok`` collects the input files that decoded (newly or before)."""
     bad_codepage = codepage_error(codepage)
     if bad_codepage:
         print(f"ingest: {bad_codepage}", file=sys.stderr)
@@ -86,6 +91,8 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     progress.done()
     xml_results, _ = ingest_xml(xml, out_dir) if xml else ([], 0.0)
     results = (summary.files if summary else []) + xml_results
+    if read_ok is not None:
+        read_ok.extend(Path(r.path) for r in results if r.status != "failed")
     for r in results:
         detail = ", ".join(f"{k} {v}" for k, v in sorted(r.rows.items())) or "-"
         line = f"ingest: {r.status:8} {r.path} ({r.bytes / 1e6:.2f} MB; {detail}"
@@ -111,5 +118,76 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
         print(f"ingest: skipped  {f} (documentation, not evidence)")
     failed = [r for r in results if r.status == "failed"]
     print(f"ingest: {sum(r.status == 'ingested' for r in results)} ingested, "
-          f"{sum(r.status == 'skipped' for r in results)} already ingested, {len(failed)} failed -> {out_dir}")
+          f"{sum(r.status == 'skipped' for r in results)} already ingested, {len(failed)} failed -> "
+          f"{summary_target or out_dir}")
     return 1 if failed and not allow_failed else 0
+
+
+def stage_outputs(dvc_yaml: Path) -> list[Path]:
+    """Folders and files the DVC pipeline in ``dvc_yaml`` writes (every stage's ``outs``), resolved;
+    empty when there is no such file. A stage rebuilds them, so nothing else may write there."""
+    if not dvc_yaml.is_file():
+        return []
+    import yaml
+
+    spec = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}
+    found = []
+    for stage in (spec.get("stages") or {}).values():
+        for out in stage.get("outs") or []:
+            name = next(iter(out)) if isinstance(out, dict) else out
+            found.append((dvc_yaml.parent / str(name)).resolve())
+    return found
+
+
+def inside_stage_output(target: Path, dvc_yaml: Path) -> Path | None:
+    """The stage output ``target`` lies in (or is), or None."""
+    target = target.resolve()
+    for out in stage_outputs(dvc_yaml):
+        if target == out or out in target.parents:
+            return out
+    return None
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
+    """Check each input decodes, then copy the readable ones into ``into`` (the input area the
+    pipeline reads) so ``make run`` / ``dvc repro`` models them; a file already there with the same
+    bytes is not copied again, and a different file of the same name is refused, not overwritten.
+
+    Returns 0 when every file came in, 1 when some could not be read (named; the rest still copied).
+    """
+    decoded: list[Path] = []
+    with tempfile.TemporaryDirectory(prefix="kneecap-ingest-") as scratch:
+        status = run_ingest(paths, out_dir=scratch, codepage=codepage, quiet=quiet, allow_failed=True,
+                            summary_target="a scratch folder (checked, then dropped)", read_ok=decoded)
+        if status == 2:
+            return 2
+    readable = {p.resolve() for p in decoded}
+    files = [f for f in expand_paths(paths) if f.resolve() in readable]
+    target = Path(into)
+    target.mkdir(parents=True, exist_ok=True)
+    copied, same, refused = 0, 0, 0
+    for f in files:
+        dest = target / f.name
+        if dest.exists():
+            if _digest(dest) == _digest(f):
+                same += 1
+                continue
+            print(f"ingest: refused  {f}: {dest} exists with other contents (rename one of them)", file=sys.stderr)
+            refused += 1
+            continue
+        shutil.copy2(f, dest)
+        copied += 1
+    print(f"ingest: {copied} file(s) copied into {target}, {same} already there"
+          + (f", {refused} refused" if refused else "")
+          + "; `make run` (or `dvc repro`) decodes and models them")
+    unreadable = [f for f in expand_paths(paths) if f.resolve() not in readable
+                  and f.suffix.lower() not in _NOT_EVIDENCE and not f.name.upper().startswith("LICENSE")]
+    return 1 if refused or unreadable else 0
