@@ -1,7 +1,11 @@
 """DVC stage `train`: fit every workload's models, log + register them in MLflow, save model dirs.
 
 Usage: train.py --marts DIR --models DIR --metrics FILE --params FILE
-Promotion to @champion is a separate, explicit command (`kneecap promote`).
+A fit identical to the newest registered version (same fingerprint) registers nothing. A changed
+one is registered and, under ``train.promote: if_not_worse``, becomes @champion when its error on
+the current measurements is not worse than the champion's (``train.promote_tolerance_pct``);
+otherwise it stays a challenger, the reason tagged on the version. A model with no champion yet
+is left to `kneecap promote --if-missing` (what `make run` does next).
 """
 
 from __future__ import annotations
@@ -29,16 +33,39 @@ def main(argv: list[str] | None = None) -> int:
     metrics: dict[str, dict[str, float]] = {}
     for model in trained:
         name = tracking.model_name(model.workload, model.kind)
+        tracking.save_model_dir(model.results, Path(args.models) / name)
+        metrics[name] = model.metrics
+        fingerprint = tracking.fingerprint(model.results)
+        newest = tracking.newest_version(name)
+        if newest is not None and newest[1].get(tracking.FINGERPRINT_TAG) == fingerprint:
+            print(f"train: {name} ({model.family}) unchanged: version {newest[0]} is the same fit")
+            continue
         logged = tracking.log_model(
             model.results, name=name, params=model.params, metrics=model.metrics,
             tables={"competitors": model.competitors},
             tags={"workload": model.workload, "kind": model.kind, "family": model.family},
         )
-        tracking.save_model_dir(model.results, Path(args.models) / name)
-        metrics[name] = model.metrics
+        tracking.tag_version(name, logged.version, tracking.FINGERPRINT_TAG, fingerprint)
         print(f"train: {name} ({model.family}) registered as version {logged.version}")
         for line in model.headline():
             print(f"train:   {line}")
+        champion = tracking.champion_version(name)
+        if champion is None:
+            continue
+        rows = fct[fct["workload"] == model.workload].reset_index(drop=True)
+        new_error = training.current_error_pct(model.results, rows, model.kind)
+        try:
+            champion_error = training.current_error_pct(tracking.load_version(name, champion), rows, model.kind)
+        except Exception as exc:  # noqa: BLE001 - an unreadable champion (e.g. a pickle) is replaced
+            champion_error, _ = float("nan"), exc
+        promote, why = training.promotion(new_error, champion_error, policy=params.train.promote,
+                                          tolerance_pct=params.train.promote_tolerance_pct)
+        if promote:
+            tracking.promote(name, logged.version)
+            print(f"train: {name} version {logged.version} is now @champion (was {champion}): {why}")
+        else:
+            tracking.tag_version(name, logged.version, tracking.CHALLENGER_TAG, why)
+            print(f"train: {name} version {logged.version} stays a challenger, @champion is still {champion}: {why}")
     Path(args.metrics).parent.mkdir(parents=True, exist_ok=True)
     Path(args.metrics).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0

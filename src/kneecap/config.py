@@ -35,8 +35,14 @@ class TrainConfig:
     max_cv_error_pct: float = 5.0
     open_min_transactions: float = 100.0
     open_hours: tuple[int, int] | None = None
+    promote: str = "if_not_worse"
+    promote_tolerance_pct: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.promote not in ("if_not_worse", "never"):
+            raise ValueError(f"train.promote must be if_not_worse or never, got {self.promote!r}")
+        if not self.promote_tolerance_pct >= 0:
+            raise ValueError(f"train.promote_tolerance_pct must be >= 0, got {self.promote_tolerance_pct}")
         if self.open_hours is not None:
             hours = tuple(self.open_hours)
             if len(hours) != 2 or not 0 <= hours[0] < hours[1] <= 24:

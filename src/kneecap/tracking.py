@@ -303,6 +303,39 @@ def registered_names() -> set[str]:
     return {m.name for m in MlflowClient().search_registered_models() if m.name.startswith(MODEL_PREFIX)}
 
 
+def fingerprint(results: Any) -> str:
+    """SHA-256 of the model's stored JSON document: the same data, params and code give the same
+    fit (every random stream is seeded), so an unchanged fingerprint means an unchanged model."""
+    import hashlib
+
+    return hashlib.sha256(_serialise().dumps(results).encode("utf-8")).hexdigest()
+
+
+FINGERPRINT_TAG = "kneecap.fingerprint"
+CHALLENGER_TAG = "kneecap.challenger_reason"
+
+
+def newest_version(name: str) -> tuple[str, dict[str, str]] | None:
+    """``(version, tags)`` of the newest registered version of ``name``, or None."""
+    if name not in registered_names():
+        return None
+    versions = MlflowClient().search_model_versions(f"name='{name}'")
+    if not versions:
+        return None
+    newest = max(versions, key=lambda v: int(v.version))
+    return str(newest.version), dict(newest.tags or {})
+
+
+def tag_version(name: str, version: str | int, key: str, value: str) -> None:
+    MlflowClient().set_model_version_tag(name, str(version), key, value)
+
+
+def load_version(name: str, version: str | int) -> Any:
+    """The results object of one registered version."""
+    source = f"{name} version {version}"
+    return _read_model(_fetch_remote(f"models:/{name}/{version}", source), source)
+
+
 def champion_version(name: str) -> str | None:
     """Version number carrying the champion alias, or None."""
     aliases = MlflowClient().get_registered_model(name).aliases or {}

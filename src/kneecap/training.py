@@ -99,6 +99,47 @@ def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str,
     return metrics, [note, *results.notes]
 
 
+def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
+    """MAPE of a fitted model on a workload's current measured rows: what a retrained version and
+    the champion are compared on (the champion may have been fitted on rows since corrected or
+    added, so for it these are partly held out). NaN when the model cannot predict the rows."""
+    try:
+        if kind == COST:
+            return float(modeling.cost.cost_mape(results, rows))
+        frame = rows.drop(columns=[c for c in ("resp_ms",) if c in rows])
+        if isinstance(results, OpenDispatchResults):
+            # each interval on its own LPAR state: the other classes it competed with
+            frame = frame.assign(**modeling.open_dispatch.other_classes_busy(rows))
+        pred = results.predict(frame)
+    except (ModelError, ValueError, KeyError):
+        return float("nan")
+    errors = []
+    for target in ("resp_ms", "tps"):
+        if target in pred and target in rows and not (target == "tps" and "clients" not in frame):
+            actual = pd.to_numeric(rows[target], errors="coerce").to_numpy(dtype=float)
+            got = pred[target].to_numpy(dtype=float)
+            ok = np.isfinite(actual) & np.isfinite(got) & (actual > 0)
+            if ok.any():
+                errors.append(modeling.mape_pct(actual[ok], got[ok]))
+    return float(np.mean(errors)) if errors else float("nan")
+
+
+def promotion(new_error_pct: float, champion_error_pct: float, *, policy: str,
+              tolerance_pct: float) -> tuple[bool, str]:
+    """Whether a retrained version replaces the champion, and why (one line)."""
+    if policy == "never":
+        return False, "train.promote is 'never': promote by hand (`kneecap promote`)"
+    if not np.isfinite(new_error_pct):
+        return False, "the new version cannot predict the current measurements"
+    if not np.isfinite(champion_error_pct):
+        return True, f"the champion cannot predict the current measurements (new version {new_error_pct:.2f} %)"
+    if new_error_pct <= champion_error_pct + tolerance_pct:
+        return True, (f"error on the current measurements {new_error_pct:.2f} % vs champion "
+                      f"{champion_error_pct:.2f} % (tolerance {tolerance_pct:g} points)")
+    return False, (f"error on the current measurements {new_error_pct:.2f} % is worse than the champion's "
+                   f"{champion_error_pct:.2f} % by more than {tolerance_pct:g} points: kept as challenger")
+
+
 def _finite(d: dict[str, Any]) -> dict[str, float]:
     out = {}
     for key, value in d.items():
