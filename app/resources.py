@@ -94,6 +94,16 @@ def models(workload: str, version_key: str = "") -> forecasting.WorkloadModels:
     return forecasting.WorkloadModels(workload, found.get("response"), found.get("cost"))
 
 
+def follow_workload(page: str, workload: str, widget_keys: tuple[str, ...]) -> None:
+    """When the page's workload changes, forget its configuration widgets, so they start from the
+    new workload's measured configuration instead of keeping the previous workload's values."""
+    marker = f"{page}__workload"
+    if st.session_state.get(marker) not in (None, workload):
+        for k in widget_keys:
+            st.session_state.pop(k, None)
+    st.session_state[marker] = workload
+
+
 def champion_key(workload: str) -> str:
     frame = registered()
     rows = frame[frame["name"].str.startswith(f"{tracking.MODEL_PREFIX}{workload}-")

@@ -128,6 +128,9 @@ if not workloads:
     st.stop()
 default = workloads.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workloads else 0
 workload = st.selectbox("Workload", workloads, index=default, key="knee_workload")
+res.follow_workload("knee", workload, ("knee_max_tps", "knee_tps", "knee_bg_load", "knee_class_n_gcp",
+                                       "knee_class_n_ziip", "knee_max_clients", "knee_clients", "knee_think",
+                                       "knee_n_gcp", "knee_n_ziip"))
 key = res.champion_key(workload)
 model = res.response_model(workload)
 if res.is_class_model(model):

@@ -18,6 +18,8 @@ if not workloads:
     st.stop()
 default = workloads.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workloads else 0
 workload = st.selectbox("Workload", workloads, index=default, key="plan_workload")
+res.follow_workload("plan", workload, ("plan_tps", "plan_bg_load", "plan_class_n_gcp", "plan_class_slo",
+                                       "plan_clients", "plan_think", "plan_n_gcp", "plan_slo"))
 key = res.champion_key(workload)
 model = res.response_model(workload)
 policy = res.policy()

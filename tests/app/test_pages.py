@@ -301,3 +301,18 @@ def test_uploads_over_the_limit_are_refused(app_env, monkeypatch):
         resources.ingest_upload("big.smf", b"\0" * 2 * 1024 * 1024)
     with pytest.raises(resources.UploadError, match=r"empty\.csv: the file is empty"):
         resources.ingest_upload("empty.csv", b"")
+
+
+def test_configuration_widgets_follow_the_selected_workload(app_env):
+    """Switching workload starts its sliders from that workload's measured configuration, not the
+    previous workload's settings."""
+    at = _app()
+    base = forecasting.default_configuration(_champion())
+    at.slider(key="knee_n_ziip").set_value(5).run()
+    at.slider(key="knee_think").set_value(1000).run()
+    at.selectbox(key="knee_workload").set_value("ZCONHI").run()
+    assert not at.exception
+    at.selectbox(key="knee_workload").set_value(DIAG).run()
+    assert not at.exception
+    assert (at.slider(key="knee_n_ziip").value, at.slider(key="knee_think").value) == (
+        base["n_ziip"], int(base["think_time_ms"]))
