@@ -52,9 +52,21 @@ LPAR_COLUMNS: dict[str, str] = {
     "lpar_ziip_busy_pct": "LPAR busy per zIIP, all work, % (SMF 70.1)",
 }
 
+#: WLM state samples of a class period in the interval (SMF 72.3; WLM looks at each unit of work
+#: every 250 ms): how its time splits between using and waiting for each engine type. Null for
+#: report tables and RMF Postprocessor reports (which print none).
+SAMPLE_COLUMNS: dict[str, str] = {
+    "cpu_using_samples": "samples using a general purpose processor (R723CCUS)",
+    "cpu_delay_samples": "samples delayed for a general purpose processor (R723CCDE)",
+    "ziip_using_samples": "samples using a zIIP (R723SUPU)",
+    "ziip_on_cp_using_samples": "samples of zIIP-eligible work using a general purpose processor (R723SUCU)",
+    "ziip_delay_samples": "samples delayed for a zIIP (R723SUPD)",
+}
+
 #: Every column of ``fct_measurements`` in order.
 FCT_MEASUREMENTS_COLUMNS: tuple[str, ...] = (
     KEY_COLUMNS + tuple(NUMERIC_COLUMNS) + tuple(FACTOR_COLUMNS) + TIME_COLUMNS + tuple(LPAR_COLUMNS)
+    + tuple(SAMPLE_COLUMNS)
 )
 
 #: Provenance columns every bundled reference CSV carries on each row.

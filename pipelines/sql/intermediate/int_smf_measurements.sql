@@ -10,6 +10,7 @@
 --   ziip_eligible_pct   = APPL% IIP + APPL% IIPCP
 --   cpu_ms_per_tran     = cpu_s / ended * 1000  (= cpu_s / interval_s / tps * 1000)
 --   n_gcp / n_ziip      = engines of type CP / IIP online to the LPAR (SMF 70.1, same interval)
+--   *_samples           = the class period's WLM state samples (72.3), as they are
 --   lpar_*_busy_pct     = LPAR busy per engine of the pool, every class included (SMF 70.1
 --                         LPAR busy: the logical processors' dispatch time over online time)
 with
@@ -85,7 +86,12 @@ final as (
         class_name as service_class,
         interval_start_at,
         lpar_gcp_busy_pct,
-        lpar_ziip_busy_pct
+        lpar_ziip_busy_pct,
+        cast(cpu_using_samples as double) as cpu_using_samples,
+        cast(cpu_delay_samples as double) as cpu_delay_samples,
+        cast(ziip_using_samples as double) as ziip_using_samples,
+        cast(ziip_on_cp_using_samples as double) as ziip_on_cp_using_samples,
+        cast(ziip_delay_samples as double) as ziip_delay_samples
     from measured
 )
 

@@ -70,7 +70,12 @@ final as (
         service_class,
         interval_start_at,
         lpar_gcp_busy_pct,
-        lpar_ziip_busy_pct
+        lpar_ziip_busy_pct,
+        cpu_using_samples,
+        cpu_delay_samples,
+        ziip_using_samples,
+        ziip_on_cp_using_samples,
+        ziip_delay_samples
     from with_pct
 )
 

@@ -129,7 +129,9 @@ class DispatchSolution:
     of the class's zIIP-eligible work that runs on GCPs (RMF's IIPCP over IIP + IIPCP).
     ``ziip_busy`` / ``gcp_busy`` are busy engines per engine of each pool, background included.
     ``saturated`` marks loads beyond what the pools can carry (open load only; a closed population
-    always settles at a throughput the pools sustain).
+    always settles at a throughput the pools sustain). ``ziip_wait_ms`` / ``gcp_wait_ms`` (open
+    load by interval only, else None): a transaction's time with an eligible burst queued for a
+    zIIP, and with a GCP-only burst queued for a GCP (all of it GCP wait without zIIPs).
     """
 
     tps: np.ndarray
@@ -138,6 +140,8 @@ class DispatchSolution:
     ziip_busy: np.ndarray
     gcp_busy: np.ndarray
     saturated: np.ndarray
+    ziip_wait_ms: np.ndarray | None = None
+    gcp_wait_ms: np.ndarray | None = None
 
 
 def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: float,
@@ -232,11 +236,11 @@ def solve_open_rows(tps: np.ndarray, cpu_ms_per_tran: float, ziip_eligible_fract
     if not (math.isfinite(d) and d >= 0 and 0.0 <= f <= 1.0):
         raise ValueError(f"need cpu_ms_per_tran >= 0 and 0 <= ziip_eligible_fraction <= 1, got {d}, {f}")
     k_e, k_g, _, _, honor, tau, pool, _, _, bg_s = dispatch._args()
-    resp, spill, zb, gb = _rows_kernel(loads / 1000.0, d, f, k_e, k_g, n_g.astype(np.int64),
-                                       n_z.astype(np.int64), honor, tau, pool, bg_g / 100.0,
-                                       np.where(n_z > 0, bg_z, 0.0) / 100.0, bg_s)
+    resp, spill, zb, gb, wz, wg = _rows_kernel(loads / 1000.0, d, f, k_e, k_g, n_g.astype(np.int64),
+                                               n_z.astype(np.int64), honor, tau, pool, bg_g / 100.0,
+                                               np.where(n_z > 0, bg_z, 0.0) / 100.0, bg_s)
     return DispatchSolution(loads[None, :].copy(), resp[None, :], spill[None, :], zb[None, :], gb[None, :],
-                            ~np.isfinite(resp)[None, :])
+                            ~np.isfinite(resp)[None, :], wz[None, :], wg[None, :])
 
 
 def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligible_fraction: float,
@@ -406,22 +410,25 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
-    """(residence ms, spill, zIIP busy per engine, GCP busy per engine) at ``lam`` tran/ms."""
+    """(residence ms, spill, zIIP busy per engine, GCP busy per engine, eligible wait ms, GCP-only
+    wait ms) at ``lam`` tran/ms; the waits are per transaction: eligible bursts queued for a zIIP
+    (until a zIIP or a helping GCP takes them) and GCP-only bursts queued for a GCP (with no zIIP
+    online all of it, eligible work included, is GCP wait)."""
     inf = np.inf
     ke = k_e if f > 0.0 else 0
     kg = k_g if f < 1.0 else 0
     a_bg_g = bg_g * n_g
     if d <= 0.0:
-        return 0.0, 0.0, bg_z, bg_g
+        return 0.0, 0.0, bg_z, bg_g, 0.0, 0.0
     if n_z == 0:
         a = lam * d + a_bg_g
         rate = lam * (ke + kg) + a_bg_g / bg_s
         if a >= n_g:
-            return inf, 1.0 if f > 0.0 else 0.0, np.nan, a / n_g
+            return inf, 1.0 if f > 0.0 else 0.0, np.nan, a / n_g, inf, inf
         wait = 0.0
         if rate > 0.0:
             wait = _erlang_c(n_g, a) * (a / rate) / (n_g - a)
-        return d + (ke + kg) * wait, 1.0 if f > 0.0 else 0.0, np.nan, a / n_g
+        return d + (ke + kg) * wait, 1.0 if f > 0.0 else 0.0, np.nan, a / n_g, 0.0, (ke + kg) * wait
     # zIIP pool
     a_e = lam * f * d
     a_bz = bg_z * n_z
@@ -435,7 +442,7 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
             spill, wait_z, _ = _mmc_help(rate_z, s_z, n_z, tau, pool, 1.0)
         else:
             if a_z >= n_z:
-                return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g
+                return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g, inf, inf
             wait_z = _erlang_c(n_z, a_z) * s_z / (n_z - a_z)
     # GCP pool: native and background first, helped eligible work after
     a_hi = lam * (1.0 - f) * d + a_bg_g
@@ -445,7 +452,7 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
     a_g = a_hi + a_lo
     ziip_busy = a_z * (1.0 - spill) / n_z
     if a_g >= n_g:
-        return inf, spill, ziip_busy, a_g / n_g
+        return inf, spill, ziip_busy, a_g / n_g, inf, inf
     w_hi = 0.0
     w_lo = 0.0
     if rate_hi + rate_lo > 0.0 and a_g > 0.0:
@@ -453,7 +460,8 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
         s_hi = 1.0 - a_hi / n_g
         w_hi = base / s_hi
         w_lo = base / (s_hi * (1.0 - a_g / n_g))
-    return d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g
+    return (d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g,
+            ke * (wait_z + spill * w_lo), kg * w_hi)
 
 
 @numba.njit(cache=True)
@@ -468,7 +476,7 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, b
     sat = np.zeros((b, m), dtype=np.bool_)
     for i in range(b):
         for j in range(m):
-            r, s, z, g = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s)
+            r, s, z, g, _, _ = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s)
             x[i, j] = lams[j]
             resp[i, j] = r0s[i] + r
             spill[i, j] = s
@@ -485,10 +493,12 @@ def _rows_kernel(lams, d, f, k_e, k_g, n_gs, n_zs, honor, tau, pool, bg_gs, bg_z
     spill = np.empty(m)
     zb = np.empty(m)
     gb = np.empty(m)
+    wz = np.empty(m)
+    wg = np.empty(m)
     for j in range(m):
-        resp[j], spill[j], zb[j], gb[j] = _residence(lams[j], d, f, k_e, k_g, n_gs[j], n_zs[j], honor, tau,
-                                                     pool, bg_gs[j], bg_zs[j], bg_s)
-    return resp, spill, zb, gb
+        resp[j], spill[j], zb[j], gb[j], wz[j], wg[j] = _residence(lams[j], d, f, k_e, k_g, n_gs[j], n_zs[j], honor,
+                                                                   tau, pool, bg_gs[j], bg_zs[j], bg_s)
+    return resp, spill, zb, gb, wz, wg
 
 
 @numba.njit(cache=True)

@@ -33,6 +33,8 @@ def fct_measurements(config: ValidationConfig) -> gx.ExpectationSuite:
         )
     for column in schema.LPAR_COLUMNS:  # per engine: a pool cannot be more than fully busy
         suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0, max_value=100))
+    for column in schema.SAMPLE_COLUMNS:
+        suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0))
     suite.add_expectation(
         gxe.ExpectColumnValuesToBeBetween(
             column="check_littles_law_rel_err", min_value=0, max_value=config.littles_law_rel_tol
