@@ -213,6 +213,114 @@ def test_same_seed_same_table_other_seed_other_draws():
     assert simulate(scenario, seed=8, **kw)["resp_ms"].iloc[0] != first["resp_ms"].iloc[0]
 
 
+# --- the WLM CPU states (what 72.3 using/delay samples estimate) -------------------------------
+
+STATES = ("n_gcp_using", "n_ziip_using", "n_ziip_on_cp_using", "n_gcp_delay", "n_ziip_delay")
+
+
+def _in_cpu(row: pd.Series) -> float:
+    """Little's law on the CPU part of a transaction: tps x (response - delay_ms)."""
+    return row["tps"] / 1000.0 * (row["resp_ms"] - row["delay_ms"])
+
+
+def test_states_are_in_metrics_with_intervals():
+    row = _row(_scenario(), replications=2, transactions=2000)
+    for name in STATES:
+        assert name in METRICS
+        assert row[f"{name}_lo"] <= row[name] <= row[f"{name}_hi"], name
+
+
+def test_using_states_follow_littles_law_and_every_cpu_moment_is_in_one_state():
+    # N = X R: the class's CPU bursts in service are tps x CPU per transaction on each kind, and
+    # a transaction past its delay_ms is running or queued, so the five states add up to
+    # tps x (response - delay_ms) (Little 1961); help moves eligible work between IIP and IIPCP
+    d_ms, f = 1.2, 0.6
+    row = _row(_scenario(cpu_ms_per_tran=d_ms, ziip_eligible_fraction=f, gcp_bursts=2,
+                         eligible_bursts=3, delay_ms=1.0, bg_gcp_busy_pct=10.0,
+                         bg_ziip_busy_pct=10.0, help_wait_ms=0.5), transactions=10000)
+    lam = row["tps"] / 1000.0
+    np.testing.assert_allclose(row["n_ziip_using"] + row["n_ziip_on_cp_using"], lam * f * d_ms,
+                               rtol=0.02)
+    np.testing.assert_allclose(row["n_gcp_using"], lam * (1 - f) * d_ms, rtol=0.02)
+    assert row["n_ziip_on_cp_using"] > 0 and row["n_gcp_delay"] > 0 and row["n_ziip_delay"] > 0
+    np.testing.assert_allclose(sum(row[name] for name in STATES), _in_cpu(row), rtol=0.01)
+    # the using states are the class's APPL% CP-native / IIP / IIPCP over 100, the same integrals
+    np.testing.assert_allclose(row["n_ziip_using"], row["cpu_ziip_pct"] / 100.0, rtol=1e-9)
+    np.testing.assert_allclose(row["n_ziip_on_cp_using"], row["ziip_eligible_on_gcp_pct"] / 100.0,
+                               rtol=1e-9)
+    np.testing.assert_allclose(row["n_gcp_using"] + row["n_ziip_on_cp_using"],
+                               row["cpu_gcp_pct"] / 100.0, rtol=1e-9)
+
+
+def test_ziip_delay_of_an_open_run_without_help_is_erlang_c():
+    # all work eligible, one burst, no help: the zIIPs are an M/M/2 queue (Erlang C), so the
+    # zIIP delay count is lambda Wq and the using count lambda D; nothing touches the GCPs
+    tps = 1600.0
+    scenario = _scenario(n_ziip=2, ziip_eligible_fraction=1.0, clients=None, think_time_ms=0.0,
+                         tps=tps, honor_priority=False)
+    row = _row(scenario)
+    _assert_matches(row, "n_ziip_delay", tps / 1000.0 * (mmc_resp_ms(tps, 1.0, 2) - 1.0))
+    _assert_matches(row, "n_ziip_using", tps / 1000.0 * 1.0, rel=0.02)
+    assert row[["n_gcp_using", "n_ziip_on_cp_using", "n_gcp_delay"]].eq(0.0).all()
+
+
+def test_ziip_delay_per_burst_is_the_queue_wait_per_burst():
+    # open, all work eligible in 4 bursts, no help: every moment a transaction spends beyond its
+    # delay_ms and CPU is zIIP queue wait, so n_ziip_delay / lambda / bursts is the mean wait of
+    # a burst in the zIIP queue, (response - delay - D) / bursts (sample-path Little's law)
+    tps, bursts = 1500.0, 4
+    scenario = _scenario(n_ziip=2, ziip_eligible_fraction=1.0, clients=None, think_time_ms=0.0,
+                         tps=tps, delay_ms=0.5, eligible_bursts=bursts, honor_priority=False,
+                         bg_ziip_busy_pct=5.0)
+    row = _row(scenario, transactions=10000)
+    wait_per_burst = (row["resp_ms"] - 0.5 - 1.0) / bursts
+    np.testing.assert_allclose(row["n_ziip_delay"] / (row["tps"] / 1000.0) / bursts,
+                               wait_per_burst, rtol=0.02)
+    assert wait_per_burst > 0.3  # a real queue, not a rounding error
+
+
+def test_without_ziips_eligible_work_is_iipcp_and_waits_as_cpu_delay():
+    # no zIIP online: eligible bursts are GCP work that RMF still reports as IIPCP, and their
+    # waits are CPU delay (there is no zIIP to wait for)
+    f, d_ms = 0.3, 1.0
+    row = _row(_scenario(n_ziip=0, ziip_eligible_fraction=f, delay_ms=1.0), transactions=10000)
+    assert row["n_ziip_using"] == 0.0 and row["n_ziip_delay"] == 0.0
+    lam = row["tps"] / 1000.0
+    np.testing.assert_allclose(row["n_ziip_on_cp_using"], lam * f * d_ms, rtol=0.02)
+    np.testing.assert_allclose(row["n_gcp_using"], lam * (1 - f) * d_ms, rtol=0.02)
+    np.testing.assert_allclose(row["n_gcp_delay"],
+                               _in_cpu(row) - row["n_gcp_using"] - row["n_ziip_on_cp_using"],
+                               rtol=0.01)
+
+
+def test_without_help_no_eligible_work_is_using_a_gcp():
+    row = _row(_scenario(ziip_eligible_fraction=0.9, clients=50, honor_priority=False),
+               replications=2, transactions=5000)
+    assert row["n_ziip_on_cp_using"] == 0.0
+    assert row["n_ziip_delay"] > row["n_gcp_delay"] > 0
+
+
+def test_closed_zero_think_on_one_gcp_has_one_using_and_the_rest_delayed():
+    # hand computation: 7 clients always present, one running and 6 queued behind it
+    scenario = _scenario(n_gcp=1, n_ziip=0, cpu_ms_per_tran=0.5, ziip_eligible_fraction=0.0,
+                         clients=7, think_time_ms=0.0, burst_dist="deterministic")
+    row = _row(scenario, replications=2, transactions=2000)
+    np.testing.assert_allclose(row["n_gcp_using"], 1.0, rtol=1e-9)
+    np.testing.assert_allclose(row["n_gcp_delay"], 6.0, rtol=1e-9)
+
+
+def test_background_work_is_in_no_class_state():
+    # the same class load with and without background: background adds waiting, not using
+    kw = {"replications": 3, "transactions": 5000}
+    load = {"clients": None, "think_time_ms": 0.0, "tps": 600.0, "help_wait_ms": 1e12}
+    quiet = _row(_scenario(**load), **kw)
+    busy = _row(_scenario(**load, bg_gcp_busy_pct=40.0, bg_ziip_busy_pct=40.0), **kw)
+    for row in (quiet, busy):
+        np.testing.assert_allclose(row["n_gcp_using"] + row["n_ziip_using"], 0.6, rtol=0.03)
+    assert busy["n_gcp_delay"] > 1.5 * quiet["n_gcp_delay"]
+    assert busy["n_ziip_delay"] > 1.5 * quiet["n_ziip_delay"]
+
+
 # --- validation ---------------------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ Three layers
    capacity), every level with the same seed (common random numbers), 10 replications of
    4 000 - 40 000 transactions (:func:`grid_plan`). Regenerate with
    ``python -m tests.smf.simdays --write-grid``. On this machine (2 shared cores, one used) the grid
-   took 430 s, about 7 minutes (:data:`GRID_SECONDS`). 95 % half-widths of ``resp_ms`` (Student
+   took 385 s, about 6.5 minutes (:data:`GRID_SECONDS`). 95 % half-widths of ``resp_ms`` (Student
    t over the 10 replications): 0.3 - 1.4 % up to 85 % zIIP busy (2050 tps), <= 1.6 % up to
    3150 tps, 2.1 % at 3450 tps and 6.5 % at 3800 tps (GCPs 92 % busy). The response rises
    from 1.84 ms (140 tps) to 5.46 ms at 2450 tps (zIIPs 94 % busy, 4 % of the eligible work
@@ -29,7 +29,8 @@ Three layers
    72.3 (class ``ZCONSIM`` and background class ``BATCHBG``) and 70.1 records with
    :mod:`synth` (independent of kneecap's decoders). Every interval's true response, CPU split
    and pool busy are the grid's, interpolated at its offered tps; the measured values add
-   sampling noise. The daily peak crosses the simulation's knee after the data ends, so a
+   sampling noise. The class's WLM using/delay state samples are truth too (see "State
+   samples" below). The daily peak crosses the simulation's knee after the data ends, so a
    growth forecast must extrapolate to it: with the defaults the 13:00 peaks grow from
    1310 tps (day 1, 57 % zIIP busy) by 96 tps a day to 2174 tps on day 10 (88 % zIIP busy,
    response 4.0 ms = 2.2x unloaded); the trend reaches the knee at day 12.9, so ``knee_date``
@@ -43,11 +44,41 @@ response is the grid's response extrapolated to 0 tps, log-linearly through the 
 (the limit as the class's load vanishes; it still includes the class's waits behind background
 work), and the crossing is found by interpolating ``log(resp_ms)`` linearly in offered tps.
 
+State samples
+-------------
+WLM samples every unit of work every 250 ms; :func:`kneecap.simulation.simulate` reports the
+class's time-average number of transactions in each CPU state (``n_gcp_using``,
+``n_ziip_using``, ``n_ziip_on_cp_using``, ``n_gcp_delay``, ``n_ziip_delay``; the grid carries
+them). Per interval the expected samples of a state are its average count x ``interval_s`` /
+0.25 s, the count being the grid's time in that state per transaction (``n / tps``, seconds)
+interpolated linearly in offered tps, times the interval's ``ended / interval_s`` (as for the
+APPL%s, so the using samples and the APPL%s agree). Each state's count is drawn
+``Poisson(expected)`` (seeded) and the 72.3 period fields are sums of those draws:
+
+=====================================  =========================================================
+72.3 field (kneecap column)            simulated states
+=====================================  =========================================================
+R723CCUS CPU using (``cpu_using``)     ``n_gcp_using`` + ``n_ziip_on_cp_using``: all the class's
+                                       work on a GCP; RMF's CPU using includes zIIP-eligible
+                                       work running on a CP, as APPL% CP includes IIPCP
+R723SUCU zIIP on CP using              ``n_ziip_on_cp_using`` (helped eligible work, a subset of
+(``ziip_on_cp_using``)                 R723CCUS)
+R723SUPU zIIP using (``ziip_using``)   ``n_ziip_using``
+R723CCDE CPU delay (``cpu_delay``)     ``n_gcp_delay``: GCP-only bursts queued for a GCP
+R723SUPD zIIP delay (``ziip_delay``)   ``n_ziip_delay``: eligible bursts in the zIIP queue
+R723CTOU total using                   CPU using + zIIP using (every using state once)
+R723CTOT total delay                   CPU delay + zIIP delay
+=====================================  =========================================================
+
+The class has no I/O, storage or other delays: its ``delay_ms`` outside the CPU is in no state,
+so total using/delay cover only the CPU. ``BATCHBG`` carries rough using samples (its APPL%,
+no noise, no delay samples), not part of the truth.
+
 Round trip
 ----------
 :func:`decode_days` frames the records with RDWs into a temporary file and decodes it with
 :func:`kneecap.smf.reader.decode_file`; :func:`check_round_trip` compares tps, response, APPL%
-CP / IIP / IIPCP and LPAR busy per pool with the truth table.
+CP / IIP / IIPCP, the class's seven sample counts and LPAR busy per pool with the truth table.
 """
 
 from __future__ import annotations
@@ -71,7 +102,7 @@ from tests.smf import synth
 
 GRID_CSV = Path(__file__).resolve().parent / "data" / "simdays_grid.csv"
 #: Wall-clock seconds the committed grid took (one core, shared machine).
-GRID_SECONDS = 430.0
+GRID_SECONDS = 385.0
 
 
 @dataclass(frozen=True)
@@ -139,6 +170,18 @@ GRID_WARMUP = 0.1
 #: The level the freshness test re-simulates (the cheapest one).
 CHEAP_LEVEL = 1000.0
 #: Grid columns in front; the rest of simulate()'s row follows.
+#: The class's WLM CPU states in the grid: time-average numbers of its transactions.
+STATES = ("n_gcp_using", "n_ziip_using", "n_ziip_on_cp_using", "n_gcp_delay", "n_ziip_delay")
+#: The 72.3 sample fields (kneecap's column names) and the states each one sums.
+SAMPLE_FIELDS: dict[str, tuple[str, ...]] = {
+    "cpu_using_samples": ("n_gcp_using", "n_ziip_on_cp_using"),
+    "cpu_delay_samples": ("n_gcp_delay",),
+    "ziip_using_samples": ("n_ziip_using",),
+    "ziip_on_cp_using_samples": ("n_ziip_on_cp_using",),
+    "ziip_delay_samples": ("n_ziip_delay",),
+    "total_using_samples": ("n_gcp_using", "n_ziip_on_cp_using", "n_ziip_using"),
+    "total_delay_samples": ("n_gcp_delay", "n_ziip_delay"),
+}
 GRID_FIRST = ("tps_offered", "tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "cpu_gcp_pct",
               "cpu_ziip_pct", "ziip_eligible_on_gcp_pct", "gcp_busy_pct", "ziip_busy_pct",
               "spill_pct")
@@ -233,7 +276,9 @@ def grid_at(grid: pd.DataFrame, tps: np.ndarray | float,
     (``cp_per_tps``, ``iip_per_tps``, ``iipcp_per_tps``: the simulated APPL% CP / IIP / IIPCP
     divided by the simulated throughput) and the background's load in engine-% on each pool
     (``bg_gcp_pct``, ``bg_ziip_pct``: pool busy x engines minus the class; background zIIP work
-    that GCPs helped counts on the GCPs, as in the simulation), all linear.
+    that GCPs helped counts on the GCPs, as in the simulation), and for each of :data:`STATES`
+    ``<state>_per_tps``, the class's time in that state per transaction in seconds (the
+    simulated time-average count divided by the simulated throughput, >= 0), all linear.
     """
     g = grid.sort_values("tps_offered")
     xp = g["tps_offered"].to_numpy(float)
@@ -252,6 +297,8 @@ def grid_at(grid: pd.DataFrame, tps: np.ndarray | float,
             _interp(x, xp, g["ziip_eligible_on_gcp_pct"].to_numpy(float) / thr), 0.0),
         "bg_gcp_pct": _interp(x, xp, bg_gcp),
         "bg_ziip_pct": _interp(x, xp, bg_ziip),
+        **{f"{state}_per_tps": np.maximum(_interp(x, xp, g[state].to_numpy(float) / thr), 0.0)
+           for state in STATES},
     }
 
 
@@ -319,7 +366,11 @@ class SimDaysTruth:
     simulation's mean response at ``tps_offered``), ``resp_ms`` (written, with sampling noise),
     the class's APPL% ``appl_cp_pct`` / ``appl_iip_pct`` / ``appl_iipcp_pct`` and the background's
     ``bg_appl_cp_pct`` / ``bg_appl_iip_pct`` / ``bg_appl_iipcp_pct`` as written, and the LPAR busy
-    per pool ``gcp_busy_pct`` / ``ziip_busy_pct`` (class + background, per engine).
+    per pool ``gcp_busy_pct`` / ``ziip_busy_pct`` (class + background, per engine); the class's
+    true (noise-free) time-average numbers of transactions in each WLM CPU state, :data:`STATES`
+    (``n_gcp_using`` ...), and the sample counts written, the keys of :data:`SAMPLE_FIELDS`
+    (``cpu_using_samples`` ... as kneecap's reader names them), Poisson draws around
+    ``n x interval_s x SAMPLES_PER_S``.
     ``daily_peaks``: ``date``, ``day``, ``peak_tps`` (noise-free trend at 13:00), ``peak_resp_ms``,
     ``peak_ziip_busy_pct`` (of that day's 13:00 interval). ``knee_day``: the fractional day at
     which the peak trend reaches ``knee_tps`` (day ``d`` = 13:00 of day ``d``); ``knee_at``: that
@@ -362,8 +413,10 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
     * 70.1: ``LPAR1`` with 2 CP and 2 IIP logical processors, each dispatched
       ``busy% x interval``, plus an ``LPAR2`` with 4 CPs at 50 %.
 
-    Using/delay sample counts are rough (Little's law on the class's CPU and queueing time), not
-    part of the truth.
+    * the class's using/delay samples: per state ``Poisson(n x interval_s x SAMPLES_PER_S)``
+      around the grid's time-average count ``n`` at ``tps`` (scaled by ``ended``, like the
+      APPL%s), summed into the 72.3 fields as :data:`SAMPLE_FIELDS` says (module docstring,
+      "State samples"). Their draws come after all the others, from the same generator.
     """
     grid = load_grid() if grid is None else grid
     rng = np.random.default_rng(seed)
@@ -389,23 +442,26 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
     bg_iipcp = np.clip(bg_cp - config.bg_gcp_busy_pct * config.n_gcp, 0.0, None)
     gcp_busy = (cp + bg_cp) / config.n_gcp
     ziip_busy = (iip + bg_iip) / config.n_ziip
+    states = {state: at[f"{state}_per_tps"] * x for state in STATES}
+    expected = {state: n * interval_s * SAMPLES_PER_S for state, n in states.items()}
+    drawn = {state: rng.poisson(expected[state]) for state in STATES}
+    written = {name: sum(drawn[state] for state in parts) for name, parts in SAMPLE_FIELDS.items()}
     k = synth.Coefficients()
     records: list[bytes] = []
     for i, t0 in enumerate(starts):
         t = interval_s
-        queue_s = x[i] * max(resp_true[i] - config.delay_ms - config.cpu_ms_per_tran, 0.0) / 1e3
-        f = config.ziip_eligible_fraction
         samples = SAMPLES_PER_S * t
         period = synth.Period(
             period=1, ended=int(ended[i]), resp_ms=float(resp[i]),
             tcb_s=float((cp[i] + iip[i]) / 100 * t), ziip_s=float(iip[i] / 100 * t),
             ziip_on_cp_s=float(iipcp[i] / 100 * t),
-            cpu_using=int(samples * cp[i] / 100), cpu_delay=int(samples * queue_s * (1 - f)),
-            ziip_using=int(samples * iip[i] / 100),
-            ziip_on_cp_using=int(samples * iipcp[i] / 100),
-            ziip_delay=int(samples * queue_s * f),
-            total_using=int(samples * (cp[i] + iip[i]) / 100),
-            total_delay=int(samples * queue_s), importance=2)
+            cpu_using=int(written["cpu_using_samples"][i]),
+            cpu_delay=int(written["cpu_delay_samples"][i]),
+            ziip_using=int(written["ziip_using_samples"][i]),
+            ziip_on_cp_using=int(written["ziip_on_cp_using_samples"][i]),
+            ziip_delay=int(written["ziip_delay_samples"][i]),
+            total_using=int(written["total_using_samples"][i]),
+            total_delay=int(written["total_delay_samples"][i]), importance=2)
         records.append(synth.record_72_3(config.system_id, config.sysplex, t0, t,
                                          config.class_name, config.workload, [period], k))
         bg = synth.Period(
@@ -432,6 +488,7 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         "appl_cp_pct": cp, "appl_iip_pct": iip, "appl_iipcp_pct": iipcp,
         "bg_appl_cp_pct": bg_cp, "bg_appl_iip_pct": bg_iip, "bg_appl_iipcp_pct": bg_iipcp,
         "gcp_busy_pct": gcp_busy, "ziip_busy_pct": ziip_busy,
+        **states, **written,
     })
     knee = true_knee_tps(grid, config.knee_k)
     knee_day = 1.0 + (knee - day1_peak_tps) / growth
@@ -471,7 +528,8 @@ def check_round_trip(records: list[bytes], truth: SimDaysTruth, *, rtol: float =
                      busy_atol: float = 1e-6) -> dict[str, float]:
     """Decode ``records`` and compare with the truth; returns the worst errors seen.
 
-    Raises AssertionError on a mismatch: per interval ``ended`` exactly, ``tps``, ``resp_ms``,
+    Raises AssertionError on a mismatch: per interval ``ended`` and the class's seven sample
+    counts exactly, ``tps``, ``resp_ms``,
     APPL% CP / IIP / IIPCP of both classes within ``rtol`` (HFP keeps 56 bits), LPAR busy per
     pool within ``busy_atol`` percentage points (dispatch times are whole microseconds), and
     class + background APPL% = LPAR busy x engines.
@@ -499,6 +557,12 @@ def check_round_trip(records: list[bytes], truth: SimDaysTruth, *, rtol: float =
     bg = w[w["class_name"] == c.bg_class].set_index("interval_start_at").loc[per.index]
     assert (cls["interval_s"] == truth.interval_s).all()
     assert (cls["ended"].to_numpy() == per["ended"].to_numpy()).all(), "ended"
+    for name in SAMPLE_FIELDS:
+        got, want = cls[name].to_numpy(), per[name].to_numpy()
+        if not (got == want).all():
+            i = int(np.argmax(got != want))
+            raise AssertionError(f"{name}: decoded {got[i]} != written {want[i]} (interval {i})")
+    errs["samples"] = 0.0
     cmp("tps", cls["ended"] / cls["interval_s"], per["tps"])
     cmp("resp_ms", cls["resp_ms"], per["resp_ms"])
     for col in ("appl_cp_pct", "appl_iip_pct", "appl_iipcp_pct"):
@@ -522,7 +586,9 @@ def summary(grid: pd.DataFrame | None = None) -> str:
     _, truth = simulated_days(grid=grid)
     lines = [f"{r.tps_offered:6.0f} tps  resp {r.resp_ms:7.3f} ms +-{half_width_pct(r):5.2f} %  "
              f"zIIP {r.ziip_busy_pct:5.1f} %  GCP {r.gcp_busy_pct:5.1f} %  "
-             f"spill {r.spill_pct:5.2f} %  ({r.replications} x {r.transactions})"
+             f"spill {r.spill_pct:5.2f} %  delay/using CPU "
+             f"{r.n_gcp_delay / (r.n_gcp_using + r.n_ziip_on_cp_using):5.3f} "
+             f"zIIP {r.n_ziip_delay / r.n_ziip_using:5.3f}  ({r.replications} x {r.transactions})"
              for _, r in grid.iterrows()]
     lines.append(f"unloaded {truth.unloaded_resp_ms:.3f} ms, knee ({CONFIG.knee_k:g}x) "
                  f"{truth.knee_tps:.0f} tps, knee day {truth.knee_day:.2f} = {truth.knee_date}")

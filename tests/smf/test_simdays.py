@@ -71,12 +71,81 @@ def test_grid_response_increases_and_knee_inside(grid):
     np.testing.assert_allclose(at["bg_ziip_pct"], sd.CONFIG.bg_ziip_busy_pct * 2, rtol=0.05)
 
 
+def test_grid_states_obey_littles_law(grid):
+    """Time-average counts in each CPU state: N = X x time per transaction (Little 1961)."""
+    c = sd.CONFIG
+    lam = grid["tps"] / 1000.0  # per ms
+    # using: the class's CPU in service, by kind, and the same integrals as the APPL%s
+    np.testing.assert_allclose(grid["n_ziip_using"] + grid["n_ziip_on_cp_using"],
+                               lam * c.ziip_eligible_fraction * c.cpu_ms_per_tran, rtol=0.02)
+    np.testing.assert_allclose(grid["n_gcp_using"],
+                               lam * (1 - c.ziip_eligible_fraction) * c.cpu_ms_per_tran, rtol=0.02)
+    np.testing.assert_allclose(grid["n_ziip_using"], grid["cpu_ziip_pct"] / 100, rtol=1e-9)
+    np.testing.assert_allclose(grid["n_ziip_on_cp_using"] * 100, grid["ziip_eligible_on_gcp_pct"],
+                               rtol=1e-9, atol=1e-12)
+    # every moment of a transaction past its delay_ms is in exactly one state
+    in_cpu = sum(grid[state] for state in sd.STATES)
+    np.testing.assert_allclose(in_cpu, lam * (grid["resp_ms"] - c.delay_ms), rtol=0.01)
+    # zIIP delay per using grows with zIIP busy and dominates from 400 tps (at 140 tps the GCPs,
+    # 30 % busy with background, delay more than the 15 % busy zIIPs); IIPCP only once GCPs help
+    g = grid.sort_values("tps_offered")
+    assert (np.diff(g["n_ziip_delay"] / g["n_ziip_using"]) > 0).all()
+    assert (g["n_gcp_delay"] > g["n_ziip_delay"]).iloc[0]
+    assert (g["n_ziip_delay"] > g["n_gcp_delay"]).iloc[1:].all()
+    assert (g.loc[g["spill_pct"] == 0, "n_ziip_on_cp_using"] == 0).all()
+    assert (g.loc[g["ziip_busy_pct"] > 90, "n_ziip_on_cp_using"] > 0).all()
+
+
 def test_days_round_trip_through_kneecap_readers(days):
     records, truth = days
     assert len(truth.per_interval) == 10 * 96
     assert len(records) == 3 * len(truth.per_interval)
     errs = sd.check_round_trip(records, truth)
-    assert errs["resp_ms"] < 1e-9 and errs["gcp_busy_pct"] < 1e-6
+    assert errs["resp_ms"] < 1e-9 and errs["gcp_busy_pct"] < 1e-6 and errs["samples"] == 0.0
+
+
+def test_decoded_samples_are_what_was_written(days):
+    """kneecap's reader gives back the seven sample counts of the class, to the sample."""
+    records, truth = days
+    w, _ = sd.decode_days(records)
+    cls = (w[w["class_name"] == sd.CONFIG.class_name].set_index("interval_start_at")
+           .loc[truth.per_interval["interval_start_at"]])
+    for name in sd.SAMPLE_FIELDS:
+        assert cls[name].tolist() == truth.per_interval[name].tolist(), name
+
+
+def test_samples_are_the_true_states_with_poisson_noise(days):
+    """Samples = time-average count x interval / 250 ms plus Poisson noise; fields as mapped."""
+    _, truth = days
+    p = truth.per_interval
+    per_state = truth.interval_s * sd.SAMPLES_PER_S
+    expected = {name: sum(p[state] for state in parts) * per_state
+                for name, parts in sd.SAMPLE_FIELDS.items()}
+    for name, mean in expected.items():
+        assert (p[name][mean == 0] == 0).all(), name  # IIPCP: none before GCPs help
+        live = mean > 0
+        assert live.sum() >= 50, name
+        z = (p[name][live] - mean[live]) / np.sqrt(mean[live])
+        assert abs(z.mean()) < 4 / np.sqrt(live.sum()), name  # 4 standard errors
+        assert z.std() == pytest.approx(1.0, rel=0.2), name
+    # totals are the sums of the parts, IIPCP inside CPU using
+    assert (p["total_using_samples"] == p["cpu_using_samples"] + p["ziip_using_samples"]).all()
+    assert (p["total_delay_samples"] == p["cpu_delay_samples"] + p["ziip_delay_samples"]).all()
+    assert (p["ziip_on_cp_using_samples"] <= p["cpu_using_samples"]).all()
+    # the true using states are the APPL%s written (same integrals in the simulation)
+    np.testing.assert_allclose(p["n_ziip_using"], p["appl_iip_pct"] / 100, rtol=1e-9)
+    np.testing.assert_allclose(p["n_gcp_using"] + p["n_ziip_on_cp_using"],
+                               p["appl_cp_pct"] / 100, rtol=1e-9)
+    # Little's law per interval: states add up to throughput x (response - delay_ms)
+    np.testing.assert_allclose(sum(p[state] for state in sd.STATES),
+                               p["tps"] * (p["resp_ms_true"] - sd.CONFIG.delay_ms) / 1000,
+                               rtol=0.02)
+    # delay/using ratios: the second signal rises with the load
+    peak = truth.daily_peaks
+    ratio = p["ziip_delay_samples"] / p["ziip_using_samples"]
+    at_peaks = ratio[p["interval_start_at"].dt.hour.eq(13) & p["interval_start_at"].dt.minute.eq(0)]
+    assert len(at_peaks) == len(peak)
+    assert at_peaks.iloc[-1] > 2 * at_peaks.iloc[0]
 
 
 def test_days_are_seeded_and_noisy(days, grid):

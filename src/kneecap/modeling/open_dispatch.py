@@ -31,6 +31,9 @@ ELIGIBLE_BURST_CANDIDATES = (1, 2, 3, 4, 6, 8)
 _MAX_BG_PCT = 99.0
 # points per draw on the load axis when a knee is searched; the crossing is interpolated between
 _KNEE_GRID = 801
+#: Fewest zIIP using samples (eligible work on a zIIP or a CP) an interval needs before its zIIP
+#: delay samples count as a second signal: with 250 ms sampling, 100 samples are 25 s of CPU.
+MIN_USING_SAMPLES = 100
 
 
 def class_intervals(table: pd.DataFrame) -> np.ndarray:
@@ -64,6 +67,8 @@ class _Intervals:
     bg_gcp_pct: np.ndarray
     bg_ziip_pct: np.ndarray
     day: np.ndarray           # bootstrap block: intervals of one day share that day's conditions
+    ziip_using_samples: np.ndarray   # eligible work using a zIIP or a CP (NaN: no usable samples)
+    ziip_delay_samples: np.ndarray
 
     def take(self, idx: np.ndarray) -> _Intervals:
         return _Intervals(**{k: getattr(self, k)[idx] for k in self.__dataclass_fields__})
@@ -107,8 +112,12 @@ def _intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[_Intervals, list[
         day = pd.to_datetime(t["interval_start_at"]).dt.strftime("%Y-%m-%d").fillna("?").to_numpy()
     else:
         day = np.array(["?"] * len(t))
+    using = column_or(t, "ziip_using_samples", np.nan) + np.nan_to_num(column_or(t, "ziip_on_cp_using_samples", 0.0))
+    delay = column_or(t, "ziip_delay_samples", np.nan)
+    usable = (n_ziip > 0) & np.isfinite(using) & (using >= MIN_USING_SAMPLES) & np.isfinite(delay) & (delay >= 0)
     return _Intervals(column_or(t, "tps", np.nan), column_or(t, "resp_ms", np.nan), n_gcp, n_ziip,
-                      cp, iip, iipcp, weight, bg_g, bg_z, day), notes
+                      cp, iip, iipcp, weight, bg_g, bg_z, day, np.where(usable, using, np.nan),
+                      np.where(usable, delay, np.nan)), notes
 
 
 def demand_and_eligibility(iv: _Intervals) -> tuple[float, float]:
@@ -136,9 +145,30 @@ def demand_and_eligibility(iv: _Intervals) -> tuple[float, float]:
 
 
 def _residence(iv: _Intervals, d: float, f: float, rules: Dispatch) -> np.ndarray:
-    sol = solve_open_rows(iv.tps, d, f, n_gcp=iv.n_gcp, n_ziip=iv.n_ziip, bg_gcp_busy_pct=iv.bg_gcp_pct,
-                          bg_ziip_busy_pct=iv.bg_ziip_pct, dispatch=rules)
-    return sol.resp_ms[0]
+    return _solve_intervals(iv, d, f, rules).resp_ms[0]
+
+
+def _solve_intervals(iv: _Intervals, d: float, f: float, rules: Dispatch):
+    return solve_open_rows(iv.tps, d, f, n_gcp=iv.n_gcp, n_ziip=iv.n_ziip, bg_gcp_busy_pct=iv.bg_gcp_pct,
+                           bg_ziip_busy_pct=iv.bg_ziip_pct, dispatch=rules)
+
+
+def sample_cost(iv: _Intervals, ziip_wait_ms: np.ndarray, d: float, f: float) -> tuple[float, int]:
+    r"""How far the predicted zIIP waits are from the zIIP delay samples: ``(mean cost, intervals)``.
+
+    WLM samples each unit of work every 250 ms, so by Little's law delay and using samples stand
+    in the ratio of the time spent queued for a zIIP to the eligible CPU time, whatever the
+    sampling rate. With ``u`` the eligible using samples (on a zIIP or a CP) and ``w_Z`` the
+    predicted queued time per transaction, the predicted delay samples are ``u w_Z / (f D)``; the
+    cost is the mean of :math:`\log^2((\hat n + 1)/(n + 1))` over intervals with at least
+    :data:`MIN_USING_SAMPLES` using samples (the 1 keeps an interval with no delay finite).
+    ``(0, 0)`` where no interval qualifies.
+    """
+    ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(ziip_wait_ms)
+    if ok.sum() < 3 or not f * d > 0:
+        return 0.0, 0
+    predicted = iv.ziip_using_samples[ok] * ziip_wait_ms[ok] / (f * d)
+    return float(np.mean(np.log((predicted + 1.0) / (iv.ziip_delay_samples[ok] + 1.0)) ** 2)), int(ok.sum())
 
 
 def _fit_delay(residence: np.ndarray, resp_ms: np.ndarray) -> tuple[float, float]:
@@ -244,6 +274,14 @@ class OpenDispatchModel:
             raise ModelError(f"the class used no CPU in its {len(iv.tps)} intervals: no CPU demand to queue")
         candidates = ELIGIBLE_BURST_CANDIDATES if self.eligible_bursts is None else (int(self.eligible_bursts),)
         k_e, r0, residence = _best_bursts(iv, d, f, candidates, self._rules)
+        waits = _solve_intervals(iv, d, f, self._rules(k_e)).ziip_wait_ms[0]
+        _, n_sampled = sample_cost(iv, waits, d, f)
+        if n_sampled:
+            ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(waits) & (iv.ziip_delay_samples > 0)
+            predicted = iv.ziip_using_samples[ok] * waits[ok] / (f * d)
+            notes.append(f"zIIP delay samples of {n_sampled} interval(s) chose the burst count with the response; "
+                         f"predicted vs measured delay samples {mape_pct(iv.ziip_delay_samples[ok], predicted):.1f} % "
+                         f"MAPE over the {int(ok.sum())} with any")
         if not math.isfinite(r0):
             raise ModelError("every interval is beyond the pools' capacity for the measured CPU demand "
                              "and background: the APPL% and LPAR busy do not agree")
@@ -273,8 +311,11 @@ def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...]
     """``(eligible bursts, R0, residence)`` of the candidate count that fits best."""
     best = None
     for k_e in candidates:
-        residence = _residence(iv, d, f, rules(k_e))
+        sol = _solve_intervals(iv, d, f, rules(k_e))
+        residence = sol.resp_ms[0]
         r0, cost = _fit_delay(residence, iv.resp_ms)
+        # the second signal: response confounds the delay outside the CPU with queueing, samples do not
+        cost += sample_cost(iv, sol.ziip_wait_ms[0], d, f)[0]
         if best is None or cost < best[2] - 1e-12:
             best = (k_e, r0, cost, residence)
     return best[0], best[1], best[3]

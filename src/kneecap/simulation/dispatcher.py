@@ -4,6 +4,11 @@ Every state change is a callback on a :class:`simpy.events.Timeout`; there is no
 process per burst or per transaction. A burst costs one event (its completion), a transaction one
 more (the end of its think time plus delay, or its arrival plus delay), and an eligible burst that
 has to queue while GCPs may help one more (its ZIIPAWMT timer).
+
+Time integrals are kept as ledgers, each a count of bursts in some state: five of busy engines
+(where a burst runs, whose work it is) and two of the class's bursts waiting in a queue. The
+integral of ledger ``k`` up to time ``t`` is ``base[k] + running[k] * t``, so the measurement window
+reads them exactly. The ledgers only observe: they take no draw and schedule no event.
 """
 
 from __future__ import annotations
@@ -17,8 +22,13 @@ import simpy
 
 from kneecap.simulation.scenario import SimScenario
 
-# Busy-time ledgers: where a burst runs and whose work it is.
+# Busy-time ledgers: where a burst runs and whose work it is. The class's three are also its
+# using states: GCP-only burst on a GCP, eligible burst on a GCP (IIPCP), eligible burst on a zIIP.
 GCP_NATIVE, GCP_ELIGIBLE, ZIIP_ELIGIBLE, BG_ON_GCP, BG_ON_ZIIP = range(5)
+# Delay ledgers: the class's bursts (not background) waiting in the GCP queue (CPU delay) and in
+# the zIIP queue (zIIP delay).
+CLASS_GCP_WAIT, CLASS_ZIIP_WAIT = 5, 6
+_LEDGERS = 7
 # Draws are taken from numpy in blocks: one scalar numpy call costs about as much as a SimPy event.
 _BLOCK = 4096
 
@@ -106,14 +116,14 @@ class LparSimulation:
         self.free_ziip = scenario.n_ziip
         self.gcp_queue: deque[_Burst] = deque()
         self.ziip_queue: deque[_Burst] = deque()
-        # busy time of ledger k up to time t is base[k] + running[k] * t: a start subtracts its
-        # start time, a finish adds its end time, so a snapshot at any instant is O(1)
-        self.base = [0.0] * 5
-        self.running = [0] * 5
+        # the integral of ledger k up to time t is base[k] + running[k] * t: entering the state
+        # subtracts the time, leaving it adds the time, so a snapshot at any instant is O(1)
+        self.base = [0.0] * _LEDGERS
+        self.running = [0] * _LEDGERS
 
         self.resp_ms: list[float] = []
-        self.window_start = (0.0, [0.0] * 5)
-        self.window_end = (0.0, [0.0] * 5)
+        self.window_start = (0.0, [0.0] * _LEDGERS)
+        self.window_end = (0.0, [0.0] * _LEDGERS)
         self.done = self.env.event()
 
     def run(self) -> None:
@@ -210,6 +220,8 @@ class LparSimulation:
             burst.queued_at = self.env.now
             burst.waiting = True
             self.ziip_queue.append(burst)
+            if burst.txn is not None:
+                self._enter(CLASS_ZIIP_WAIT)
             if self.gcps_help:
                 self._help_while_needed()  # under the pool rule an idle GCP may take it at once
                 if burst.waiting:
@@ -219,6 +231,16 @@ class LparSimulation:
             self._run_on(burst, burst.gcp_ledger, self._on_gcp_done)
         else:
             self.gcp_queue.append(burst)
+            if burst.txn is not None:  # without zIIPs, eligible bursts too: CPU delay
+                self._enter(CLASS_GCP_WAIT)
+
+    def _enter(self, ledger: int) -> None:
+        self.base[ledger] -= self.env.now
+        self.running[ledger] += 1
+
+    def _leave(self, ledger: int) -> None:
+        self.base[ledger] += self.env.now
+        self.running[ledger] -= 1
 
     def _run_on(self, burst: _Burst, ledger: int, on_done: Callable[[simpy.Event], None]) -> None:
         burst.ledger = ledger
@@ -237,6 +259,8 @@ class LparSimulation:
         # so that burst queues behind older work (FCFS)
         if self.gcp_queue:
             nxt = self.gcp_queue.popleft()
+            if nxt.txn is not None:
+                self._leave(CLASS_GCP_WAIT)
             self._run_on(nxt, nxt.gcp_ledger, self._on_gcp_done)
         elif self.gcps_help and self.ziip_queue and (
                 self.needs_help or self._waited_long_enough(self.ziip_queue[0])):
@@ -252,6 +276,8 @@ class LparSimulation:
         if self.ziip_queue:
             nxt = self.ziip_queue.popleft()
             nxt.waiting = False
+            if nxt.txn is not None:
+                self._leave(CLASS_ZIIP_WAIT)
             self._run_on(nxt, nxt.ziip_ledger, self._on_ziip_done)
         else:
             self.free_ziip += 1
@@ -287,7 +313,10 @@ class LparSimulation:
         return burst.queued_at + self.help_wait_ms <= self.env.now
 
     def _help(self, burst: _Burst) -> None:
+        """A GCP takes ``burst``, just taken off the zIIP queue (its zIIP delay ends)."""
         burst.waiting = False
+        if burst.txn is not None:
+            self._leave(CLASS_ZIIP_WAIT)
         self._run_on(burst, burst.gcp_ledger, self._on_gcp_done)
 
 
@@ -295,12 +324,16 @@ def replication_metrics(sim: LparSimulation) -> dict[str, float]:
     """Measured metrics of a finished replication over its window (warm-up excluded).
 
     Percentages are RMF APPL% style (100 = one engine busy all the window) for the class's CPU,
-    per-engine % for pool busy.
+    per-engine % for pool busy. ``n_*`` are time-average numbers of the class's transactions
+    (each runs one burst at a time, so bursts = transactions) in each WLM CPU state, what
+    250 ms state samples estimate (see :func:`kneecap.simulation.simulate`).
     """
     s = sim.scenario
     (t0, busy0), (t1, busy1) = sim.window_start, sim.window_end
     span = t1 - t0
-    busy = [(b1 - b0) / span * 100.0 for b0, b1 in zip(busy0, busy1, strict=True)]
+    # the using states are the class's busy ledgers; averaged before scaling to per cent
+    mean_count = [(b1 - b0) / span for b0, b1 in zip(busy0, busy1, strict=True)]
+    busy = [(b1 - b0) / span * 100.0 for b0, b1 in zip(busy0[:5], busy1[:5], strict=True)]
     resp = np.asarray(sim.resp_ms[sim.warmup:])
     eligible_pct = busy[GCP_ELIGIBLE] + busy[ZIIP_ELIGIBLE]
     return {
@@ -316,4 +349,9 @@ def replication_metrics(sim: LparSimulation) -> dict[str, float]:
         "gcp_busy_pct": (busy[GCP_NATIVE] + busy[GCP_ELIGIBLE] + busy[BG_ON_GCP]) / s.n_gcp,
         "ziip_busy_pct": ((busy[ZIIP_ELIGIBLE] + busy[BG_ON_ZIIP]) / s.n_ziip if s.n_ziip
                           else math.nan),
+        "n_gcp_using": mean_count[GCP_NATIVE],
+        "n_ziip_using": mean_count[ZIIP_ELIGIBLE],
+        "n_ziip_on_cp_using": mean_count[GCP_ELIGIBLE],
+        "n_gcp_delay": mean_count[CLASS_GCP_WAIT],
+        "n_ziip_delay": mean_count[CLASS_ZIIP_WAIT],
     }

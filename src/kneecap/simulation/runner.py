@@ -16,7 +16,8 @@ from kneecap.simulation.scenario import SimScenario, check_open_load_fits
 
 METRICS = ("tps", "resp_ms", "resp_p95_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
            "ziip_eligible_on_gcp_pct", "ziip_eligible_pct", "spill_pct", "gcp_busy_pct",
-           "ziip_busy_pct")
+           "ziip_busy_pct", "n_gcp_using", "n_ziip_using", "n_ziip_on_cp_using", "n_gcp_delay",
+           "n_ziip_delay")
 # The fields of a closed MVA response model a scenario naming a workload inherits.
 RESPONSE_MODEL_FIELDS = ("cpu_ms_per_tran", "ziip_eligible_fraction", "delay_ms", "honor_priority",
                          "help_wait_ms", "help_rule", "eligible_bursts", "gcp_bursts")
@@ -48,7 +49,16 @@ def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int 
         (APPL% IIP), ``ziip_eligible_on_gcp_pct`` (APPL% IIPCP), ``ziip_eligible_pct``
         (IIP + IIPCP); ``spill_pct``, the share of the class's eligible CPU that ran on GCPs (NaN
         when it has none); pool busy per engine, background included: ``gcp_busy_pct`` and
-        ``ziip_busy_pct`` (NaN without zIIPs).
+        ``ziip_busy_pct`` (NaN without zIIPs). The class's WLM CPU states, as time-average
+        numbers of its transactions in each (what SMF 72.3 using/delay samples taken every
+        250 ms estimate: samples = average x interval / 0.25 s): ``n_gcp_using`` (a GCP-only
+        burst running on a GCP), ``n_ziip_using`` (an eligible burst running on a zIIP),
+        ``n_ziip_on_cp_using`` (an eligible burst running on a GCP: helped, or any eligible
+        burst when there are no zIIPs, as RMF reports it as IIPCP), ``n_gcp_delay`` (a burst
+        waiting in the GCP queue: GCP-only bursts, and eligible bursts too when there are no
+        zIIPs, there being no zIIP to wait for), ``n_ziip_delay`` (an eligible burst in the zIIP
+        queue, until a zIIP or a helping GCP takes it). Background work is in none of them, nor
+        is a transaction's ``delay_ms``.
 
     Raises
     ------
@@ -78,7 +88,11 @@ def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int 
       work waits for a zIIP.
 
     Each replication discards its first ``warmup_fraction`` of completions and measures from that
-    completion to the last; busy time is integrated exactly over that window.
+    completion to the last; busy time and the state counts are integrated exactly over that
+    window. By Little's law ``n_gcp_using`` = :math:`\lambda(1-f)D`,
+    ``n_ziip_using + n_ziip_on_cp_using`` = :math:`\lambda f D` (``D`` in seconds for
+    ``lambda`` in tps), and each delay count = :math:`\lambda` x the wait per transaction in
+    that queue; the using counts are the class's APPL% / 100.
 
     References
     ----------
