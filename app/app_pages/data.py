@@ -61,5 +61,11 @@ counts = res.mart_counts()
 offer(counts, "published_marts", "data_marts")
 report = res.validation_report()
 if report:
-    with st.expander(f"Last pipeline validation: {'passed' if report.get('success') else 'FAILED'}"):
+    if report.get("success"):
+        verdict = "passed"
+    elif report.get("published"):
+        verdict = f"published, {report.get('quarantined_rows', 0)} row(s) quarantined (table quarantine_measurements)"
+    else:
+        verdict = "FAILED, nothing published"
+    with st.expander(f"Last pipeline validation: {verdict}"):
         st.json(report, expanded=False)

@@ -1,8 +1,10 @@
-"""DVC stage `validate`: run the expectation suites; publish the marts only if every one passes.
+"""DVC stage `validate`: run the expectation suites; publish the marts that pass.
 
 Usage: validate.py --marts DIR --out DIR --report FILE --params FILE
-A failing row stops the pipeline with a message naming table, row and rule, and the marts
-already in --out stay as they were.
+A measured point (a row of fct_measurements) that breaks a rule is quarantined, named with its
+table, row, rule and value, and written to ``quarantine_measurements`` beside the marts; the other
+points and workloads are published. A failure no quarantine mends (a table's columns, a rule of
+another table) stops the pipeline and the marts already in --out stay as they were.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from kneecap import config, warehouse
-from kneecap.validation import validate_tables
+from kneecap.validation import quarantine, validate_tables
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,17 +31,40 @@ def main(argv: list[str] | None = None) -> int:
     tables = warehouse.read_parquet_dir(args.marts)
     report = validate_tables(tables, params.validate)
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.report).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    def write_report(published: bool, quarantined_rows: int = 0) -> None:
+        body = {**report.to_dict(), "published": published, "quarantined_rows": quarantined_rows}
+        Path(args.report).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     for table in report.tables:
         status = "ok" if table.success else f"{len(table.failures)} failed"
         print(f"validate: {table.table}: {table.n_rows} rows, {table.n_expectations} expectations, {status}")
-    if not report.success:
-        for failure in report.failures:
+    clean, quarantined, blocking = quarantine(tables, report)
+    if blocking:
+        write_report(False)
+        for failure in blocking:
             print(f"validate: {failure}", file=sys.stderr)
         print(f"validate: nothing published; {args.out} is unchanged", file=sys.stderr)
         return 1
-    warehouse.write_tables(tables, args.out)
-    print(f"validate: published {len(tables)} marts to {args.out}")
+    if len(quarantined):
+        again = validate_tables(clean, params.validate)
+        if not again.success:  # a rule the set-aside rows did not explain: publish nothing
+            write_report(False)
+            for failure in again.failures:
+                print(f"validate: {failure}", file=sys.stderr)
+            print(f"validate: nothing published; {args.out} is unchanged", file=sys.stderr)
+            return 1
+        for failure in report.failures:
+            print(f"validate: quarantined: {failure}", file=sys.stderr)
+        lost = sorted(set(tables["dim_workloads"]["workload"]) - set(clean["dim_workloads"]["workload"]))
+        print(f"validate: {quarantined[['source_id', 'workload', 'point_id']].drop_duplicates().shape[0]} "
+              f"measured point(s) quarantined to quarantine_measurements"
+              + (f"; workloads left with no point: {', '.join(lost)}" if lost else ""), file=sys.stderr)
+    write_report(True, len(quarantined))
+    warehouse.write_tables({**clean, "quarantine_measurements": quarantined.astype({"value": "string"})
+                            if len(quarantined) else pd.DataFrame(columns=quarantined.columns, dtype="string")},
+                           args.out)
+    print(f"validate: published {len(clean)} marts to {args.out}"
+          + (f" ({len(clean['fct_measurements'])} points kept)" if len(quarantined) else ""))
     return 0
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from kneecap.validation.checks import ValidationConfig, add_check_columns
 
-_GATE = {"Failure", "TableReport", "ValidationReport", "validate_tables"}
+_GATE = {"Failure", "TableReport", "ValidationReport", "validate_tables", "quarantine"}
 
 
 def __getattr__(name: str) -> Any:
@@ -27,5 +27,6 @@ __all__ = [
     "ValidationConfig",
     "ValidationReport",
     "add_check_columns",
+    "quarantine",
     "validate_tables",
 ]

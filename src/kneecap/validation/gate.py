@@ -23,6 +23,8 @@ class Failure:
     column: str | None
     rows: tuple[str, ...]
     values: tuple[object, ...]
+    #: positions of the failing rows in the table; empty for a rule about the whole table
+    positions: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         where = f" column {self.column}" if self.column else ""
@@ -123,7 +125,45 @@ def validate_tables(
                     column=cfg.kwargs.get("column") or ",".join(cfg.kwargs.get("column_list", [])),
                     rows=tuple(_row_label(checked, i) for i in indexes if i in checked.index),
                     values=tuple(values),
+                    positions=tuple(int(i) for i in indexes if i in checked.index),
                 )
             )
         reports.append(TableReport(name, len(frame), len(suite.expectations), tuple(failures)))
     return ValidationReport(tuple(reports))
+
+
+#: Tables whose failing rows can be set aside: one row is one measured point, and the others
+#: still stand without it. A failure of any other table, or of a rule about a whole table
+#: (its columns), stops the publish.
+ROW_TABLES = ("fct_measurements",)
+
+
+def quarantine(tables: Mapping[str, pd.DataFrame], report: ValidationReport
+               ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, list[Failure]]:
+    """Set aside the rows that broke a row rule: ``(clean tables, quarantined rows, blocking failures)``.
+
+    Quarantined rows keep their key columns plus ``rule``, ``column`` and ``value`` (one line per
+    rule a row broke). ``dim_workloads`` keeps only workloads that still have a measured point.
+    ``blocking`` lists failures no quarantine can mend (a table's columns, another table's rows):
+    when it is not empty nothing should be published.
+    """
+    blocking = [f for f in report.failures if f.table not in ROW_TABLES or not f.positions]
+    clean = {name: frame.reset_index(drop=True) for name, frame in tables.items()}
+    lines = []
+    bad: set[int] = set()
+    for failure in report.failures:
+        if failure.table not in ROW_TABLES or not failure.positions:
+            continue
+        frame = clean[failure.table]
+        for pos, value in zip(failure.positions, list(failure.values) + [None] * len(failure.positions)):
+            bad.add(pos)
+            keys = {k: frame.iloc[pos][k] for k in schema.KEY_COLUMNS if k in frame.columns}
+            lines.append({**keys, "rule": failure.rule, "column": failure.column, "value": str(value)})
+    if bad:
+        fct = clean["fct_measurements"]
+        clean["fct_measurements"] = fct.drop(index=sorted(bad)).reset_index(drop=True)
+        if "dim_workloads" in clean:
+            dims = clean["dim_workloads"]
+            clean["dim_workloads"] = dims[dims["workload"].isin(clean["fct_measurements"]["workload"])].reset_index(drop=True)
+    columns = [*schema.KEY_COLUMNS, "rule", "column", "value"]
+    return clean, pd.DataFrame(lines, columns=columns), blocking

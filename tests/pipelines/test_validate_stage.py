@@ -1,0 +1,72 @@
+"""The validate stage: bad measured points are quarantined, the rest is published."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from kneecap import warehouse
+from kneecap.smf.tables import DECODED_TABLES
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _stage():
+    spec = importlib.util.spec_from_file_location("stage_validate", REPO / "pipelines" / "stages" / "validate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _marts(tmp_path: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
+    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    inputs = {"reference_measurements": measurements, "reference_sources": sources,
+              **{name: empty() for name, empty in DECODED_TABLES.items()}}
+    tables = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
+    marts = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
+    return tmp_path / "marts", marts
+
+
+def _run(tmp_path: Path, marts_dir: Path, capsys) -> tuple[int, str, str]:
+    rc = _stage().main(["--marts", str(marts_dir), "--out", str(tmp_path / "processed"),
+                        "--report", str(tmp_path / "report.json"), "--params", str(REPO / "params.yaml")])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_a_point_breaking_littles_law_is_quarantined_and_the_rest_published(tmp_path, capsys):
+    marts_dir, marts = _marts(tmp_path)
+    fct = marts["fct_measurements"].copy()
+    seed004 = fct.index[(fct["workload"] == "zosconnect_cics_diag") & (fct["clients"] == 400)]
+    fct.loc[seed004[0], "tps"] *= 3  # 3 x the measured throughput: N = X (R + Z) no longer holds
+    warehouse.write_tables({**marts, "fct_measurements": fct}, marts_dir)
+    rc, out, err = _run(tmp_path, marts_dir, capsys)
+    assert rc == 0, err
+    bad_point = fct.loc[seed004[0], "point_id"]
+    assert f"rule expect_column_values_to_be_between column check_littles_law_rel_err failed at rows" in err
+    assert bad_point in err and "1 measured point(s) quarantined" in err
+    published = warehouse.read_parquet_dir(tmp_path / "processed")
+    assert len(published["fct_measurements"]) == len(fct) - 1
+    assert bad_point not in set(published["fct_measurements"]["point_id"])
+    assert set(published["dim_workloads"]["workload"]) == set(marts["dim_workloads"]["workload"])
+    q = published["quarantine_measurements"]
+    assert list(q["point_id"]) == [bad_point] and q["rule"].iloc[0] == "expect_column_values_to_be_between"
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["published"] is True and report["quarantined_rows"] == 1 and report["success"] is False
+
+
+def test_a_table_level_failure_publishes_nothing(tmp_path, capsys):
+    marts_dir, marts = _marts(tmp_path)
+    good_dir = tmp_path / "good"
+    warehouse.write_tables(marts, good_dir)
+    assert _run(tmp_path, good_dir, capsys)[0] == 0
+    before = (tmp_path / "processed" / "fct_measurements.parquet").read_bytes()
+    broken = marts["fct_measurements"].drop(columns=["resp_ms"])
+    warehouse.write_tables({**marts, "fct_measurements": broken}, marts_dir)
+    rc, _, err = _run(tmp_path, marts_dir, capsys)
+    assert rc == 1 and "nothing published" in err
+    assert (tmp_path / "processed" / "fct_measurements.parquet").read_bytes() == before
+    assert json.loads((tmp_path / "report.json").read_text())["published"] is False
