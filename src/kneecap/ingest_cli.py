@@ -7,7 +7,6 @@ everything else to the SMF reader; documentation files that travel with data (``
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import sys
 import tempfile
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from kneecap.rmf.ingest import ingest_xml
 from kneecap.smf.codecs import CODEPAGES, ebcdic
-from kneecap.smf.ingest import expand_paths, ingest_paths
+from kneecap.smf.ingest import expand_paths, ingest_paths, sha256_file
 
 _NOT_EVIDENCE = {".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"}
 
@@ -148,14 +147,6 @@ def inside_stage_output(target: Path, dvc_yaml: Path) -> Path | None:
     return None
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
     """Check each input decodes, then copy the readable ones into ``into`` (the input area the
     pipeline reads) so ``make run`` / ``dvc repro`` models them; a file already there with the same
@@ -177,7 +168,7 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     for f in files:
         dest = target / f.name
         if dest.exists():
-            if _digest(dest) == _digest(f):
+            if sha256_file(dest) == sha256_file(f):
                 same += 1
                 continue
             print(f"ingest: refused  {f}: {dest} exists with other contents (rename one of them)", file=sys.stderr)
