@@ -96,7 +96,7 @@ def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str,
             f"{knee['bg_ziip_busy_pct']:.0f} % busy): R > {k:g}x unloaded ({knee['unloaded_resp_ms']:.3g} ms) at "
             f"{knee['knee_tps']:.4g} tps [{knee['knee_tps_lo']:.4g}, {knee['knee_tps_hi']:.4g}]; saturation "
             f"{knee['max_tps']:.4g} tps; measured up to {results.train_ranges['tps_max']:.4g} tps")
-    return metrics, [note, *results.notes]
+    return metrics, [note]
 
 
 def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:

@@ -184,3 +184,10 @@ def test_round_trips_as_a_json_document(fitted):
     frame = pd.DataFrame({"tps": [500.0, 2000.0], "n_ziip": [2, 3]})
     pd.testing.assert_frame_equal(back.predict(frame), res.predict(frame))
     assert back.knee() == res.knee()
+
+
+def test_a_class_that_never_ends_enough_transactions_gets_no_response_model():
+    """A batch class (a few jobs an interval, 3-minute responses) has no queueing to model."""
+    batch = intervals(days=2).assign(tps=0.02, resp_ms=180_000.0)
+    with pytest.raises(ModelError, match="fewer than 3 intervals ended 100 transactions"):
+        choose_response_model(batch, ModelingConfig(n_boot=0))

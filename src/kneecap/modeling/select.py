@@ -129,6 +129,13 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
     """Fit the response-time/throughput model the table supports, choosing by leave-one-out CV."""
     kind = response_kind(train)
     if kind == "open":
+        # intervals that ended a handful of transactions (a batch class, a quiet night) say nothing
+        # about queueing: both candidates fit the same busy intervals
+        ended = column_or(train, "tps", np.nan) * column_or(train, "interval_s", np.nan)
+        train = train[~(np.isfinite(ended) & (ended < config.open_min_transactions))]
+        if len(train) < 3:
+            raise ModelError(f"fewer than 3 intervals ended {config.open_min_transactions:g} transactions or more: "
+                             "no response model")
         makers = {"open_mmc": lambda: OpenMMcModel(n_boot=0, alpha=config.alpha)}
         if has_interval_cpu(train):
             makers["open_dispatch"] = lambda: _open_dispatch(config, n_boot=0)
