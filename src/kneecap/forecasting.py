@@ -489,9 +489,10 @@ def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: 
 
     The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is forecast by
     the trend model with the smallest rolling-origin error (:func:`kneecap.growth.fit_growth`);
-    ``date_knee`` is the first period the forecast reaches ``knee_tps``, ``date_knee_lo`` the first
-    its upper band reaches the knee interval's lower end, ``date_knee_hi`` the first its lower band
-    reaches the upper end (:func:`kneecap.growth.crossing_date`); ``None`` past the policy's horizon.
+    ``date_knee`` is the first period (day or week) whose forecast peak reaches ``knee_tps``,
+    ``date_knee_lo`` the first whose upper band reaches the knee interval's lower end,
+    ``date_knee_hi`` the first whose lower band reaches the upper end
+    (:func:`kneecap.growth.crossing_date`, rounded up to the period); ``None`` past the horizon.
 
     Returns
     -------
@@ -513,9 +514,20 @@ def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: 
         targets["slo"] = (slo_tps, None, None)
     for name, (mid, lo, hi) in targets.items():
         when = growth.crossing_date(fitted, mid, horizon=horizon, threshold_lo=lo, threshold_hi=hi)
-        out.update({f"date_{name}": when["date"], f"date_{name}_lo": when["date_lo"],
-                    f"date_{name}_hi": when["date_hi"], f"{name}_already": bool(when["already"])})
+        out.update({f"date_{name}": _period_reaching(when["date"], peaks.index),
+                    f"date_{name}_lo": _period_reaching(when["date_lo"], peaks.index),
+                    f"date_{name}_hi": _period_reaching(when["date_hi"], peaks.index),
+                    f"{name}_already": bool(when["already"])})
     return out
+
+
+def _period_reaching(when: pd.Timestamp | None, periods: pd.DatetimeIndex) -> pd.Timestamp | None:
+    """The first period (day or week) whose peak reaches the threshold, from the crossing time
+    interpolated between period starts: the period starting at or after it."""
+    if when is None:
+        return None
+    grid = pd.date_range(start=pd.Timestamp(when).floor("D"), periods=9, freq=periods.freq)
+    return grid[grid >= when][0]
 
 
 def slo_tps(results: OpenDispatchResults, slo_resp_ms: float, *, lpar: Mapping[str, Any] | None = None,

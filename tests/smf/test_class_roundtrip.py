@@ -107,16 +107,16 @@ def _knee_date(days):
     grown = forecasting.class_growth(res, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
                                      knee_tps_hi=knee["knee_tps_hi"], alpha=res.alpha)
     last_fitted = train["interval_start_at"].max().normalize()
-    return grown, pd.Timestamp(truth.knee_at), last_fitted
+    return grown, pd.Timestamp(truth.knee_date), last_fitted
 
 
-def test_the_forecast_prints_the_knee_date_with_its_band(days):
+def test_the_forecast_prints_the_knee_day_with_its_band(days):
     truth, _, _, choice, params = days
-    grown, true_at, last_fitted = _knee_date(days)
+    grown, true_day, last_fitted = _knee_date(days)
     assert grown["date_knee_lo"] <= grown["date_knee"] <= grown["date_knee_hi"]
-    # within a day and a half of the true crossing, 8 days ahead of the last fitted day
-    assert abs((grown["date_knee"] - true_at) / pd.Timedelta(days=1)) < 1.5
-    # what `kneecap forecast` prints for the class: the same dates, as ISO days
+    # the first day whose forecast peak reaches the knee, within two days of the first day whose
+    # simulated peak reached the simulation's knee, a week after the last fitted day
+    assert grown["date_knee"] > last_fitted and abs((grown["date_knee"] - true_day).days) <= 2
     row = forecasting.forecast_scenario(forecasting.WorkloadModels(truth.config.class_name, choice.results),
                                         {"workload": truth.config.class_name}, planner_policy(params))
     assert row["date_knee"] == str(grown["date_knee"].date())
@@ -124,10 +124,9 @@ def test_the_forecast_prints_the_knee_date_with_its_band(days):
 
 
 @pytest.mark.xfail(strict=True, reason="known: the analytic model's knee is 5.4 % high against the simulation "
-                   "(it answers 10 % low near 95 % zIIP busy, README Benchmarks), which puts the date 11 % of "
-                   "the lead time late (bench_smf_class.py)")
-def test_knee_date_within_10_percent_of_the_lead_time_to_the_true_crossing(days):
-    grown, true_at, last_fitted = _knee_date(days)
-    true_days = (true_at - last_fitted) / pd.Timedelta(days=1)
-    got_days = (grown["date_knee"] - last_fitted) / pd.Timedelta(days=1)
-    assert abs(got_days - true_days) <= 0.10 * true_days, (grown["date_knee"], true_at)
+                   "(it answers 10 % low near 95 % zIIP busy, README Benchmarks): at 96 tps a day that is 1.4 "
+                   "days, and the day the forecast peak reaches it is 2 days late on a 7-day lead")
+def test_knee_day_within_10_percent_of_the_lead_time_to_the_true_crossing(days):
+    grown, true_day, last_fitted = _knee_date(days)
+    lead_days = (true_day - last_fitted).days
+    assert abs((grown["date_knee"] - true_day).days) <= 0.10 * lead_days, (grown["date_knee"], true_day)
