@@ -147,7 +147,7 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         return 2
     policy = config.planner_policy(params)
     tracking.configure(args.tracking_uri)
-    with _progress(len(scenarios), "forecast") as step:
+    with _Progress(len(scenarios), "forecast") as step:
         table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue,
                                                growth=config.growth_policy(params), on_row=step)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -166,9 +166,9 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-class _progress:
+class _Progress:
     """A progress bar on stderr (rich) while rows are answered, when stderr is a terminal and the
-    log level shows information; otherwise nothing. Used as ``with _progress(n, what) as step``."""
+    log level shows information; otherwise nothing. Used as ``with _Progress(n, what) as step``."""
 
     def __init__(self, total: int, what: str) -> None:
         self.total, self.what, self.bar = total, what, None
