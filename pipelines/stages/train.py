@@ -5,7 +5,9 @@ A fit identical to the newest registered version (same fingerprint) registers no
 one is registered and, under ``train.promote: if_not_worse``, becomes @champion when its error on
 the current measurements is not worse than the champion's (``train.promote_tolerance_pct``);
 otherwise it stays a challenger, the reason tagged on the version. A model with no champion yet
-is left to `kneecap promote --if-missing` (what `make run` does next).
+is left to `kneecap promote --if-missing` (what `make run` does next). A registered model the
+current marts no longer fit (its workload removed, or too few points left) loses its champion and
+is marked retired, so no desk page or forecast answers from it; a later fit brings it back.
 """
 
 from __future__ import annotations
@@ -31,8 +33,15 @@ def main(argv: list[str] | None = None) -> int:
     trained = training.train_workloads(fct, workloads, params)
     tracking.configure()
     metrics: dict[str, dict[str, float]] = {}
+    fitted_names = {tracking.model_name(m.workload, m.kind) for m in trained}
+    for name in sorted(tracking.registered_names() - fitted_names):
+        if tracking.retired_reason(name) is None:
+            was = tracking.retire(name, "the current marts give no fit for this workload and kind")
+            print(f"train: {name} retired: the current marts give it no fit (too few points, or the workload "
+                  f"is gone); @champion {'removed from version ' + was if was else 'was not set'}")
     for model in trained:
         name = tracking.model_name(model.workload, model.kind)
+        tracking.unretire(name)
         tracking.save_model_dir(model.results, Path(args.models) / name)
         metrics[name] = model.metrics
         fingerprint = tracking.fingerprint(model.results)

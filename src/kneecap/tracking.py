@@ -313,6 +313,31 @@ def fingerprint(results: Any) -> str:
 
 FINGERPRINT_TAG = "kneecap.fingerprint"
 CHALLENGER_TAG = "kneecap.challenger_reason"
+#: Registered-model tag: the current marts give this model no fit, so it has no champion and
+#: `promote --if-missing` leaves it alone until a retrain fits it again (or `kneecap promote`).
+RETIRED_TAG = "kneecap.retired"
+
+
+def retire(name: str, reason: str) -> str | None:
+    """Take the champion alias off ``name`` and mark it retired; the version that was champion."""
+    client = MlflowClient()
+    version = champion_version(name)
+    if version is not None:
+        client.delete_registered_model_alias(name, CHAMPION)
+    client.set_registered_model_tag(name, RETIRED_TAG, reason)
+    return version
+
+
+def retired_reason(name: str) -> str | None:
+    """Why ``name`` is retired, or None (also for a name nothing is registered under)."""
+    if name not in registered_names():
+        return None
+    return (MlflowClient().get_registered_model(name).tags or {}).get(RETIRED_TAG)
+
+
+def unretire(name: str) -> None:
+    if retired_reason(name) is not None:
+        MlflowClient().delete_registered_model_tag(name, RETIRED_TAG)
 
 
 def newest_version(name: str) -> tuple[str, dict[str, str]] | None:
@@ -356,6 +381,7 @@ def promote(name: str, version: str | int | None = None) -> str:
     elif not str(version).isdigit() or int(version) not in versions:
         raise LookupError(f"{name}: no version {version}; versions: {', '.join(map(str, versions))}")
     client.set_registered_model_alias(name, CHAMPION, str(version))
+    unretire(name)  # promoting by hand is the user's word that the model stands
     return str(version)
 
 
@@ -369,7 +395,8 @@ def promote_missing() -> list[tuple[str, str]]:
             continue
         current = (model.aliases or {}).get(CHAMPION)
         if current is None:
-            done.append((model.name, promote(model.name)))
+            if (model.tags or {}).get(RETIRED_TAG) is None:
+                done.append((model.name, promote(model.name)))
         elif is_legacy(model.name, current):
             newer = sorted((int(v.version) for v in client.search_model_versions(f"name='{model.name}'")
                             if int(v.version) > int(current)), reverse=True)

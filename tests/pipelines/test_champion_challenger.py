@@ -90,3 +90,23 @@ def test_a_worse_refit_stays_a_challenger_with_its_reason(project, capsys):
     assert "train.promote is 'never'" in out and tracking.champion_version(name) == "1"
     versions = pd.DataFrame(tracking.registered_models())
     assert sorted(versions[versions["name"] == name]["version"]) == [1, 2, 3]
+
+
+def test_a_model_the_marts_no_longer_fit_is_retired_and_comes_back(project, capsys):
+    root, marts, params = project
+    name = tracking.model_name(WORKLOAD, "response")
+    _train(root, marts, params, capsys)
+    tracking.promote_missing()
+    fct = warehouse.read_table(marts, "fct_measurements")
+    # two points left: under train.min_points, no response model
+    warehouse.write_tables({"fct_measurements": fct[fct["clients"].isin([100, 200])]}, marts)
+    out = _train(root, marts, params, capsys)
+    assert f"train: {name} retired" in out and "removed from version 1" in out
+    assert tracking.champion_version(name) is None
+    assert name not in dict(tracking.promote_missing())  # promote --if-missing leaves it alone
+    assert tracking.champion_version(name) is None
+    warehouse.write_tables({"fct_measurements": fct}, marts)
+    back = _train(root, marts, params, capsys)
+    assert f"{name} (closed_mva) unchanged: version 1 is the same fit" in back
+    assert tracking.retired_reason(name) is None
+    assert dict(tracking.promote_missing()).get(name) == "1"
