@@ -43,7 +43,7 @@ def _cmd_promote(args: argparse.Namespace) -> int:
         for name, version in done:
             print(f"promote: {name} version {version} is now @champion")
         if not done:
-            print("promote: every registered kneecap model already has a champion")
+            print("promote: every registered kneecap model already has a champion or was retired by the last retrain")
         return 0
     if not args.name:
         print("promote: name a registered model, or pass --if-missing", file=sys.stderr)
