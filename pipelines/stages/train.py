@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         new_error = training.current_error_pct(model.results, rows, model.kind)
         try:
             champion_error = training.current_error_pct(tracking.load_version(name, champion), rows, model.kind)
-        except Exception as exc:  # noqa: BLE001 - an unreadable champion (e.g. a pickle) is replaced
-            champion_error, _ = float("nan"), exc
+        except Exception:  # noqa: BLE001 - an unreadable champion (e.g. a pickle) is replaced
+            champion_error = float("nan")
         promote, why = training.promotion(new_error, champion_error, policy=params.train.promote,
                                           tolerance_pct=params.train.promote_tolerance_pct)
         if promote:
