@@ -21,6 +21,16 @@ class CommonConfig:
     alpha: float = 0.05
 
 
+def _hours(value: Any, name: str) -> tuple[int, int] | None:
+    """An hours-of-day window ``[first, last)`` from params.yaml, or None; refused unless 0 <= first < last <= 24."""
+    if value is None:
+        return None
+    hours = tuple(value)
+    if len(hours) != 2 or not 0 <= hours[0] < hours[1] <= 24:
+        raise ValueError(f"{name} must be [first, last) hours with 0 <= first < last <= 24, got {value!r}")
+    return int(hours[0]), int(hours[1])
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     knee_k: float = 3.0
@@ -43,12 +53,7 @@ class TrainConfig:
             raise ValueError(f"train.promote must be if_not_worse or never, got {self.promote!r}")
         if not self.promote_tolerance_pct >= 0:
             raise ValueError(f"train.promote_tolerance_pct must be >= 0, got {self.promote_tolerance_pct}")
-        if self.open_hours is not None:
-            hours = tuple(self.open_hours)
-            if len(hours) != 2 or not 0 <= hours[0] < hours[1] <= 24:
-                raise ValueError(f"train.open_hours must be [first, last) hours with 0 <= first < last <= 24, "
-                                 f"got {self.open_hours!r}")
-            object.__setattr__(self, "open_hours", (int(hours[0]), int(hours[1])))
+        object.__setattr__(self, "open_hours", _hours(self.open_hours, "train.open_hours"))
         if not self.open_min_transactions >= 0:
             raise ValueError(f"train.open_min_transactions must be >= 0, got {self.open_min_transactions}")
 
@@ -74,11 +79,7 @@ class GrowthConfig:
     def __post_init__(self) -> None:
         if self.freq not in ("D", "W"):
             raise ValueError(f"growth.freq must be D (daily peaks) or W (weekly), got {self.freq!r}")
-        if self.hours is not None:
-            hours = tuple(self.hours)
-            if len(hours) != 2 or not 0 <= hours[0] < hours[1] <= 24:
-                raise ValueError(f"growth.hours must be [first, last) with 0 <= first < last <= 24, got {self.hours!r}")
-            object.__setattr__(self, "hours", (int(hours[0]), int(hours[1])))
+        object.__setattr__(self, "hours", _hours(self.hours, "growth.hours"))
         if not 1 <= int(self.horizon) <= 3650:
             raise ValueError(f"growth.horizon must be 1..3650 periods, got {self.horizon}")
 

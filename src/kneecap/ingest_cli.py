@@ -20,6 +20,11 @@ from kneecap.smf.ingest import expand_paths, ingest_paths, sha256_file
 _NOT_EVIDENCE = {".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"}
 
 
+def _is_documentation(path: Path) -> bool:
+    """Files that travel with data but are not evidence (READMEs, licences, notes)."""
+    return path.suffix.lower() in _NOT_EVIDENCE or path.name.upper().startswith("LICENSE")
+
+
 def _is_xml(path: Path) -> bool:
     if path.suffix.lower() == ".xml":
         return True
@@ -81,7 +86,7 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     if not files:
         print(f"ingest: nothing matches {' '.join(paths)}", file=sys.stderr)
         return 1
-    skipped_docs = [f for f in files if f.suffix.lower() in _NOT_EVIDENCE or f.name.upper().startswith("LICENSE")]
+    skipped_docs = [f for f in files if _is_documentation(f)]
     rest = [f for f in files if f not in skipped_docs]
     xml = [f for f in rest if _is_xml(f)]
     smf = [f for f in rest if f not in xml]
@@ -161,7 +166,8 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
         if status == 2:
             return 2
     readable = {p.resolve() for p in decoded}
-    files = [f for f in expand_paths(paths) if f.resolve() in readable]
+    inputs = expand_paths(paths)
+    files = [f for f in inputs if f.resolve() in readable]
     target = Path(into)
     target.mkdir(parents=True, exist_ok=True)
     copied, same, refused = 0, 0, 0
@@ -179,6 +185,5 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     print(f"ingest: {copied} file(s) copied into {target}, {same} already there"
           + (f", {refused} refused" if refused else "")
           + "; `make run` (or `dvc repro`) decodes and models them")
-    unreadable = [f for f in expand_paths(paths) if f.resolve() not in readable
-                  and f.suffix.lower() not in _NOT_EVIDENCE and not f.name.upper().startswith("LICENSE")]
+    unreadable = [f for f in inputs if f.resolve() not in readable and not _is_documentation(f)]
     return 1 if refused or unreadable else 0

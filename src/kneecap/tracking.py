@@ -330,9 +330,13 @@ def retire(name: str, reason: str) -> str | None:
 
 def retired_reason(name: str) -> str | None:
     """Why ``name`` is retired, or None (also for a name nothing is registered under)."""
-    if name not in registered_names():
-        return None
-    return (MlflowClient().get_registered_model(name).tags or {}).get(RETIRED_TAG)
+    try:
+        model = MlflowClient().get_registered_model(name)
+    except mlflow.exceptions.MlflowException as exc:
+        if exc.error_code == "RESOURCE_DOES_NOT_EXIST":
+            return None
+        raise
+    return (model.tags or {}).get(RETIRED_TAG)
 
 
 def unretire(name: str) -> None:
@@ -342,8 +346,6 @@ def unretire(name: str) -> None:
 
 def newest_version(name: str) -> tuple[str, dict[str, str]] | None:
     """``(version, tags)`` of the newest registered version of ``name``, or None."""
-    if name not in registered_names():
-        return None
     versions = MlflowClient().search_model_versions(f"name='{name}'")
     if not versions:
         return None

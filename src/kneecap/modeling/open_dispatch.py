@@ -144,10 +144,6 @@ def demand_and_eligibility(iv: _Intervals) -> tuple[float, float]:
     return d, min(max(f, 0.0), 1.0)
 
 
-def _residence(iv: _Intervals, d: float, f: float, rules: Dispatch) -> np.ndarray:
-    return _solve_intervals(iv, d, f, rules).resp_ms[0]
-
-
 def _solve_intervals(iv: _Intervals, d: float, f: float, rules: Dispatch):
     return solve_open_rows(iv.tps, d, f, n_gcp=iv.n_gcp, n_ziip=iv.n_ziip, bg_gcp_busy_pct=iv.bg_gcp_pct,
                            bg_ziip_busy_pct=iv.bg_ziip_pct, dispatch=rules)
@@ -164,11 +160,17 @@ def sample_cost(iv: _Intervals, ziip_wait_ms: np.ndarray, d: float, f: float) ->
     :data:`MIN_USING_SAMPLES` using samples (the 1 keeps an interval with no delay finite).
     ``(0, 0)`` where no interval qualifies.
     """
-    ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(ziip_wait_ms)
-    if ok.sum() < 3 or not f * d > 0:
+    ok, predicted = _predicted_delay_samples(iv, ziip_wait_ms, d, f)
+    if ok.sum() < 3:
         return 0.0, 0
-    predicted = iv.ziip_using_samples[ok] * ziip_wait_ms[ok] / (f * d)
     return float(np.mean(np.log((predicted + 1.0) / (iv.ziip_delay_samples[ok] + 1.0)) ** 2)), int(ok.sum())
+
+
+def _predicted_delay_samples(iv: _Intervals, ziip_wait_ms: np.ndarray, d: float, f: float
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """``(intervals with usable samples, their predicted zIIP delay samples u w_Z / (f D))``."""
+    ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(ziip_wait_ms) & (f * d > 0)
+    return ok, iv.ziip_using_samples[ok] * ziip_wait_ms[ok] / (f * d) if ok.any() else np.empty(0)
 
 
 def _fit_delay(residence: np.ndarray, resp_ms: np.ndarray) -> tuple[float, float]:
@@ -273,15 +275,16 @@ class OpenDispatchModel:
         if not (d > 0 and math.isfinite(d)):
             raise ModelError(f"the class used no CPU in its {len(iv.tps)} intervals: no CPU demand to queue")
         candidates = ELIGIBLE_BURST_CANDIDATES if self.eligible_bursts is None else (int(self.eligible_bursts),)
-        k_e, r0, residence = _best_bursts(iv, d, f, candidates, self._rules)
-        waits = _solve_intervals(iv, d, f, self._rules(k_e)).ziip_wait_ms[0]
-        _, n_sampled = sample_cost(iv, waits, d, f)
+        k_e, r0, sol = _best_bursts(iv, d, f, candidates, self._rules)
+        residence = sol.resp_ms[0]
+        _, n_sampled = sample_cost(iv, sol.ziip_wait_ms[0], d, f)
         if n_sampled:
-            ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(waits) & (iv.ziip_delay_samples > 0)
-            predicted = iv.ziip_using_samples[ok] * waits[ok] / (f * d)
+            ok, predicted = _predicted_delay_samples(iv, sol.ziip_wait_ms[0], d, f)
+            some = iv.ziip_delay_samples[ok] > 0
             notes.append(f"zIIP delay samples of {n_sampled} interval(s) chose the burst count with the response; "
-                         f"predicted vs measured delay samples {mape_pct(iv.ziip_delay_samples[ok], predicted):.1f} % "
-                         f"MAPE over the {int(ok.sum())} with any")
+                         f"predicted vs measured delay samples "
+                         f"{mape_pct(iv.ziip_delay_samples[ok][some], predicted[some]):.1f} % "
+                         f"MAPE over the {int(some.sum())} with any")
         if not math.isfinite(r0):
             raise ModelError("every interval is beyond the pools' capacity for the measured CPU demand "
                              "and background: the APPL% and LPAR busy do not agree")
@@ -306,18 +309,16 @@ class OpenDispatchModel:
             history=peak_history(table, rows), notes=notes)
 
 
-def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...],
-                 rules) -> tuple[int, float, np.ndarray]:
-    """``(eligible bursts, R0, residence)`` of the candidate count that fits best."""
+def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...], rules):
+    """``(eligible bursts, R0, the intervals' solution)`` of the candidate count that fits best."""
     best = None
     for k_e in candidates:
         sol = _solve_intervals(iv, d, f, rules(k_e))
-        residence = sol.resp_ms[0]
-        r0, cost = _fit_delay(residence, iv.resp_ms)
+        r0, cost = _fit_delay(sol.resp_ms[0], iv.resp_ms)
         # the second signal: response confounds the delay outside the CPU with queueing, samples do not
         cost += sample_cost(iv, sol.ziip_wait_ms[0], d, f)[0]
         if best is None or cost < best[2] - 1e-12:
-            best = (k_e, r0, cost, residence)
+            best = (k_e, r0, cost, sol)
     return best[0], best[1], best[3]
 
 
