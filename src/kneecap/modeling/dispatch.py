@@ -255,22 +255,34 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
     load-dependent form of :func:`kneecap.modeling.queueing.multiserver_mva`), with the help rule
     applied at every population step. By the arrival theorem an eligible burst arriving at
     population ``N`` sees the zIIP pool as at ``N - 1``: FCFS its mean wait is ``W = R_Z - s`` from
-    the MVA residence. The help rule truncates that wait at ``tau``; the M/M/c+D queue of
-    :func:`cpu_residence` at the burst rate ``k_E X(N-1)`` the arrival sees gives the truncated wait
-    ``E[min(V, tau)]`` and the spill ``pi = P(V > tau)``. The zIIP wait used is
+    the MVA residence. The help rule truncates that wait at ``tau``: the M/M/c+D queue of
+    :func:`cpu_residence` at the burst rate ``k_E X`` gives the truncated wait ``E[min(V, tau)]``
+    and the spill ``pi = P(V > tau)``, and the zIIP wait used is
 
     .. math:: W_Z = \min\big(W,\ E[\min(V, \tau)]\big)
 
     (below saturation the exact closed wait is the smaller, as an open queue overstates a finite one;
-    at saturation the truncated wait is).
-    A fraction ``pi`` of the eligible demand moves to the GCP station (help fed back: it loads the
-    GCP queue and leaves the zIIP queue), every eligible burst spends ``W_Z`` waiting for a zIIP,
-    and the zIIP pool's busy marginals advance with the demand it still serves:
+    at saturation the truncated wait is). A fraction ``pi`` of the eligible demand moves to the GCP
+    pool (help fed back: it loads the GCP queue and leaves the zIIP queue).
+
+    Help makes the network not product-form, so while GCPs help (a spill above 1e-12 at the
+    population before) each population is solved as the open model at the throughput it carries:
+    the zIIP pool is the M/M/c+D queue at ``k_E X``, the GCP pool Cobham's priority M/M/c at ``X``
+    with the helped work below GCP-native work, or its MVA time where that is smaller (so the
+    response is continuous where help starts), and ``X``, ``pi`` and both times are solved
+    together:
 
     .. math::
 
-        T_Z = k_E\big[(1 - \pi) s + W_Z\big], \quad
-        D_G = (1 - f) D + \pi f D, \quad X = \frac{N}{Z + R_0 + T_Z + R_G(D_G)}
+        T_Z(X) = k_E\big[(1 - \pi(X)) s + E[\min(V, \tau)](X)\big], \quad
+        X = \frac{N}{Z + R_0 + T_Z(X) + \min\big(R_G^{open}(X), R_G^{MVA}\big)}
+
+    Exact MVA would need the GCP pool's idle probability by subtraction there, which loses its
+    digits within a few hundred populations on many GCPs; a spill taken from the population
+    before instead of solved with ``X`` makes the throughput swing between populations once the
+    GCP pool fills; and the closed zIIP wait, which rises when a GCP is added, let a GCP added
+    predict worse beside the open GCP time. Both pools' busy marginals still advance with the
+    demand each serves, their idle probabilities by the ratio below.
 
     With no help (IIPHONORPRIORITY=NO, or no zIIP) this is exact MVA; the GCP station is FCFS, which
     for equal bursts gives the class the same total wait as the priority order (conservation law).
@@ -380,10 +392,12 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
         spill, wait, q = _mmc_terms(lam, s, c, tau, b_head)
         return spill, wait, q
     # the patience lies in [tau / 2, tau]: if even tau / 2 spills nothing measurable, neither
-    # does the fixed point, and the waits differ by at most that spill times a burst
-    spill, wait, q = _mmc_terms(lam, s, c, tau / 2.0, b_head)
-    if spill < 1e-12:
-        return spill, wait, q0
+    # does the fixed point, and the waits differ by at most that spill times a burst (checked on a
+    # cold start only: a warm q0 < 1 comes from a solve that spilled, where the check only costs)
+    if q0 >= 1.0:
+        spill, wait, q = _mmc_terms(lam, s, c, tau / 2.0, b_head)
+        if spill < 1e-12:
+            return spill, wait, q0
     # q = g(q) by the secant method on g(q) - q, safeguarded: g maps [0, 1] into itself, and a
     # step that leaves it, or a flat secant, falls back to the damped step (q + g(q)) / 2
     q_a = q0
@@ -444,15 +458,27 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g, inf, inf
             wait_z = _erlang_c(n_z, a_z) * s_z / (n_z - a_z)
-    # GCP pool: native and background first, helped eligible work after
-    a_hi = lam * (1.0 - f) * d + a_bg_g
-    rate_hi = lam * kg + a_bg_g / bg_s
-    a_lo = spill * a_z
-    rate_lo = spill * rate_z
-    a_g = a_hi + a_lo
     ziip_busy = a_z * (1.0 - spill) / n_z
+    w_hi, w_lo, a_g = _gcp_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, spill * a_z, spill * rate_z)
     if a_g >= n_g:
         return inf, spill, ziip_busy, a_g / n_g, inf, inf
+    return (d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g,
+            ke * (wait_z + spill * w_lo), kg * w_hi)
+
+
+@numba.njit(cache=True)
+def _gcp_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, a_lo, rate_lo):  # pragma: no cover - compiled
+    """(wait of a GCP-native burst, wait of a helped burst, GCP load) on the GCP pool.
+
+    M/M/c with two non-preemptive priorities (Cobham): GCP-native work and background first,
+    helped eligible work (load ``a_lo`` at ``rate_lo`` bursts/ms) after. Infinite waits when the
+    pool is full.
+    """
+    a_hi = lam * (1.0 - f) * d + a_bg_g
+    rate_hi = lam * kg + a_bg_g / bg_s
+    a_g = a_hi + a_lo
+    if a_g >= n_g:
+        return np.inf, np.inf, a_g
     w_hi = 0.0
     w_lo = 0.0
     if rate_hi + rate_lo > 0.0 and a_g > 0.0:
@@ -460,8 +486,7 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
         s_hi = 1.0 - a_hi / n_g
         w_hi = base / s_hi
         w_lo = base / (s_hi * (1.0 - a_g / n_g))
-    return (d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g,
-            ke * (wait_z + spill * w_lo), kg * w_hi)
+    return w_hi, w_lo, a_g
 
 
 @numba.njit(cache=True)
@@ -524,6 +549,107 @@ def _advance_busy(p_row, xd, m):  # pragma: no cover - compiled
     return busy_sum
 
 
+@numba.njit(cache=True)
+def _open_gcp_residence(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill):  # pragma: no cover - compiled
+    """A transaction's time on and queued for the GCP pool at ``x`` tran/ms, helped share ``spill``."""
+    w_hi, w_lo, a_g = _gcp_waits(x, d, f, kg, n_g, a_bg_g, bg_s, spill * x * f * d, spill * x * ke)
+    if a_g >= n_g:
+        return np.inf
+    return (1.0 - f) * d + spill * f * d + kg * w_hi + ke * spill * w_lo
+
+
+@numba.njit(cache=True)
+def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s):  # pragma: no cover
+    """(zIIP time, GCP time, spill, q) of a transaction at ``x`` tran/ms while GCPs help.
+
+    The zIIP pool is the open M/M/c+D queue at the burst rate ``k_E x``; the GCP time is the open
+    pool's (:func:`_open_gcp_residence`) or the closed network's MVA time (``gcp_mva`` per ms of
+    GCP demand) where that is smaller, as an open queue overstates a finite one below saturation
+    (and so the GCP time is continuous where help starts). The closed zIIP wait is not used here:
+    it rises when a GCP is added (clients move from the GCP queue to the zIIP queue), which only
+    the exact network offsets, and with the open GCP time it let a GCP added predict worse.
+    """
+    spill, wait_open, q = _mmc_help(x * ke, s, m, tau, pool, q0)
+    t_z = ke * ((1.0 - spill) * s + wait_open)
+    r_g = _open_gcp_residence(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill)
+    r_mva = ((1.0 - f) * d + spill * f * d) * gcp_mva
+    return t_z, r_g if r_g < r_mva else r_mva, spill, q
+
+
+@numba.njit(cache=True)
+def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s,
+                     seen):  # pragma: no cover - compiled
+    """The throughput ``X`` (tran/ms) of ``n`` clients while GCPs help: ``X = n / (Z + R0 + T(X))``.
+
+    ``T`` is :func:`_help_cpu`'s zIIP plus GCP time, solved together with the spill it sets (a spill
+    taken from the population before makes the throughput swing from one population to the next
+    once the GCP pool fills). ``T`` grows with ``X`` and without bound as the GCP pool fills, so
+    ``h(X) = X - n / (Z + R0 + T(X))`` rises with slope at least 1, is finite everywhere (0 beyond
+    the pool's capacity) and has one root, below that capacity.
+
+    The roots move smoothly with the population, so the first try is the quadratic extrapolation
+    ``3 X(n-1) - 3 X(n-2) + X(n-3)`` of the roots before (``seen``: ``[X, T]`` of populations
+    ``n - 3, n - 2, n - 1``, updated in place; zeros where there are none), which usually meets the
+    tolerance at once; then the secant method from it and ``X(n - 1)``. It falls back to Illinois
+    regula falsi on ``[0, n / (Z + R0 + D)]`` if a step leaves that bracket or six do not converge.
+    Returns ``(X, zIIP time, GCP time, spill, q)``.
+    """
+    q = q0
+    top = n / (z_r0 + d)
+    t_z, r_g, spill = 0.0, 0.0, 0.0
+    if seen[2] > 0.0 and seen[4] > 0.0 and seen[2] != seen[4]:
+        x_a, h_a = seen[4], seen[4] - n / (z_r0 + seen[5])
+        if seen[0] > 0.0:
+            x_b = 3.0 * seen[4] - 3.0 * seen[2] + seen[0]
+            h_b = np.nan  # not evaluated yet
+        else:
+            x_b, h_b = seen[2], seen[2] - n / (z_r0 + seen[3])
+        for _ in range(6):
+            if np.isnan(h_b):
+                x = x_b
+            elif h_b == h_a:
+                break
+            else:
+                x = x_b - h_b * (x_b - x_a) / (h_b - h_a)
+            if not 0.0 < x <= top:
+                break
+            t_z, r_g, spill, q = _help_cpu(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s)
+            h = x - n / (z_r0 + t_z + r_g)
+            if abs(h) <= 1e-10 * x:
+                seen[:4] = seen[2:]
+                seen[4], seen[5] = x, t_z + r_g
+                return x, t_z, r_g, spill, q
+            if np.isnan(h_b):
+                h_b = h
+            else:
+                x_a, h_a, x_b, h_b = x_b, h_b, x, h
+    lo, h_lo = 0.0, -top
+    hi = top
+    t_z, r_g, spill, q = _help_cpu(hi, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s)
+    h_hi = hi - n / (z_r0 + t_z + r_g)
+    side = 0
+    x = hi
+    for _ in range(200):
+        x = (lo * h_hi - hi * h_lo) / (h_hi - h_lo) if h_hi > h_lo else 0.5 * (lo + hi)
+        t_z, r_g, spill, q = _help_cpu(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s)
+        h = x - n / (z_r0 + t_z + r_g)
+        if abs(h) <= 1e-12 * x or hi - lo <= 1e-14 * hi:
+            break
+        if h < 0.0:
+            lo, h_lo = x, h
+            if side == -1:
+                h_hi *= 0.5  # Illinois: halve the stale end so the bracket closes from both sides
+            side = -1
+        else:
+            hi, h_hi = x, h
+            if side == 1:
+                h_lo *= 0.5
+            side = 1
+    seen[:4] = seen[2:]
+    seen[4], seen[5] = x, t_z + r_g
+    return x, t_z, r_g, spill, q
+
+
 # parallel over parameter sets (bootstrap draws): each solve is independent, and the desk's
 # band and knee solve two hundred of them per slider step
 @numba.njit(cache=True, parallel=True)
@@ -538,6 +664,8 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
     m_max = max(n_g, n_z, 1)
     servers = np.array([max(n_z, 1), n_g])
     ke = k_e if f > 0.0 else 0
+    kg_on = k_g if f < 1.0 else 0
+    a_bg_g = bg_g * n_g
     for i in numba.prange(b):
         p = np.zeros((2, m_max))  # p[k, j] = P(j busy at station k | population), carried for j < m_k
         q = np.zeros(2)
@@ -552,6 +680,8 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
         z_loop = z + r0s[i]
         x_prev = 0.0
         q_help = 1.0
+        seen = np.zeros(6)  # the help solve's last three roots, its start at the next population
+        spill_prev = 0.0
         for n in range(1, n_max + 1):
             spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
             t_z = 0.0
@@ -564,7 +694,9 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                 if wait < 0.0:
                     wait = 0.0
                 wait_z = wait
-                if honor and x_prev > 0.0:
+                if honor and spill_prev > 0.0:
+                    spill = spill_prev  # GCPs helped the population before: solved below
+                elif honor and x_prev > 0.0:
                     # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the
                     # arrival sees gives the truncated wait and the spill; below saturation the
                     # exact closed wait is the smaller (an open queue overstates a finite one)
@@ -572,14 +704,29 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                     if wait_open < wait:
                         wait_z = wait_open
                     # a spill below 1e-12 moves no measurable work; counting it as none keeps
-                    # p(0 | n) on the exact ratio below rather than the subtraction
+                    # the network product-form and the recursion exact
                     spill = spill_open if spill_open > 1e-12 else 0.0
                 t_z = ke * ((1.0 - spill) * s + wait_z)
                 d_z = (1.0 - spill) * d_e
-            d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
-            r_g = d_g / n_g * _mva_bracket(p[1], q[1], n_g)
-            total = r0s[i] + t_z + r_g
-            x = n / (z + total) if z + total > 0.0 else np.inf
+            if spill > 0.0 and n_z > 0:
+                # helped work makes the network not product-form: p(0 | n) of the GCP pool would
+                # come by subtraction, which loses its digits within a few hundred steps on many
+                # GCPs. The pools' times are the open model's at the throughput they carry,
+                # solved with it (see solve_closed); the GCP pool's MVA time per ms of demand
+                # bounds the open one
+                gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - bg_g))
+                x, t_z, r_g, spill, q_help = _help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
+                                                              q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s, seen)
+                if spill <= 1e-12:
+                    spill = 0.0
+                d_z = (1.0 - spill) * f * d / (1.0 - bg_z)
+                d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
+                total = r0s[i] + t_z + r_g
+            else:
+                d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
+                r_g = d_g / n_g * _mva_bracket(p[1], q[1], n_g)
+                total = r0s[i] + t_z + r_g
+                x = n / (z + total) if z + total > 0.0 else np.inf
             q[0] = x * t_z
             q[1] = x * r_g
             for k in range(2):
@@ -594,20 +741,15 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                 p_alone[k, 0] *= x_k * z_loop / n if z_loop > 0.0 else 0.0
             for k in range(2):
                 mk = servers[k]
-                busy_sum = _advance_busy(p[k], x * (d_z if k == 0 else d_g), mk)
-                if spill > 0.0 and n_z > 0:
-                    # helped work makes the network not product-form, so the ratio below does not
-                    # hold; the utilisation law gives p(0 | n), by subtraction, whose error grows
-                    # by about prod X D / j every m steps: with many engines and help active for
-                    # thousands of steps the response goes wrong (README, Models)
-                    head = 1.0 - busy_sum / mk
-                    p[k, 0] = head if head > 0.0 else 0.0
-                else:
-                    # P(station k idle | n) = G_-k(n) / G(n): the ratio of consecutive values is
-                    # X(n) / X_-k(n), X_-k the throughput of the network without station k
-                    x_without = x_alone[1 - k]
-                    p[k, 0] *= x / x_without if x_without > 0.0 and np.isfinite(x_without) else 0.0
+                _advance_busy(p[k], x * (d_z if k == 0 else d_g), mk)
+                # P(station k idle | n) = G_-k(n) / G(n): the ratio of consecutive values is
+                # X(n) / X_-k(n), X_-k the throughput of the network without station k. While
+                # GCPs help the network is not product-form and the ratio is an approximation,
+                # used only for the zIIP pool's closed wait, which the open one bounds
+                x_without = x_alone[1 - k]
+                p[k, 0] *= x / x_without if x_without > 0.0 and np.isfinite(x_without) else 0.0
             x_prev = x
+            spill_prev = spill if n_z > 0 else 0.0
             x_out[i, n - 1] = x
             resp_out[i, n - 1] = total
             spill_out[i, n - 1] = spill
