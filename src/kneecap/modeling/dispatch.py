@@ -399,17 +399,19 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
         if spill < 1e-12:
             return spill, wait, q0
     # q = g(q) by the secant method on g(q) - q, safeguarded: g maps [0, 1] into itself, and a
-    # step that leaves it, or a flat secant, falls back to the damped step (q + g(q)) / 2
+    # step that leaves it, or a flat secant, falls back to the damped step (q + g(q)) / 2. To 1e-8:
+    # q moves the patience by tau / 2 per unit, so the waits by far less than any answer shows, and
+    # the closed help path calls this a few times per population
     q_a = q0
     spill, wait, g_a = _mmc_terms(lam, s, c, tau * (1.0 + q_a) / 2.0, b_head)
     h_a = g_a - q_a
-    if abs(h_a) < 1e-10:
+    if abs(h_a) < 1e-8:
         return spill, wait, q_a
     q_b = q_a + 0.5 * h_a
     spill, wait, g_b = _mmc_terms(lam, s, c, tau * (1.0 + q_b) / 2.0, b_head)
     h_b = g_b - q_b
     for _ in range(60):
-        if abs(h_b) < 1e-10:
+        if abs(h_b) < 1e-8:
             break
         slope = h_b - h_a
         q_c = q_b - h_b * (q_b - q_a) / slope if slope != 0.0 else -1.0
