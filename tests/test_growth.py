@@ -414,3 +414,30 @@ def test_peak_series_feeds_fit_growth() -> None:
     results = fit_growth(peaks, candidates=("linear", "ets_trend"))
     slope = (results.forecast(11)["tps"].iloc[-1] - results.forecast(1)["tps"].iloc[0]) / 10.0
     assert slope == pytest.approx(3.0, rel=0.15)
+
+
+def test_a_class_asked_several_questions_fits_its_growth_once(monkeypatch):
+    # kneecap forecast asks one class several scenarios; the trend fit depends only on the history
+    # and the growth policy, the crossings on the scenario's thresholds
+    from types import SimpleNamespace
+
+    from kneecap import forecasting
+
+    stamps = pd.date_range(START, periods=30 * 24, freq="h")
+    rng = np.random.default_rng(11)
+    tps = 200.0 + 3.0 * np.arange(len(stamps)) / 24 + rng.normal(0.0, 2.0, len(stamps))
+    results = SimpleNamespace(history=[[s.isoformat(), float(x)] for s, x in zip(stamps, tps, strict=True)])
+    calls = []
+    real_fit = growth.fit_growth
+    monkeypatch.setattr(growth, "fit_growth", lambda *a, **k: calls.append(1) or real_fit(*a, **k))
+    policy = forecasting.GrowthPolicy(horizon=120)
+    forecasting._growth_fit.cache_clear()
+    near = forecasting.class_growth(results, knee_tps=320.0, policy=policy)
+    far = forecasting.class_growth(results, knee_tps=400.0, policy=policy)
+    assert len(calls) == 1
+    assert far["date_knee"] > near["date_knee"]
+    near["peaks"].iloc[0] = -1.0  # a caller's change does not reach the cached fit
+    again = forecasting.class_growth(results, knee_tps=320.0, policy=policy)
+    assert again["date_knee"] == near["date_knee"] and again["peaks"].iloc[0] > 0
+    forecasting.class_growth(results, knee_tps=320.0, policy=forecasting.GrowthPolicy(horizon=120, stat="p95"))
+    assert len(calls) == 2

@@ -18,6 +18,7 @@ Two more keys describe a what-if rather than a model input:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -477,7 +478,11 @@ def _iso(value: Any) -> str | None:
 
 def class_history(results: OpenDispatchResults) -> pd.DataFrame:
     """The class's fitted intervals (``interval_start_at``, ``tps``) the model carries."""
-    frame = pd.DataFrame(results.history, columns=["interval_start_at", "tps"])
+    return _history_frame(results.history)
+
+
+def _history_frame(history: Iterable[Any]) -> pd.DataFrame:
+    frame = pd.DataFrame(list(history), columns=["interval_start_at", "tps"])
     frame["interval_start_at"] = pd.to_datetime(frame["interval_start_at"])
     return frame
 
@@ -505,9 +510,8 @@ def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: 
 
     policy = policy or GrowthPolicy()
     horizon = int(policy.horizon)
-    peaks = growth.peak_series(class_history(results), freq=policy.freq, stat=policy.stat, hours=policy.hours)
-    fitted = growth.fit_growth(peaks, alpha=alpha)
-    out: dict[str, Any] = {"peaks": peaks, "forecast": fitted.forecast(horizon), "method": fitted.method,
+    peaks, fitted = _growth_fit(tuple(map(tuple, results.history)), policy, alpha)
+    out: dict[str, Any] = {"peaks": peaks.copy(), "forecast": fitted.forecast(horizon), "method": fitted.method,
                            "competitors": fitted.competitors, "summary": fitted.summary()}
     targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi)}
     if slo_tps is not None and math.isfinite(slo_tps):
@@ -519,6 +523,17 @@ def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: 
                     f"date_{name}_hi": _period_reaching(when["date_hi"], peaks.index),
                     f"{name}_already": bool(when["already"])})
     return out
+
+
+# The trend fit (about a second: every candidate model refitted at each rolling origin) depends
+# only on the history and the policy, and a scenarios file often asks one class several questions
+@functools.lru_cache(maxsize=16)
+def _growth_fit(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy,
+                alpha: float) -> tuple[pd.Series, Any]:
+    from kneecap import growth
+
+    peaks = growth.peak_series(_history_frame(history), freq=policy.freq, stat=policy.stat, hours=policy.hours)
+    return peaks, growth.fit_growth(peaks, alpha=alpha)
 
 
 def _period_reaching(when: pd.Timestamp | None, periods: pd.DatetimeIndex) -> pd.Timestamp | None:
