@@ -14,6 +14,8 @@ BENCHES = [
     ("modeling: what-if speed and backtest accuracy", ["bench_modeling.py"]),
     ("zIIP/GCP dispatch: analytic model vs simulation grid", ["bench_dispatch.py", "--full"]),
     ("SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)", ["bench_smf_decode.py", "--mb", "200"]),
+    ("kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "
+     "twenty 72.3)", ["bench_smf_decode.py", "--mb", "200", "--mix", "lpar", "--ingest"]),
     ("a WLM class from simulated SMF: response, knee and knee date vs the truth and M/M/c", ["bench_smf_class.py"]),
     ("app: page interaction latency (AppTest)", ["bench_app.py"]),
 ]
