@@ -542,13 +542,9 @@ def _advance_busy(p_row, xd, m):  # pragma: no cover - compiled
     """Step ``p(j | n-1) -> p(j | n) = X D / j p(j-1 | n-1)`` for ``1 <= j < m``, in place.
 
     Descending ``j`` so ``p_row[j - 1]`` is still the population ``n - 1`` value when read.
-    Returns the busy engines ``X D + sum_j (m - j) p(j | n)`` that the utilisation law sets to ``m (1 - p(0))``.
     """
-    busy_sum = xd
     for j in range(m - 1, 0, -1):
         p_row[j] = xd / j * p_row[j - 1]
-        busy_sum += (m - j) * p_row[j]
-    return busy_sum
 
 
 @numba.njit(cache=True)
@@ -591,8 +587,8 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
 
     The roots move smoothly with the population, so the first try is the quadratic extrapolation
     ``3 X(n-1) - 3 X(n-2) + X(n-3)`` of the roots before (``seen``: ``[X, T]`` of populations
-    ``n - 3, n - 2, n - 1``, updated in place; zeros where there are none), which usually meets the
-    tolerance at once; then the secant method from it and ``X(n - 1)``. It falls back to Illinois
+    ``n - 3, n - 2, n - 1``, updated in place; zeros where there are none), then the secant method
+    from it and ``X(n - 1)``: two or three evaluations a population. It falls back to Illinois
     regula falsi on ``[0, n / (Z + R0 + D)]`` if a step leaves that bracket or six do not converge.
     Returns ``(X, zIIP time, GCP time, spill, q)``.
     """
@@ -747,7 +743,7 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
                 # P(station k idle | n) = G_-k(n) / G(n): the ratio of consecutive values is
                 # X(n) / X_-k(n), X_-k the throughput of the network without station k. While
                 # GCPs help the network is not product-form and the ratio is an approximation,
-                # used only for the zIIP pool's closed wait, which the open one bounds
+                # used there only for the GCP pool's MVA time, which caps the open one
                 x_without = x_alone[1 - k]
                 p[k, 0] *= x / x_without if x_without > 0.0 and np.isfinite(x_without) else 0.0
             x_prev = x
