@@ -94,6 +94,8 @@ def class_knee_page(workload: str, key: str, model) -> None:
             fig.add_trace(go.Scatter(x=other["tps"], y=other["resp_ms"], mode="markers",
                                      name="RMF intervals (other configs)",
                                      marker={"size": 5, "symbol": "x", "color": "#7f7f7f", "opacity": 0.6}))
+    fig.add_vrect(x0=model.train_ranges["tps_min"], x1=model.train_ranges["tps_max"], fillcolor="grey",
+                  opacity=0.08, line_width=0, annotation_text="fitted on", annotation_position="top left")
     fig.add_vrect(x0=knee["knee_tps_lo"], x1=knee["knee_tps_hi"], fillcolor="orange", opacity=0.15, line_width=0)
     fig.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange",
                   annotation_text=f"knee ~{knee['knee_tps']:.4g}")
@@ -164,6 +166,13 @@ m1.metric(f"Response at {clients} clients", f"{at['resp_ms']:.2f} ms", help=f"ba
 m2.metric("Throughput", f"{at['tps']:.0f} tps")
 m3.metric("zIIP busy (offered)", "-" if at["ziip_busy_pct"] != at["ziip_busy_pct"] else f"{at['ziip_busy_pct']:.0f} %")
 m4.metric("Eligible work on GCPs", f"{at['spill_pct']:.1f} %")
+trained = model.train_ranges["clients"]
+beyond = res.forecasting.extrapolation(trained, clients, "clients",
+                                       configuration=(n_gcp, n_ziip, float(think)),
+                                       measured=model.train_ranges.get("configs"))
+if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
+    st.caption(f"The what-if point is {beyond['extrapolation']}: its band carries the fit's uncertainty, "
+               "not the model's error out there.")
 
 fig = go.Figure()
 fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms_hi"], line={"width": 0}, showlegend=False, hoverinfo="skip"))
@@ -178,6 +187,8 @@ if not points.empty and "clients" in points:
     if not other.empty:
         fig.add_trace(go.Scatter(x=other["clients"], y=other["resp_ms"], mode="markers", name="measured (other configs)",
                                  marker={"size": 9, "symbol": "x", "color": "#7f7f7f"}))
+fig.add_vrect(x0=trained[0], x1=trained[1], fillcolor="grey", opacity=0.08, line_width=0,
+              annotation_text="fitted on", annotation_position="top left")
 has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
 if has_knee:
     fig.add_vrect(x0=knee["k_clients_lo"], x1=knee["k_clients_hi"], fillcolor="orange", opacity=0.15, line_width=0)

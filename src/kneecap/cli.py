@@ -160,7 +160,7 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     failed = int(table["error"].notna().sum()) if "error" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
-    for line in [*_factor_lines(table), *_class_lines(table)]:
+    for line in [*_extrapolation_lines(table), *_factor_lines(table), *_class_lines(table)]:
         log.info(line)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
     return 1 if failed else 0
@@ -187,6 +187,15 @@ class _Progress:
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def _extrapolation_lines(table) -> list[str]:
+    """One line per scenario asked beyond the load its model was fitted on."""
+    if "extrapolation_x" not in table:
+        return []
+    beyond = table[table["extrapolation_x"].gt(1.0) & table["error"].isna()]
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: extrapolating, {row['extrapolation']}"
+            for _, row in beyond.iterrows()]
 
 
 def _class_lines(table) -> list[str]:

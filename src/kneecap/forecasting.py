@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -379,6 +379,9 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
             row.update(clients=clients, **{c: float(pred[c]) for c in (
                 "resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi", "ziip_busy_pct",
                 "gcp_busy_pct", "spill_pct", "ziip_eligible_on_gcp_pct")})
+            row.update(extrapolation(res.train_ranges["clients"], clients, "clients",
+                                     configuration=(cfg["n_gcp"], cfg["n_ziip"], cfg["think_time_ms"]),
+                                     measured=res.train_ranges.get("configs")))
         est = knee(res, n_gcp=cfg["n_gcp"], n_ziip=cfg["n_ziip"], think_time_ms=cfg["think_time_ms"], k=policy.knee_k)
         row.update(knee_clients=est["k_clients"], knee_clients_lo=est["k_clients_lo"],
                    knee_clients_hi=est["k_clients_hi"], saturation_clients=est["saturation_clients"],
@@ -438,6 +441,8 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
         pred = res.predict(pd.DataFrame([{**lpar, "tps": float(scenario["tps"])}])).iloc[0]
         row.update(**{c: float(pred[c]) for c in ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "ziip_busy_pct",
                                                     "gcp_busy_pct", "spill_pct", "ziip_eligible_on_gcp_pct")})
+        trained = (res.train_ranges["tps_min"], res.train_ranges["tps_max"])
+        row.update(extrapolation(trained, float(scenario["tps"]), "tps"))
     est = res.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})
     row.update(knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"], knee_tps_hi=est["knee_tps_hi"],
                max_tps=est["max_tps"], unloaded_resp_ms=est["unloaded_resp_ms"],
@@ -470,6 +475,32 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
             if at_slo is not None:
                 row["slo_tps"] = at_slo
     return row
+
+
+def extrapolation(trained: Sequence[float], load: float, unit: str, *,
+                  configuration: tuple[int, int, float] | None = None,
+                  measured: Iterable[Sequence[Any]] | None = None) -> dict[str, Any]:
+    """How far a prediction lies from what the model was fitted on.
+
+    ``extrapolation_x`` is ``load`` over the largest trained load (above 1: beyond the trained
+    range; the band only carries the fit's uncertainty, not the model's error out there), and
+    ``extrapolation`` says it in words, naming a closed model's engines and think time when that
+    configuration was never measured.
+    """
+    lo, hi = float(trained[0]), float(trained[1])
+    ratio = load / hi if hi > 0 else math.inf
+    if load > hi:
+        text = f"{ratio:.3g}x the largest trained load ({hi:g} {unit})"
+    elif load < lo:
+        text = f"below the trained range ({lo:g}-{hi:g} {unit})"
+    else:
+        text = f"inside the trained range ({lo:g}-{hi:g} {unit})"
+    if configuration is not None and measured is not None:
+        seen = {(int(g), int(z), float(t)) for g, z, t in measured}
+        if configuration not in seen:
+            n_gcp, n_ziip, think = configuration
+            text += f"; {n_gcp} GCP + {n_ziip} zIIP at think time {think:g} ms never measured"
+    return {"extrapolation_x": ratio, "extrapolation": text}
 
 
 def _iso(value: Any) -> str | None:

@@ -104,6 +104,16 @@ def test_knee_page_what_if_point_matches_the_model(app_env):
     assert _knee_clients(at) < forecasting.knee(model, **base, k=3.0)["k_clients"]
 
 
+def test_knee_page_says_when_the_what_if_point_is_beyond_what_the_model_was_fitted_on(app_env):
+    at = _app()
+    hi = _champion().train_ranges["clients"][1]
+    assert not [c for c in at.caption if "what-if point is" in c.value]  # the default point was measured
+    at.slider(key="knee_max_clients").set_value(2000).run()
+    at.slider(key="knee_clients").set_value(1500).run()
+    said = [c.value for c in at.caption if "what-if point is" in c.value]
+    assert len(said) == 1 and f"{1500 / hi:.3g}x the largest trained load ({hi:g} clients)" in said[0]
+
+
 # --- zIIP planner ------------------------------------------------------------------------------
 
 
