@@ -295,8 +295,11 @@ class ClosedMVAResults:
         d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
                           for d in thetas[:, 1]])
         sats = (thetas[:, 1] + thetas[:, 0] + think_time_ms) / d_max
-        # the k-times crossing comes before ~1.5 N* unless k is large: solve that far, go further only if needed
-        n_max = int(min(max(1.5 * float(np.max(sats)), 50), 50_000))
+        # the response is at least the bottleneck bound N D_max - Z (throughput never passes
+        # 1 / D_max), so it has passed k times the one-client response D + R0 by
+        # N = (k (D + R0) + Z) / D_max: solve that far; further only if a draw still has not crossed
+        bound = (k * (thetas[:, 1] + thetas[:, 0]) + think_time_ms) / d_max
+        n_max = int(min(max(math.ceil(float(np.max(bound))) + 1, 50), 50_000))
         while True:
             sol = self._solve_all(n_gcp, n_ziip, think_time_ms, n_max, max_draws)
             above = sol.resp_ms[:, :n_max] > k * sol.resp_ms[:, :1]
