@@ -60,6 +60,24 @@ def test_knee_lands_between_measured_break_and_saturation(fitted):
     assert 300 < knee.k_clients < 500 < knee.saturation_clients
 
 
+@pytest.mark.parametrize("n_gcp,n_ziip,think,k", [(2, 2, 200.0, 3.0), (2, 1, 200.0, 3.0), (8, 1, 50.0, 5.0),
+                                                    (1, 0, 0.0, 2.0), (2, 4, 1000.0, 10.0)])
+def test_the_knee_solve_stops_at_the_bound_without_moving_any_draws_knee(fitted, n_gcp, n_ziip, think, k):
+    # the knee solves only to (k (D + R0) + Z) / D_max; every draw's crossing must be the one a
+    # solve far past saturation finds
+    knee = fitted.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think, k=k)
+    thetas = fitted._thetas()
+    long = fitted._solve_all(n_gcp, n_ziip, think, int(3 * knee.saturation_clients_hi) + 50)
+    above = long.resp_ms > k * long.resp_ms[:, :1]
+    assert above.any(axis=1).all()
+    crossings = above.argmax(axis=1) + 1.0
+    assert knee.k_clients == crossings[0]
+    lo_q, hi_q = fitted.alpha / 2, 1 - fitted.alpha / 2
+    assert knee.k_clients_lo == np.quantile(crossings[1:], lo_q)
+    assert knee.k_clients_hi == np.quantile(crossings[1:], hi_q)
+    assert len(thetas) == len(crossings)
+
+
 def test_planner_answers_the_seed_004_questions(fitted):
     # IBM: 2 zIIPs are fine at 300 clients (1.38 ms); 500 clients needed a third (1.63 ms)
     policy = PlannerPolicy(max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6)
