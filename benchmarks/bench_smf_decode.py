@@ -53,6 +53,7 @@ def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -
     written = 0
     n_records = 0
     interval = 0
+    partitions = _lpar_partitions(synth)
     with path.open("wb") as fh:
         while written < target_mb * 1e6:
             recs = []
@@ -71,8 +72,7 @@ def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -
                     recs.append(synth.record_72_3("SYSA", "PLEX1", t0, 900.0, f"SC{c:03d}",
                                                   "WKL1", periods, k, report_class=c >= 30))
                 if mix == "lpar":  # one 70.1 per twenty 72.3, each with 48 logical processors
-                    recs.extend(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, _lpar_partitions(synth), 1)
-                                for _ in range(2))
+                    recs.extend(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, partitions, 1) for _ in range(2))
                     continue
                 own = synth.Partition("LPAR1", 1, [
                     synth.LogicalCPU("CP", 900, 300, 590), synth.LogicalCPU("CP", 900, 280, 610),
