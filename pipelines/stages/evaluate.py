@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     params = config.load_params(args.params)
     policy = config.planner_policy(params)
     try:
-        cases = [backtest.load_case(p) for p in backtest.expand_case_dirs([args.cases])]
+        cases = backtest.load_cases([args.cases])
     except backtest.CaseError as exc:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2

@@ -7,7 +7,11 @@ The case contract (public; keep it stable):
   ``fct_measurements`` and any extra factor columns;
 * ``case.yaml`` has ``name``, ``source``, ``targets`` (columns predicted on test rows) and optional
   ``questions``: ``min_ziip: {clients, think_time_ms, n_gcp, slo_resp_ms, expect}`` or
-  ``knee_clients: {n_gcp, n_ziip, think_time_ms, expect_range: [lo, hi]}``.
+  ``knee_clients: {n_gcp, n_ziip, think_time_ms, expect_range: [lo, hi]}``;
+* instead of a ``split`` column a case may give ``rolling_origin: {order_by, first_train, step}``:
+  the rows in ``order_by`` order are split at every origin ``k = first_train, first_train + step,
+  ...`` (train on the first ``k``, test on all the rest), each origin a case ``<name>@<k>``
+  (:func:`expand_origins`); a forecast is always of later load or later time.
 
 Each target is predicted for every test row from that row's non-target columns. Reading the case is
 the only I/O here; :func:`run_case` is pure.
@@ -29,8 +33,9 @@ import yaml
 
 from kneecap import modeling
 from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
-from kneecap.modeling.base import mape_pct, to_jsonable
+from kneecap.modeling.base import column_or, mape_pct, to_jsonable
 from kneecap.modeling.select import COST_TARGETS, RESPONSE_TARGETS
+from kneecap.modeling.usl import naive_usl_params, usl_tps
 from kneecap.schema import NUMERIC_COLUMNS
 
 QUESTION_KINDS = ("min_ziip", "knee_clients")
@@ -52,6 +57,7 @@ class Case:
     questions: list[dict[str, Any]]
     measurements: pd.DataFrame
     path: str = ""
+    rolling_origin: dict[str, Any] | None = None
 
 
 PlannerPolicy = modeling.PlannerPolicy
@@ -95,15 +101,9 @@ def load_case(path: str | Path) -> Case:
         frame = pd.read_csv(csv_path)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise CaseError(f"{csv_path}: cannot be read as CSV: {exc}") from exc
-    if "split" not in frame.columns:
-        raise CaseError(f"{csv_path}: missing column 'split' (train | test)")
-    bad = ~frame["split"].isin(["train", "test"])
-    if bad.any():
-        line = int(np.nonzero(bad.to_numpy())[0][0]) + 2
-        raise CaseError(f"{csv_path}:{line}: split: {frame['split'][bad].iloc[0]!r} is not train or test")
-    for split in ("train", "test"):
-        if not (frame["split"] == split).any():
-            raise CaseError(f"{csv_path}: no {split} rows")
+    rolling = _rolling_origin(spec.get("rolling_origin"), frame, yaml_path, csv_path)
+    if rolling is None:
+        _check_split(frame, csv_path)
     for target in targets:
         if target not in frame.columns:
             raise CaseError(f"{yaml_path}: target {target!r} is not a column of measurements.csv")
@@ -136,7 +136,61 @@ def load_case(path: str | Path) -> Case:
         if problem:
             raise CaseError(f"{where}: {problem}")
         parsed.append({"kind": kind, **body})
-    return Case(str(spec["name"]), str(spec["source"]), tuple(targets), parsed, frame, str(path))
+    return Case(str(spec["name"]), str(spec["source"]), tuple(targets), parsed, frame, str(path), rolling)
+
+
+def _check_split(frame: pd.DataFrame, csv_path: Path) -> None:
+    if "split" not in frame.columns:
+        raise CaseError(f"{csv_path}: missing column 'split' (train | test), or give rolling_origin in case.yaml")
+    bad = ~frame["split"].isin(["train", "test"])
+    if bad.any():
+        line = int(np.nonzero(bad.to_numpy())[0][0]) + 2
+        raise CaseError(f"{csv_path}:{line}: split: {frame['split'][bad].iloc[0]!r} is not train or test")
+    for split in ("train", "test"):
+        if not (frame["split"] == split).any():
+            raise CaseError(f"{csv_path}: no {split} rows")
+
+
+def _rolling_origin(spec: Any, frame: pd.DataFrame, yaml_path: Path, csv_path: Path) -> dict[str, Any] | None:
+    """The checked ``rolling_origin`` mapping of a case, or None when the case has a split column."""
+    if spec is None:
+        return None
+    where = f"{yaml_path}: rolling_origin"
+    if not isinstance(spec, dict) or set(spec) - {"order_by", "first_train", "step"} or "order_by" not in spec:
+        raise CaseError(f"{where} must be a mapping of order_by, first_train and optional step, got {spec!r}")
+    if "split" in frame.columns:
+        raise CaseError(f"{csv_path}: has a split column and {yaml_path.name} gives rolling_origin: keep one")
+    order_by = spec["order_by"]
+    if order_by not in frame.columns:
+        raise CaseError(f"{where}: order_by {order_by!r} is not a column of {csv_path.name}")
+    first, step = spec.get("first_train"), spec.get("step", 1)
+    for name, value in (("first_train", first), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise CaseError(f"{where}: {name} must be a whole number >= 1, got {value!r}")
+    if not 2 <= first < len(frame):
+        raise CaseError(f"{where}: first_train must leave at least 2 training rows and 1 test row "
+                        f"of the {len(frame)}, got {first}")
+    return {"order_by": str(order_by), "first_train": int(first), "step": int(step)}
+
+
+def expand_origins(case: Case) -> list[Case]:
+    """The case itself, or one case per rolling origin (``<name>@<k>``: train on the first ``k`` rows).
+
+    Rows are ordered by ``order_by`` (stable, so ties keep the file's order); every origin tests
+    on all the rows after it, so the horizon shrinks as the origin rolls forward (Tashman, L. J.
+    (2000), "Out-of-sample tests of forecasting accuracy", *Int. J. Forecasting* 16).
+    """
+    if case.rolling_origin is None:
+        return [case]
+    spec = case.rolling_origin
+    column = case.measurements[spec["order_by"]]
+    key = pd.to_datetime(column, utc=True) if column.dtype == object else column
+    ordered = case.measurements.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+    out = []
+    for k in range(spec["first_train"], len(ordered), spec["step"]):
+        frame = ordered.assign(split=np.where(np.arange(len(ordered)) < k, "train", "test"))
+        out.append(replace(case, name=f"{case.name}@{k}", measurements=frame, rolling_origin=None))
+    return out
 
 
 def _question_problem(kind: str, body: dict[str, Any]) -> str | None:
@@ -207,7 +261,7 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
         actual = test[target].to_numpy(dtype=float)
         if model is None or target not in model.targets:
             targets[target] = {"mape": None, "rows": [{"actual": a, "predicted": None, "lo": None, "hi": None}
-                                                      for a in actual]}
+                                                      for a in actual], **_naive(target, train, test)}
             continue
         # a row's targets are what we predict: hide them from the model
         inputs = test.drop(columns=[t for t in case.targets if t in test.columns])
@@ -218,8 +272,37 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             targets[target] = {"mape": None, "rows": []}
             continue
         targets[target] = {"mape": mape_pct(actual, pred[target].to_numpy()), "rows": _rows(actual, pred, target)}
+        targets[target].update(_naive(target, train, test))
     answers = [_answer(q, response, policy) for q in case.questions]
     return CaseResult(case.name, "+".join(models) or "none", targets, answers, notes)
+
+
+def _zero_think_curve(train: pd.DataFrame) -> bool:
+    """Throughput against concurrency with no think time: the curves the USL is fitted to."""
+    clients = column_or(train, "clients", np.nan)
+    think = column_or(train, "think_time_ms", 0.0)
+    return bool(np.isfinite(clients).all() and len(np.unique(clients)) >= 3 and np.all(think == 0))
+
+
+def _naive(target: str, train: pd.DataFrame, test: pd.DataFrame) -> dict[str, Any]:
+    """The baseline a model must beat on the same split, and its held-out MAPE.
+
+    Zero-think throughput curves: a plain ``curve_fit`` of the USL
+    (:func:`~kneecap.modeling.usl.naive_usl_params`; ``naive_mape`` None when it does not converge).
+    Every other target: the mean of the training rows, predicted flat (what "next month looks like
+    this month" gives).
+    """
+    actual = test[target].to_numpy(dtype=float)
+    if target == "tps" and _zero_think_curve(train):
+        params = naive_usl_params(train["clients"].to_numpy(dtype=float), train["tps"].to_numpy(dtype=float))
+        mape = (None if params is None
+                else mape_pct(actual, usl_tps(test["clients"].to_numpy(dtype=float), *params)))
+        return {"naive": "usl_curve_fit", "naive_mape": mape}
+    known = train[target].to_numpy(dtype=float)
+    known = known[np.isfinite(known)]
+    if not len(known):
+        return {"naive": "train_mean", "naive_mape": None}
+    return {"naive": "train_mean", "naive_mape": mape_pct(actual, np.full(len(actual), known.mean()))}
 
 
 def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str, Any]:
@@ -252,7 +335,8 @@ def _finite(value: Any) -> bool:
 
 def format_table(results: list[CaseResult]) -> str:
     """The human-readable error table (also pasted into the README)."""
-    lines = [f"{'case':34} {'model':28} {'target':16} {'n':>2} {'MAPE %':>8}  {'in band':>7}"]
+    lines = [f"{'case':34} {'model':28} {'target':16} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"]
+    inside_all = banded_all = 0
     for r in results:
         for target, t in r.targets.items():
             rows = t["rows"]
@@ -261,19 +345,30 @@ def format_table(results: list[CaseResult]) -> str:
             mape = "-" if t["mape"] is None else f"{t['mape']:8.2f}"
             # an exactly determined fit has no residual variance and so no interval
             band = f"{inside:>3}/{len(banded):<3}" if banded else "no band"
-            lines.append(f"{r.name:34} {r.model:28} {target:16} {len(rows):>2} {mape:>8}  {band}")
+            inside_all, banded_all = inside_all + inside, banded_all + len(banded)
+            naive = t.get("naive_mape")
+            naive = "-" if naive is None else f"{naive:8.2f}"
+            lines.append(f"{r.name:34} {r.model:28} {target:16} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}")
         for q in r.questions:
             answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float) else str(q["answer"]))
             lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>9} -> {answer:>5} "
                          f"{'ok' if q['ok'] else 'MISSED'}")
         for note in r.notes:
             lines.append(f"{r.name:34} note: {note}")
+    lines.append("naive: a plain curve_fit of the USL for zero-think throughput, else the training rows' mean")
+    if banded_all:
+        lines.append(f"held-out rows inside their 95 % band: {inside_all} of {banded_all} "
+                     f"({100.0 * inside_all / banded_all:.0f} %)")
     return "\n".join(lines)
 
 
+def load_cases(paths: list[str]) -> list[Case]:
+    """Every case under ``paths`` (:func:`expand_case_dirs`), rolling-origin cases expanded."""
+    return [origin for p in expand_case_dirs(paths) for origin in expand_origins(load_case(p))]
+
+
 def run_cases(paths: list[str], config: ModelingConfig, policy: PlannerPolicy) -> list[CaseResult]:
-    cases = [load_case(p) for p in paths]
-    return [run_case(c, config, policy) for c in cases]
+    return [run_case(c, config, policy) for c in load_cases(paths)]
 
 
 def expand_case_dirs(paths: list[str]) -> list[str]:
@@ -300,7 +395,7 @@ def run_cli(case_paths: list[str], *, json_path: str | None = None, params_path:
     config = modeling_config(params) if params else ModelingConfig()
     policy = planner_policy(params) if params else PlannerPolicy()
     try:
-        cases = [load_case(p) for p in expand_case_dirs(case_paths)]
+        cases = load_cases(case_paths)
     except CaseError as exc:
         print(f"kneecap backtest: {exc}", file=sys.stderr)
         return 2

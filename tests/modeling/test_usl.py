@@ -23,6 +23,17 @@ def test_specsdm91_matches_r_usl():
     np.testing.assert_allclose(res.peak_clients, 96.51956, rtol=1e-3)
 
 
+def test_specsdm91_standard_errors_match_r_usl_summary():
+    # R usl 3.0.3 tests/summary.Rout.save (summary(usl(throughput ~ load, specsdm91))): estimates
+    # 2.773e-02, 1.044e-04, 9.000e+01; std. errors 9.122e-03, 1.988e-05, 1.421e+01; residual
+    # standard error 82.85 on 4 degrees of freedom
+    res = USLModel().fit(SPECSDM91)
+    np.testing.assert_allclose(res.params, [2.773e-02, 1.044e-04, 9.000e+01], rtol=5e-4)
+    np.testing.assert_allclose(np.sqrt(np.diag(res.cov)), [9.122e-03, 1.988e-05, 1.421e+01], rtol=5e-4)
+    np.testing.assert_allclose(np.sqrt(res.s2), 82.85, rtol=1e-4)
+    assert res.dof == 4
+
+
 def test_synthetic_coefficients_recovered():
     # smoeding/usl tests/coef.Rout.save: this data gives alpha = beta = 0.02, gamma = 1
     data = pd.DataFrame({"clients": [1, 2, 4, 6, 8, 10],

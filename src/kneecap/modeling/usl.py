@@ -28,6 +28,22 @@ def usl_tps(clients: np.ndarray, alpha: float, beta: float, gamma: float) -> np.
     return gamma * n / (1.0 + alpha * (n - 1.0) + beta * n * (n - 1.0))
 
 
+def naive_usl_params(clients: np.ndarray, tps: np.ndarray) -> np.ndarray | None:
+    """The baseline every USL claim is measured against: an unweighted, unbounded ``curve_fit``.
+
+    ``scipy.optimize.curve_fit`` of :func:`usl_tps` from ``alpha = 0.01``, ``beta = 1e-4``,
+    ``gamma = X_1 / N_1`` (the first point's throughput per client), as a capacity planner would
+    write it in a notebook. ``(alpha, beta, gamma)``, or None when it does not converge.
+    """
+    n, x = np.asarray(clients, dtype=float), np.asarray(tps, dtype=float)
+    order = np.argsort(n)
+    try:
+        params, _ = optimize.curve_fit(usl_tps, n, x, p0=[0.01, 1e-4, x[order[0]] / n[order[0]]], maxfev=20000)
+    except (RuntimeError, ValueError, optimize.OptimizeWarning):
+        return None
+    return params if np.all(np.isfinite(params)) else None
+
+
 @dataclass
 class USLModel:
     """Bounded non-linear least squares fit of the USL to ``(clients, tps)``.
