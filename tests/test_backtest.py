@@ -147,3 +147,22 @@ def test_interval_history_cost_is_chosen_on_later_intervals():
     assert cost["naive"] == "train_mean"
     assert len(cost["rows"]) == 180 and all(row["predicted"] is not None for row in cost["rows"])
     assert cost["mape"] <= cost["naive_mape"] + 1e-6
+
+
+def test_held_out_load_past_capacity_is_reported_not_dropped(tmp_path):
+    # M/M/1, S = 10 ms (100 tps) plus a 2 ms delay: the row at 120 tps is past any fitted capacity
+    from kneecap.modeling.queueing import mmc_resp_ms
+
+    case = tmp_path / "open"
+    case.mkdir()
+    lines = ["split,tps,resp_ms"]
+    for split, tps in [("train", t) for t in (10, 20, 30, 40, 50, 60, 70, 80)] + [("test", 90), ("test", 120)]:
+        lines.append(f"{split},{tps},{2.0 + mmc_resp_ms(tps, 10.0, 1):.6f}")
+    (case / "measurements.csv").write_text("\n".join(lines) + "\n")
+    (case / "case.yaml").write_text("name: open\nsource: synthetic M/M/1\ntargets: [resp_ms]\n")
+    result = backtest.run_case(backtest.load_case(case), ModelingConfig(n_boot=10), backtest.PlannerPolicy())
+    rows = result.targets["resp_ms"]["rows"]
+    assert "saturated" not in rows[0] and rows[1]["saturated"] is True
+    assert 90.0 < rows[1]["capacity_tps"] < 120.0
+    table = backtest.format_table([result])
+    assert "1 held-out row(s) at or past the fitted capacity" in table

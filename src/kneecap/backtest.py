@@ -224,11 +224,19 @@ def _question_problem(kind: str, body: dict[str, Any]) -> str | None:
 
 
 def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str) -> list[dict[str, Any]]:
+    """Per held-out row: actual, prediction and band; ``saturated`` and the model's capacity where
+    the model says the load is past what it can carry (its response is then no number)."""
     out = []
     for i in range(len(actual)):
-        out.append({"actual": actual[i], "predicted": pred[target].iloc[i],
-                    "lo": pred.get(f"{target}_lo", pred[target]).iloc[i],
-                    "hi": pred.get(f"{target}_hi", pred[target]).iloc[i]})
+        row = {"actual": actual[i], "predicted": pred[target].iloc[i],
+               "lo": pred.get(f"{target}_lo", pred[target]).iloc[i],
+               "hi": pred.get(f"{target}_hi", pred[target]).iloc[i]}
+        if "saturated" in pred.columns and bool(pred["saturated"].iloc[i]):
+            row["saturated"] = True
+            for key in ("capacity_tps", "capacity_tps_lo", "capacity_tps_hi"):
+                if key in pred.columns:
+                    row[key] = pred[key].iloc[i]
+        out.append(row)
     return out
 
 
@@ -349,6 +357,12 @@ def format_table(results: list[CaseResult]) -> str:
             naive = t.get("naive_mape")
             naive = "-" if naive is None else f"{naive:8.2f}"
             lines.append(f"{r.name:34} {r.model:28} {target:16} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}")
+            saturated = [row for row in rows if row.get("saturated")]
+            if saturated:
+                cap = saturated[0].get("capacity_tps")
+                lines.append(f"{r.name:34} note: {target}: {len(saturated)} held-out row(s) at or past the "
+                             "fitted capacity (saturated, left out of the MAPE)"
+                             + (f"; capacity {cap:.4g} tps" if cap is not None and _finite(cap) else ""))
         for q in r.questions:
             answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float) else str(q["answer"]))
             lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>9} -> {answer:>5} "

@@ -10,21 +10,37 @@ import pandas as pd
 from scipy import optimize
 
 from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable
-from kneecap.modeling.queueing import mmc_resp_ms
+from kneecap.modeling.queueing import mmc_resp_ms_array
 
 FAMILY = "open_mmc"
 
 
 def _resp(tps: np.ndarray, delay_ms: float, service_ms: float, n_servers: int) -> np.ndarray:
-    return np.array([delay_ms + mmc_resp_ms(float(x), service_ms, n_servers) for x in tps])
+    return delay_ms + mmc_resp_ms_array(np.asarray(tps, dtype=float), service_ms, n_servers)
+
+
+def server_counts(max_servers: int) -> list[int]:
+    """Server counts an open fit tries: every count to 16, then steps of about 25 % to ``max_servers``.
+
+    A many-server queue (CICS TCBs, Liberty threads, a storage array's back end) stays flat until
+    close to its capacity and then rises sharply; only a large ``c`` draws that shape. Its
+    response changes little between neighbouring large counts, so a geometric grid loses nothing
+    a capacity planner would see while keeping the fit to a few dozen candidates.
+    """
+    counts = list(range(1, min(16, max_servers) + 1))
+    c = 16
+    while c < max_servers:
+        c = min(max(c + 1, int(round(c * 1.25))), max_servers)
+        counts.append(c)
+    return counts
 
 
 @dataclass
 class OpenMMcModel:
     """``resp_ms = R0 + R_MMc(tps; S, c)``, fitted by bounded least squares on log response.
 
-    For each server count ``c`` in ``1..max_servers`` the delay ``R0`` and service time ``S`` are
-    fitted (``S < 1000 c / max(tps)`` keeps every training point below saturation); the ``c`` with
+    For each server count ``c`` of :func:`server_counts` (every count to 16, then about 25 % steps
+    to ``max_servers``) the delay ``R0`` and service time ``S`` are fitted (``S < 1000 c / max(tps)`` keeps every training point below saturation); the ``c`` with
     the smallest residual sum of squares wins. Interval data measures what the curve alone cannot
     separate at low utilisation: with ``n_gcp`` constant it is ``c``, and with ``cpu_gcp_pct`` the
     service time is the GCP CPU per transaction (APPL% CP x 10 / TPS, median over the rows), so
@@ -40,7 +56,7 @@ class OpenMMcModel:
     Kleinrock (1975), *Queueing Systems Vol. 1*, §3.5; PDQ ``ErlangR``.
     """
 
-    max_servers: int = 16
+    max_servers: int = 1024
     n_boot: int = 100
     alpha: float = 0.05
     seed: int = 0
@@ -50,7 +66,7 @@ class OpenMMcModel:
         servers = _constant(table, "n_gcp", ok)
         measured_s = _measured_service_ms(table, ok)
         best = None
-        for c in ([int(servers)] if servers else range(1, self.max_servers + 1)):
+        for c in ([int(servers)] if servers else server_counts(self.max_servers)):
             theta, cost = _fit(x, r, c, None, measured_s)
             if best is None or cost < best[2] - 1e-12:
                 best = (c, theta, cost)
@@ -128,11 +144,25 @@ class OpenMMcResults:
     def max_tps(self) -> float:
         return 1000.0 * self.n_servers / self.service_ms
 
+    def capacity_tps(self) -> tuple[float, float, float]:
+        """Throughput at which the ``c`` servers are full, ``1000 c / S``, with its bootstrap band."""
+        point = self.max_tps
+        if not len(self.boot_params):
+            return point, point, point
+        draws = 1000.0 * self.n_servers / self.boot_params[:, 1]
+        lo, hi = np.quantile(draws, [self.alpha / 2, 1 - self.alpha / 2])
+        return point, float(min(lo, point)), float(max(hi, point))
+
     def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``resp_ms`` with its band at each ``tps``; ``saturated`` (response ``inf``) at or past
+        the fitted capacity, and ``capacity_tps`` with ``_lo`` / ``_hi`` on every row, so a load
+        the model cannot carry is said, not dropped."""
         require_columns(frame, ("tps",), "M/M/c prediction")
         x = column_or(frame, "tps", np.nan)
         out = pd.DataFrame(index=frame.index)
         out["resp_ms"] = _resp(x, self.delay_ms, self.service_ms, self.n_servers)
+        out["saturated"] = ~np.isfinite(out["resp_ms"].to_numpy())
+        out["capacity_tps"], out["capacity_tps_lo"], out["capacity_tps_hi"] = self.capacity_tps()
         rng = np.random.default_rng(self.seed + 1)
         draws = np.array([_resp(x, d, s, self.n_servers) for d, s in self.boot_params])
         if len(draws):

@@ -236,6 +236,27 @@ def erlang_c(offered_erlangs: float, n_servers: int) -> float:
     return b / (1.0 - rho + rho * b)
 
 
+def mmc_resp_ms_array(tps: np.ndarray, service_ms: float, n_servers: int) -> np.ndarray:
+    """:func:`mmc_resp_ms` at many arrival rates at once (``inf`` where saturated).
+
+    The Erlang B recursion of :func:`erlang_c` runs once over ``k = 1..c`` on the whole array:
+    ``c`` vector steps instead of ``c`` scalar steps per rate, which is what lets an open fit try
+    server counts in the hundreds.
+    """
+    a = np.asarray(tps, dtype=float) * float(service_ms) / 1000.0
+    c = int(n_servers)
+    out = np.full(a.shape, np.inf)
+    ok = np.isfinite(a) & (a >= 0) & (a < c)
+    a_ok = a[ok]
+    b = np.ones_like(a_ok)
+    for k in range(1, c + 1):
+        b = a_ok * b / (k + a_ok * b)
+    rho = a_ok / c
+    wait_prob = b / (1.0 - rho + rho * b)
+    out[ok] = service_ms + wait_prob * service_ms / (c * (1.0 - rho))
+    return out
+
+
 def mmc_resp_ms(tps: float, service_ms: float, n_servers: int) -> float:
     """Mean response time of M/M/c, ms: ``S + C(c, a) S / (c (1 - rho))``; ``inf`` when saturated."""
     a = tps * service_ms / 1000.0
