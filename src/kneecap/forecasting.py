@@ -402,9 +402,13 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         frame = pd.DataFrame([{k: scenario[k] for k in ("clients", "tps", "think_time_ms") if k in scenario}])
         if not frame.empty:
             pred = res.predict(frame).iloc[0]
-            for col in ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi"):
+            for col in ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi",
+                        "capacity_tps", "capacity_tps_lo", "capacity_tps_hi"):
                 if col in pred:
                     row[col] = float(pred[col])
+            if "saturated" in pred:
+                # past the fitted capacity the response is no number: say so beside the capacity
+                row["saturated"] = bool(pred["saturated"])
     if isinstance(models.cost, CostResults):
         needed = set(models.cost.design.numeric)
         if needed <= set(scenario) | ({"tps"} if "tps" in row else set()):

@@ -61,3 +61,17 @@ def test_loads_past_capacity_are_flagged_with_the_capacity_not_dropped():
     assert (pred["capacity_tps_lo"] <= pred["capacity_tps"]).all()
     assert (pred["capacity_tps"] <= pred["capacity_tps_hi"]).all()
     np.testing.assert_allclose(pred["capacity_tps"], res.max_tps)
+
+
+def test_a_forecast_past_capacity_says_saturated_with_the_capacity():
+    from kneecap import forecasting
+    from tests.test_factors import POLICY
+
+    res = OpenMMcModel(n_boot=20, seed=1).fit(_flat_then_sharp(noise=0.005))
+    models = forecasting.WorkloadModels("pool", response=res)
+    inside = forecasting.forecast_scenario(models, {"workload": "pool", "tps": 0.5 * res.max_tps}, POLICY)
+    past = forecasting.forecast_scenario(models, {"workload": "pool", "tps": 1.5 * res.max_tps}, POLICY)
+    assert inside["saturated"] is False and np.isfinite(inside["resp_ms"])
+    assert past["saturated"] is True
+    assert past["capacity_tps"] == res.max_tps
+    assert past["capacity_tps_lo"] <= past["capacity_tps"] <= past["capacity_tps_hi"]
