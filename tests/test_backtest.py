@@ -166,3 +166,38 @@ def test_held_out_load_past_capacity_is_reported_not_dropped(tmp_path):
     assert 90.0 < rows[1]["capacity_tps"] < 120.0
     table = backtest.format_table([result])
     assert "1 held-out row(s) at or past the fitted capacity" in table
+
+
+def test_cpu_share_targets_are_predicted_and_an_unpredictable_one_fails_only_its_case(tmp_path, capsys):
+    # a closed load curve measured on the dispatcher simulation (2 GCPs + 1 zIIP, 70 % eligible),
+    # fitted below 200 clients, predicted at 300 and 400 where eligible work spills onto the GCPs
+    import numpy as np
+
+    from kneecap.simulation import SimScenario, simulate
+
+    shares = ("cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct", "ziip_eligible_pct", "ziip_eligible_on_gcp_pct")
+    rows = []
+    for clients in (50, 100, 150, 200, 300, 400):
+        scenario = SimScenario(clients=clients, think_time_ms=100.0, n_gcp=2, n_ziip=1, cpu_ms_per_tran=0.8,
+                               ziip_eligible_fraction=0.7, delay_ms=0.3, eligible_bursts=4, gcp_bursts=1)
+        sim = simulate(scenario, replications=2, transactions=6000, seed=clients).iloc[0]
+        rows.append({"split": "train" if clients <= 200 else "test", "clients": clients, "think_time_ms": 100.0,
+                     "n_gcp": 2, "n_ziip": 1, "tps": sim["tps"], "resp_ms": sim["resp_ms"],
+                     **{c: sim[c] for c in shares}})
+    case = tmp_path / "shares"
+    case.mkdir()
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(case / "measurements.csv", index=False)
+    (case / "case.yaml").write_text("name: shares\nsource: kneecap simulate\n"
+                                    f"targets: [tps, {', '.join(shares)}, n_gcp]\n")
+    out = tmp_path / "bt.json"
+    assert main(["backtest", str(case), str(CASES / "comm_stub_payload"), "--json", str(out)]) == 0
+    doc = {c["name"]: c for c in json.loads(out.read_text())["cases"]}
+    for target in shares:
+        predicted = [row["predicted"] for row in doc["shares"]["targets"][target]["rows"]]
+        assert all(p is not None and np.isfinite(p) for p in predicted), target
+        assert doc["shares"]["targets"][target]["mape"] <= 5.0, target  # issue #12: cost and share targets
+    assert "no model fitted to this case predicts it" in doc["shares"]["targets"]["n_gcp"]["error"]
+    assert doc["comm_stub_payload"]["targets"]["cpu_ms_per_tran"]["mape"] < 5.0
+    assert "n_gcp: no model fitted to this case predicts it" in capsys.readouterr().out

@@ -35,6 +35,11 @@ from kneecap import modeling
 from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
 from kneecap.modeling.base import column_or, mape_pct, to_jsonable
 from kneecap.modeling.select import COST_TARGETS, RESPONSE_TARGETS
+
+#: CPU by engine type, APPL% (RMF's CP, IIP, IIP + IIPCP, IIPCP): predicted by the response model's
+#: pools (zIIP/GCP dispatch) or, for the eligible share, by the cost regression.
+SHARE_TARGETS = ("cpu_gcp_pct", "cpu_ziip_pct", "ziip_eligible_pct", "ziip_eligible_on_gcp_pct")
+PREDICTABLE_TARGETS = RESPONSE_TARGETS + COST_TARGETS + SHARE_TARGETS
 from kneecap.modeling.usl import naive_usl_params, usl_tps
 from kneecap.schema import NUMERIC_COLUMNS
 
@@ -105,11 +110,9 @@ def load_case(path: str | Path) -> Case:
     if rolling is None:
         _check_split(frame, csv_path)
     for target in targets:
+        # a target no model can predict is an error of that case when it runs, not of the file
         if target not in frame.columns:
             raise CaseError(f"{yaml_path}: target {target!r} is not a column of measurements.csv")
-        if target not in RESPONSE_TARGETS + COST_TARGETS:
-            raise CaseError(f"{yaml_path}: target {target!r} cannot be predicted; "
-                            f"choose from {', '.join(RESPONSE_TARGETS + COST_TARGETS)}")
     for column in frame.columns:
         if column in NUMERIC_COLUMNS:
             values = pd.to_numeric(frame[column], errors="coerce")
@@ -244,8 +247,8 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
     """Fit on the train rows, predict every target on the test rows, answer the questions."""
     train = case.measurements[case.measurements["split"] == "train"].reset_index(drop=True)
     test = case.measurements[case.measurements["split"] == "test"].reset_index(drop=True)
-    wanted_response = [t for t in case.targets if t in RESPONSE_TARGETS]
-    wanted_cost = [t for t in case.targets if t in COST_TARGETS]
+    wanted_response = [t for t in case.targets if t in RESPONSE_TARGETS + SHARE_TARGETS]
+    wanted_cost = [t for t in case.targets if t in COST_TARGETS + ("ziip_eligible_pct",)]
     models: list[str] = []
     notes: list[str] = []
     targets: dict[str, dict[str, Any]] = {}
@@ -258,28 +261,44 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
         except ModelError as exc:
             notes.append(f"response model: {exc}")
     cost = None
-    if wanted_cost:
+    if wanted_cost and modeling.has_cost_data(train):
         try:
             cost = modeling.choose_cost_model(train, config).results
             models.append(f"{cost.family}:{cost.design.form}")
         except ModelError as exc:
             notes.append(f"cost model: {exc}")
     for target in case.targets:
-        model = response if target in RESPONSE_TARGETS else cost
+        # CPU columns come from the cost regression where it was fitted (measured CPU per
+        # transaction), otherwise from the response model's pools
+        order = (cost, response) if target in COST_TARGETS + ("ziip_eligible_pct",) else (response, cost)
+        model = next((m for m in order if m is not None and target in m.targets), None)
         actual = test[target].to_numpy(dtype=float)
-        if model is None or target not in model.targets:
-            targets[target] = {"mape": None, "rows": [{"actual": a, "predicted": None, "lo": None, "hi": None}
-                                                      for a in actual], **_naive(target, train, test)}
+        if model is None:
+            fitted = " and ".join(f"{m.family}" for m in (response, cost) if m is not None) or "no model"
+            error = (f"{target}: no model fitted to this case predicts it ({fitted}; predictable: "
+                     f"{', '.join(PREDICTABLE_TARGETS)})")
+            notes.append(error)
+            targets[target] = {"mape": None, "error": error,
+                               "rows": [{"actual": a, "predicted": None, "lo": None, "hi": None} for a in actual],
+                               **_naive(target, train, test)}
             continue
         # a row's targets are what we predict: hide them from the model
         inputs = test.drop(columns=[t for t in case.targets if t in test.columns])
+        if model is cost and "tps" not in inputs.columns and response is not None and "tps" in response.targets:
+            # CPU % at a load is cost per transaction x throughput: with the throughput held out,
+            # the response model's predicted throughput is what a planner would multiply by
+            try:
+                inputs = inputs.assign(tps=response.predict(inputs)["tps"].to_numpy())
+            except ModelError as exc:
+                notes.append(f"{target}: throughput for the cost model: {exc}")
         try:
             pred = model.predict(inputs).reset_index(drop=True)
         except ModelError as exc:
             notes.append(f"{target}: {exc}")
             targets[target] = {"mape": None, "rows": []}
             continue
-        targets[target] = {"mape": mape_pct(actual, pred[target].to_numpy()), "rows": _rows(actual, pred, target)}
+        mape = mape_pct(actual, pred[target].to_numpy())
+        targets[target] = {"mape": mape if math.isfinite(mape) else None, "rows": _rows(actual, pred, target)}
         targets[target].update(_naive(target, train, test))
     answers = [_answer(q, response, policy) for q in case.questions]
     return CaseResult(case.name, "+".join(models) or "none", targets, answers, notes)
@@ -343,7 +362,7 @@ def _finite(value: Any) -> bool:
 
 def format_table(results: list[CaseResult]) -> str:
     """The human-readable error table (also pasted into the README)."""
-    lines = [f"{'case':34} {'model':28} {'target':16} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"]
+    lines = [f"{'case':34} {'model':28} {'target':24} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"]
     inside_all = banded_all = 0
     for r in results:
         for target, t in r.targets.items():
@@ -356,7 +375,7 @@ def format_table(results: list[CaseResult]) -> str:
             inside_all, banded_all = inside_all + inside, banded_all + len(banded)
             naive = t.get("naive_mape")
             naive = "-" if naive is None else f"{naive:8.2f}"
-            lines.append(f"{r.name:34} {r.model:28} {target:16} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}")
+            lines.append(f"{r.name:34} {r.model:28} {target:24} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}")
             saturated = [row for row in rows if row.get("saturated")]
             if saturated:
                 cap = saturated[0].get("capacity_tps")
@@ -365,7 +384,7 @@ def format_table(results: list[CaseResult]) -> str:
                              + (f"; capacity {cap:.4g} tps" if cap is not None and _finite(cap) else ""))
         for q in r.questions:
             answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float) else str(q["answer"]))
-            lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>9} -> {answer:>5} "
+            lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>17} -> {answer:>5} "
                          f"{'ok' if q['ok'] else 'MISSED'}")
         for note in r.notes:
             lines.append(f"{r.name:34} note: {note}")

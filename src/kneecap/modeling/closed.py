@@ -187,7 +187,7 @@ class ClosedMVAResults:
     help_rule: str = "burst"
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
-                                "ziip_eligible_on_gcp_pct")
+                                "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -231,7 +231,8 @@ class ClosedMVAResults:
         """Predict every row of ``frame`` (needs ``clients``, ``n_gcp``, ``n_ziip``, ``think_time_ms``).
 
         Returns ``resp_ms``, ``tps``, CPU APPL% by pool (``cpu_ziip_pct``, ``cpu_gcp_pct`` including
-        spilled eligible work, ``ziip_eligible_on_gcp_pct`` = IIPCP, ``cpu_total_pct``), each with
+        spilled eligible work, ``ziip_eligible_on_gcp_pct`` = IIPCP, ``ziip_eligible_pct`` = IIP +
+        IIPCP, ``cpu_total_pct``), each with
         ``_lo`` / ``_hi`` prediction bounds, plus ``ziip_busy_pct`` / ``gcp_busy_pct`` per engine.
         """
         require_columns(frame, ("clients",), "prediction")
@@ -242,7 +243,7 @@ class ClosedMVAResults:
         n_ziip = column_or(frame, "n_ziip", self._default("n_ziip")).astype(int)
         think = column_or(frame, "think_time_ms", self._default("think_time_ms"))
         thetas = self._thetas(max_draws)
-        draws = np.empty((len(thetas), len(frame), 7))
+        draws = np.empty((len(thetas), len(frame), 8))
         keys = list(zip(n_gcp, n_ziip, think))
         for key in set(keys):
             rows = [i for i, k in enumerate(keys) if k == key]
@@ -252,7 +253,7 @@ class ClosedMVAResults:
                 draws[:, i, :] = _point_metrics(sol, ns[j], thetas[:, 1], self.ziip_eligible_fraction,
                                                 int(key[1]))
         names = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
-                 "ziip_eligible_on_gcp_pct", "spill_pct")
+                 "ziip_eligible_on_gcp_pct", "spill_pct", "ziip_eligible_pct")
         out = pd.DataFrame(index=frame.index)
         rng = np.random.default_rng(self.seed + 1)
         lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2
@@ -373,7 +374,7 @@ def _centre(values: np.ndarray) -> np.ndarray:
 
 
 def _point_metrics(sol: DispatchSolution, n: int, d: np.ndarray, f: float, n_ziip: int) -> np.ndarray:
-    """(B, 7): resp, tps, CPU% total / zIIP / GCP / IIPCP, spill% at population ``n``."""
+    """(B, 8): resp, tps, CPU% total / zIIP / GCP / IIPCP, spill%, eligible CPU% at population ``n``."""
     x_per_ms = sol.tps[:, n - 1] / 1000.0
     s = sol.spill_fraction[:, n - 1]
     eligible_ms = f * d
@@ -382,7 +383,7 @@ def _point_metrics(sol: DispatchSolution, n: int, d: np.ndarray, f: float, n_zii
     gcp_ms = (1.0 - f) * d + iipcp_ms
     to_pct = x_per_ms * 100.0
     return np.stack([sol.resp_ms[:, n - 1], sol.tps[:, n - 1], d * to_pct, on_ziip_ms * to_pct,
-                     gcp_ms * to_pct, iipcp_ms * to_pct, s * 100.0], axis=1)
+                     gcp_ms * to_pct, iipcp_ms * to_pct, s * 100.0, eligible_ms * to_pct], axis=1)
 
 
 def _design(table: pd.DataFrame) -> dict[str, np.ndarray]:

@@ -261,7 +261,8 @@ class CostResults:
     @property
     def targets(self) -> tuple[str, ...]:
         if self.target == "cpu_ms_per_tran":
-            return ("cpu_ms_per_tran", "cpu_total_pct")
+            shares = ("ziip_eligible_pct",) if self.eligible_fraction().get("fraction") is not None else ()
+            return ("cpu_ms_per_tran", "cpu_total_pct") + shares
         if self.target == "tps":
             return ("tps", "resp_ms")
         return (self.target,)
@@ -310,6 +311,13 @@ class CostResults:
             tps = column_or(frame, "tps", np.nan)
             for suffix in ("", "_lo", "_hi"):
                 out[f"cpu_total_pct{suffix}"] = out[f"cpu_ms_per_tran{suffix}"] * tps / 10.0
+            share = self.eligible_fraction()
+            if share.get("fraction") is not None:
+                # the eligible share times the CPU, its band from both bands' ends (one eligible
+                # share measured everywhere, so the bounds multiply, not add in quadrature)
+                out["ziip_eligible_pct"] = share["fraction"] * out["cpu_total_pct"]
+                out["ziip_eligible_pct_lo"] = share.get("lo", share["fraction"]) * out["cpu_total_pct_lo"]
+                out["ziip_eligible_pct_hi"] = share.get("hi", share["fraction"]) * out["cpu_total_pct_hi"]
         elif t == "tps" and "clients" in frame.columns:
             # Little's law (operational, no model): R = N / X - Z
             n = column_or(frame, "clients", np.nan)

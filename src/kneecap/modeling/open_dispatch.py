@@ -393,7 +393,8 @@ class OpenDispatchResults:
     history: list[list[Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     family: str = FAMILY
-    targets: tuple[str, ...] = ("resp_ms",)
+    targets: tuple[str, ...] = ("resp_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
+                                "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
 
     def rules(self, eligible_bursts: int | None = None) -> Dispatch:
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
@@ -492,6 +493,7 @@ class OpenDispatchResults:
         out["cpu_total_pct"] = cpu
         out["cpu_ziip_pct"] = np.where(lpar["n_ziip"] > 0, cpu * f * (1 - spill), 0.0)
         out["ziip_eligible_on_gcp_pct"] = cpu * f * spill
+        out["ziip_eligible_pct"] = cpu * f
         out["cpu_gcp_pct"] = cpu - out["cpu_ziip_pct"]
         out["spill_pct"] = 100.0 * spill if f > 0 else 0.0
         out["ziip_busy_pct"] = np.where(lpar["n_ziip"] > 0, 100.0 * point.ziip_busy[0], np.nan)
