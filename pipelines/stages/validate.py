@@ -1,6 +1,6 @@
 """DVC stage `validate`: run the expectation suites; publish the marts that pass.
 
-Usage: validate.py --marts DIR --out DIR --report FILE --params FILE
+Usage: validate.py --marts DIR --out DIR --report FILE --params FILE [--docs DIR]
 A measured point (a row of fct_measurements) that breaks a rule is quarantined, named with its
 table, row, rule and value, and written to ``quarantine_measurements`` beside the marts; the other
 points and workloads are published. A failure no quarantine mends (a table's columns, a rule of
@@ -26,10 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="published marts (data/processed)")
     parser.add_argument("--report", required=True, help="validation results JSON")
     parser.add_argument("--params", required=True, help="params.yaml")
+    parser.add_argument("--docs", default=None, help="write GX Data Docs (index.html) here")
     args = parser.parse_args(argv)
     params = config.load_params(args.params)
     tables = warehouse.read_parquet_dir(args.marts)
-    report = validate_tables(tables, params.validate)
+    report = validate_tables(tables, params.validate, docs_dir=args.docs)
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
 
     def write_report(published: bool, quarantined_rows: int = 0) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -70,3 +71,26 @@ def test_a_table_level_failure_publishes_nothing(tmp_path, capsys):
     assert rc == 1 and "nothing published" in err
     assert (tmp_path / "processed" / "fct_measurements.parquet").read_bytes() == before
     assert json.loads((tmp_path / "report.json").read_text())["published"] is False
+
+
+def test_the_gate_writes_gx_data_docs_that_show_the_failed_rule(tmp_path, capsys):
+    marts_dir, marts = _marts(tmp_path)
+    fct = marts["fct_measurements"].copy()
+    row = fct.index[(fct["workload"] == "zosconnect_cics_diag") & (fct["clients"] == 400)][0]
+    fct.loc[row, "tps"] *= 3
+    warehouse.write_tables({**marts, "fct_measurements": fct}, marts_dir)
+    docs = tmp_path / "data_docs"
+    rc = _stage().main(["--marts", str(marts_dir), "--out", str(tmp_path / "processed"),
+                        "--report", str(tmp_path / "report.json"), "--params", str(REPO / "params.yaml"),
+                        "--docs", str(docs)])
+    assert rc == 0, capsys.readouterr().err
+    index = (docs / "index.html").read_text(encoding="utf-8")
+    for table in ("fct_measurements", "dim_workloads", "dim_sources"):
+        assert table in index
+        assert (docs / "expectations" / f"{table}.html").exists()
+    [page] = list((docs / "validations" / "fct_measurements").rglob("*.html"))
+    text = " ".join(re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")).split())
+    # GX's own rendering of the result: the suite failed on exactly one expectation (the
+    # Little's-law check at the tripled point), the other 34 held
+    assert "Status: Failed" in text
+    assert "Unsuccessful Expectations 1 " in text and "check_littles_law_rel_err" in text

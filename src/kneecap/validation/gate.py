@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import great_expectations as gx
 import pandas as pd
@@ -92,11 +94,32 @@ def _context() -> gx.data_context.AbstractDataContext:
     return context
 
 
+_DOCS_SITE = "kneecap"
+
+
+def _add_docs_site(context: gx.data_context.AbstractDataContext, docs_dir: str | os.PathLike[str]) -> None:
+    """GX's static Data Docs site in ``docs_dir`` (``index.html``: every suite and every run)."""
+    context.add_data_docs_site(site_name=_DOCS_SITE, site_config={
+        "class_name": "SiteBuilder",
+        "store_backend": {"class_name": "TupleFilesystemStoreBackend",
+                          "base_directory": str(Path(docs_dir).resolve())},
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+    })
+
+
 def validate_tables(
-    tables: Mapping[str, pd.DataFrame], config: ValidationConfig = ValidationConfig()
+    tables: Mapping[str, pd.DataFrame], config: ValidationConfig = ValidationConfig(),
+    *, docs_dir: str | os.PathLike[str] | None = None,
 ) -> ValidationReport:
-    """Validate every table that has a suite; tables without one are reported as such."""
+    """Validate every table that has a suite; tables without one are reported as such.
+
+    With ``docs_dir`` each table is validated by a GX Checkpoint whose ``UpdateDataDocsAction``
+    renders the suites and results as GX's Data Docs there (open ``docs_dir/index.html``), the
+    report GX users know; the returned report is the same either way.
+    """
     context = _context()
+    if docs_dir is not None:
+        _add_docs_site(context, docs_dir)
     source = context.data_sources.add_pandas("kneecap")
     reports = []
     for name, frame in tables.items():
@@ -110,7 +133,13 @@ def validate_tables(
         definition = context.validation_definitions.add(
             gx.ValidationDefinition(name=f"validate_{name}", data=batch, suite=suite)
         )
-        result = definition.run(batch_parameters={"dataframe": checked}, result_format="COMPLETE")
+        if docs_dir is None:
+            result = definition.run(batch_parameters={"dataframe": checked}, result_format="COMPLETE")
+        else:
+            checkpoint = context.checkpoints.add(gx.Checkpoint(
+                name=f"gate_{name}", validation_definitions=[definition], result_format="COMPLETE",
+                actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[_DOCS_SITE])]))
+            result = next(iter(checkpoint.run(batch_parameters={"dataframe": checked}).run_results.values()))
         failures = []
         for res in result.results:
             if res.success:
