@@ -1,6 +1,6 @@
 """DVC stage `train`: fit every workload's models, log + register them in MLflow, save model dirs.
 
-Usage: train.py --marts DIR --models DIR --metrics FILE --params FILE
+Usage: train.py --marts DIR --models DIR --metrics FILE --params FILE [--plots DIR]
 A fit identical to the newest registered version (same fingerprint) registers nothing. A changed
 one is registered and, under ``train.promote: if_not_worse``, becomes @champion when its error on
 the current measurements is not worse than the champion's (``train.promote_tolerance_pct``);
@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", required=True, help="folder for MLflow model directories")
     parser.add_argument("--metrics", required=True, help="metrics JSON DVC tracks")
     parser.add_argument("--params", required=True, help="params.yaml")
+    parser.add_argument("--plots", default=None,
+                        help="write each response curve beside its points (fit/) and residuals (residuals/) "
+                             "here, as CSV for `dvc plots show`")
     args = parser.parse_args(argv)
     params = config.load_params(args.params)
     fct = warehouse.read_table(args.marts, "fct_measurements")
@@ -39,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
             was = tracking.retire(name, "the current marts give no fit for this workload and kind")
             print(f"train: {name} retired: the current marts give it no fit (too few points, or the workload "
                   f"is gone); @champion {'removed from version ' + was if was else 'was not set'}")
+    if args.plots:
+        _write_plots(trained, fct, Path(args.plots))
     for model in trained:
         name = tracking.model_name(model.workload, model.kind)
         tracking.unretire(name)
@@ -78,6 +83,17 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.metrics).parent.mkdir(parents=True, exist_ok=True)
     Path(args.metrics).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0
+
+
+def _write_plots(trained: list[training.TrainedModel], fct, out: Path) -> None:
+    for sub in ("fit", "residuals"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    for model in trained:
+        rows = fct[fct["workload"] == model.workload].reset_index(drop=True)
+        for stem, table in training.fit_plot_tables(model, rows).items():
+            table.to_csv(out / "fit" / f"{stem}.csv", index=False)
+            measured = table[table["measured_resp_ms"].notna()]
+            measured[["load", "residual_pct"]].to_csv(out / "residuals" / f"{stem}.csv", index=False)
 
 
 if __name__ == "__main__":

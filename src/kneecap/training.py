@@ -124,6 +124,66 @@ def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
     return float(np.mean(errors)) if errors else float("nan")
 
 
+def fit_plot_tables(model: TrainedModel, rows: pd.DataFrame, points: int = 40) -> dict[str, pd.DataFrame]:
+    """A response model's curve beside the points it was fitted on, one table per configuration.
+
+    Keyed ``<workload>__<configuration>`` (``2gcp_2ziip_z200`` for a closed workload, ``lpar``
+    for an SMF class), each table has ``load`` (clients, or tps), ``measured_resp_ms`` (empty
+    between measured loads), ``model_resp_ms`` with its band ``model_resp_ms_lo`` / ``_hi``, and
+    ``residual_pct`` (measured over predicted, %) on measured loads: what ``dvc plots`` draws.
+    Closed curves run to 1.25 x the largest measured population of each configuration, so the
+    knee region a planner reads just past the data is on the plot. Empty for cost models and for
+    families without a response curve.
+    """
+    from kneecap.forecasting import response_curve
+
+    res = model.results
+    if model.kind != RESPONSE:
+        return {}
+    tables: dict[str, pd.DataFrame] = {}
+    if isinstance(res, ClosedMVAResults):
+        keyed = rows.assign(n_ziip=column_or_zero(rows, "n_ziip"), think_time_ms=column_or_zero(rows, "think_time_ms"))
+        for (g, z, t), measured in keyed.groupby(["n_gcp", "n_ziip", "think_time_ms"]):
+            curve = response_curve(res, n_gcp=int(g), n_ziip=int(z), think_time_ms=float(t),
+                                   max_load=1.25 * float(measured["clients"].max()), points=points)
+            pred = res.predict(measured.drop(columns=["resp_ms"]).reset_index(drop=True))
+            tables[f"{model.workload}__{g:g}gcp_{z:g}ziip_z{t:g}"] = _plot_table(
+                curve["clients"], curve, measured["clients"], measured["resp_ms"], pred["resp_ms"])
+    elif isinstance(res, (OpenDispatchResults, modeling.OpenMMcResults)):
+        measured = rows[np.isfinite(pd.to_numeric(rows["resp_ms"], errors="coerce"))]
+        if measured.empty:
+            return {}
+        curve = response_curve(res, max_load=1.25 * float(measured["tps"].max()), points=points)
+        frame = measured.drop(columns=["resp_ms"])
+        if isinstance(res, OpenDispatchResults):
+            frame = frame.assign(**modeling.open_dispatch.other_classes_busy(measured))
+        pred = res.predict(frame.reset_index(drop=True))
+        tables[f"{model.workload}__lpar"] = _plot_table(curve["tps"], curve, measured["tps"],
+                                                        measured["resp_ms"], pred["resp_ms"])
+    return tables
+
+
+def column_or_zero(rows: pd.DataFrame, column: str) -> pd.Series:
+    """``rows[column]`` with missing values (and a missing column) as 0: no zIIP, no think time."""
+    return rows[column].fillna(0) if column in rows else pd.Series(0.0, index=rows.index)
+
+
+def _plot_table(curve_load: pd.Series, curve: pd.DataFrame, load: pd.Series, resp_ms: pd.Series,
+                predicted: pd.Series) -> pd.DataFrame:
+    model_rows = pd.DataFrame({"load": curve_load.to_numpy(dtype=float),
+                               "model_resp_ms": curve["resp_ms"].to_numpy(dtype=float),
+                               "model_resp_ms_lo": curve.get("resp_ms_lo", curve["resp_ms"]).to_numpy(dtype=float),
+                               "model_resp_ms_hi": curve.get("resp_ms_hi", curve["resp_ms"]).to_numpy(dtype=float)})
+    actual = pd.to_numeric(resp_ms, errors="coerce").to_numpy(dtype=float)
+    got = predicted.to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        residual = 100.0 * (actual / got - 1.0)
+    measured_rows = pd.DataFrame({"load": load.to_numpy(dtype=float), "measured_resp_ms": actual,
+                                  "model_resp_ms": got, "residual_pct": residual})
+    return pd.concat([model_rows, measured_rows], ignore_index=True).sort_values("load", kind="stable",
+                                                                               ignore_index=True)
+
+
 def promotion(new_error_pct: float, champion_error_pct: float, *, policy: str,
               tolerance_pct: float) -> tuple[bool, str]:
     """Whether a retrained version replaces the champion, and why (one line)."""

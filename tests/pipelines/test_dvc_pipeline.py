@@ -71,6 +71,25 @@ def test_repro_publishes_validated_marts(project: tuple[Path, dict[str, str]]) -
     assert sorted(diag["n_ziip"].unique().tolist()) == [2.0, 3.0]
 
 
+def test_repro_writes_the_docs_and_plots_users_open(project: tuple[Path, dict[str, str]]) -> None:
+    root, env = project
+    # GX Data Docs of the gate
+    assert "fct_measurements" in (root / "reports/validation/data_docs/index.html").read_text(encoding="utf-8")
+    # dvc plots: seed 004's curve beside its five 2-zIIP points, the SMF class's beside its intervals
+    fit = pd.read_csv(root / "reports/plots/fit/zosconnect_cics_diag__2gcp_2ziip_z200.csv")
+    measured = fit[fit["measured_resp_ms"].notna()]
+    assert measured["load"].tolist() == [100.0, 200.0, 300.0, 400.0, 500.0]
+    assert (fit["model_resp_ms_lo"].dropna() <= fit.loc[fit["model_resp_ms_lo"].notna(), "model_resp_ms"]).all()
+    assert (root / "reports/plots/fit/ZCONSIM__lpar.csv").exists()
+    residuals = pd.read_csv(root / "reports/plots/residuals/zosconnect_cics_diag__2gcp_2ziip_z200.csv")
+    np.testing.assert_allclose(residuals["residual_pct"],
+                               100 * (measured["measured_resp_ms"] / measured["model_resp_ms"] - 1).to_numpy())
+    shown = _run(["dvc", "plots", "show", "-o", "plots_html"], root, env)
+    assert shown.returncode == 0, shown.stdout[-2000:] + shown.stderr[-2000:]
+    html = (root / "plots_html/index.html").read_text(encoding="utf-8")
+    assert "zosconnect_cics_diag__2gcp_2ziip_z200.csv" in html and "residual_pct" in html
+
+
 def test_second_repro_does_nothing(project: tuple[Path, dict[str, str]]) -> None:
     root, env = project
     again = _run(["dvc", "repro"], root, env)
