@@ -53,12 +53,21 @@ def policy() -> forecasting.Policy:
 
 
 @st.cache_data(ttl=60)
+def marts() -> dict[str, pd.DataFrame]:
+    """Every published mart, all from one snapshot (``{}`` before the pipeline has published).
+
+    One cached snapshot rather than one cache entry per table: entries read at different times
+    could hold tables of two publishes side by side.
+    """
+    try:
+        return warehouse.read_snapshot(marts_dir()).tables
+    except OSError:  # FileNotFoundError among them; a broken manifest (ValueError) is shown, not hidden
+        return {}
+
+
 def table(name: str) -> pd.DataFrame:
     """A published mart, or an empty frame when the pipeline has not published it yet."""
-    try:
-        return warehouse.read_table(marts_dir(), name)
-    except (FileNotFoundError, OSError, KeyError):
-        return pd.DataFrame()
+    return marts().get(name, pd.DataFrame())
 
 
 def measured_points(workload: str) -> pd.DataFrame:
@@ -187,7 +196,8 @@ def validation_report() -> dict[str, Any] | None:
 
 
 def mart_counts() -> pd.DataFrame:
-    return pd.DataFrame([{"table": name, "rows": len(table(name))} for name in MARTS])
+    published = marts()
+    return pd.DataFrame([{"table": name, "rows": len(published.get(name, ()))} for name in MARTS])
 
 
 def run_metrics(workload: str, kind: str) -> pd.DataFrame:

@@ -9,17 +9,20 @@ writer process, and a connection is not thread-safe).
 
 from __future__ import annotations
 
-import re
-
+import contextlib
 import csv
+import hashlib
 import io
+import json
 import math
 import os
+import re
 import shutil
-import tempfile
-from collections.abc import Iterable, Mapping
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -348,39 +351,313 @@ def run_sql_files(
     return results
 
 
+# --- Publication: snapshots swapped in one step ---------------------------------------------
+#
+# A published folder (``data/processed``, or the candidate marts in ``data/interim/marts``) holds
+#
+#     current.json          the pointer: which generation is current, which was before, its tables
+#     gen-<16 hex>/         one generation: every table of one publish as <table>.parquet
+#     gen-<16 hex>/         the previous generation, kept for readers still reading it
+#
+# A generation is named by the SHA-256 of its tables' bytes, so publishing the same content again
+# lands on the same name and leaves the folder byte for byte as it was: DVC sees no change and does
+# not rerun the stages downstream (a counter would change the folder on every run).
+
+#: The pointer file of a published folder; replaced in one ``os.replace``, never edited in place.
+MANIFEST = "current.json"
+#: Version of the manifest's layout, written into it so a later layout can tell old folders apart.
+MANIFEST_FORMAT = 1
+#: How often a reader resolves the pointer again when the generation it resolved was removed before
+#: it could open the files (it would take two publishes inside that window of microseconds).
+READ_ATTEMPTS = 5
+_GENERATION = re.compile(r"gen-[0-9a-f]{16}\Z")
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_STAGING_PREFIX = ".staging-"
+_MANIFEST_TMP_PREFIX = f".{MANIFEST}."
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every table of one published generation.
+
+    Attributes
+    ----------
+    generation
+        The generation's name (``gen-`` and 16 hex digits of the SHA-256 of its tables), or None
+        for a folder of plain ``<table>.parquet`` files written before snapshots existed, or for a
+        folder nothing has been published to.
+    tables
+        Table name -> DataFrame, in name order.
+    """
+
+    generation: str | None
+    tables: dict[str, pd.DataFrame]
+
+
+def _read_manifest(directory: Path) -> dict[str, Any] | None:
+    """The folder's manifest, or None when there is none (an older plain folder, or an empty one)."""
+    path = directory / MANIFEST
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        manifest = json.loads(text)
+        generation, tables = manifest["generation"], manifest["tables"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a kneecap snapshot manifest ({exc})") from None
+    # the names become paths: a manifest must not point outside its folder
+    if not (isinstance(generation, str) and _GENERATION.match(generation)) or not all(
+            isinstance(t, str) and _TABLE_NAME.match(t) for t in tables):
+        raise ValueError(f"{path}: not a kneecap snapshot manifest (bad generation or table name)")
+    return manifest
+
+
+def _resolve(directory: Path) -> tuple[str | None, dict[str, Path]]:
+    """The current generation of ``directory`` and the file of each of its tables."""
+    manifest = _read_manifest(directory)
+    if manifest is None:
+        # an older kneecap wrote plain <table>.parquet files; read them as they are
+        return None, {p.stem: p for p in sorted(directory.glob("*.parquet"))}
+    generation = str(manifest["generation"])
+    return generation, {t: directory / generation / f"{t}.parquet" for t in sorted(manifest["tables"])}
+
+
+def current_generation(directory: str | os.PathLike[str]) -> str | None:
+    """The generation ``directory`` currently publishes (None: no snapshot published there yet).
+
+    Cheap (reads one small file): a cache of the marts can be keyed by it.
+    """
+    manifest = _read_manifest(Path(directory))
+    return None if manifest is None else str(manifest["generation"])
+
+
+def read_snapshot(directory: str | os.PathLike[str], names: Iterable[str] | None = None) -> Snapshot:
+    """Every published table of one generation, e.g. ``read_snapshot("data/processed")``.
+
+    Parameters
+    ----------
+    directory
+        A folder written by :func:`write_tables` (or a plain folder of ``<table>.parquet`` files
+        written by an older kneecap).
+    names
+        The tables wanted; all of the generation's tables when None.
+
+    Returns
+    -------
+    Snapshot
+        The tables and the generation they come from. A folder that does not exist or holds nothing
+        gives an empty snapshot when ``names`` is None.
+
+    Raises
+    ------
+    FileNotFoundError
+        A table in ``names`` that the current generation does not have.
+
+    Notes
+    -----
+    The guarantee a reader gets: all tables returned come from one generation, never some from
+    one publish and some from another, and a publish running at the same time never makes a read
+    fail. The reader resolves the pointer (:data:`MANIFEST`) once and opens every file of that
+    generation before reading any; an open file stays readable even if it is removed afterwards
+    (POSIX). A generation stays on disk while it is current and through the next publish, so for
+    its files to disappear between resolving the pointer and opening them, two publishes would have
+    to finish inside that window; should it happen, the reader resolves the pointer again (at most
+    :data:`READ_ATTEMPTS` times) and reads the newer generation whole.
+    """
+    directory = Path(directory)
+    wanted = None if names is None else list(names)
+    for attempt in range(READ_ATTEMPTS):
+        generation, files = _resolve(directory)
+        chosen = files if wanted is None else {}
+        for name in wanted or ():
+            if name not in files:
+                raise FileNotFoundError(f"{directory / name}.parquet: no such mart; run `dvc repro` "
+                                        "(or `make run`) first")
+            chosen[name] = files[name]
+        with contextlib.ExitStack() as stack:
+            try:
+                handles = {name: stack.enter_context(open(path, "rb")) for name, path in chosen.items()}
+            except FileNotFoundError:
+                # the generation was cleaned up under us: only a newer pointer explains that
+                if attempt + 1 == READ_ATTEMPTS or current_generation(directory) == generation:
+                    raise
+                continue
+            return Snapshot(generation, {name: pd.read_parquet(fh) for name, fh in handles.items()})
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 def read_parquet_dir(directory: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Every ``<table>.parquet`` in ``directory`` as table name -> DataFrame."""
-    return {p.stem: pd.read_parquet(p) for p in sorted(Path(directory).glob("*.parquet"))}
+    """Every table of the current generation in ``directory`` as table name -> DataFrame.
+
+    The same as ``read_snapshot(directory).tables``: all tables come from one publish.
+    """
+    return read_snapshot(directory).tables
 
 
 def read_table(directory: str | os.PathLike[str], name: str) -> pd.DataFrame:
-    """One published mart, e.g. ``read_table("data/processed", "fct_measurements")``."""
-    path = Path(directory) / f"{name}.parquet"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such mart; run `dvc repro` (or `make run`) first")
-    return pd.read_parquet(path)
+    """One published mart, e.g. ``read_table("data/processed", "fct_measurements")``.
+
+    Two calls may straddle a publish and return tables of two generations; a reader that needs
+    several marts together calls :func:`read_snapshot` once.
+    """
+    return read_snapshot(directory, [name]).tables[name]
+
+
+@contextlib.contextmanager
+def _publish_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` while publishing into it.
+
+    Publishers take turns (DVC already runs one stage at a time; this covers a test or a second
+    checkout writing the same folder), which makes it safe to sweep leftovers of a crashed
+    publish. The lock is an ``flock`` on the folder itself, so it adds no file to a DVC output;
+    where ``fcntl`` does not exist (Windows) publishers must not overlap.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file or folder to disk, so that a rename naming it survives a power cut."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _generation_name(staging: Path, names: Iterable[str]) -> str:
+    """``gen-`` and 16 hex digits of the SHA-256 over every table's name and bytes."""
+    digest = hashlib.sha256()
+    for name in sorted(names):
+        table_digest = hashlib.sha256((staging / f"{name}.parquet").read_bytes()).digest()
+        digest.update(name.encode() + b"\0" + table_digest)
+    return f"gen-{digest.hexdigest()[:16]}"
+
+
+def _write_manifest(directory: Path, generation: str, previous: str | None, names: Iterable[str]) -> None:
+    """Swap the pointer: write the new manifest beside the old one and ``os.replace`` it in."""
+    body = {"format": MANIFEST_FORMAT, "generation": generation, "previous": previous,
+            "tables": sorted(names)}
+    # not tempfile.mkstemp: its 0600 mode would hide the pointer from a desk run by another user
+    tmp = directory / f"{_MANIFEST_TMP_PREFIX}{uuid.uuid4().hex}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(body, indent=2) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, directory / MANIFEST)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync(directory)
+
+
+def _sweep(directory: Path, keep: set[str], *, legacy: bool) -> None:
+    """Remove what no reader can reach: generations other than ``keep``, leftovers of crashed
+    publishes and, once a snapshot has replaced them (``legacy``), an older kneecap's plain files.
+
+    Only names this module writes are touched; anything else in the folder is left alone.
+    """
+    for entry in directory.iterdir():
+        if entry.is_dir() and not entry.is_symlink() and (
+                (_GENERATION.match(entry.name) and entry.name not in keep)
+                or entry.name.startswith(_STAGING_PREFIX)):
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.is_file() and (entry.name.startswith(_MANIFEST_TMP_PREFIX)
+                                  or (legacy and entry.suffix == ".parquet")):
+            entry.unlink(missing_ok=True)
 
 
 def write_tables(tables: Mapping[str, pd.DataFrame], directory: str | os.PathLike[str]) -> list[Path]:
-    """Write each table to ``directory/<name>.parquet`` atomically, all or nothing.
+    """Publish ``tables`` as the new snapshot of ``directory``, all or nothing, in one step.
 
-    Files are first written to a temporary folder beside ``directory`` and only moved into place
-    once every table has been written, so a failure leaves the previous tables intact.
+    Every table is written to a staging folder inside ``directory``; the staging folder becomes
+    the generation ``gen-<sha256>`` (named by the tables' bytes), and then the pointer
+    :data:`MANIFEST` is replaced in one ``os.replace``. Readers (:func:`read_snapshot`,
+    :func:`read_table`, :func:`read_parquet_dir`) see either the old snapshot or the new one, whole.
+
+    Parameters
+    ----------
+    tables
+        Table name -> DataFrame: the whole snapshot. A table of the previous snapshot that is not
+        here is not in the new one.
+    directory
+        The published folder; created if missing.
+
+    Returns
+    -------
+    list of Path
+        The file of each table in the new generation, in the order of ``tables``.
+
+    Raises
+    ------
+    ValueError
+        A table name that is not an identifier (names become file names).
+
+    Notes
+    -----
+    A failure before the pointer is swapped (a frame that cannot be written, a full disk) leaves
+    the previous snapshot current and untouched. Publishing the same content again changes nothing
+    on disk. After the swap the folder keeps the new generation and the one it replaced (a reader
+    may still be reading it) and removes older ones, so the folder holds at most two generations
+    and is stable between publishes (DVC hashes it once the stage has finished). A folder of plain
+    ``<table>.parquet`` files from an older kneecap keeps them as the previous snapshot until the
+    next publish.
     """
+    bad = [name for name in tables if not _TABLE_NAME.match(name)]
+    if bad:
+        raise ValueError(f"table names must be identifiers (they name files): {', '.join(map(repr, bad))}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".publish-", dir=directory.parent))
-    try:
-        for name, frame in tables.items():
-            frame.to_parquet(staging / f"{name}.parquet", index=False)
-        written = []
-        for name in tables:
-            target = directory / f"{name}.parquet"
-            os.replace(staging / f"{name}.parquet", target)
-            written.append(target)
-        return written
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with _publish_lock(directory):
+        # staging inside the folder, so the rename into place stays on one file system; not
+        # tempfile.mkdtemp, whose 0700 mode the generation would keep (the umask applies here)
+        staging = directory / f"{_STAGING_PREFIX}{uuid.uuid4().hex}"
+        staging.mkdir()
+        orphan: Path | None = None  # a generation renamed into place that no pointer names yet
+        try:
+            for name, frame in tables.items():
+                frame.to_parquet(staging / f"{name}.parquet", index=False)
+                _fsync(staging / f"{name}.parquet")
+            generation = _generation_name(staging, tables)
+            before = _read_manifest(directory) or {}
+            current = before.get("generation")
+            was = before.get("previous")
+            previous = was if isinstance(was, str) else None
+            if generation != current:
+                target = directory / generation
+                # a folder of this name is either the previous generation (content A, then B, then A
+                # again: complete and maybe being read, so reuse it) or a leftover of an interrupted
+                # sweep (maybe partial, so replace it)
+                if target.exists() and generation != previous:
+                    shutil.rmtree(target)
+                if not target.exists():
+                    os.rename(staging, target)
+                    _fsync(directory)
+                    orphan = target
+                previous = None if current is None else str(current)
+                _write_manifest(directory, generation, previous, tables)
+                orphan = None
+            # previous None: the snapshot before was an older kneecap's plain files (or nothing),
+            # which stay until a generation of ours is the one replaced
+            _sweep(directory, {generation} if previous is None else {generation, previous},
+                   legacy=previous is not None)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+            if orphan is not None:  # the swap failed: leave the folder as it was
+                shutil.rmtree(orphan, ignore_errors=True)
+    return [directory / generation / f"{name}.parquet" for name in tables]
 
 
 def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kneecap import config, forecasting, modeling, tracking
+from kneecap import config, forecasting, modeling, tracking, warehouse
 from tests.app.conftest import SMF_CLASS, SMF_DAYS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,7 +215,7 @@ def test_workloads_page_shows_where_a_class_came_from(app_env):
     at = _page("workloads")
     at.selectbox(key="wl_workload").set_value(SMF_CLASS).run()
     assert not at.exception, at.exception
-    fct = pd.read_parquet(Path(app_env["KNEECAP_MARTS"]) / "fct_measurements.parquet")
+    fct = warehouse.read_table(app_env["KNEECAP_MARTS"], "fct_measurements")
     rows = fct[fct["workload"] == SMF_CLASS]
     assert len(rows) == SMF_DAYS * 96
 

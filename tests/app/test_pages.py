@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kneecap import forecasting, tracking
+from kneecap import forecasting, tracking, warehouse
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app" / "streamlit_app.py")
@@ -151,7 +151,7 @@ def test_workloads_page_shows_points_curve_residuals_and_backtest(app_env):
     assert {"wl_curve_response", "wl_resid_chart_response"} <= {c.key for c in at.get("plotly_chart")}
 
     resid = _frame(at, "target", "measured", "fitted", "residual_pct").set_index("point_id")
-    fct = pd.read_parquet(Path(app_env["KNEECAP_MARTS"]) / "fct_measurements.parquet")
+    fct = warehouse.read_table(app_env["KNEECAP_MARTS"], "fct_measurements")
     measured = fct[fct["workload"] == DIAG].set_index("point_id")
     assert set(resid.index) == set(measured.index) and len(measured) >= 6  # Table 1 plus the 3-zIIP run
     np.testing.assert_allclose(resid["measured"], measured.loc[resid.index, "resp_ms"], rtol=1e-12)
@@ -214,7 +214,7 @@ def test_models_page_promotes_a_version(app_env):
 def test_data_page_lists_marts_and_validation(app_env):
     at = _app("data")
     counts = _frame(at, "table", "rows", exclude="rule").set_index("table")["rows"]
-    published = pd.read_parquet(Path(app_env["KNEECAP_MARTS"]) / "fct_measurements.parquet")
+    published = warehouse.read_table(app_env["KNEECAP_MARTS"], "fct_measurements")
     assert counts["fct_measurements"] == len(published) > 0
     assert any("Last pipeline validation: passed" in e.label for e in at.expander)
 

@@ -60,9 +60,10 @@ def test_unchanged_fit_registers_nothing_and_a_better_one_takes_over(project, ca
     assert f"{name} (closed_mva) unchanged: version 1 is the same fit" in again
     assert "registered as version" not in again
     # a measurement corrected: the refit is registered and, fitting the data better, takes over
-    fct = warehouse.read_table(marts, "fct_measurements")
+    published = warehouse.read_parquet_dir(marts)
+    fct = published["fct_measurements"]
     fct.loc[fct["clients"] == 400, "resp_ms"] *= 1.2
-    warehouse.write_tables({"fct_measurements": fct}, marts)
+    warehouse.write_tables({**published, "fct_measurements": fct}, marts)  # a publish is a whole snapshot
     third = _train(root, marts, params, capsys)
     assert f"{name} (closed_mva) registered as version 2" in third
     assert f"{name} version 2 is now @champion (was 1)" in third
@@ -97,15 +98,16 @@ def test_a_model_the_marts_no_longer_fit_is_retired_and_comes_back(project, caps
     name = tracking.model_name(WORKLOAD, "response")
     _train(root, marts, params, capsys)
     tracking.promote_missing()
-    fct = warehouse.read_table(marts, "fct_measurements")
-    # two points left: under train.min_points, no response model
-    warehouse.write_tables({"fct_measurements": fct[fct["clients"].isin([100, 200])]}, marts)
+    published = warehouse.read_parquet_dir(marts)
+    fct = published["fct_measurements"]
+    # two points left: under train.min_points, no response model (a publish is a whole snapshot)
+    warehouse.write_tables({**published, "fct_measurements": fct[fct["clients"].isin([100, 200])]}, marts)
     out = _train(root, marts, params, capsys)
     assert f"train: {name} retired" in out and "removed from version 1" in out
     assert tracking.champion_version(name) is None
     assert name not in dict(tracking.promote_missing())  # promote --if-missing leaves it alone
     assert tracking.champion_version(name) is None
-    warehouse.write_tables({"fct_measurements": fct}, marts)
+    warehouse.write_tables(published, marts)
     back = _train(root, marts, params, capsys)
     assert f"{name} (closed_mva) unchanged: version 1 is the same fit" in back
     assert tracking.retired_reason(name) is None

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap import schema
+from kneecap import schema, warehouse
 
 REPO = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", "pipelines", "data/reference", "data/raw", "data/backtest", "src"]
@@ -60,7 +60,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 def test_repro_publishes_validated_marts(project: tuple[Path, dict[str, str]]) -> None:
     root, _ = project
-    fct = pd.read_parquet(root / "data/processed/fct_measurements.parquet")
+    fct = warehouse.read_table(root / "data/processed", "fct_measurements")
     assert list(fct.columns) == list(schema.FCT_MEASUREMENTS_COLUMNS)
     assert not fct.duplicated(list(schema.KEY_COLUMNS)).any()
     report = json.loads((root / "reports/validation/marts.json").read_text())
@@ -97,10 +97,25 @@ def test_second_repro_does_nothing(project: tuple[Path, dict[str, str]]) -> None
     assert "Running stage" not in again.stdout, again.stdout
 
 
+def test_the_published_snapshot_is_all_dvc_sees(project: tuple[Path, dict[str, str]]) -> None:
+    root, env = project
+    # one pointer and one generation (the first publish into a fresh folder has no previous one)
+    processed = root / "data/processed"
+    generation = warehouse.current_generation(processed)
+    assert sorted(p.name for p in processed.iterdir()) == sorted([warehouse.MANIFEST, generation])
+    assert sorted(warehouse.read_snapshot(processed).tables) == [
+        "dim_sources", "dim_workloads", "fct_cpu_intervals", "fct_measurements", "quarantine_measurements"]
+    # nothing changes after the stages finish: DVC finds every output as it recorded it
+    status = _run(["dvc", "status"], root, env)
+    assert status.returncode == 0, status.stderr[-2000:]
+    assert "up to date" in status.stdout, status.stdout
+
+
 def test_bad_reference_csv_stops_and_keeps_previous_marts(project: tuple[Path, dict[str, str]]) -> None:
     root, env = project
-    published = root / "data/processed/fct_measurements.parquet"
-    before = published.read_bytes()
+    processed = root / "data/processed"
+    generation = warehouse.current_generation(processed)
+    before = warehouse.read_table(processed, "fct_measurements")
     target = root / "data/reference/seed004_table1.csv"
     original = target.read_text()
     lines = original.splitlines()
@@ -112,7 +127,8 @@ def test_bad_reference_csv_stops_and_keeps_previous_marts(project: tuple[Path, d
         result = _run(["dvc", "repro"], root, env)
         assert result.returncode != 0
         assert f"{target.relative_to(root)}:4: tps: -1960 is negative" in result.stdout + result.stderr
-        assert published.read_bytes() == before
+        assert warehouse.current_generation(processed) == generation
+        pd.testing.assert_frame_equal(warehouse.read_table(processed, "fct_measurements"), before)
     finally:
         target.write_text(original)
 

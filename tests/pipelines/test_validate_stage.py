@@ -64,12 +64,14 @@ def test_a_table_level_failure_publishes_nothing(tmp_path, capsys):
     good_dir = tmp_path / "good"
     warehouse.write_tables(marts, good_dir)
     assert _run(tmp_path, good_dir, capsys)[0] == 0
-    before = (tmp_path / "processed" / "fct_measurements.parquet").read_bytes()
+    generation = warehouse.current_generation(tmp_path / "processed")
+    before = warehouse.read_table(tmp_path / "processed", "fct_measurements")
     broken = marts["fct_measurements"].drop(columns=["resp_ms"])
     warehouse.write_tables({**marts, "fct_measurements": broken}, marts_dir)
     rc, _, err = _run(tmp_path, marts_dir, capsys)
     assert rc == 1 and "nothing published" in err
-    assert (tmp_path / "processed" / "fct_measurements.parquet").read_bytes() == before
+    assert warehouse.current_generation(tmp_path / "processed") == generation
+    pd.testing.assert_frame_equal(warehouse.read_table(tmp_path / "processed", "fct_measurements"), before)
     assert json.loads((tmp_path / "report.json").read_text())["published"] is False
 
 
