@@ -250,3 +250,34 @@ def test_promote_if_missing_replaces_a_legacy_champion(store: Path) -> None:
     assert tracking.load_champion(name).params.shape == (3,)
     assert tracking.promote_missing() == []
     assert not (store / "pwned").exists()
+
+
+def test_a_run_carries_signature_example_dataset_and_plots(store: Path) -> None:
+    import yaml
+    from mlflow.tracking import MlflowClient
+
+    from kneecap import plots
+
+    original, frame, _ = _closed()
+    table = pd.DataFrame({"load": [1.0, 100.0, 500.0], "model_resp_ms": [0.9, 1.0, 5.0],
+                          "model_resp_ms_lo": [0.8, np.nan, 4.0], "model_resp_ms_hi": [1.0, np.nan, 6.0],
+                          "measured_resp_ms": [np.nan, 1.06, 5.03], "residual_pct": [np.nan, 6.0, 0.6]})
+    logged = tracking.log_model(
+        original, name=tracking.model_name("demo", "closed_mva"), params={}, metrics={},
+        input_example=frame.assign(note=np.nan), dataset=(SEED004, "demo fct_measurements", "data/processed"),
+        figures={"fit": plots.fit_figure(table, title="demo"), "residuals": plots.residual_figure(table, title="demo")})
+    mlmodel = yaml.safe_load((_artifacts(store)[0] / "MLmodel").read_text(encoding="utf-8"))
+    inputs = [c["name"] for c in json.loads(mlmodel["signature"]["inputs"])]
+    outputs = [c["name"] for c in json.loads(mlmodel["signature"]["outputs"])]
+    assert inputs == ["clients", "n_gcp", "n_ziip", "think_time_ms"]  # the all-NaN column left out
+    assert {"resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "ziip_eligible_pct"} <= set(outputs)
+    assert "input_example" in mlmodel["saved_input_example_info"]["artifact_path"]
+    client = MlflowClient()
+    run = client.get_run(logged.run_id)
+    assert [d.dataset.name for d in run.inputs.dataset_inputs] == ["demo fct_measurements"]
+    assert [t.value for d in run.inputs.dataset_inputs for t in d.tags if t.key == "mlflow.data.context"] == ["training"]
+    artifacts = {a.path for a in client.list_artifacts(logged.run_id, "plots")}
+    assert artifacts == {"plots/fit.png", "plots/residuals.png"}
+    # the example is what the model predicts from: the registered model still loads and predicts
+    tracking.promote(tracking.model_name("demo", "closed_mva"))
+    assert np.isfinite(tracking.load_champion(tracking.model_name("demo", "closed_mva")).predict(frame)["resp_ms"]).all()

@@ -31,8 +31,9 @@ def main(argv: list[str] | None = None) -> int:
                              "here, as CSV for `dvc plots show`")
     args = parser.parse_args(argv)
     params = config.load_params(args.params)
-    fct = warehouse.read_table(args.marts, "fct_measurements")
-    workloads = warehouse.read_table(args.marts, "dim_workloads")
+    # one read: both marts from the same published snapshot
+    marts = warehouse.read_snapshot(args.marts, ["fct_measurements", "dim_workloads"]).tables
+    fct, workloads = marts["fct_measurements"], marts["dim_workloads"]
     trained = training.train_workloads(fct, workloads, params)
     tracking.configure()
     metrics: dict[str, dict[str, float]] = {}
@@ -42,8 +43,10 @@ def main(argv: list[str] | None = None) -> int:
             was = tracking.retire(name, "the current marts give no fit for this workload and kind")
             print(f"train: {name} retired: the current marts give it no fit (too few points, or the workload "
                   f"is gone); @champion {'removed from version ' + was if was else 'was not set'}")
+    rows_of = {w: fct[fct["workload"] == w].reset_index(drop=True) for w in {m.workload for m in trained}}
+    plot_tables = {id(m): training.fit_plot_tables(m, rows_of[m.workload]) for m in trained}
     if args.plots:
-        _write_plots(trained, fct, Path(args.plots))
+        _write_plots(trained, plot_tables, Path(args.plots))
     for model in trained:
         name = tracking.model_name(model.workload, model.kind)
         tracking.unretire(name)
@@ -54,10 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         if newest is not None and newest[1].get(tracking.FINGERPRINT_TAG) == fingerprint:
             print(f"train: {name} ({model.family}) unchanged: version {newest[0]} is the same fit")
             continue
+        rows = rows_of[model.workload]
         logged = tracking.log_model(
             model.results, name=name, params=model.params, metrics=model.metrics,
             tables={"competitors": model.competitors},
             tags={"workload": model.workload, "kind": model.kind, "family": model.family},
+            input_example=training.input_example(model, rows),
+            dataset=(rows, f"{model.workload} fct_measurements", str(Path(args.marts).resolve() / "fct_measurements")),
+            figures=_figures(plot_tables[id(model)]),
         )
         tracking.tag_version(name, logged.version, tracking.FINGERPRINT_TAG, fingerprint)
         print(f"train: {name} ({model.family}) registered as version {logged.version}")
@@ -85,12 +92,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _write_plots(trained: list[training.TrainedModel], fct, out: Path) -> None:
+def _figures(tables: dict) -> dict:
+    from kneecap import plots
+
+    out = {}
+    for stem, table in tables.items():
+        config = stem.split("__", 1)[1]
+        load = "tps" if config == "lpar" else "clients"
+        out[f"fit_{config}"] = plots.fit_figure(table, title=stem, load_label=load)
+        out[f"residuals_{config}"] = plots.residual_figure(table, title=stem, load_label=load)
+    return out
+
+
+def _write_plots(trained: list[training.TrainedModel], plot_tables: dict, out: Path) -> None:
     for sub in ("fit", "residuals"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     for model in trained:
-        rows = fct[fct["workload"] == model.workload].reset_index(drop=True)
-        for stem, table in training.fit_plot_tables(model, rows).items():
+        for stem, table in plot_tables[id(model)].items():
             table.to_csv(out / "fit" / f"{stem}.csv", index=False)
             measured = table[table["measured_resp_ms"].notna()]
             measured[["load", "residual_pct"]].to_csv(out / "residuals" / f"{stem}.csv", index=False)

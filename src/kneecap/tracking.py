@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 import mlflow  # noqa: E402
 import mlflow.artifacts  # noqa: E402
+import mlflow.data  # noqa: E402
 import mlflow.exceptions  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
@@ -130,19 +132,54 @@ def log_model(
     tables: Mapping[str, pd.DataFrame] | None = None,
     tags: Mapping[str, str] | None = None,
     register: bool = True,
+    input_example: pd.DataFrame | None = None,
+    dataset: tuple[pd.DataFrame, str, str] | None = None,
+    figures: Mapping[str, Any] | None = None,
 ) -> LoggedModel:
-    """Log one fitted model as a run (params, metrics, tables) and register it under ``name``."""
+    """Log one fitted model as a run and register it under ``name``.
+
+    The run carries ``params``, ``metrics``, ``tables`` (JSON tables), ``figures`` (matplotlib
+    figures, as PNG under ``plots/``), and ``dataset`` ``(frame, name, source)`` as the run's
+    training input (``mlflow.data``). With ``input_example`` the model gets it and a signature
+    inferred from the model's own prediction on it; a model that cannot predict the example is
+    logged without them rather than not at all.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         kwargs = _model_kwargs(results, tmp)  # a results object that cannot be stored fails before the run
+        kwargs.update(_signature_kwargs(results, input_example))
         with mlflow.start_run(run_name=name) as run, _quiet_pyfunc():
             mlflow.set_tags({"kneecap.model": name, **(tags or {})})
             mlflow.log_params({k: str(v)[:500] for k, v in params.items()})
             mlflow.log_metrics({k: float(v) for k, v in metrics.items() if v is not None and v == v})
             for table_name, frame in (tables or {}).items():
                 mlflow.log_table(frame.reset_index(drop=True), artifact_file=f"{table_name}.json")
+            if dataset is not None:
+                frame, dataset_name, source = dataset
+                with warnings.catch_warnings():
+                    # a local path may name several source kinds; mlflow picks the local one, as meant
+                    warnings.simplefilter("ignore", UserWarning)
+                    data = mlflow.data.from_pandas(frame.reset_index(drop=True), source=source, name=dataset_name)
+                mlflow.log_input(data, context="training")
+            for figure_name, figure in (figures or {}).items():
+                mlflow.log_figure(figure, f"plots/{figure_name}.png")
             info = mlflow.pyfunc.log_model(name="model", registered_model_name=name if register else None, **kwargs)
     version = str(info.registered_model_version) if register else ""
     return LoggedModel(name=name, version=version, run_id=run.info.run_id)
+
+
+def _signature_kwargs(results: Any, example: pd.DataFrame | None) -> dict[str, Any]:
+    """``signature`` and ``input_example`` for pyfunc, from the model's own prediction on ``example``."""
+    if example is None or example.empty:
+        return {}
+    from mlflow.models import infer_signature
+
+    # the example is stored as JSON, where NaN is not a value: columns with a gap are left out
+    example = example.dropna(axis=1, how="any").reset_index(drop=True)
+    try:
+        output = results.predict(example)
+    except Exception:  # noqa: BLE001 - any model error: log the model without a signature
+        return {}
+    return {"signature": infer_signature(example, output), "input_example": example}
 
 
 @contextlib.contextmanager

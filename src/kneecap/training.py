@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kneecap import modeling
+from kneecap import modeling, schema
 from kneecap.config import Params
 from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig, OpenDispatchResults
 
@@ -122,6 +122,16 @@ def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
             if ok.any():
                 errors.append(modeling.mape_pct(actual[ok], got[ok]))
     return float(np.mean(errors)) if errors else float("nan")
+
+
+def input_example(model: TrainedModel, rows: pd.DataFrame, n: int = 5) -> pd.DataFrame:
+    """A few of the workload's measured rows as the model takes them: the canonical measurement,
+    factor and LPAR columns, without the columns the model predicts (so throughput stays an input
+    of open and CPU-cost models, which are asked at a given tps). Logged as the model's example."""
+    targets = set(getattr(model.results, "targets", ()))
+    keep = [c for c in (*schema.NUMERIC_COLUMNS, *schema.FACTOR_COLUMNS, *schema.LPAR_COLUMNS)
+            if c in rows.columns and c not in targets and c != "resp_ms"]
+    return rows[keep].head(n).reset_index(drop=True)
 
 
 def fit_plot_tables(model: TrainedModel, rows: pd.DataFrame, points: int = 40) -> dict[str, pd.DataFrame]:
