@@ -6,6 +6,18 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8501
+# `make mlflow-server`: the tracking server (MLFLOW_HOST 0.0.0.0 to serve other machines), its
+# PostgreSQL cluster's port (listens on 127.0.0.1 only) and folder, where artifacts are written
+MLFLOW_HOST ?= 127.0.0.1
+MLFLOW_PORT ?= 5000
+MLFLOW_WORKERS ?= 1
+MLFLOW_PG_PORT ?= 5433
+MLFLOW_SERVER_DIR ?= .mlflow-server
+MLFLOW_ARTIFACTS ?= $(MLFLOW_SERVER_DIR)/artifacts
+# more `mlflow server` options, e.g. MLFLOW_SERVER_OPTS="--allowed-hosts mlflow.example.com:5000"
+MLFLOW_SERVER_OPTS ?=
+# `make mlflow-ui`: MLflow's UI on the local store
+MLFLOW_UI_PORT ?= 5000
 export MLFLOW_DISABLE_TELEMETRY := true
 export DVC_NO_ANALYTICS := 1
 export GX_ANALYTICS_ENABLED := False
@@ -13,7 +25,7 @@ export PYTHONUNBUFFERED := 1
 # DVC stage commands call `python`: make it the venv's.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run setup pipeline promote serve test test-fast explore bench clean
+.PHONY: run setup pipeline promote serve test test-fast explore bench clean mlflow-server mlflow-server-stop mlflow-ui
 
 run: setup pipeline promote serve
 
@@ -41,6 +53,21 @@ serve: setup
 	@echo "[serve] kneecap desk on http://$(HOST):$(PORT)"
 	@$(BIN)/streamlit run app/streamlit_app.py --server.address $(HOST) --server.port $(PORT) \
 	  --server.headless true --browser.gatherUsageStats false
+
+# An MLflow tracking server on a PostgreSQL cluster in $(MLFLOW_SERVER_DIR) (initialised by the first
+# start), serving the artifacts under $(MLFLOW_ARTIFACTS); runs in the background until
+# `make mlflow-server-stop`. Point kneecap at it with MLFLOW_TRACKING_URI (README, "Running on a cluster").
+mlflow-server: setup
+	@scripts/mlflow-server start --dir $(MLFLOW_SERVER_DIR) --artifacts $(MLFLOW_ARTIFACTS) \
+	  --host $(MLFLOW_HOST) --port $(MLFLOW_PORT) --pg-port $(MLFLOW_PG_PORT) --workers $(MLFLOW_WORKERS) \
+	  --mlflow $(BIN)/mlflow -- $(MLFLOW_SERVER_OPTS)
+
+mlflow-server-stop:
+	@scripts/mlflow-server stop --dir $(MLFLOW_SERVER_DIR)
+
+# MLflow's own UI on the local store (runs, their plots and datasets, the registry); Ctrl-C stops it
+mlflow-ui: setup
+	@$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host $(HOST) --port $(MLFLOW_UI_PORT)
 
 test: setup
 	@$(BIN)/python -m pytest -n 2 --dist loadgroup
