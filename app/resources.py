@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from kneecap import config, factors, forecasting, modeling, tracking, warehouse, workloads
+from kneecap import config, factors, forecasting, modeling, tables, tracking, warehouse, workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_MB = 200
@@ -430,30 +430,22 @@ def upload_kind(filename: str, head: bytes) -> str:
 
 
 def validate_measurements(frame: pd.DataFrame) -> dict[str, Any]:
-    """Run uploaded measurement rows through the pipeline's SQL and the ``fct_measurements`` suite.
+    """The gate's verdict on uploaded rows (:func:`kneecap.tables.validate_measurements`, the rules
+    ``kneecap check`` and the validate stage apply).
 
-    Returns the validation summary (``success``, ``n_expectations``), one row per failed rule
-    (``failures``) and the rows that broke a rule with the reasons (``quarantine``).
+    Returns the validation summary (``success``, ``n_expectations``), one row per broken rule and
+    column with the count of rows (``failures``) and the rows the gate would set aside, with the
+    file line and the problem in words (``quarantine``).
     """
-    from kneecap.smf.tables import DECODED_TABLES  # noqa: PLC0415 - only the Data page needs it
-    from kneecap.validation import validate_tables  # noqa: PLC0415 - great_expectations is slow to import
-
-    sources = warehouse.read_sources_csv(ROOT / "data" / "reference" / "sources.csv")
-    inputs = {"reference_measurements": frame, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
-    tables = warehouse.run_sql_files(warehouse.sql_files(ROOT / "pipelines" / "sql"), inputs)
-    report = validate_tables({"fct_measurements": tables["fct_measurements"]}, params().validate)
-    failures = pd.DataFrame(
-        [{"table": f.table, "rule": f.rule, "column": f.column, "rows": len(f.rows),
-          "values": ", ".join(map(str, f.values[:10]))} for f in report.failures],
-        columns=["table", "rule", "column", "rows", "values"])
-    quarantine = pd.DataFrame(
-        [{"row": row, "rule": f.rule, "column": f.column, "value": str(value)}
-         for f in report.failures for row, value in zip(f.rows, (*f.values, *[""] * len(f.rows)))],
-        columns=["row", "rule", "column", "value"])
-    table_report = report.tables[0]
-    return {"success": report.success, "n_rows": table_report.n_rows,
-            "n_expectations": table_report.n_expectations, "failures": failures, "quarantine": quarantine}
+    check = tables.validate_measurements(
+        frame, sources=warehouse.read_sources_csv(ROOT / "data" / "reference" / "sources.csv"),
+        sql_root=ROOT / "pipelines" / "sql", config=params().validate)
+    problems = check.problems
+    failures = (problems.groupby(["rule", "column"], sort=True).size().rename("rows").reset_index()
+                if not problems.empty else pd.DataFrame(columns=["rule", "column", "rows"]))
+    quarantine = problems[["line", "point_id", "column", "value", "problem"]].reset_index(drop=True)
+    return {"success": check.ok, "n_rows": check.n_rows, "n_expectations": check.n_expectations,
+            "failures": failures, "quarantine": quarantine}
 
 
 def upload_name(filename: str) -> str:

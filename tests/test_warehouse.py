@@ -26,15 +26,47 @@ def test_reads_typed_rows(reference_dir: Path) -> None:
     assert measurements["source_line"].tolist() == [2, 3, 4, 5, 6]
 
 
-def test_missing_column_is_named(tmp_path: Path) -> None:
-    path = write_reference_csv(tmp_path / "t.csv", closed_rows("t"))
+def _drop_columns(path: Path, *columns: str) -> None:
     text = path.read_text().splitlines()
     header = text[0].split(",")
-    drop = header.index("tps")
-    lines = [",".join(c for i, c in enumerate(line.split(",")) if i != drop) for line in text]
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(warehouse.ReferenceDataError, match=re.escape(f"{path}:1: tps: missing column")):
+    drop = {header.index(c) for c in columns}
+    path.write_text("\n".join(",".join(c for i, c in enumerate(line.split(",")) if i not in drop)
+                              for line in text) + "\n")
+
+
+def test_missing_required_column_is_named(tmp_path: Path) -> None:
+    path = write_reference_csv(tmp_path / "t.csv", closed_rows("t"))
+    _drop_columns(path, "workload")
+    with pytest.raises(warehouse.ReferenceDataError, match=re.escape(f"{path}:1: workload: missing column")):
         warehouse.read_measurement_csv(path)
+
+
+def test_a_table_without_its_load_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("workload,resp_ms\nw,1.0\n")
+    with pytest.raises(warehouse.ReferenceDataError,
+                       match=re.escape(f"{path}:1: clients/tps: missing column: a table needs the load")):
+        warehouse.read_measurement_csv(path)
+
+
+def test_a_minimal_table_reads_with_the_stated_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "my_lpar.csv"
+    path.write_text("resp_ms,clients,workload\n1.5,10,w\n\n2.5,20,w\n")  # any order; a blank line
+    frame = warehouse.read_measurement_csv(path)
+    assert list(frame.columns) == [*schema.REFERENCE_CSV_COLUMNS, "source_line"]
+    assert frame["source_id"].tolist() == ["my_lpar", "my_lpar"]
+    assert frame["point_id"].tolist() == ["line2", "line4"] and frame["source_line"].tolist() == [2, 4]
+    assert frame["clients"].tolist() == [10.0, 20.0] and frame["tps"].isna().all()
+    assert frame["transport"].tolist() == [None, None]  # text columns stay text for DuckDB
+
+
+def test_an_unknown_column_gets_the_nearest_known_name(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("workload,clients,resp_time_ms,resp_ms,resp_ms\nw,1,2,3,4\n")
+    with pytest.raises(warehouse.ReferenceDataError) as err:
+        warehouse.read_measurement_csv(path)
+    assert f"{path}:1: resp_time_ms: unknown column; did you mean 'resp_ms'?" in str(err.value)
+    assert f"{path}:1: resp_ms: column appears more than once" in str(err.value)
 
 
 @pytest.mark.parametrize(

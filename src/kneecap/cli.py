@@ -19,19 +19,146 @@ from pathlib import Path
 log = logging.getLogger("kneecap")
 
 
-def _cmd_check(args: argparse.Namespace) -> int:
-    from kneecap import warehouse
+def _validation_config(params_path: str):
+    """The gate's tunables from ``params.yaml`` (its defaults when the file does not exist)."""
+    from kneecap import config
+    from kneecap.validation.checks import ValidationConfig
 
-    status = 0
-    for path in args.paths:
+    if not Path(params_path).exists():
+        return ValidationConfig()
+    return config.load_params(params_path).validate
+
+
+def _sql_root(args: argparse.Namespace, command: str) -> Path | None:
+    sql = Path(args.sql)
+    if not (sql / "marts").is_dir():
+        print(f"{command}: {sql}: not the pipeline's SQL folder (run from the project, or give --sql)",
+              file=sys.stderr)
+        return None
+    return sql
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    """Each table against the one contract, then all of them at once against the gate's rules."""
+    import pandas as pd
+
+    from kneecap import tables, warehouse
+
+    sql = _sql_root(args, "check")
+    if sql is None:
+        return 2
+    try:
+        cfg = _validation_config(args.params)
+    except (ValueError, OSError) as exc:
+        print(f"check: {args.params}: {exc}", file=sys.stderr)
+        return 2
+    reference = Path(args.reference)
+    sources = None
+    if (reference / "sources.csv").exists():
         try:
-            frame = warehouse.read_measurement_csv(path)
+            sources = warehouse.read_sources_csv(reference / "sources.csv")
+        except (warehouse.ReferenceDataError, ValueError) as exc:
+            print(f"{reference / 'sources.csv'}: {exc}", file=sys.stderr)
+            return 1
+    status, frames, paths = 0, [], {}
+    for path in args.paths:
+        p = Path(path)
+        if p.name == "sources.csv":
+            try:
+                print(f"{path}: ok, {len(warehouse.read_sources_csv(p))} sources")
+            except (warehouse.ReferenceDataError, ValueError, OSError) as exc:
+                print(f"{path}: {exc}", file=sys.stderr)
+                status = 1
+            continue
+        if p.name in warehouse.REFERENCE_OTHER_FILES:
+            print(f"{path}: not a measurement table (kneecap.warehouse.REFERENCE_OTHER_FILES), skipped")
+            continue
+        try:
+            frame = warehouse.read_measurement_csv(p)
         except (warehouse.ReferenceDataError, OSError) as exc:
             print(exc, file=sys.stderr)
             status = 1
-        else:
+            continue
+        if p.resolve().parent == reference.resolve():  # in the project: the pipeline's own demands
+            if sources is None or p.stem not in set(sources["source_id"]):
+                print(f"{path}:1: source_id: table {p.stem!r} has no row in sources.csv; "
+                      "`kneecap add-table` puts a table in place with its row", file=sys.stderr)
+                status = 1
+            for line in frame.loc[frame["source_id"] != p.stem, "source_line"]:
+                print(f"{path}:{line}: source_id: must equal the file stem {p.stem!r}", file=sys.stderr)
+                status = 1
+        frames.append(frame.assign(source_id=frame["source_id"].where(frame["source_id"].notna(), p.stem)))
+        paths[str(frames[-1]["source_id"].iloc[0])] = path
+    if not frames:
+        return status
+    # one pass of the gate over every table: great_expectations costs seconds per run, not per table
+    result = tables.validate_measurements(pd.concat(frames, ignore_index=True), sources=sources,
+                                          sql_root=sql, config=cfg)
+    for frame in frames:
+        source_id = str(frame["source_id"].iloc[0])
+        path = paths[source_id]
+        mine = tables.MeasurementCheck(len(frame), result.n_expectations,
+                                       result.problems[result.problems["source_id"] == source_id])
+        for line in mine.lines(path):
+            print(line, file=sys.stderr)
+        if mine.ok:
             print(f"{path}: ok, {len(frame)} rows")
+        else:
+            status = 1
+            bad = mine.problems["point_id"].nunique()
+            rest = "the others" if bad < len(frame) else "nothing of this table"
+            print(f"{path}: {bad} of {len(frame)} rows break the gate's rules (above); the pipeline sets "
+                  f"them aside in quarantine_measurements and publishes {rest}", file=sys.stderr)
+    table_wide = result.problems[result.problems["source_id"].isna()]
+    for row in table_wide.itertuples(index=False):
+        print(f"check: {row.column}: {row.problem}", file=sys.stderr)
+        status = 1
     return status
+
+
+def _cmd_add_table(args: argparse.Namespace) -> int:
+    from kneecap import tables, warehouse
+
+    sql = _sql_root(args, "add-table")
+    if sql is None:
+        return 2
+    if not Path(args.path).is_file():
+        print(f"add-table: {args.path}: no such file", file=sys.stderr)
+        return 2
+    fill = {column: value for column, value in (("n_gcp", args.n_gcp), ("n_ziip", args.n_ziip),
+                                                 ("think_time_ms", args.think_time_ms),
+                                                 ("req_bytes", args.req_bytes), ("resp_bytes", args.resp_bytes))
+            if value is not None}
+    try:
+        cfg = _validation_config(args.params)
+        added = tables.add_table(args.path, args.reference, title=args.source, sql_root=sql, config=cfg,
+                                 source_id=args.id, section=args.section, locator=args.locator,
+                                 units=args.units, fill=fill, notes=args.notes, replace=args.replace)
+    except warehouse.ReferenceDataError as exc:
+        print(f"{exc}\nadd-table: nothing written", file=sys.stderr)
+        return 1
+    except (tables.TableError, ValueError, OSError) as exc:
+        print(f"add-table: {exc}", file=sys.stderr)
+        return 2
+    frame = added.frame
+    for workload, rows in frame.groupby("workload", sort=True):
+        load = "clients" if rows["clients"].notna().any() else "tps"
+        engines = ", ".join(f"{c} {'/'.join(f'{v:g}' for v in sorted(rows[c].dropna().unique()))}"
+                            for c in ("n_gcp", "n_ziip", "think_time_ms") if rows[c].notna().any())
+        print(f"add-table: {workload}: {len(rows)} points, {load} {rows[load].min():g}-{rows[load].max():g}"
+              + (f"; {engines}" if engines else "; engine counts not given (--n-gcp, --n-ziip)"))
+    verb = "replaced" if added.replaced else "wrote"
+    print(f"add-table: {verb} {added.path} ({len(frame)} rows) and its row in "
+          f"{Path(args.reference) / 'sources.csv'} (source {added.source_row['title']!r})")
+    if not added.check.ok:
+        bad = added.check.problems["point_id"].nunique()
+        print(f"add-table: {bad} of {len(frame)} rows break the gate's rules; they are kept in the table, and "
+              "the pipeline sets them aside in quarantine_measurements and publishes the others:", file=sys.stderr)
+        for line in added.check.lines(added.path):
+            print(f"  {line}", file=sys.stderr)
+    print("add-table: next `make pipeline promote` (fits and registers its models), then `make serve` "
+          "or `kneecap forecast`")
+    return 0
 
 
 def _cmd_promote(args: argparse.Namespace) -> int:
@@ -298,9 +425,35 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only results and errors: no progress bars or per-item information lines")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = sub.add_parser("check", help="check measurement CSVs against the reference format")
+    project = argparse.ArgumentParser(add_help=False)
+    project.add_argument("--reference", default="data/reference",
+                         help="the project's measurement tables and sources.csv (default data/reference)")
+    project.add_argument("--sql", default="pipelines/sql", help="the pipeline's SQL (default pipelines/sql)")
+    project.add_argument("--params", default="params.yaml",
+                         help="params.yaml for the gate's tolerances (default ./params.yaml; its defaults if absent)")
+
+    check = sub.add_parser("check", parents=[project],
+                           help="check measurement tables against the table contract and the gate's rules")
     check.add_argument("paths", nargs="+", metavar="CSV", help="measurement tables to check")
     check.set_defaults(func=_cmd_check)
+
+    add = sub.add_parser("add-table", parents=[project],
+                         help="put a measurement table in the project with its citation (data/reference)")
+    add.add_argument("path", metavar="CSV", help="the table: workload and clients or tps, other columns optional")
+    add.add_argument("--source", required=True,
+                     help="where the numbers come from (report title, or 'in-house load test, LPAR SYSA, 2026-11')")
+    add.add_argument("--id", default=None, help="the table's name in the project (default: the file's stem)")
+    add.add_argument("--section", default="", help="section of the source")
+    add.add_argument("--locator", default="", help="table or figure in the source (default 'whole file')")
+    add.add_argument("--units", default="", help="units of the columns (default: kneecap's, as the names say)")
+    add.add_argument("--notes", default="", help="notes for sources.csv")
+    add.add_argument("--n-gcp", type=float, default=None, help="GCPs, for rows that do not say")
+    add.add_argument("--n-ziip", type=float, default=None, help="zIIPs, for rows that do not say")
+    add.add_argument("--think-time-ms", type=float, default=None, help="think time in ms, for rows that do not say")
+    add.add_argument("--req-bytes", type=float, default=None, help="request size in bytes, for rows that do not say")
+    add.add_argument("--resp-bytes", type=float, default=None, help="response size in bytes, for rows that do not say")
+    add.add_argument("--replace", action="store_true", help="replace a table of the same name in the project")
+    add.set_defaults(func=_cmd_add_table)
 
     ingest = sub.add_parser("ingest", help="bring SMF dumps / RMF XML into the project (checked, then copied "
                                            "where the pipeline reads them), or decode them into a folder")

@@ -77,6 +77,15 @@ REFERENCE_CSV_COLUMNS: tuple[str, ...] = (
     KEY_COLUMNS + tuple(NUMERIC_COLUMNS) + tuple(FACTOR_COLUMNS) + PROVENANCE_COLUMNS
 )
 
+#: The one measurement-table contract (``kneecap check``, ``kneecap add-table``, the desk's upload
+#: and the pipeline read tables alike). A table needs :data:`REQUIRED_TABLE_COLUMNS` and at least
+#: one of :data:`LOAD_COLUMNS`; any other column of :data:`REFERENCE_CSV_COLUMNS` is optional, in
+#: any order. An absent column reads as empty cells (not measured), except ``source_id`` (the
+#: file's stem) and ``point_id`` (``line<N>``, the row's line in the file).
+REQUIRED_TABLE_COLUMNS: tuple[str, ...] = ("workload",)
+#: A measured point says how much load it carried: simulated clients (closed) or a rate (open).
+LOAD_COLUMNS: tuple[str, ...] = ("clients", "tps")
+
 #: Columns that may never be negative.
 NON_NEGATIVE_COLUMNS: tuple[str, ...] = tuple(NUMERIC_COLUMNS)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -101,14 +102,14 @@ def _decode_csv_text(path: Path, raw: bytes) -> str:
                                  f"{exc.start}; save the file as UTF-8") from None
 
 
-def _number_problem(column: str, cell: str, value: float) -> str | None:
+def number_problem(column: str, cell: str, value: float) -> str | None:
     """What is wrong with one parsed numeric cell, or None.
 
     Examples
     --------
-    >>> _number_problem("clients", "1e12", 1e12)
+    >>> number_problem("clients", "1e12", 1e12)
     '1e12 is above the plausible maximum 1e+06 (simulated clients (closed workload population N))'
-    >>> _number_problem("tps", "5", 5.0) is None
+    >>> number_problem("tps", "5", 5.0) is None
     True
     """
     if not math.isfinite(value):
@@ -129,14 +130,41 @@ def _problems_error(path: Path, problems: list[CellProblem], total: int) -> Refe
     return ReferenceDataError("\n".join(lines))
 
 
-def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read one measurement CSV with the exact reference header, typed and checked cell by cell.
+def _check_table_header(path: Path, header: list[str]) -> list[CellProblem]:
+    """What is wrong with a measurement table's header under the one table contract (see
+    :data:`kneecap.schema.REQUIRED_TABLE_COLUMNS`): unknown or repeated columns, a required column
+    missing, no load column."""
+    known = schema.REFERENCE_CSV_COLUMNS
+    problems = []
+    for column in sorted({c for c in header if header.count(c) > 1}):
+        problems.append(CellProblem(str(path), 1, column, "column appears more than once"))
+    for column in header:
+        if column not in known:
+            near = difflib.get_close_matches(column, known, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else "; the columns are listed in kneecap.schema"
+            problems.append(CellProblem(str(path), 1, column or "(empty)", "unknown column" + hint))
+    problems += [CellProblem(str(path), 1, c, "missing column (every table needs it)")
+                 for c in schema.REQUIRED_TABLE_COLUMNS if c not in header]
+    if not any(c in header for c in schema.LOAD_COLUMNS):
+        problems.append(CellProblem(str(path), 1, "/".join(schema.LOAD_COLUMNS),
+                                    "missing column: a table needs the load of each point, clients or tps"))
+    return problems
 
-    Empty cells are nulls: the source does not print that value. Every numeric cell must parse
-    as a finite, non-negative number no larger than :data:`kneecap.schema.MAX_VALUES`; keys
-    must be present and ``point_id`` unique; there must be at least one data row. The file must
-    be UTF-8 (a byte-order mark is named in the header error), at most :data:`MAX_CSV_BYTES`
-    long, with no cell longer than :data:`MAX_FIELD_CHARS`.
+
+def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read one measurement table, typed and checked cell by cell.
+
+    The header is the one table contract (:data:`kneecap.schema.REQUIRED_TABLE_COLUMNS`):
+    ``workload`` and ``clients`` or ``tps``, then any other column of
+    :data:`kneecap.schema.REFERENCE_CSV_COLUMNS` in any order. An absent column is empty
+    (not measured), except ``source_id``, which defaults to the file's stem, and ``point_id``,
+    which defaults to ``line<N>`` (the row's line in the file). Empty cells are nulls: the source
+    does not print that value. Every numeric cell must parse as a finite, non-negative number no
+    larger than :data:`kneecap.schema.MAX_VALUES`; keys must be present and ``point_id`` unique;
+    there must be at least one data row. The file must be UTF-8 (a leading byte-order mark, as
+    spreadsheets write, is dropped), at most :data:`MAX_CSV_BYTES` long, with no cell longer than
+    :data:`MAX_FIELD_CHARS`. The rules a row must also meet to be published (Little's law, APPL%
+    within the engines) are the gate's; :func:`kneecap.tables.validate_measurements` applies them.
 
     Raises
     ------
@@ -149,7 +177,7 @@ def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     if size > MAX_CSV_BYTES:
         raise ReferenceDataError(f"{path}: (file): {size:,} bytes is over the {MAX_CSV_BYTES:,}-byte limit "
                                  "for a measurement table")
-    text = _decode_csv_text(path, path.read_bytes())
+    text = _decode_csv_text(path, path.read_bytes()).removeprefix(_BOM)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)
@@ -158,13 +186,8 @@ def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     if header is None:
         raise ReferenceDataError(f"{path}:1: (header): file is empty")
     header = [h.strip() for h in header]
-    problems = _check_header(path, header, schema.REFERENCE_CSV_COLUMNS)
+    problems = _check_table_header(path, header)
     if problems:
-        if header and header[0].startswith(_BOM):
-            # the BOM sticks to the first column name, so that column looks missing
-            problems = [CellProblem(p.path, p.line, p.column, p.problem + " (the file starts with a UTF-8 "
-                                    "byte-order mark, read as part of the first column name; save it "
-                                    "without the BOM)") for p in problems]
         raise _problems_error(path, problems, len(problems))
     rows: list[dict[str, object]] = []
     seen: dict[str, int] = {}
@@ -193,7 +216,7 @@ def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
         if len(raw) != len(header):
             problem(line_no, "(row)", f"{len(raw)} cells, header has {len(header)}")
             continue
-        row: dict[str, object] = {}
+        row: dict[str, object] = {"source_id": path.stem, "point_id": f"line{line_no}"}
         for column, cell in zip(header, raw):
             cell = cell.strip()
             if column in _TEXT_COLUMNS:
@@ -207,7 +230,7 @@ def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
             except ValueError:
                 problem(line_no, column, f"{cell!r} is not a number")
                 continue
-            bad = _number_problem(column, cell, value)
+            bad = number_problem(column, cell, value)
             if bad is not None:
                 problem(line_no, column, bad)
             row[column] = value
@@ -228,7 +251,8 @@ def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     for column in schema.NUMERIC_COLUMNS:
         frame[column] = frame[column].astype("float64")
     for column in _TEXT_COLUMNS:
-        frame[column] = frame[column].astype("object")
+        # None, not NaN, in an absent column: DuckDB types an all-NaN object column as DOUBLE
+        frame[column] = frame[column].astype("object").where(frame[column].notna(), None)
     frame["source_line"] = frame["source_line"].astype("int64")
     return frame
 

@@ -237,11 +237,12 @@ def test_data_page_quarantines_rows_breaking_littles_law(app_env):
     at.file_uploader(key="data_upload").upload("bad.csv", bad, "text/csv").run()
     assert not at.exception, at.exception
     assert at.warning and "expectations fail" in at.warning[0].value
-    failures = _frame(at, "table", "rule", "column", "rows")
-    assert "check_littles_law_rel_err" in set(failures["column"])
-    quarantine = _frame(at, "row", "rule", "column", "value")
-    assert len(quarantine) == 1 and quarantine.iloc[0]["row"].endswith("c500")
+    failures = _frame(at, "rule", "column", "rows")
+    assert failures[["column", "rows"]].values.tolist() == [["clients", 1]]
+    quarantine = _frame(at, "line", "point_id", "column", "value", "problem")
+    assert len(quarantine) == 1 and quarantine.iloc[0]["point_id"] == "c500" and quarantine.iloc[0]["line"] == 6
     assert float(quarantine.iloc[0]["value"]) == pytest.approx(abs(500 - 2420 * (50.3 + 200) / 1000) / 500, rel=1e-6)
+    assert quarantine.iloc[0]["problem"].startswith("Little's law: clients != tps x (resp_ms + think_time_ms)")
 
 
 def test_data_page_rejects_bad_cells_with_line_numbers(app_env):

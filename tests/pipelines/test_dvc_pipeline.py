@@ -20,6 +20,12 @@ COPY = ["dvc.yaml", "params.yaml", "pipelines", "data/reference", "data/raw", "d
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dvc")]
 
+# the README's example table: seed 004 Table 1 (004_30fd347cf9df2afe.txt, "Recorded average response
+# times"; clients, transactions/s, ms) typed with only the columns the table prints
+MY_TABLE = ("workload,clients,tps,resp_ms\n"
+            "mylpar_api,100,500,1.06\nmylpar_api,200,1000,1.13\nmylpar_api,300,1500,1.38\n"
+            "mylpar_api,400,1960,3.32\nmylpar_api,500,2420,5.03\n")
+
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
@@ -45,12 +51,21 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@t",
     }
-    # a user's own SMF: ten simulated days of one class (tests/smf/simdays.py) dropped into data/raw
+    # the README's "Your own data", word for word: a load-test table and an SMF dump brought in
+    # with kneecap's commands; the dump is ten simulated days of one class (tests/smf/simdays.py)
     from tests.smf import simdays, synth
 
     records, _ = simdays.simulated_days()
-    (root / "data/raw/smf").mkdir(parents=True)
-    (root / "data/raw/smf/SYSA.ZCONSIM.D260302.smf").write_bytes(synth.frame_rdw(records))
+    inbox = tmp_path_factory.mktemp("inbox")
+    (inbox / "SYSA.ZCONSIM.D260302.smf").write_bytes(synth.frame_rdw(records))
+    (inbox / "mylpar.csv").write_text(MY_TABLE, encoding="utf-8")
+    kneecap = str(Path(sys.executable).parent / "kneecap")
+    added = _run([kneecap, "add-table", str(inbox / "mylpar.csv"), "--source", "in-house load test, LPAR SYSA",
+                  "--n-gcp", "2", "--n-ziip", "2", "--think-time-ms", "200"], root, env)
+    assert added.returncode == 0 and "wrote data/reference/mylpar.csv (5 rows)" in added.stdout, added.stderr
+    ingested = _run([kneecap, "ingest", str(inbox / "SYSA.ZCONSIM.D260302.smf")], root, env)
+    assert ingested.returncode == 0 and "1 file(s) copied into data/raw/ingested" in ingested.stdout, \
+        ingested.stdout + ingested.stderr
     for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):
         assert _run(cmd, root, env).returncode == 0
     first = _run(["dvc", "repro"], root, env)
@@ -160,3 +175,25 @@ def test_a_users_smf_class_gets_a_knee_a_plan_and_a_date(project: tuple[Path, di
     # the other classes growing 50 % bring the knee in and the response up
     busier = rows.loc["busier"]
     assert busier["knee_tps"] < peak["knee_tps"] and busier["resp_ms"] > peak["resp_ms"]
+
+
+def test_a_users_table_gets_a_knee_and_a_zIIP_plan(project: tuple[Path, dict[str, str]]) -> None:
+    """A table added with `kneecap add-table` -> dvc repro -> promote -> forecast: its knee and plan."""
+    root, env = project
+    kneecap = str(Path(sys.executable).parent / "kneecap")
+    assert _run([kneecap, "promote", "--if-missing"], root, env).returncode == 0
+    (root / "mine.yaml").write_text("scenarios:\n  - {workload: mylpar_api, name: peak, clients: 450, "
+                                    "think_time_ms: 200, n_gcp: 2, n_ziip: 2, slo_resp_ms: 4}\n", encoding="utf-8")
+    out = _run([kneecap, "forecast", "--scenarios", "mine.yaml", "--out", "mine.csv"], root, env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    row = pd.read_csv(root / "mine.csv").iloc[0]
+    assert row["model"] == "closed_mva" and pd.isna(row["error"])
+    # the same numbers as the bundled seed 004 table, so the same answers as its workload's model
+    (root / "seed.yaml").write_text((root / "mine.yaml").read_text().replace("mylpar_api", "zosconnect_cics_diag"))
+    seed = _run([kneecap, "forecast", "--scenarios", "seed.yaml", "--out", "seed.csv"], root, env)
+    assert seed.returncode == 0, seed.stderr[-2000:]
+    twin = pd.read_csv(root / "seed.csv").iloc[0]
+    assert 300 <= row["knee_clients"] <= 500
+    assert row["resp_ms"] == pytest.approx(twin["resp_ms"], rel=0.05)
+    assert row["knee_clients"] == pytest.approx(twin["knee_clients"], rel=0.05)
+    assert row["recommended_n_ziip"] >= 2
