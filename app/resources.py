@@ -124,6 +124,30 @@ def response_model(workload: str) -> Any:
     return models(workload, champion_key(workload)).response
 
 
+def model_source(workload: str) -> str:
+    """Where a curve comes from, for its legend: family, champion version, the tables fitted on."""
+    model = response_model(workload)
+    frame = registered()
+    name = tracking.model_name(workload, "response")
+    champion = frame[(frame["name"] == name) & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
+    version = f" v{int(champion['version'].iloc[0])}" if not champion.empty else ""
+    dims = table("dim_workloads")
+    sources = dims.loc[dims["workload"] == workload, "source_ids"] if not dims.empty else pd.Series(dtype=object)
+    on = f" on {str(sources.iloc[0]).replace(',', ', ')}" if len(sources) and isinstance(sources.iloc[0], str) else ""
+    return f"{getattr(model, 'family', type(model).__name__)}{version}{on}"
+
+
+def observed_knee(points: pd.DataFrame) -> dict[str, float] | None:
+    """The Kneedle knee of one configuration's measured points (clients, resp_ms), or None."""
+    if len(points) < 3 or "clients" not in points:
+        return None
+    clients = modeling.observed_knee(points["clients"].to_numpy(dtype=float), points["resp_ms"].to_numpy(dtype=float))
+    if clients is None:
+        return None
+    at = points.loc[points["clients"] == clients, "resp_ms"]
+    return {"clients": float(clients), "resp_ms": float(at.iloc[0])}
+
+
 # Bands and knee intervals from every bootstrap draw (the library's default), so the desk shows the
 # intervals the registered metrics and `kneecap forecast` print.
 @st.cache_data(max_entries=256)
@@ -445,7 +469,15 @@ def validate_measurements(frame: pd.DataFrame) -> dict[str, Any]:
                 if not problems.empty else pd.DataFrame(columns=["rule", "column", "rows"]))
     quarantine = problems[["line", "point_id", "column", "value", "problem"]].reset_index(drop=True)
     return {"success": check.ok, "n_rows": check.n_rows, "n_expectations": check.n_expectations,
-            "failures": failures, "quarantine": quarantine}
+            "failures": failures, "quarantine": quarantine, "publishable": check.publishable()}
+
+
+@st.cache_data(max_entries=8, show_spinner="Fitting the uploaded points (nothing is published or registered)")
+def upload_curves(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Response curves fitted on an upload's publishable rows alone, as the train stage would fit them."""
+    from kneecap import training  # noqa: PLC0415 - only the Data page needs it
+
+    return training.preview_curves(rows, params())
 
 
 def upload_name(filename: str) -> str:

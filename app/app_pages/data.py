@@ -1,6 +1,7 @@
 """Data: upload a measurement CSV, an SMF dump or an RMF XML report; see what it holds, what the
 validation suite said and what was set aside (quarantined) with the reason."""
 
+import plotly.graph_objects as go
 import streamlit as st
 
 import resources as res
@@ -13,10 +14,34 @@ def offer(frame, name: str, key: str) -> None:
                        key=f"{key}_download")
 
 
+def upload_chart(preview: dict, key: str) -> None:
+    """One fitted curve of an upload with its band and the points it rests on."""
+    table = preview["table"]
+    curve = table[table["measured_resp_ms"].isna()] if "measured_resp_ms" in table else table
+    measured = table[table["measured_resp_ms"].notna()] if "measured_resp_ms" in table else table.iloc[0:0]
+    workload, config = preview["key"].split("__", 1)
+    load = "tps" if config == "lpar" else "clients"
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=curve["load"], y=curve["model_resp_ms_hi"], line={"width": 0}, showlegend=False,
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=curve["load"], y=curve["model_resp_ms_lo"], fill="tonexty", line={"width": 0},
+                             fillcolor="rgba(31,119,180,0.2)", name="95% band"))
+    fig.add_trace(go.Scatter(x=curve["load"], y=curve["model_resp_ms"], name=f"model ({preview['family']})",
+                             line={"color": "#1f77b4"}))
+    fig.add_trace(go.Scatter(x=measured["load"], y=measured["measured_resp_ms"], mode="markers",
+                             name="uploaded points", marker={"size": 10, "color": "#d62728"}))
+    fig.update_layout(title=f"{workload}, {config.replace('_', ' ')}", xaxis_title=load,
+                      yaxis_title="response time (ms)", height=360)
+    st.plotly_chart(fig, key=key)
+    if preview["note"]:
+        st.caption(preview["note"])
+
+
 st.title("Data")
 st.markdown("Uploads are parsed with kneecap's readers and never executed or unpickled; nothing is "
-            f"published from here. Limit {res.MAX_UPLOAD_MB} MB. For the pipeline, put files under `data/raw/` "
-            "(SMF, RMF XML) or `data/reference/` (tables) and run `make run`.")
+            f"published from here. Limit {res.MAX_UPLOAD_MB} MB. For the pipeline, `kneecap ingest FILE` brings "
+            "SMF dumps and RMF XML in, `kneecap add-table FILE --source ...` a measurement table; then "
+            "`make pipeline promote` (README, Your own data).")
 upload = st.file_uploader("Measurement CSV, SMF dump (RDW / RECFM=U / VBS, optionally gzip) or RMF Postprocessor XML",
                           key="data_upload")
 if upload is not None:
@@ -43,6 +68,14 @@ if upload is not None:
                 st.warning(f"{len(validation['failures'])} of {validation['n_expectations']} expectations fail "
                            f"on {validation['n_rows']} rows")
                 offer(validation["failures"], "validation_failures", "data_failures")
+            curves = res.upload_curves(validation["publishable"])
+            if curves:
+                st.subheader("Curves from this upload")
+                st.caption("Fitted here on the rows the gate would publish, as the train stage fits them; "
+                           "nothing is published or registered. `kneecap add-table FILE --source ...` puts "
+                           "the table in the project (README, Your own data).")
+            for i, preview in enumerate(curves):
+                upload_chart(preview, f"data_upload_curve_{i}")
         if "records_by_type" in result:
             st.subheader("Records by type")
             offer(result["records_by_type"], "records_by_type", "data_records")

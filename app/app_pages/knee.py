@@ -31,6 +31,18 @@ def class_knee_sentence(knee: dict, measured_max: float) -> str:
             f"saturate at {knee['max_tps']:.4g} tps. Measured up to {measured_max:.4g} tps.")
 
 
+
+def span(lo: float, hi: float, y_top: float, name: str, color: str, legendrank: int) -> go.Scatter:
+    """A shaded band of load as a legend entry (plotly's vrect has none)."""
+    return go.Scatter(x=[lo, lo, hi, hi, lo], y=[0, y_top, y_top, 0, 0], fill="toself", fillcolor=color,
+                      line={"width": 0}, mode="lines", name=name, hoverinfo="name", legendrank=legendrank)
+
+
+def vline(x: float, y_top: float, name: str, dash: str = "dash", color: str = "orange") -> go.Scatter:
+    """A vertical line as a legend entry."""
+    return go.Scatter(x=[x, x], y=[0, y_top], mode="lines", line={"dash": dash, "color": color}, name=name)
+
+
 def class_knee_page(workload: str, key: str, model) -> None:
     """The knee of a WLM class from its RMF intervals: load in tps, the LPAR's other classes around it."""
     base = model.base
@@ -79,12 +91,17 @@ def class_knee_page(workload: str, key: str, model) -> None:
     m5.metric("Eligible work on GCPs", fmt(at["spill_pct"], " %", 1))
 
     shown = curve.replace([float("inf"), float("-inf")], float("nan"))
+    y_top = max(2 * knee["k"] * knee["unloaded_resp_ms"],
+                float(points["resp_ms"].max()) * 1.3 if not points.empty else 0.0)
+    lo_tps, hi_tps = model.train_ranges["tps_min"], model.train_ranges["tps_max"]
     fig = go.Figure()
+    fig.add_trace(span(lo_tps, hi_tps, y_top, f"fitted on {lo_tps:.4g}-{hi_tps:.4g} tps", "rgba(128,128,128,0.08)", 900))
     fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms_hi"], line={"width": 0}, showlegend=False,
                              hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms_lo"], fill="tonexty", line={"width": 0},
                              fillcolor="rgba(31,119,180,0.2)", name="95% band"))
-    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms"], name="model", line={"color": "#1f77b4"}))
+    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms"], name=f"model ({res.model_source(workload)})",
+                             line={"color": "#1f77b4"}))
     if not points.empty and "tps" in points:
         same = points[(points["n_ziip"].fillna(-1) == n_ziip) & (points["n_gcp"].fillna(-1) == n_gcp)]
         other = points.drop(same.index)
@@ -94,14 +111,10 @@ def class_knee_page(workload: str, key: str, model) -> None:
             fig.add_trace(go.Scatter(x=other["tps"], y=other["resp_ms"], mode="markers",
                                      name="RMF intervals (other configs)",
                                      marker={"size": 5, "symbol": "x", "color": "#7f7f7f", "opacity": 0.6}))
-    fig.add_vrect(x0=model.train_ranges["tps_min"], x1=model.train_ranges["tps_max"], fillcolor="grey",
-                  opacity=0.08, line_width=0, annotation_text="fitted on", annotation_position="top left")
-    fig.add_vrect(x0=knee["knee_tps_lo"], x1=knee["knee_tps_hi"], fillcolor="orange", opacity=0.15, line_width=0)
-    fig.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange",
-                  annotation_text=f"knee ~{knee['knee_tps']:.4g}")
-    fig.add_vline(x=float(tps), line_dash="dot", line_color="#2ca02c")
-    y_top = max(2 * knee["k"] * knee["unloaded_resp_ms"],
-                float(points["resp_ms"].max()) * 1.3 if not points.empty else 0.0)
+    fig.add_trace(span(knee["knee_tps_lo"], knee["knee_tps_hi"], y_top,
+                       f"knee 95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}", "rgba(255,165,0,0.15)", 950))
+    fig.add_trace(vline(knee["knee_tps"], y_top, f"model knee ~{knee['knee_tps']:.4g} tps (R > {knee['k']:g}x unloaded)"))
+    fig.add_trace(vline(float(tps), y_top, f"what-if {float(tps):.4g} tps", dash="dot", color="#2ca02c"))
     fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
                       xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
     st.plotly_chart(fig, key="knee_chart")
@@ -176,11 +189,20 @@ if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
     st.caption(f"The what-if point is {beyond['extrapolation']}: its band carries the fit's uncertainty, "
                "not the model's error out there.")
 
+has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
+x_max = max(max_clients, knee["k_clients_hi"] if has_knee and knee["k_clients_hi"] < float("inf") else 0) * 1.02
+y_top = float(max(curve["resp_ms"].quantile(0.9) * 1.5, points["resp_ms"].max() * 1.3 if not points.empty else 1))
+
+
 fig = go.Figure()
+fig.add_trace(span(trained[0], trained[1], y_top, f"fitted on {trained[0]:.0f}-{trained[1]:.0f} clients",
+                   "rgba(128,128,128,0.08)", 900))
 fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms_hi"], line={"width": 0}, showlegend=False, hoverinfo="skip"))
 fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms_lo"], fill="tonexty", line={"width": 0},
                          fillcolor="rgba(31,119,180,0.2)", name="95% band"))
-fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms"], name="model", line={"color": "#1f77b4"}))
+fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms"], name=f"model ({res.model_source(workload)})",
+                         line={"color": "#1f77b4"}))
+observed = None
 if not points.empty and "clients" in points:
     same = points[(points["n_ziip"].fillna(0) == n_ziip) & (points["n_gcp"].fillna(0) == n_gcp)]
     other = points.drop(same.index)
@@ -189,17 +211,19 @@ if not points.empty and "clients" in points:
     if not other.empty:
         fig.add_trace(go.Scatter(x=other["clients"], y=other["resp_ms"], mode="markers", name="measured (other configs)",
                                  marker={"size": 9, "symbol": "x", "color": "#7f7f7f"}))
-fig.add_vrect(x0=trained[0], x1=trained[1], fillcolor="grey", opacity=0.08, line_width=0,
-              annotation_text="fitted on", annotation_position="top left")
-has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
+    observed = res.observed_knee(same)
 if has_knee:
-    fig.add_vrect(x0=knee["k_clients_lo"], x1=knee["k_clients_hi"], fillcolor="orange", opacity=0.15, line_width=0)
-    fig.add_vline(x=knee["k_clients"], line_dash="dash", line_color="orange",
-                  annotation_text=f"knee ~{knee['k_clients']:.0f}")
-x_max = max(max_clients, knee["k_clients_hi"] if has_knee and knee["k_clients_hi"] < float("inf") else 0) * 1.02
+    fig.add_trace(span(knee["k_clients_lo"], min(knee["k_clients_hi"], x_max), y_top,
+                       f"knee 95% band {knee['k_clients_lo']:.0f}-{knee['k_clients_hi']:.0f}",
+                       "rgba(255,165,0,0.15)", 950))
+    fig.add_trace(vline(knee["k_clients"], y_top, f"model knee ~{knee['k_clients']:.0f} (R > {knee['k']:g}x unloaded)"))
+if observed is not None:
+    # Kneedle on the measured points: where they bend, a check on the model's knee, never a forecast
+    fig.add_trace(go.Scatter(x=[observed["clients"]], y=[observed["resp_ms"]], mode="markers",
+                             marker={"size": 16, "symbol": "star", "color": "#2ca02c"},
+                             name=f"observed knee (Kneedle) {observed['clients']:.0f} clients"))
 fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420, xaxis_range=[0, x_max],
-                  yaxis_range=[0, float(max(curve["resp_ms"].quantile(0.9) * 1.5, points["resp_ms"].max() * 1.3
-                                            if not points.empty else 1))])
+                  yaxis_range=[0, y_top])
 st.plotly_chart(fig, key="knee_chart")
 if has_knee and knee["k_clients"] > max_clients:
     st.caption(f"The knee (~{knee['k_clients']:.0f} clients) lies beyond the curve drawn: raise "

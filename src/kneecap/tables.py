@@ -59,10 +59,20 @@ class MeasurementCheck:
     n_rows: int
     n_expectations: int
     problems: pd.DataFrame
+    fct: pd.DataFrame | None = None
 
     @property
     def ok(self) -> bool:
         return self.problems.empty
+
+    def publishable(self) -> pd.DataFrame:
+        """The rows as ``fct_measurements`` without those the gate would set aside: what the
+        pipeline would publish and train on."""
+        if self.fct is None:
+            raise ValueError("this check kept no rows")
+        bad = set(zip(self.problems["source_id"].dropna(), self.problems["point_id"].dropna()))
+        keys = list(zip(self.fct["source_id"], self.fct["point_id"]))
+        return self.fct[[k not in bad for k in keys]].reset_index(drop=True)
 
     def lines(self, path: str | os.PathLike[str]) -> list[str]:
         """``file:line: column: problem`` per broken rule, as ``kneecap check`` prints them."""
@@ -137,7 +147,7 @@ def validate_measurements(
     problems = pd.DataFrame(rows, columns=list(PROBLEM_COLUMNS))
     problems = problems.sort_values(["line", "column"], na_position="first", kind="stable").reset_index(drop=True)
     table_report = report.tables[0]
-    return MeasurementCheck(table_report.n_rows, table_report.n_expectations, problems)
+    return MeasurementCheck(table_report.n_rows, table_report.n_expectations, problems, fct)
 
 
 # --- putting a table in the project -------------------------------------------------------------

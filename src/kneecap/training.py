@@ -173,6 +173,23 @@ def fit_plot_tables(model: TrainedModel, rows: pd.DataFrame, points: int = 40) -
     return tables
 
 
+def preview_curves(fct: pd.DataFrame, params: Params) -> list[dict[str, Any]]:
+    """Fit the response models rows support and draw them, without registering anything.
+
+    What the desk shows for an uploaded table before it is added to the project: per workload
+    and configuration, ``workload``, ``family``, ``key`` (as :func:`fit_plot_tables`), ``table``
+    (the curve, its band and the measured points) and ``note`` (the knee, for closed models).
+    """
+    previews = []
+    for workload in sorted(fct["workload"].dropna().unique()):
+        rows = fct[fct["workload"] == workload].reset_index(drop=True)
+        for model in train_workload(str(workload), rows, params):
+            for key, table in fit_plot_tables(model, rows).items():
+                previews.append({"workload": str(workload), "family": model.family, "key": key,
+                                 "table": table, "note": "; ".join(model.notes)})
+    return previews
+
+
 def column_or_zero(rows: pd.DataFrame, column: str) -> pd.Series:
     """``rows[column]`` with missing values (and a missing column) as 0: no zIIP, no think time."""
     return rows[column].fillna(0) if column in rows else pd.Series(0.0, index=rows.index)

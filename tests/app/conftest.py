@@ -6,6 +6,7 @@ version) and an open dispatch champion for ZCONHI, and the env vars that point t
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import io
 import json
@@ -14,6 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kneecap import config, tracking, training, warehouse
@@ -135,3 +137,10 @@ def app_env(app_project: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dic
     st.cache_data.clear()
     st.cache_resource.clear()
     return app_project
+
+
+def plotly_values(data) -> list:
+    """A plotly trace's x or y: a list, or numpy's typed-array encoding (``{"dtype", "bdata"}``)."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
+    return list(data)

@@ -5,19 +5,17 @@ calls on the same registered champion."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, forecasting, modeling, tracking, warehouse
-from tests.app.conftest import SMF_CLASS, SMF_DAYS
+from tests.app.conftest import SMF_CLASS, SMF_DAYS, plotly_values as _values
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app" / "streamlit_app.py")
@@ -49,13 +47,6 @@ def _markdown(at: AppTest, prefix: str) -> str:
     found = [m.value for m in at.markdown if m.value.startswith(prefix)]
     assert found, f"no markdown starting {prefix!r}: {[m.value[:60] for m in at.markdown]}"
     return found[0]
-
-
-def _values(data) -> list:
-    """A plotly trace's x or y: a list, or numpy's typed-array encoding (``{"dtype", "bdata"}``)."""
-    if isinstance(data, dict):
-        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
-    return list(data)
 
 
 def _day(value) -> str:

@@ -8,6 +8,7 @@ a third zIIP is needed at 500 clients to hold a 2 ms response time, two are enou
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import sys
 from pathlib import Path
@@ -17,7 +18,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kneecap import forecasting, tracking, warehouse
+from kneecap import forecasting, modeling, tracking, warehouse
+from tests.app.conftest import plotly_values as _values
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app" / "streamlit_app.py")
@@ -77,6 +79,20 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     assert _knee_text(at) == f"**Knee:** {expected}"
     with_two = _knee_clients(at)
     assert 300 < with_two < 550  # IBM's Table 1 breaks away between 300 and 500 clients with 2 zIIPs
+    # every mark on the chart has its legend entry: where the curve comes from, the fitted range,
+    # the knee and its band, and the Kneedle knee of the measured points
+    chart = json.loads(next(c for c in at.get("plotly_chart") if c.key == "knee_chart").proto.spec)
+    names = [t.get("name", "") for t in chart["data"] if t.get("showlegend", True)]
+    knee = forecasting.knee(model, **base, k=3.0)
+    fct = warehouse.read_table(app_env["KNEECAP_MARTS"], "fct_measurements")
+    sources = ", ".join(sorted(set(fct.loc[fct["workload"] == DIAG, "source_id"])))
+    assert f"model (closed_mva v1 on {sources})" in names
+    assert f"knee 95% band {knee['k_clients_lo']:.0f}-{knee['k_clients_hi']:.0f}" in names
+    assert f"model knee ~{knee['k_clients']:.0f} (R > 3x unloaded)" in names
+    two = fct[(fct["workload"] == DIAG) & (fct["n_ziip"] == 2)].sort_values("clients")
+    kneedle = modeling.observed_knee(two["clients"].to_numpy(float), two["resp_ms"].to_numpy(float))
+    assert kneedle is not None and f"observed knee (Kneedle) {kneedle:.0f} clients" in names
+    assert any(n.startswith("fitted on ") for n in names) and "95% band" in names
 
     at.slider(key="knee_n_ziip").set_value(3).run()
     assert not at.exception
@@ -227,6 +243,14 @@ def test_data_page_csv_upload_is_validated(app_env):
     assert any(s.value.startswith("All ") and "expectations pass on 5 rows" in s.value for s in at.success)
     assert _frame(at, "resp_ms", "source_line")["resp_ms"].tolist() == \
         pd.read_csv(SEED004)["resp_ms"].tolist()
+    # the upload becomes a curve, fitted on its own points and neither published nor registered
+    charts = {c.key: c for c in at.get("plotly_chart")}
+    assert "data_upload_curve_0" in charts
+    spec = json.loads(charts["data_upload_curve_0"].proto.spec)
+    points = next(t for t in spec["data"] if t.get("name") == "uploaded points")
+    assert _values(points["y"]) == pd.read_csv(SEED004)["resp_ms"].tolist()
+    assert "closed_mva" in next(t["name"] for t in spec["data"] if t.get("name", "").startswith("model"))
+    assert any("R > " in c.value and "unloaded at" in c.value for c in at.caption)
 
 
 def test_data_page_quarantines_rows_breaking_littles_law(app_env):
