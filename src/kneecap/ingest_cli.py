@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from kneecap.rmf.ingest import ingest_xml
@@ -34,24 +33,43 @@ def _is_xml(path: Path) -> bool:
 
 
 class _Progress:
-    """One stderr line: records, MB and MB/s, refreshed at most 4 times a second."""
+    """A progress bar on stderr (rich): records, bytes and throughput, when stderr is a terminal and
+    ``quiet`` is off; nothing otherwise, so logs and pipes get no control characters. ``total_bytes``
+    (None for gzip input, whose decompressed size is unknown until read) sizes the bar."""
 
-    def __init__(self, quiet: bool) -> None:
-        self.quiet, self.records, self.bytes, self.t0, self.last = quiet, 0, 0, time.perf_counter(), 0.0
+    def __init__(self, quiet: bool, total_bytes: int | None = None) -> None:
+        self.bar, self.task, self.records = None, None, 0
+        if quiet or not sys.stderr.isatty():
+            return
+        from rich.console import Console
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TransferSpeedColumn)
+
+        self.bar = Progress(TextColumn("ingest"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                            TextColumn("{task.fields[records]:,} records"), TimeElapsedColumn(),
+                            transient=True, console=Console(stderr=True))
+        self.bar.start()
+        self.task = self.bar.add_task("ingest", total=total_bytes, records=0)
 
     def __call__(self, records: int, nbytes: int) -> None:
         self.records += records
-        self.bytes += nbytes
-        now = time.perf_counter()
-        if not self.quiet and now - self.last > 0.25:
-            self.last = now
-            mb = self.bytes / 1e6
-            print(f"\ringest: {self.records:,} records, {mb:,.1f} MB, {mb / max(now - self.t0, 1e-9):,.1f} MB/s",
-                  end="", file=sys.stderr, flush=True)
+        if self.bar is not None:
+            self.bar.update(self.task, advance=nbytes, records=self.records)
 
     def done(self) -> None:
-        if not self.quiet and self.last:
-            print(file=sys.stderr)
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _total_bytes(files: list[Path]) -> int | None:
+    """Bytes the decoders will read: the files' sizes, or None when one is gzip (read decompressed)."""
+    total = 0
+    for f in files:
+        with f.open("rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":
+                return None
+        total += f.stat().st_size
+    return total
 
 
 def codepage_error(codepage: str) -> str | None:
@@ -90,9 +108,11 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     rest = [f for f in files if f not in skipped_docs]
     xml = [f for f in rest if _is_xml(f)]
     smf = [f for f in rest if f not in xml]
-    progress = _Progress(quiet)
-    summary = ingest_paths(smf, out_dir, codepage=codepage, progress=progress) if smf else None
-    progress.done()
+    progress = _Progress(quiet, _total_bytes(smf))
+    try:
+        summary = ingest_paths(smf, out_dir, codepage=codepage, progress=progress) if smf else None
+    finally:
+        progress.done()
     xml_results, _ = ingest_xml(xml, out_dir) if xml else ([], 0.0)
     results = (summary.files if summary else []) + xml_results
     if read_ok is not None:
