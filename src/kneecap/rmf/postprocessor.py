@@ -75,6 +75,7 @@ __all__ = [
     "DdsTable",
     "PostprocessorTables",
     "RMFReportError",
+    "empty_table",
     "iter_reports",
     "read_cpu_report",
     "read_postprocessor",
@@ -770,6 +771,12 @@ _STRING_COLUMNS = {
 }
 _BOOL_COLUMNS = {"is_own_partition", "is_physical", "is_report_class"}
 _INT_COLUMNS = {"n_online", "period"}
+
+
+def empty_table(columns: tuple[str, ...]) -> pd.DataFrame:
+    """A table of these columns (``CPU_COLUMNS``, ``PARTITION_COLUMNS``, ``WORKLOAD_COLUMNS``) with
+    no rows and the types the reader gives them: what the SQL binds when no report was ingested."""
+    return _frame([], columns)
 
 
 def _frame(rows: Iterable[dict[str, object]], columns: tuple[str, ...]) -> pd.DataFrame:

@@ -25,7 +25,7 @@ def _empty_smf72() -> pd.DataFrame:
 DECODED_TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     type70.TABLE: lambda: type70.finalize(pd.DataFrame()),
     type72.TABLE: _empty_smf72,
-    "rmf_cpu": lambda: postprocessor._frame([], postprocessor.CPU_COLUMNS),
-    "rmf_partition": lambda: postprocessor._frame([], postprocessor.PARTITION_COLUMNS),
-    "rmf_workload": lambda: postprocessor._frame([], postprocessor.WORKLOAD_COLUMNS),
+    "rmf_cpu": lambda: postprocessor.empty_table(postprocessor.CPU_COLUMNS),
+    "rmf_partition": lambda: postprocessor.empty_table(postprocessor.PARTITION_COLUMNS),
+    "rmf_workload": lambda: postprocessor.empty_table(postprocessor.WORKLOAD_COLUMNS),
 }

@@ -1,0 +1,78 @@
+"""The house style's boundaries, enforced: which module may use which heavy or I/O library
+(import-linter contracts in `.importlinter`), what the desk imports, and no reaching into another
+module's private names."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src" / "kneecap"
+
+#: What the desk (app/) may import besides the standard library: kneecap, Streamlit and its charts,
+#: pandas for the frames kneecap returns, and its own resources module. Nothing else heavy.
+DESK_IMPORTS = {"kneecap", "streamlit", "plotly", "pandas", "resources"}
+
+
+def test_import_contracts_hold() -> None:
+    lint = Path(sys.executable).parent / "lint-imports"
+    # --no-cache: the cache keys on file times, which a checkout or a quick edit can leave equal
+    result = subprocess.run([str(lint), "--config", str(REPO / ".importlinter"), "--no-cache", "--no-logo"],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout and "5 kept" in result.stdout, result.stdout[-2000:]
+
+
+def _imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def test_the_desk_imports_kneecap_and_streamlit_and_nothing_else_heavy() -> None:
+    found = {p.relative_to(REPO).as_posix(): _imported_roots(p) - set(sys.stdlib_module_names) - DESK_IMPORTS
+             for p in sorted((REPO / "app").rglob("*.py"))}
+    assert found and not any(found.values()), {k: v for k, v in found.items() if v}
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def test_no_module_reaches_into_another_modules_private_names() -> None:
+    """`from kneecap.x import _y` or `x._y` on another kneecap module: a private helper used
+    elsewhere is a public function waiting to be named (finding 12 of the hardening issue)."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own = _module_name(path)
+        modules: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kneecap"):
+                for alias in node.names:
+                    if alias.name.startswith("_"):
+                        found.append(f"{path.name}:{node.lineno}: from {node.module} import {alias.name}")
+                    target = f"{node.module}.{alias.name}"
+                    if importlib.util.find_spec(node.module) and _is_module(target):
+                        modules[alias.asname or alias.name] = target
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and modules[node.value.id] != own
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                found.append(f"{path.name}:{node.lineno}: {modules[node.value.id]}.{node.attr}")
+    assert not found, found
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
