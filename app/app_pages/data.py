@@ -4,6 +4,7 @@ validation suite said and what was set aside (quarantined) with the reason."""
 import plotly.graph_objects as go
 import streamlit as st
 
+import charts
 import resources as res
 
 
@@ -22,12 +23,8 @@ def upload_chart(preview: dict, key: str) -> None:
     workload, config = preview["key"].split("__", 1)
     load = "tps" if config == "lpar" else "clients"
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=curve["load"], y=curve["model_resp_ms_hi"], line={"width": 0}, showlegend=False,
-                             hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=curve["load"], y=curve["model_resp_ms_lo"], fill="tonexty", line={"width": 0},
-                             fillcolor="rgba(31,119,180,0.2)", name="95% band"))
-    fig.add_trace(go.Scatter(x=curve["load"], y=curve["model_resp_ms"], name=f"model ({preview['family']})",
-                             line={"color": "#1f77b4"}))
+    fig.add_traces(charts.curve_with_band(curve["load"], curve["model_resp_ms"], curve["model_resp_ms_lo"],
+                                          curve["model_resp_ms_hi"], f"model ({preview['family']})"))
     fig.add_trace(go.Scatter(x=measured["load"], y=measured["measured_resp_ms"], mode="markers",
                              name="uploaded points", marker={"size": 10, "color": "#d62728"}))
     fig.update_layout(title=f"{workload}, {config.replace('_', ' ')}", xaxis_title=load,

@@ -5,7 +5,9 @@ import math
 import plotly.graph_objects as go
 import streamlit as st
 
+import charts
 import resources as res
+from charts import span, vline
 
 
 def nice_ceiling(x: float) -> float:
@@ -31,16 +33,6 @@ def class_knee_sentence(knee: dict, measured_max: float) -> str:
             f"saturate at {knee['max_tps']:.4g} tps. Measured up to {measured_max:.4g} tps.")
 
 
-
-def span(lo: float, hi: float, y_top: float, name: str, color: str, legendrank: int) -> go.Scatter:
-    """A shaded band of load as a legend entry (plotly's vrect has none)."""
-    return go.Scatter(x=[lo, lo, hi, hi, lo], y=[0, y_top, y_top, 0, 0], fill="toself", fillcolor=color,
-                      line={"width": 0}, mode="lines", name=name, hoverinfo="name", legendrank=legendrank)
-
-
-def vline(x: float, y_top: float, name: str, dash: str = "dash", color: str = "orange") -> go.Scatter:
-    """A vertical line as a legend entry."""
-    return go.Scatter(x=[x, x], y=[0, y_top], mode="lines", line={"dash": dash, "color": color}, name=name)
 
 
 def class_knee_page(workload: str, key: str, model) -> None:
@@ -96,12 +88,8 @@ def class_knee_page(workload: str, key: str, model) -> None:
     lo_tps, hi_tps = model.train_ranges["tps_min"], model.train_ranges["tps_max"]
     fig = go.Figure()
     fig.add_trace(span(lo_tps, hi_tps, y_top, f"fitted on {lo_tps:.4g}-{hi_tps:.4g} tps", "rgba(128,128,128,0.08)", 900))
-    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms_hi"], line={"width": 0}, showlegend=False,
-                             hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms_lo"], fill="tonexty", line={"width": 0},
-                             fillcolor="rgba(31,119,180,0.2)", name="95% band"))
-    fig.add_trace(go.Scatter(x=shown["tps"], y=shown["resp_ms"], name=f"model ({res.model_source(workload)})",
-                             line={"color": "#1f77b4"}))
+    fig.add_traces(charts.curve_with_band(shown["tps"], shown["resp_ms"], shown["resp_ms_lo"], shown["resp_ms_hi"],
+                                          f"model ({res.model_source(workload)})"))
     if not points.empty and "tps" in points:
         same = points[(points["n_ziip"].fillna(-1) == n_ziip) & (points["n_gcp"].fillna(-1) == n_gcp)]
         other = points.drop(same.index)
@@ -197,11 +185,8 @@ y_top = float(max(curve["resp_ms"].quantile(0.9) * 1.5, points["resp_ms"].max() 
 fig = go.Figure()
 fig.add_trace(span(trained[0], trained[1], y_top, f"fitted on {trained[0]:.0f}-{trained[1]:.0f} clients",
                    "rgba(128,128,128,0.08)", 900))
-fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms_hi"], line={"width": 0}, showlegend=False, hoverinfo="skip"))
-fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms_lo"], fill="tonexty", line={"width": 0},
-                         fillcolor="rgba(31,119,180,0.2)", name="95% band"))
-fig.add_trace(go.Scatter(x=curve["clients"], y=curve["resp_ms"], name=f"model ({res.model_source(workload)})",
-                         line={"color": "#1f77b4"}))
+fig.add_traces(charts.curve_with_band(curve["clients"], curve["resp_ms"], curve["resp_ms_lo"], curve["resp_ms_hi"],
+                                      f"model ({res.model_source(workload)})"))
 observed = None
 if not points.empty and "clients" in points:
     same = points[(points["n_ziip"].fillna(0) == n_ziip) & (points["n_gcp"].fillna(0) == n_gcp)]

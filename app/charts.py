@@ -1,0 +1,27 @@
+"""Plotly pieces the desk's charts share: a curve with its band, and shaded spans and vertical lines
+that have legend entries (plotly's own vrect and vline have none)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+BAND_FILL = "rgba(31,119,180,0.2)"
+MODEL_COLOUR = "#1f77b4"
+
+
+def curve_with_band(x, mid, lo, hi, name: str) -> list[go.Scatter]:
+    """The model line over its 95 % band (upper edge first, so the lower one fills up to it)."""
+    return [go.Scatter(x=x, y=hi, line={"width": 0}, showlegend=False, hoverinfo="skip"),
+            go.Scatter(x=x, y=lo, fill="tonexty", line={"width": 0}, fillcolor=BAND_FILL, name="95% band"),
+            go.Scatter(x=x, y=mid, name=name, line={"color": MODEL_COLOUR})]
+
+
+def span(lo: float, hi: float, y_top: float, name: str, color: str, legendrank: int) -> go.Scatter:
+    """A shaded band of load as a legend entry."""
+    return go.Scatter(x=[lo, lo, hi, hi, lo], y=[0, y_top, y_top, 0, 0], fill="toself", fillcolor=color,
+                      line={"width": 0}, mode="lines", name=name, hoverinfo="name", legendrank=legendrank)
+
+
+def vline(x: float, y_top: float, name: str, dash: str = "dash", color: str = "orange") -> go.Scatter:
+    """A vertical line as a legend entry."""
+    return go.Scatter(x=[x, x], y=[0, y_top], mode="lines", line={"dash": dash, "color": color}, name=name)
