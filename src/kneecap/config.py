@@ -1,4 +1,9 @@
-"""Typed, frozen views of ``params.yaml`` sections (no paths here: they live in dvc.yaml)."""
+"""Typed, frozen views of ``params.yaml`` sections (no paths here: they live in dvc.yaml).
+
+A key ``params.yaml`` leaves out takes the library's own default: the sections' defaults are read
+from the classes they configure (:class:`~kneecap.modeling.select.ModelingConfig`,
+:class:`~kneecap.modeling.ziip.PlannerPolicy`), so each default is written once.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from kneecap.modeling.select import ModelingConfig
 from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.validation.checks import ValidationConfig
 
@@ -17,8 +23,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class CommonConfig:
-    seed: int = 0
-    alpha: float = 0.05
+    seed: int = ModelingConfig.seed
+    alpha: float = ModelingConfig.alpha
 
 
 def _hours(value: Any, name: str) -> tuple[int, int] | None:
@@ -33,18 +39,18 @@ def _hours(value: Any, name: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    knee_k: float = 3.0
-    n_boot: int = 200
+    knee_k: float = PlannerPolicy.knee_k
+    n_boot: int = ModelingConfig.n_boot
     min_points: int = 3
-    honor_priority: bool = True
-    help_wait_ms: float = 3.2
-    help_rule: str = "pool"
-    eligible_bursts: int = 4
-    gcp_bursts: int = 1
-    assumed_ziip_eligible_fraction: float = 0.95
-    max_cv_error_pct: float = 5.0
-    open_min_transactions: float = 100.0
-    open_hours: tuple[int, int] | None = None
+    honor_priority: bool = ModelingConfig.honor_priority
+    help_wait_ms: float = ModelingConfig.help_wait_ms
+    help_rule: str = ModelingConfig.help_rule
+    eligible_bursts: int = ModelingConfig.eligible_bursts
+    gcp_bursts: int = ModelingConfig.gcp_bursts
+    assumed_ziip_eligible_fraction: float = ModelingConfig.ziip_eligible_fraction
+    max_cv_error_pct: float = ModelingConfig.max_cv_error_pct
+    open_min_transactions: float = ModelingConfig.open_min_transactions
+    open_hours: tuple[int, int] | None = ModelingConfig.open_hours
     promote: str = "if_not_worse"
     promote_tolerance_pct: float = 0.5
 
@@ -60,13 +66,13 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class PlannerConfig:
-    max_ziip_busy_pct: float | None = None
-    max_spill_pct: float | None = None
-    max_n_ziip: int = 16
-    max_added_gcp: int = 0
-    ziip_cost: float = 1.0
-    gcp_cost: float = 1.0
-    conservative: bool = False
+    max_ziip_busy_pct: float | None = PlannerPolicy.max_ziip_busy_pct
+    max_spill_pct: float | None = PlannerPolicy.max_spill_pct
+    max_n_ziip: int = PlannerPolicy.max_n_ziip
+    max_added_gcp: int = PlannerPolicy.max_added_gcp
+    ziip_cost: float = PlannerPolicy.ziip_cost
+    gcp_cost: float = PlannerPolicy.gcp_cost
+    conservative: bool = PlannerPolicy.conservative
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,11 @@ def _section(cls: type[T], values: dict[str, Any] | None, where: str) -> T:
 
 def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
     """Build :class:`Params` from a parsed ``params.yaml``; unknown keys are errors."""
+    # a misspelt section would otherwise be read as absent, its settings silently the defaults
+    unknown = sorted(set(raw) - {f.name for f in fields(Params)})
+    if unknown:
+        raise ValueError(f"{where}: unknown section(s) {', '.join(map(repr, unknown))}; known: "
+                         f"{', '.join(f.name for f in fields(Params))}")
     return Params(
         common=_section(CommonConfig, raw.get("common"), f"{where}: common"),
         validate=_section(ValidationConfig, raw.get("validate"), f"{where}: validate"),

@@ -96,6 +96,8 @@ import numpy as np
 import pandas as pd
 
 from kneecap.modeling.dispatch import Dispatch
+from kneecap.modeling.select import ModelingConfig
+from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.simulation import SimScenario, check_open_load_fits, simulate
 from kneecap.smf.reader import decode_file
 from tests.smf import synth
@@ -122,15 +124,16 @@ class SimDaysConfig:
     cpu_ms_per_tran: float = 0.8
     ziip_eligible_fraction: float = 0.9
     delay_ms: float = 1.0
-    eligible_bursts: int = 4
-    gcp_bursts: int = 1
-    honor_priority: bool = True      # IIPHONORPRIORITY=YES
-    help_wait_ms: float = 3.2        # ZIIPAWMT=3200
-    help_rule: str = "pool"
+    # the dispatcher and burst settings the models default to: the simulated LPAR is a default z/OS
+    eligible_bursts: int = ModelingConfig.eligible_bursts
+    gcp_bursts: int = ModelingConfig.gcp_bursts
+    honor_priority: bool = ModelingConfig.honor_priority
+    help_wait_ms: float = ModelingConfig.help_wait_ms
+    help_rule: str = ModelingConfig.help_rule
     bg_gcp_busy_pct: float = 30.0    # per GCP, other classes
     bg_ziip_busy_pct: float = 10.0   # per zIIP, other classes
     bg_burst_ms: float = 0.2
-    knee_k: float = 3.0              # params.yaml train.knee_k
+    knee_k: float = PlannerPolicy.knee_k
 
     def scenario(self, tps: float) -> SimScenario:
         """The open-load :class:`SimScenario` at ``tps``."""

@@ -13,6 +13,13 @@ import numpy as np
 import pandas as pd
 
 
+#: Confidence level of every band and interval (95 %), the bootstrap draws behind a banded fit and
+#: the seed of its random streams: the defaults of every model and of ``params.yaml`` ``common`` and
+#: ``train``.
+ALPHA = 0.05
+N_BOOT = 200
+SEED = 0
+
 class ModelError(ValueError):
     """A table cannot be fitted by the requested model (too few points, missing columns, ...)."""
 

@@ -16,8 +16,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
-from kneecap.modeling.dispatch import Dispatch, DispatchSolution, solve_closed
+from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.dispatch import (HELP_RULE, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, DispatchSolution,
+                                      solve_closed)
+
+#: The zIIP-eligible share of CPU assumed when a table measures none (z/OS Connect and Liberty run
+#: almost all their work on zIIPs; params.yaml ``train.assumed_ziip_eligible_fraction``).
+ASSUMED_ZIIP_ELIGIBLE_FRACTION = 0.95
+#: zIIP-eligible dispatches per transaction in the closed model (params.yaml ``train.eligible_bursts``).
+ELIGIBLE_BURSTS = 4
 
 FAMILY = "closed_mva"
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
@@ -89,15 +96,15 @@ class ClosedMVAModel:
     fitted.
     """
 
-    ziip_eligible_fraction: float = 0.95
-    honor_priority: bool = True
-    help_wait_ms: float = 3.2
-    help_rule: str = "pool"
-    eligible_bursts: int = 4
+    ziip_eligible_fraction: float = ASSUMED_ZIIP_ELIGIBLE_FRACTION
+    honor_priority: bool = HONOR_PRIORITY
+    help_wait_ms: float = HELP_WAIT_MS
+    help_rule: str = HELP_RULE
+    eligible_bursts: int = ELIGIBLE_BURSTS
     gcp_bursts: int = 1
-    n_boot: int = 200
-    alpha: float = 0.05
-    seed: int = 0
+    n_boot: int = N_BOOT
+    alpha: float = ALPHA
+    seed: int = SEED
 
     def fit(self, table: pd.DataFrame) -> ClosedMVAResults:
         require_columns(table, ("clients", "n_gcp"), "the closed MVA model")

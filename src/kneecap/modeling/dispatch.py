@@ -35,6 +35,14 @@ from kneecap.schema import MAX_ENGINES
 HELP_RULES = ("pool", "burst")
 
 
+#: z/OS's own dispatcher settings, the default of every model and of ``params.yaml`` ``train``:
+#: IEAOPTxx IIPHONORPRIORITY=YES and ZIIPAWMT=3200 microseconds (the default with HiperDispatch),
+#: with the zIIP pool asking for help as a whole (``help_rule``, see :class:`Dispatch`).
+HONOR_PRIORITY = True
+HELP_WAIT_MS = 3.2
+HELP_RULE = "pool"
+
+
 @dataclass(frozen=True)
 class Dispatch:
     """The LPAR and dispatching rules a prediction is made for.
@@ -58,9 +66,9 @@ class Dispatch:
 
     n_gcp: int
     n_ziip: int = 0
-    honor_priority: bool = True
-    help_wait_ms: float = 3.2
-    help_rule: str = "pool"
+    honor_priority: bool = HONOR_PRIORITY
+    help_wait_ms: float = HELP_WAIT_MS
+    help_rule: str = HELP_RULE
     eligible_bursts: int = 1
     gcp_bursts: int = 1
     bg_gcp_busy_pct: float = 0.0

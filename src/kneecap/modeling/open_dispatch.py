@@ -17,8 +17,12 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from kneecap.modeling.base import ModelError, column_or, mape_pct, require_columns, to_jsonable
-from kneecap.modeling.dispatch import Dispatch, solve_open_rows
+from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.dispatch import HELP_RULE, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
+
+#: Transactions an interval must have ended to say something about queueing (params.yaml
+#: ``train.open_min_transactions``): a batch class or a quiet night ends a handful.
+MIN_TRANSACTIONS = 100.0
 
 FAMILY = "open_dispatch"
 #: Eligible dispatches per transaction the fit chooses among (ZIIPAWMT applies per queued burst,
@@ -229,16 +233,16 @@ class OpenDispatchModel:
     Performance*, ch. 7 (open classes sharing a centre).
     """
 
-    honor_priority: bool = True
-    help_wait_ms: float = 3.2
-    help_rule: str = "pool"
+    honor_priority: bool = HONOR_PRIORITY
+    help_wait_ms: float = HELP_WAIT_MS
+    help_rule: str = HELP_RULE
     eligible_bursts: int | None = None
     gcp_bursts: int = 1
-    min_transactions: float = 100.0
+    min_transactions: float = MIN_TRANSACTIONS
     hours: tuple[int, int] | None = None
-    n_boot: int = 200
-    alpha: float = 0.05
-    seed: int = 0
+    n_boot: int = N_BOOT
+    alpha: float = ALPHA
+    seed: int = SEED
 
     def _rules(self, eligible_bursts: int) -> Dispatch:
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneOut
 
-from kneecap.modeling.base import ModelError, column_or, mape_pct
+from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct
 from kneecap.modeling.closed import ClosedMVAModel
 from kneecap.modeling.cost import CostModel, cost_table
 from kneecap.modeling.open import OpenMMcModel
@@ -35,17 +35,17 @@ COST_TARGETS = ("cpu_ms_per_tran", "cpu_total_pct")
 class ModelingConfig:
     """Knobs every fit shares (from params.yaml ``common`` and ``train``)."""
 
-    alpha: float = 0.05
-    seed: int = 0
-    n_boot: int = 200
-    ziip_eligible_fraction: float = 0.95
-    honor_priority: bool = True
-    help_wait_ms: float = 3.2
-    help_rule: str = "pool"
-    eligible_bursts: int = 4
-    gcp_bursts: int = 1
-    max_cv_error_pct: float = 5.0
-    open_min_transactions: float = 100.0
+    alpha: float = ALPHA
+    seed: int = SEED
+    n_boot: int = N_BOOT
+    ziip_eligible_fraction: float = ClosedMVAModel.ziip_eligible_fraction
+    honor_priority: bool = ClosedMVAModel.honor_priority
+    help_wait_ms: float = ClosedMVAModel.help_wait_ms
+    help_rule: str = ClosedMVAModel.help_rule
+    eligible_bursts: int = ClosedMVAModel.eligible_bursts
+    gcp_bursts: int = ClosedMVAModel.gcp_bursts
+    max_cv_error_pct: float = CostModel.max_cv_error_pct
+    open_min_transactions: float = OpenDispatchModel.min_transactions
     open_hours: tuple[int, int] | None = None
 
 

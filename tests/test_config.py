@@ -1,0 +1,47 @@
+"""params.yaml sections: each default is the library's own, written once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kneecap import config, training
+from kneecap.modeling import ClosedMVAModel
+from kneecap.modeling.dispatch import Dispatch
+from kneecap.modeling.open_dispatch import OpenDispatchModel
+from kneecap.modeling.select import ModelingConfig
+from kneecap.modeling.ziip import PlannerPolicy
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_an_empty_params_file_gives_the_librarys_own_defaults() -> None:
+    params = config.parse_params({})
+    assert config.planner_policy(params) == PlannerPolicy()
+    assert training.modeling_config(params) == ModelingConfig()
+
+
+def test_every_model_starts_from_the_same_dispatcher_and_fit_defaults() -> None:
+    modeling = ModelingConfig()
+    closed, open_, lpar = ClosedMVAModel(), OpenDispatchModel(), Dispatch(n_gcp=1)
+    for model in (closed, open_, lpar):
+        assert (model.honor_priority, model.help_wait_ms, model.help_rule) == \
+            (modeling.honor_priority, modeling.help_wait_ms, modeling.help_rule)
+    for model in (closed, open_):
+        assert (model.n_boot, model.alpha, model.seed) == (modeling.n_boot, modeling.alpha, modeling.seed)
+    assert closed.eligible_bursts == modeling.eligible_bursts
+    assert closed.ziip_eligible_fraction == modeling.ziip_eligible_fraction
+    assert open_.min_transactions == modeling.open_min_transactions
+
+
+def test_an_unknown_section_or_key_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown section\\(s\\) 'plannner'"):
+        config.parse_params({"plannner": {"max_added_gcp": 4}})
+    with pytest.raises(ValueError, match="max_added_gpc"):
+        config.parse_params({"planner": {"max_added_gpc": 4}})
+
+
+def test_the_bundled_params_file_reads() -> None:
+    params = config.load_params(REPO / "params.yaml")
+    assert params.planner.max_added_gcp == 4 and params.train.knee_k == 3.0
