@@ -124,11 +124,12 @@ def response_model(workload: str) -> Any:
     return models(workload, champion_key(workload)).response
 
 
-def model_source(workload: str) -> str:
+def model_source(workload: str, kind: str = "response") -> str:
     """Where a curve comes from, for its legend: family, champion version, the tables fitted on."""
-    model = response_model(workload)
+    workload_models = models(workload, champion_key(workload))
+    model = workload_models.response if kind == "response" else workload_models.cost
     frame = registered()
-    name = tracking.model_name(workload, "response")
+    name = tracking.model_name(workload, kind)
     champion = frame[(frame["name"] == name) & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
     version = f" v{int(champion['version'].iloc[0])}" if not champion.empty else ""
     dims = table("dim_workloads")

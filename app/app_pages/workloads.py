@@ -5,6 +5,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+import charts
 import resources as res
 
 COLOURS = px.colors.qualitative.D3
@@ -49,7 +50,7 @@ if models.response is None and models.cost is None:
 for kind, model in (("response", models.response), ("cost", models.cost)):
     if model is None:
         continue
-    st.header(f"{kind.capitalize()} model: {model.family}")
+    st.header(f"{kind.capitalize()} model: {res.model_source(workload, kind)}")
     with st.expander("Model summary", expanded=True):
         st.code(model.summary(), language=None)
 
@@ -71,6 +72,11 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
                           & (points["think_time_ms"].fillna(first["think_time_ms"]) == first["think_time_ms"])]
             fig.add_trace(go.Scatter(x=seen["clients"], y=seen["resp_ms"], mode="markers", name=f"measured, {config}",
                                      legendgroup=config, marker={"size": 10, "color": colour, "line": {"width": 1}}))
+        trained = getattr(model, "train_ranges", {}).get("clients")
+        if trained is not None:
+            top = float(max(curves["resp_ms_hi"].max(), points["resp_ms"].max() if not points.empty else 0))
+            fig.add_trace(charts.span(trained[0], trained[1], top, f"fitted on {trained[0]:.0f}-{trained[1]:.0f} clients",
+                                      "rgba(128,128,128,0.08)", 900))
         fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420,
                           title="Measured points and the fitted curve (95% band)")
         st.plotly_chart(fig, key=f"wl_curve_{kind}")

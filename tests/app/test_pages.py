@@ -168,6 +168,13 @@ def test_workloads_page_shows_points_curve_residuals_and_backtest(app_env):
 
     resid = _frame(at, "target", "measured", "fitted", "residual_pct").set_index("point_id")
     fct = warehouse.read_table(app_env["KNEECAP_MARTS"], "fct_measurements")
+    # each model says where it comes from, and its curve shades the loads it was fitted on
+    sources = ", ".join(sorted(set(fct.loc[fct["workload"] == DIAG, "source_id"])))
+    assert f"Response model: closed_mva v1 on {sources}" in [h.value for h in at.header]
+    chart = json.loads(next(c for c in at.get("plotly_chart") if c.key == "wl_curve_response").proto.spec)
+    measured_clients = fct.loc[fct["workload"] == DIAG, "clients"]
+    assert f"fitted on {measured_clients.min():.0f}-{measured_clients.max():.0f} clients" in \
+        [t.get("name") for t in chart["data"]]
     measured = fct[fct["workload"] == DIAG].set_index("point_id")
     assert set(resid.index) == set(measured.index) and len(measured) >= 6  # Table 1 plus the 3-zIIP run
     np.testing.assert_allclose(resid["measured"], measured.loc[resid.index, "resp_ms"], rtol=1e-12)
