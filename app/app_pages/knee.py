@@ -174,8 +174,9 @@ beyond = res.forecasting.extrapolation(trained, clients, "clients",
                                        configuration=(n_gcp, n_ziip, float(think)),
                                        measured=model.train_ranges.get("configs"))
 if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
-    st.caption(f"The what-if point is {beyond['extrapolation']}: its band carries the fit's uncertainty, "
-               "not the model's error out there.")
+    widened = "widened by the error the model's own rolling-origin refits made past their data" \
+        if getattr(model, "extrapolation_spread", None) else "the fit's uncertainty only (too few loads to measure more)"
+    st.caption(f"The what-if point is {beyond['extrapolation']}: its band is {widened}.")
 
 has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
 x_max = max(max_clients, knee["k_clients_hi"] if has_knee and knee["k_clients_hi"] < float("inf") else 0) * 1.02

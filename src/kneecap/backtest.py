@@ -226,14 +226,36 @@ def _question_problem(kind: str, body: dict[str, Any]) -> str | None:
     return None
 
 
-def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str) -> list[dict[str, Any]]:
-    """Per held-out row: actual, prediction and band; ``saturated`` and the model's capacity where
-    the model says the load is past what it can carry (its response is then no number)."""
+def _load_column(train: pd.DataFrame) -> str | None:
+    """The load a case's rows are measured at: clients for closed tests, tps for open ones."""
+    for column in ("clients", "tps"):
+        if column in train and np.isfinite(pd.to_numeric(train[column], errors="coerce")).any():
+            return column
+    return None
+
+
+def _extrapolation_x(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """Each held-out row's load over the largest training load (above 1: beyond the trained range;
+    NaN where the case has no load column), as ``kneecap forecast`` reports it."""
+    column = _load_column(train)
+    if column is None or column not in test:
+        return np.full(len(test), np.nan)
+    top = float(pd.to_numeric(train[column], errors="coerce").max())
+    return pd.to_numeric(test[column], errors="coerce").to_numpy(dtype=float) / top
+
+
+def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str,
+          extrapolation_x: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """Per held-out row: actual, prediction and band, how far beyond the trained load it lies;
+    ``saturated`` and the model's capacity where the model says the load is past what it can carry
+    (its response is then no number)."""
     out = []
     for i in range(len(actual)):
         row = {"actual": actual[i], "predicted": pred[target].iloc[i],
                "lo": pred.get(f"{target}_lo", pred[target]).iloc[i],
                "hi": pred.get(f"{target}_hi", pred[target]).iloc[i]}
+        if extrapolation_x is not None and math.isfinite(extrapolation_x[i]):
+            row["extrapolation_x"] = float(extrapolation_x[i])
         if "saturated" in pred.columns and bool(pred["saturated"].iloc[i]):
             row["saturated"] = True
             for key in ("capacity_tps", "capacity_tps_lo", "capacity_tps_hi"):
@@ -298,7 +320,8 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             targets[target] = {"mape": None, "rows": []}
             continue
         mape = mape_pct(actual, pred[target].to_numpy())
-        targets[target] = {"mape": mape if math.isfinite(mape) else None, "rows": _rows(actual, pred, target)}
+        targets[target] = {"mape": mape if math.isfinite(mape) else None,
+                           "rows": _rows(actual, pred, target, _extrapolation_x(train, test))}
         targets[target].update(_naive(target, train, test))
     answers = [_answer(q, response, policy) for q in case.questions]
     return CaseResult(case.name, "+".join(models) or "none", targets, answers, notes)
@@ -362,8 +385,12 @@ def _finite(value: Any) -> bool:
 
 def format_table(results: list[CaseResult]) -> str:
     """The human-readable error table (also pasted into the README)."""
-    lines = [f"{'case':34} {'model':28} {'target':24} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"]
+    lines = [f"{'case':34} {'model':28} {'target':24} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"
+             f"  {'x trained':>9}"]
     inside_all = banded_all = 0
+    # coverage within and beyond the trained load: a band is the fit's uncertainty, and whether it
+    # still holds where the model extrapolates is what a planner asking about next year needs
+    by_range = {"within": [0, 0], "beyond": [0, 0]}
     for r in results:
         for target, t in r.targets.items():
             rows = t["rows"]
@@ -373,9 +400,18 @@ def format_table(results: list[CaseResult]) -> str:
             # an exactly determined fit has no residual variance and so no interval
             band = f"{inside:>3}/{len(banded):<3}" if banded else "no band"
             inside_all, banded_all = inside_all + inside, banded_all + len(banded)
+            for row in banded:
+                x = row.get("extrapolation_x")
+                if x is not None:
+                    tally = by_range["beyond" if x > 1 + 1e-9 else "within"]
+                    tally[0] += int(row["lo"] <= row["actual"] <= row["hi"])
+                    tally[1] += 1
             naive = t.get("naive_mape")
             naive = "-" if naive is None else f"{naive:8.2f}"
-            lines.append(f"{r.name:34} {r.model:28} {target:24} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}")
+            xs = [row["extrapolation_x"] for row in rows if row.get("extrapolation_x") is not None]
+            reach = f"{min(xs):.2f}-{max(xs):.2f}" if xs else "-"
+            lines.append(f"{r.name:34} {r.model:28} {target:24} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}"
+                         f"  {reach:>9}")
             saturated = [row for row in rows if row.get("saturated")]
             if saturated:
                 cap = saturated[0].get("capacity_tps")
@@ -389,9 +425,13 @@ def format_table(results: list[CaseResult]) -> str:
         for note in r.notes:
             lines.append(f"{r.name:34} note: {note}")
     lines.append("naive: a plain curve_fit of the USL for zero-think throughput, else the training rows' mean")
+    lines.append("x trained: the held-out rows' load over the largest training load (above 1: extrapolated)")
     if banded_all:
         lines.append(f"held-out rows inside their 95 % band: {inside_all} of {banded_all} "
                      f"({100.0 * inside_all / banded_all:.0f} %)")
+        for where, (inside, n) in by_range.items():
+            if n:
+                lines.append(f"  {where} the trained load: {inside} of {n} ({100.0 * inside / n:.0f} %)")
     return "\n".join(lines)
 
 

@@ -487,7 +487,8 @@ def extrapolation(trained: Sequence[float], load: float, unit: str, *,
     """How far a prediction lies from what the model was fitted on.
 
     ``extrapolation_x`` is ``load`` over the largest trained load (above 1: beyond the trained
-    range; the band only carries the fit's uncertainty, not the model's error out there), and
+    range, where a model that measured its extrapolation error widens its band:
+    :func:`kneecap.modeling.base.widen_beyond_trained`), and
     ``extrapolation`` says it in words, naming a closed model's engines and think time when that
     configuration was never measured.
     """

@@ -20,6 +20,7 @@ import pytest
 
 from kneecap import config, tracking, training, warehouse
 from kneecap.modeling import ClosedMVAModel, CostModel
+from kneecap.modeling.select import extrapolation_spread
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.smf.reader import decode_file
 from kneecap.smf.tables import DECODED_TABLES
@@ -90,6 +91,10 @@ def build_project(root: Path) -> dict[str, str]:
         fct = tables["fct_measurements"]
         table1 = fct[fct["source_id"] == SEED004_TABLE1]
         response = ClosedMVAModel(n_boot=20, seed=1).fit(table1)
+        # as the train stage's model choice does: the band widens past the data by the error the
+        # model's own rolling-origin refits made
+        response.extrapolation_spread = extrapolation_spread(table1, lambda: ClosedMVAModel(n_boot=0), "clients",
+                                                             ("resp_ms", "tps"))
         metrics = {f"train_mape_{k}": v for k, v in response.train_mape.items()}
         metrics.update(training.knee_metrics(response, table1, params.train.knee_k)[0])
         name = tracking.model_name(DIAG, "response")

@@ -128,6 +128,8 @@ def test_knee_page_says_when_the_what_if_point_is_beyond_what_the_model_was_fitt
     at.slider(key="knee_clients").set_value(1500).run()
     said = [c.value for c in at.caption if "what-if point is" in c.value]
     assert len(said) == 1 and f"{1500 / hi:.3g}x the largest trained load ({hi:g} clients)" in said[0]
+    # five measured loads: the champion measured its extrapolation error, and the band says so
+    assert _champion().extrapolation_spread and "its band is widened by the error" in said[0]
 
 
 # --- zIIP planner ------------------------------------------------------------------------------

@@ -19,6 +19,42 @@ import pandas as pd
 ALPHA = 0.05
 N_BOOT = 200
 SEED = 0
+#: The band's two-sided normal quantile for :data:`ALPHA` (95 %).
+Z_BAND = 1.959963984540054
+
+
+def widen_beyond_trained(out: pd.DataFrame, load: np.ndarray, load_max: float | None,
+                         spread: dict[str, float] | None) -> pd.DataFrame:
+    r"""Widen each target's band where a row's load lies beyond the largest trained load.
+
+    The bootstrap band is the fit's uncertainty; past the data the model's own form may be wrong
+    too, and the more so the further it extrapolates. At load ratio :math:`x = L / L_{max} > 1`
+    the band is widened (never narrowed) to
+
+    .. math:: [\hat y \, x^{-z s},\; \hat y \, x^{z s}]
+
+    where :math:`s` (``spread[target]``) is the standard deviation of the target's log error per
+    unit of log load ratio, measured by the model's own rolling-origin refits on its training rows
+    (:func:`kneecap.modeling.select.extrapolation_spread`), and :math:`z` the 95 % quantile.
+    ``out`` is changed in place and returned.
+    """
+    if not spread or not load_max:
+        return out
+    ratio = np.asarray(load, dtype=float) / float(load_max)
+    over = np.isfinite(ratio) & (ratio > 1.0)
+    if not over.any():
+        return out
+    for target, s in spread.items():
+        lo, hi = f"{target}_lo", f"{target}_hi"
+        if target not in out or lo not in out or hi not in out or not np.isfinite(s) or s <= 0:
+            continue
+        factor = np.exp(Z_BAND * float(s) * np.log(np.where(over, ratio, 1.0)))
+        mid = out[target].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[lo] = np.where(over, np.fmin(out[lo].to_numpy(dtype=float), mid / factor), out[lo])
+            out[hi] = np.where(over, np.fmax(out[hi].to_numpy(dtype=float), mid * factor), out[hi])
+    return out
+
 
 class ModelError(ValueError):
     """A table cannot be fitted by the requested model (too few points, missing columns, ...)."""

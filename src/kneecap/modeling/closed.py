@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.base import (ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct, require_columns,
+                                   to_jsonable, widen_beyond_trained)
 from kneecap.modeling.dispatch import (HELP_RULE, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, DispatchSolution,
                                       solve_closed)
 
@@ -195,6 +196,9 @@ class ClosedMVAResults:
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
                                 "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
+    #: log-error spread per unit of log load ratio beyond the trained clients (see
+    #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured, band not widened
+    extrapolation_spread: dict[str, float] | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -282,7 +286,7 @@ class ClosedMVAResults:
         # what the pools run: GCP help is part of the solution, so these never pass 100 %
         out["ziip_busy_pct"] = np.where(n_ziip > 0, out["cpu_ziip_pct"] / np.maximum(n_ziip, 1), np.nan)
         out["gcp_busy_pct"] = out["cpu_gcp_pct"] / n_gcp
-        return out
+        return widen_beyond_trained(out, clients, self.train_ranges["clients"][1], self.extrapolation_spread)
 
     def curve(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int,
               points: int = 60, max_draws: int | None = None) -> pd.DataFrame:
@@ -363,6 +367,7 @@ class ClosedMVAResults:
             "alpha": self.alpha, "boot_params": self.boot_params, "residuals": self.residuals,
             "seed": self.seed, "train_mape": self.train_mape,
             "train_ranges": self.train_ranges, "n_train": self.n_train,
+            **({"extrapolation_spread": self.extrapolation_spread} if self.extrapolation_spread is not None else {}),
         })
 
     @classmethod

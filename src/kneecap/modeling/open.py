@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable
+from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable, widen_beyond_trained
 from kneecap.modeling.queueing import mmc_resp_ms_array
 
 FAMILY = "open_mmc"
@@ -82,7 +82,7 @@ class OpenMMcModel:
                               boot_params=np.array(boot).reshape(-1, 2), residuals=resid,
                               alpha=self.alpha, seed=self.seed,
                               train_mape={"resp_ms": mape_pct(r, _resp(x, theta[0], theta[1], c))},
-                              n_train=int(ok.sum()),
+                              n_train=int(ok.sum()), max_tps_trained=float(np.max(x)),
                               service_source="measured" if measured_s is not None else "fitted")
 
 
@@ -139,6 +139,10 @@ class OpenMMcResults:
     service_source: str = "fitted"
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms",)
+    #: log-error spread per unit of log load ratio beyond ``max_tps_trained`` (see
+    #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured
+    extrapolation_spread: dict[str, float] | None = None
+    max_tps_trained: float | None = None
 
     @property
     def max_tps(self) -> float:
@@ -172,7 +176,7 @@ class OpenMMcResults:
                 out["resp_ms_hi"] = np.maximum(np.quantile(draws, 1 - self.alpha / 2, axis=0), out["resp_ms"])
         else:
             out["resp_ms_lo"] = out["resp_ms_hi"] = out["resp_ms"]
-        return out
+        return widen_beyond_trained(out, x, self.max_tps_trained, self.extrapolation_spread)
 
     def summary(self) -> str:
         return (f"Open M/M/c: c = {self.n_servers}, service {self.service_ms:.4g} ms ({self.service_source}), "
@@ -184,7 +188,10 @@ class OpenMMcResults:
                             "service_ms": self.service_ms, "boot_params": self.boot_params,
                             "residuals": self.residuals, "alpha": self.alpha, "seed": self.seed,
                             "train_mape": self.train_mape, "n_train": self.n_train,
-                            "service_source": self.service_source})
+                            "service_source": self.service_source,
+                            **({"extrapolation_spread": self.extrapolation_spread,
+                                "max_tps_trained": self.max_tps_trained}
+                               if self.extrapolation_spread is not None else {})})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpenMMcResults:

@@ -108,6 +108,68 @@ def _holdout(train: pd.DataFrame, make) -> float:
     return mape_pct(actual[ok], pred["resp_ms"].to_numpy(dtype=float)[ok]) if ok.sum() else float("nan")
 
 
+#: Where the rolling origin cuts the training loads (share of the distinct loads fitted on): three
+#: refits, each predicting the loads above its cut, as a forecast predicts beyond the data.
+EXTRAPOLATION_ORIGINS = (0.5, 0.67, 0.83)
+
+
+def extrapolation_spread(train: pd.DataFrame, make, load: str, targets: tuple[str, ...]) -> dict[str, float] | None:
+    r"""How fast a family's error grows with extrapolation, measured on its own training rows.
+
+    Each origin fits ``make()`` on the rows at or below a cut of the distinct loads
+    (:data:`EXTRAPOLATION_ORIGINS`) and predicts the rows above it, at load ratio
+    :math:`x = L / L_{cut} > 1`, keeping the absolute log errors :math:`e = |\log(\hat y / y)|`.
+    With :math:`e` half-normal of standard deviation :math:`s \log x`, least squares through
+    the origin gives :math:`\hat s = \sqrt{\pi / 2} \, \sum e \log x / \sum (\log x)^2`, the
+    spread :func:`kneecap.modeling.base.widen_beyond_trained` widens the band by past the data,
+    per target (throughput extrapolates far better than response). None with fewer than four
+    distinct loads; a target with fewer than two scored points is left out (its band not widened).
+
+    The rolling origin is the forecaster's own evaluation of extrapolation (Tashman 2000,
+    "Out-of-sample tests of forecasting accuracy", *Int. J. Forecasting* 16); measuring it on the
+    training rows alone keeps held-out data out of the band.
+    """
+    if load not in train:
+        return None
+    values = pd.to_numeric(train[load], errors="coerce").to_numpy(dtype=float)
+    loads = np.unique(values[np.isfinite(values)])
+    if len(loads) < 4:
+        return None
+    log_x: dict[str, list[float]] = {t: [] for t in targets}
+    err: dict[str, list[float]] = {t: [] for t in targets}
+    for share in EXTRAPOLATION_ORIGINS:
+        cut = float(loads[max(int(np.ceil(share * len(loads))) - 1, 2)])
+        fit_rows, test_rows = train[values <= cut], train[values > cut]
+        if test_rows.empty:
+            continue
+        try:
+            pred = make().fit(fit_rows).predict(test_rows.drop(columns=[t for t in targets if t in test_rows]))
+        except ModelError:
+            continue
+        ratio = values[values > cut] / cut
+        for target in targets:
+            if target not in test_rows or target not in pred:
+                continue
+            actual = pd.to_numeric(test_rows[target], errors="coerce").to_numpy(dtype=float)
+            got = pred[target].to_numpy(dtype=float)
+            ok = np.isfinite(actual) & np.isfinite(got) & (actual > 0) & (got > 0)
+            log_x[target].extend(np.log(ratio[ok]))
+            err[target].extend(np.abs(np.log(got[ok] / actual[ok])))
+    spread = {}
+    for target in targets:
+        lx, e = np.array(log_x[target]), np.array(err[target])
+        if len(e) >= 2:
+            spread[target] = float(np.sqrt(np.pi / 2) * np.sum(lx * e) / np.sum(lx * lx))
+    return spread or None
+
+
+def _with_spread(res: Any, train: pd.DataFrame, make, load: str, targets: tuple[str, ...]) -> Any:
+    spread = extrapolation_spread(train, make, load, targets)
+    if spread is not None:
+        res.extrapolation_spread = spread
+    return res
+
+
 def _loo(train: pd.DataFrame, make, targets: tuple[str, ...]) -> float:
     """Mean over targets of the leave-one-out MAPE; NaN when a fold cannot be fitted."""
     errors: dict[str, list[float]] = {t: [] for t in targets}
@@ -146,8 +208,11 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
         family = (str(finite.sort_values("holdout_mape_pct")["family"].iloc[0]) if len(finite)
                   else list(makers)[-1])
         comp["chosen"] = comp["family"] == family
-        res = (_open_dispatch(config).fit(train) if family == "open_dispatch"
-               else OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed).fit(train))
+        if family == "open_dispatch":
+            res = _open_dispatch(config).fit(train)
+        else:
+            res = _with_spread(OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed).fit(train),
+                               train, makers["open_mmc"], "tps", ("resp_ms",))
         return Choice(family, res, comp)
     if kind == "configurations":
         model = CostModel(alpha=config.alpha, target="tps", max_cv_error_pct=config.max_cv_error_pct)
@@ -167,7 +232,7 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
     family = str(finite.sort_values("loo_mape_pct")["family"].iloc[0]) if len(finite) else "closed_mva"
     comp["chosen"] = comp["family"] == family
     res = _closed(config).fit(train) if family == "closed_mva" else USLModel(alpha=config.alpha).fit(train)
-    return Choice(family, res, comp)
+    return Choice(family, _with_spread(res, train, candidates[family], "clients", RESPONSE_TARGETS), comp)
 
 
 def has_cost_data(table: pd.DataFrame) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable
+from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable, widen_beyond_trained
 
 FAMILY = "usl"
 
@@ -73,7 +73,8 @@ class USLModel:
         think = float(np.nanmedian(column_or(table, "think_time_ms", 0.0)))
         return USLResults(params=res.x.copy(), cov=cov, s2=s2, dof=dof, alpha=self.alpha,
                           think_time_ms=think,
-                          train_mape={"tps": mape_pct(x, usl_tps(n, *res.x))}, n_train=int(ok.sum()))
+                          train_mape={"tps": mape_pct(x, usl_tps(n, *res.x))}, n_train=int(ok.sum()),
+                          max_clients=float(np.max(n)))
 
 
 @dataclass
@@ -88,6 +89,10 @@ class USLResults:
     n_train: int
     family: str = FAMILY
     targets: tuple[str, ...] = ("tps", "resp_ms")
+    #: log-error spread per unit of log load ratio beyond ``max_clients`` (see
+    #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured
+    extrapolation_spread: dict[str, float] | None = None
+    max_clients: float | None = None
 
     @property
     def peak_clients(self) -> float:
@@ -118,7 +123,7 @@ class USLResults:
             out["resp_ms"] = n / mean * 1000.0 - think
             out["resp_ms_lo"] = np.maximum(n / out["tps_hi"] * 1000.0 - think, 0.0)
             out["resp_ms_hi"] = np.where(out["tps_lo"] > 0, n / out["tps_lo"] * 1000.0 - think, np.inf)
-        return out
+        return widen_beyond_trained(out, n, self.max_clients, self.extrapolation_spread)
 
     def summary(self) -> str:
         a, b, g = self.params
@@ -129,7 +134,9 @@ class USLResults:
         return to_jsonable({"family": self.family, "params": self.params, "cov": self.cov,
                             "s2": self.s2, "dof": self.dof, "alpha": self.alpha,
                             "think_time_ms": self.think_time_ms, "train_mape": self.train_mape,
-                            "n_train": self.n_train})
+                            "n_train": self.n_train,
+                            **({"extrapolation_spread": self.extrapolation_spread, "max_clients": self.max_clients}
+                               if self.extrapolation_spread is not None else {})})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> USLResults:
