@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from kneecap import factors, forecasting, warehouse
 from kneecap.factors import FactorError
 from kneecap.modeling import ClosedMVAModel, PlannerPolicy
-from kneecap.smf.tables import DECODED_TABLES
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "data" / "reference"
@@ -231,9 +230,7 @@ def test_a_multiplying_factor_scales_its_share_and_keeps_eligible_work_on_gcp_fa
 @pytest.fixture(scope="module")
 def seed004_models():
     measurements, sources = warehouse.read_reference_dir(REFERENCE)
-    inputs = {"reference_measurements": measurements, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
-    fct = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)["fct_measurements"]
+    fct = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")["fct_measurements"]
     results = ClosedMVAModel(n_boot=8, seed=1).fit(fct[fct["source_id"] == "seed004_table1"])
     return forecasting.WorkloadModels("zosconnect_cics_diag", results, None)
 

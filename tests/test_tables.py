@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from kneecap import cli, schema, tables, warehouse
-from kneecap.smf.tables import DECODED_TABLES
 from kneecap.validation import quarantine, validate_tables
 from kneecap.validation.checks import ValidationConfig
 
@@ -98,9 +97,7 @@ def test_the_rows_check_reports_are_the_rows_the_gate_quarantines(tmp_path: Path
     sources = warehouse.read_sources_csv(reference / "sources.csv")
     check = tables.validate_measurements(frame, sources=sources, sql_root=SQL, config=ValidationConfig())
     # the stage's path: the same SQL, the gate's suites, its quarantine
-    inputs = {"reference_measurements": frame, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
-    marts = warehouse.run_sql_files(warehouse.sql_files(SQL), inputs)
+    marts = warehouse.build_marts(frame, sources, sql_root=SQL)
     report = validate_tables({"fct_measurements": marts["fct_measurements"]}, ValidationConfig())
     _, quarantined, blocking = quarantine({"fct_measurements": marts["fct_measurements"]}, report)
     assert not blocking

@@ -118,14 +118,11 @@ def validate_measurements(
     config
         The gate's tunables (``params.yaml`` ``validate``).
     """
-    from kneecap.smf.tables import DECODED_TABLES  # noqa: PLC0415 - the empty SMF inputs of the SQL
     from kneecap.validation import validate_tables  # noqa: PLC0415 - great_expectations is slow to import
 
     if sources is None:
         sources = pd.DataFrame(columns=list(warehouse.SOURCES_COLUMNS))
-    inputs = {"reference_measurements": frame, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
-    tables = warehouse.run_sql_files(warehouse.sql_files(sql_root), inputs)
+    tables = warehouse.build_marts(frame, sources, sql_root=sql_root)
     fct = tables["fct_measurements"].reset_index(drop=True)
     report = validate_tables({"fct_measurements": fct}, config)
     line_of = {(str(s), str(p)): int(n) for s, p, n in

@@ -698,3 +698,30 @@ def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataF
         files = sorted((directory / name).glob("*.parquet")) if directory.exists() else []
         tables[name] = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else empty()
     return tables
+
+
+def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
+                decoded: Mapping[str, pd.DataFrame] | None = None, *,
+                sql_root: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Every table of the pipeline's SQL from the reference tables and decoded SMF/RMF tables.
+
+    The one place that binds the SQL's inputs, for the ``build_marts`` stage, the desk's and
+    ``kneecap check``'s validation of a table, and the tests alike.
+
+    Parameters
+    ----------
+    measurements, sources
+        As :func:`read_reference_dir` returns them (a user's table alone will do).
+    decoded
+        Decoded tables by name (:func:`read_decoded_tables`); any the SQL reads and this leaves
+        out are bound empty, with their declared columns.
+    sql_root
+        The pipeline's SQL folder (``pipelines/sql``).
+    """
+    from kneecap.smf.tables import DECODED_TABLES
+
+    given = dict(decoded or {})
+    inputs = {"reference_measurements": measurements, "reference_sources": sources,
+              **{name: given[name] if name in given else empty() for name, empty in DECODED_TABLES.items()},
+              **{name: frame for name, frame in given.items() if name not in DECODED_TABLES}}
+    return run_sql_files(sql_files(sql_root), inputs)

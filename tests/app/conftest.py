@@ -23,7 +23,6 @@ from kneecap.modeling import ClosedMVAModel, CostModel
 from kneecap.modeling.select import extrapolation_spread
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.smf.reader import decode_file
-from kneecap.smf.tables import DECODED_TABLES
 
 REPO = Path(__file__).resolve().parents[2]
 DIAG = "zosconnect_cics_diag"
@@ -62,9 +61,7 @@ def build_project(root: Path) -> dict[str, str]:
     params = config.load_params(params_path)
 
     measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
-    inputs = {"reference_measurements": measurements, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}, **smf_week()}
-    tables = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
+    tables = warehouse.build_marts(measurements, sources, smf_week(), sql_root=REPO / "pipelines" / "sql")
     marts = root / "processed"
     published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
     warehouse.write_tables(published, marts)

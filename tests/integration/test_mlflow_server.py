@@ -28,7 +28,6 @@ import pandas as pd
 import pytest
 
 from kneecap import tracking, warehouse
-from kneecap.smf.tables import DECODED_TABLES
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "mlflow-server"
@@ -87,9 +86,7 @@ def server():
 def _marts(root: Path) -> Path:
     """The two workloads' marts, built from the bundled reference tables by the pipeline's SQL."""
     measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
-    inputs = {"reference_measurements": measurements, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
-    tables = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
+    tables = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")
     one = {k: tables[k][tables[k]["workload"].isin(list(WORKLOADS))]
            for k in ("fct_measurements", "dim_workloads")}
     marts = root / "marts"

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from kneecap import tracking, warehouse
-from kneecap.smf.tables import DECODED_TABLES
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = "zosconnect_cics_diag"  # seed 004: closed MVA response + cost model
@@ -27,9 +26,7 @@ def _train_stage():
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
-    inputs = {"reference_measurements": measurements, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
-    tables = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
+    tables = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")
     one = {k: v for k, v in tables.items() if k in ("fct_measurements", "dim_workloads")}
     one["fct_measurements"] = one["fct_measurements"][one["fct_measurements"]["workload"] == WORKLOAD]
     one["dim_workloads"] = one["dim_workloads"][one["dim_workloads"]["workload"] == WORKLOAD]

@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 
 from kneecap import warehouse
-from kneecap.smf.tables import DECODED_TABLES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,9 +23,7 @@ def _stage():
 
 def _marts(tmp_path: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
     measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
-    inputs = {"reference_measurements": measurements, "reference_sources": sources,
-              **{name: empty() for name, empty in DECODED_TABLES.items()}}
-    tables = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
+    tables = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")
     marts = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
     return tmp_path / "marts", marts
 
