@@ -140,7 +140,13 @@ def test_models_lists_champions(project):
     _, env = project
     result = _run(["models"], env)
     assert result.returncode == 0
-    assert "kneecap-zosconnect_cics_diag-response" in result.stdout and "champion" in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["model", "version", "champion", "family", "created", "error", "note"]
+    mine = [line.split() for line in lines[1:] if line.split()[0] == "zosconnect_cics_diag-response"]
+    assert mine and sum(row[2] == "*" for row in mine) == 1  # one champion, starred
+    assert max(map(len, lines)) <= 120  # a terminal's width, not 20+ metric columns
+    wide = _run(["models", "--wide"], env)
+    assert "kneecap-zosconnect_cics_diag-response" in wide.stdout and "metric.knee_k_clients" in wide.stdout
 
 
 def test_a_closed_workload_asked_by_rate_gets_the_clients_that_give_it(project):

@@ -189,8 +189,40 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
     tracking.configure(args.tracking_uri)
     frame = tracking.registered_models()
-    print(frame.to_string(index=False) if not frame.empty else "no registered kneecap models")
+    if frame.empty:
+        print("no registered kneecap models")
+    elif args.wide:
+        print(frame.to_string(index=False))
+    else:
+        print(models_table(frame, tracking.MODEL_PREFIX).to_string(index=False))
     return 0
+
+
+#: The error each kind of model is judged by, in the order ``kneecap models`` looks for one.
+_ERROR_METRICS = (("metric.loo_mape_pct", "leave-one-out"), ("metric.train_mape_resp_ms", "fit, response"),
+                  ("metric.train_mape_tps", "fit, tps"))
+
+
+def models_table(frame, prefix: str):
+    """The registry as a planner reads it: one narrow row per version (``--wide`` prints all)."""
+    import pandas as pd
+
+    def error(row) -> str:
+        for column, what in _ERROR_METRICS:
+            value = row.get(column)
+            if value is not None and pd.notna(value):
+                return f"{value:.1f} % ({what})"
+        return "-"
+
+    return pd.DataFrame({
+        "model": frame["name"].str.removeprefix(prefix),
+        "version": frame["version"],
+        "champion": frame["aliases"].str.contains("champion", na=False).map({True: "*", False: ""}),
+        "family": frame.get("family", pd.Series("", index=frame.index)).fillna("-"),
+        "created": pd.to_datetime(frame["created_at"]).dt.strftime("%Y-%m-%d %H:%M"),
+        "error": [error(row) for row in frame.to_dict("records")],
+        "note": frame.get("note", pd.Series("", index=frame.index)).fillna(""),
+    })
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
@@ -507,6 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = sub.add_parser("models", help="list registered models and their aliases")
     models.add_argument("--tracking-uri", default=None, help="MLflow tracking/registry URI")
+    models.add_argument("--wide", action="store_true", help="every column: run id and all logged metrics")
     models.set_defaults(func=_cmd_models)
     return parser
 

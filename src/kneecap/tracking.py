@@ -317,10 +317,14 @@ def registered_models() -> pd.DataFrame:
                     "aliases": ",".join(sorted(aliases_by_version.get(str(mv.version), []))),
                     "run_id": mv.run_id,
                     "created_at": pd.to_datetime(mv.creation_timestamp, unit="ms"),
+                    "family": (run.data.params.get("family")
+                               or (f"cost_ols:{run.data.params['form']}" if "form" in run.data.params else None)
+                               if run else None),
+                    "note": ((mv.tags or {}).get(CHALLENGER_TAG) or (model.tags or {}).get(RETIRED_TAG)),
                     **({f"metric.{k}": v for k, v in run.data.metrics.items()} if run else {}),
                 }
             )
-    columns = ["name", "version", "aliases", "run_id", "created_at"]
+    columns = ["name", "version", "aliases", "run_id", "created_at", "family", "note"]
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=columns)
