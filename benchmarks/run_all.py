@@ -18,6 +18,8 @@ BENCHES = [
      "twenty 72.3)", ["bench_smf_decode.py", "--mb", "200", "--mix", "lpar", "--ingest"]),
     ("a WLM class from simulated SMF: response, knee and knee date vs the truth and M/M/c", ["bench_smf_class.py"]),
     ("app: page interaction latency (AppTest)", ["bench_app.py"]),
+    ("desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "
+     "needs `make run` first)", ["bench_browser.py"]),
 ]
 
 
