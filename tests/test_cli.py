@@ -18,8 +18,6 @@ from tests.app.conftest import build_project
 REPO = Path(__file__).resolve().parents[1]
 KNEECAP = [sys.executable, "-m", "kneecap.cli"]
 
-pytestmark = pytest.mark.xdist_group("cli")
-
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):

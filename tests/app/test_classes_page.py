@@ -21,8 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app" / "streamlit_app.py")
 K = 3.0  # params.yaml train.knee_k
 
-pytestmark = pytest.mark.xdist_group("app")
-
 
 def _page(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180).run()

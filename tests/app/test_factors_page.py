@@ -16,8 +16,6 @@ APP = str(REPO / "app" / "streamlit_app.py")
 DIAG = "zosconnect_cics_diag"
 CATALOGUE = factors.read_catalogue(REPO / "data" / "reference" / "factors.csv")
 
-pytestmark = pytest.mark.xdist_group("app")
-
 
 def _page() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180).run()

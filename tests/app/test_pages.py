@@ -26,8 +26,6 @@ APP = str(REPO / "app" / "streamlit_app.py")
 SEED004 = REPO / "data" / "reference" / "seed004_table1.csv"
 DIAG = "zosconnect_cics_diag"
 
-pytestmark = pytest.mark.xdist_group("app")
-
 
 def _app(page: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120).run()

@@ -26,7 +26,7 @@ ARTIFACTS = REPO / "test-artifacts" / "e2e"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 KNEE = re.compile(r"Response time breaks away")
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e"),
+pytestmark = [pytest.mark.e2e, pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None,
                                  reason="no chromium binary on PATH (Debian: apt-get install -y chromium)")]
 

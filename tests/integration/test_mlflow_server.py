@@ -38,7 +38,7 @@ WORKLOADS = {"mq_queue_inquiry": ("cost", "cost_ols"),  # seed 001: CPU ms per M
              "legstar_lsfileae": ("response", "factor_ols")}  # seed 003: 12 transport configurations
 HAS_POSTGRES = bool(shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/initdb"))
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("mlflow_server"),
+pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not HAS_POSTGRES,
                                  reason="no PostgreSQL binaries (Debian: apt-get install -y postgresql)")]
 

@@ -18,7 +18,7 @@ from kneecap import schema, warehouse
 REPO = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", "pipelines", "data/reference", "data/raw", "data/backtest", "src"]
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dvc")]
+pytestmark = [pytest.mark.slow]
 
 # the README's example table: seed 004 Table 1 (004_30fd347cf9df2afe.txt, "Recorded average response
 # times"; clients, transactions/s, ms) typed with only the columns the table prints
