@@ -104,8 +104,11 @@ def models(workload: str, version_key: str = "") -> forecasting.WorkloadModels:
 
 
 def follow_workload(page: str, workload: str, widget_keys: tuple[str, ...]) -> None:
-    """When the page's workload changes, forget its configuration widgets, so they start from the
-    new workload's measured configuration instead of keeping the previous workload's values."""
+    """When the page's workload changes, forget its configuration widgets.
+
+    They then start from the new workload's measured configuration instead of keeping the previous
+    workload's values.
+    """
     marker = f"{page}__workload"
     if st.session_state.get(marker) not in (None, workload):
         for k in widget_keys:
@@ -320,14 +323,19 @@ def class_workloads() -> list[str]:
 
 
 def interval_lpar(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each interval's other classes' busy per engine, by the rule the open dispatch fit uses, so a
-    residual compares the model with the interval it was fitted on."""
+    """Each interval's other classes' busy per engine, by the rule the open dispatch fit uses.
+
+    A residual then compares the model with the interval it was fitted on.
+    """
     return modeling.open_dispatch.other_classes_busy(rows)
 
 
 def provenance(workload: str) -> pd.DataFrame:
-    """Where a class's intervals came from: one row per system and source, with the interval count,
-    the first and last interval start and the interval length(s). Empty for tables of runs."""
+    """Where a class's intervals came from: one row per system and source.
+
+    Each row has the interval count, the first and last interval start and the interval length(s).
+    Empty for tables of runs.
+    """
     points = measured_points(workload)
     cols = ["system_id", "source_id", "intervals", "first_interval_start", "last_interval_start",
             "interval_s", "days"]
@@ -404,9 +412,11 @@ def growth_policy() -> forecasting.GrowthPolicy:
 @st.cache_data(max_entries=64)
 def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, knee_tps_hi: float,
                  slo_tps: float, horizon: int) -> dict[str, Any]:
-    """Peak tps per period, the chosen growth forecast with its band and the knee / SLO crossing
-    dates within ``horizon`` periods (:func:`kneecap.forecasting.class_growth` with params.yaml
-    ``growth``; raises ValueError on too short a history)."""
+    """Peak tps per period, the chosen growth forecast with its band and the knee / SLO crossing dates.
+
+    Crossings are looked for within ``horizon`` periods (:func:`kneecap.forecasting.class_growth`
+    with params.yaml ``growth``; raises ValueError on too short a history).
+    """
     model = models(workload, key).response
     return forecasting.class_growth(model, knee_tps=knee_tps, knee_tps_lo=knee_tps_lo, knee_tps_hi=knee_tps_hi,
                                     slo_tps=slo_tps if slo_tps == slo_tps else None,
@@ -455,8 +465,10 @@ def upload_kind(filename: str, head: bytes) -> str:
 
 
 def validate_measurements(frame: pd.DataFrame) -> dict[str, Any]:
-    """The gate's verdict on uploaded rows (:func:`kneecap.tables.validate_measurements`, the rules
-    ``kneecap check`` and the validate stage apply).
+    """The gate's verdict on uploaded rows.
+
+    The rules are those of :func:`kneecap.tables.validate_measurements`, which ``kneecap check`` and
+    the validate stage apply.
 
     Returns the validation summary (``success``, ``n_expectations``), one row per broken rule and
     column with the count of rows (``failures``) and the rows the gate would set aside, with the

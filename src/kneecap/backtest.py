@@ -235,8 +235,10 @@ def _load_column(train: pd.DataFrame) -> str | None:
 
 
 def _extrapolation_x(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
-    """Each held-out row's load over the largest training load (above 1: beyond the trained range;
-    NaN where the case has no load column), as ``kneecap forecast`` reports it."""
+    """Each held-out row's load over the largest training load, as ``kneecap forecast`` reports it.
+
+    Above 1 is beyond the trained range; NaN where the case has no load column.
+    """
     column = _load_column(train)
     if column is None or column not in test:
         return np.full(len(test), np.nan)
@@ -246,9 +248,11 @@ def _extrapolation_x(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
 
 def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str,
           extrapolation_x: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """Per held-out row: actual, prediction and band, how far beyond the trained load it lies;
-    ``saturated`` and the model's capacity where the model says the load is past what it can carry
-    (its response is then no number)."""
+    """Per held-out row: actual, prediction and band, and how far beyond the trained load it lies.
+
+    ``saturated`` and the model's capacity are added where the model says the load is past what it
+    can carry (its response is then no number).
+    """
     out = []
     for i in range(len(actual)):
         row = {"actual": actual[i], "predicted": pred[target].iloc[i],

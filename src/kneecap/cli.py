@@ -326,8 +326,11 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
 
 
 class _Progress:
-    """A progress bar on stderr (rich) while rows are answered, when stderr is a terminal and the
-    log level shows information; otherwise nothing. Used as ``with _Progress(n, what) as step``."""
+    """A progress bar on stderr (rich) while rows are answered.
+
+    Shown when stderr is a terminal and the log level shows information; otherwise nothing. Used as
+    ``with _Progress(n, what) as step``.
+    """
 
     def __init__(self, total: int, what: str) -> None:
         self.total, self.what, self.bar = total, what, None

@@ -107,7 +107,7 @@ class LoggedModel:
 
 
 def _model_kwargs(results: Any, tmp: str) -> dict[str, Any]:
-    """pyfunc arguments of a kneecap model: the results document as data, kneecap as its loader.
+    """The mlflow pyfunc arguments of a kneecap model: the results document as data, kneecap as its loader.
 
     ``loader_module`` (not ``python_model``) keeps mlflow from cloudpickling anything: the model
     directory holds MLmodel, ``data/results.json`` and environment files, nothing executable.
@@ -345,8 +345,11 @@ def registered_names() -> set[str]:
 
 
 def fingerprint(results: Any) -> str:
-    """SHA-256 of the model's stored JSON document: the same data, params and code give the same
-    fit (every random stream is seeded), so an unchanged fingerprint means an unchanged model."""
+    """SHA-256 of the model's stored JSON document.
+
+    The same data, params and code give the same fit (every random stream is seeded), so an
+    unchanged fingerprint means an unchanged model.
+    """
     import hashlib
 
     return hashlib.sha256(_serialise().dumps(results).encode("utf-8")).hexdigest()
@@ -429,8 +432,11 @@ def promote(name: str, version: str | int | None = None) -> str:
 
 
 def promote_missing() -> list[tuple[str, str]]:
-    """Promote the newest version of every kneecap model that has no champion yet, or whose
-    champion is a pickled model from an older kneecap (which kneecap no longer loads)."""
+    """Promote the newest version of every kneecap model that has no usable champion.
+
+    That is a model with no champion yet, or whose champion is a pickled model from an older
+    kneecap (which kneecap no longer loads).
+    """
     client = MlflowClient()
     done = []
     for model in client.search_registered_models():

@@ -100,9 +100,12 @@ def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str,
 
 
 def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
-    """MAPE of a fitted model on a workload's current measured rows: what a retrained version and
-    the champion are compared on (the champion may have been fitted on rows since corrected or
-    added, so for it these are partly held out). NaN when the model cannot predict the rows."""
+    """MAPE of a fitted model on a workload's current measured rows.
+
+    This is what a retrained version and the champion are compared on (the champion may have been
+    fitted on rows since corrected or added, so for it these are partly held out). NaN when the
+    model cannot predict the rows.
+    """
     try:
         if kind == COST:
             return float(modeling.cost.cost_mape(results, rows))
@@ -125,9 +128,11 @@ def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
 
 
 def input_example(model: TrainedModel, rows: pd.DataFrame, n: int = 5) -> pd.DataFrame:
-    """A few of the workload's measured rows as the model takes them: the canonical measurement,
-    factor and LPAR columns, without the columns the model predicts (so throughput stays an input
-    of open and CPU-cost models, which are asked at a given tps). Logged as the model's example."""
+    """A few of the workload's measured rows as the model takes them; logged as the model's example.
+
+    The canonical measurement, factor and LPAR columns, without the columns the model predicts (so
+    throughput stays an input of open and CPU-cost models, which are asked at a given tps).
+    """
     targets = set(getattr(model.results, "targets", ()))
     keep = [c for c in (*schema.NUMERIC_COLUMNS, *schema.FACTOR_COLUMNS, *schema.LPAR_COLUMNS)
             if c in rows.columns and c not in targets and c != "resp_ms"]

@@ -301,8 +301,10 @@ class ClosedMVAResults:
 
     def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0,
              max_draws: int | None = None) -> KneeEstimate:
-        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals
-        (from at most ``max_draws`` bootstrap draws when given)."""
+        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals.
+
+        The intervals come from at most ``max_draws`` bootstrap draws when given.
+        """
         thetas = self._thetas(max_draws)
         d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
                           for d in thetas[:, 1]])

@@ -1,9 +1,9 @@
-"""CPU cost per transaction versus load, payload and configuration (statsmodels OLS).
+r"""CPU cost per transaction versus load, payload and configuration (statsmodels OLS).
 
 ``CostModel().fit(table) -> CostResults``. The response is IBM's CPU cost per transaction,
 
-.. math:: \\text{cpu\\_ms\\_per\\_tran} = \\frac{\\text{CPU\\%} \\times 10}{\\text{TPS}}
-          = \\frac{\\text{cpu\\_s}}{\\text{interval\\_s} \\cdot \\text{TPS}} \\times 1000
+.. math:: \text{cpu\_ms\_per\_tran} = \frac{\text{CPU\%} \times 10}{\text{TPS}}
+          = \frac{\text{cpu\_s}}{\text{interval\_s} \cdot \text{TPS}} \times 1000
 
 (IBM, z/OS Connect EE V3.0 Performance Summary, §9 "CPU cost per transaction"; derived in
 ``fct_measurements``). Candidate designs — linear, log response, and (with factors) separate slopes

@@ -37,7 +37,7 @@ def server_counts(max_servers: int) -> list[int]:
 
 @dataclass
 class OpenMMcModel:
-    """``resp_ms = R0 + R_MMc(tps; S, c)``, fitted by bounded least squares on log response.
+    r"""``resp_ms = R0 + R_MMc(tps; S, c)``, fitted by bounded least squares on log response.
 
     For each server count ``c`` of :func:`server_counts` (every count to 16, then about 25 % steps
     to ``max_servers``) the delay ``R0`` and service time ``S`` are fitted (``S < 1000 c / max(tps)`` keeps every training point below saturation); the ``c`` with
@@ -49,7 +49,7 @@ class OpenMMcModel:
 
     Notes
     -----
-    .. math:: R = R_0 + S + \\frac{C(c, a)\\, S}{c (1 - \\rho)}, \\quad a = \\lambda S,\\ \\rho = a / c
+    .. math:: R = R_0 + S + \frac{C(c, a)\, S}{c (1 - \rho)}, \quad a = \lambda S,\ \rho = a / c
 
     References
     ----------
@@ -158,9 +158,11 @@ class OpenMMcResults:
         return point, float(min(lo, point)), float(max(hi, point))
 
     def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """``resp_ms`` with its band at each ``tps``; ``saturated`` (response ``inf``) at or past
-        the fitted capacity, and ``capacity_tps`` with ``_lo`` / ``_hi`` on every row, so a load
-        the model cannot carry is said, not dropped."""
+        """``resp_ms`` with its band at each ``tps``.
+
+        ``saturated`` (response ``inf``) at or past the fitted capacity, and ``capacity_tps`` with
+        ``_lo`` / ``_hi`` on every row, so a load the model cannot carry is said, not dropped.
+        """
         require_columns(frame, ("tps",), "M/M/c prediction")
         x = column_or(frame, "tps", np.nan)
         out = pd.DataFrame(index=frame.index)

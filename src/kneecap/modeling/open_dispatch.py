@@ -327,8 +327,11 @@ def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...]
 
 
 def _bootstrap(iv: _Intervals, candidates: tuple[int, ...], rules, n_boot: int, seed: int) -> np.ndarray:
-    """``(B, 4)`` draws of ``(R0, D, f, eligible bursts)``: days resampled with replacement (rows
-    when there are fewer than 5 days), the whole fit repeated on each."""
+    """``(B, 4)`` bootstrap draws of ``(R0, D, f, eligible bursts)``.
+
+    Days are resampled with replacement (rows when there are fewer than 5 days) and the whole fit
+    is repeated on each.
+    """
     rng = np.random.default_rng(seed)
     days = np.unique(iv.day)
     by_day = [np.flatnonzero(iv.day == day) for day in days]
@@ -347,8 +350,11 @@ def _bootstrap(iv: _Intervals, candidates: tuple[int, ...], rules, n_boot: int, 
 
 
 def _base_lpar(iv: _Intervals) -> dict[str, float]:
-    """The LPAR a forecast starts from: the engines most intervals had and the other classes'
-    busy in the busiest tenth of the class's intervals (what they do while the class peaks)."""
+    """The LPAR a forecast starts from.
+
+    The engines most intervals had and the other classes' busy in the busiest tenth of the class's
+    intervals (what they do while the class peaks).
+    """
     configs = pd.DataFrame({"n_gcp": iv.n_gcp, "n_ziip": iv.n_ziip}).value_counts()
     n_gcp, n_ziip = configs.index[0]
     same = (iv.n_gcp == n_gcp) & (iv.n_ziip == n_ziip)
@@ -510,8 +516,10 @@ class OpenDispatchResults:
     def max_tps(self, *, n_gcp: int | None = None, n_ziip: int | None = None,
                 bg_gcp_busy_pct: float | None = None, bg_ziip_busy_pct: float | None = None,
                 bg_load_factor: float | None = None) -> float:
-        """Class tps at which a pool it needs is full (:meth:`Dispatch.max_tps`); 0 when the other
-        classes fill it."""
+        """Class tps at which a pool it needs is full (:meth:`Dispatch.max_tps`).
+
+        0 when the other classes fill it.
+        """
         lp = self._lpar_args(n_gcp, n_ziip, bg_gcp_busy_pct, bg_ziip_busy_pct, bg_load_factor)
         return self._max_tps(lp, self.cpu_ms_per_tran, self.ziip_eligible_fraction)
 

@@ -90,8 +90,10 @@ def _open_dispatch(config: ModelingConfig, n_boot: int | None = None) -> OpenDis
 
 
 def _holdout(train: pd.DataFrame, make) -> float:
-    """Response MAPE on the last quarter of the rows in time order, fitted on the rest; NaN when
-    there are too few rows or the fit fails."""
+    """Response MAPE on the last quarter of the rows in time order, fitted on the rest.
+
+    NaN when there are too few rows or the fit fails.
+    """
     if len(train) < 8:
         return float("nan")
     order = (np.argsort(pd.to_datetime(train["interval_start_at"]).to_numpy(), kind="stable")

@@ -16,9 +16,9 @@ FAMILY = "usl"
 
 
 def usl_tps(clients: np.ndarray, alpha: float, beta: float, gamma: float) -> np.ndarray:
-    """Gunther's USL throughput.
+    r"""Gunther's USL throughput.
 
-    .. math:: X(N) = \\frac{\\gamma N}{1 + \\alpha (N - 1) + \\beta N (N - 1)}
+    .. math:: X(N) = \frac{\gamma N}{1 + \alpha (N - 1) + \beta N (N - 1)}
 
     References
     ----------
