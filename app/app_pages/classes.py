@@ -14,6 +14,7 @@ import resources as res
 
 
 def day(value) -> str:
+    """The calendar date of a timestamp, ``YYYY-MM-DD``."""
     return pd.Timestamp(value).date().isoformat()
 
 

@@ -56,6 +56,8 @@ class CaseError(ValueError):
 
 @dataclass
 class Case:
+    """One backtest case as :func:`load_case` read it: the case.yaml keys and the checked measurements."""
+
     name: str
     source: str
     targets: tuple[str, ...]
@@ -70,6 +72,8 @@ PlannerPolicy = modeling.PlannerPolicy
 
 @dataclass
 class CaseResult:
+    """What :func:`run_case` found: the models fitted, per-target errors on the test rows and the answers."""
+
     name: str
     model: str
     targets: dict[str, dict[str, Any]]
@@ -77,6 +81,7 @@ class CaseResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON-ready values (the ``cases`` entries of ``kneecap backtest --json``)."""
         return to_jsonable({"name": self.name, "model": self.model, "targets": self.targets,
                             "questions": self.questions, "notes": self.notes})
 
@@ -445,6 +450,7 @@ def load_cases(paths: list[str]) -> list[Case]:
 
 
 def run_cases(paths: list[str], config: ModelingConfig, policy: PlannerPolicy) -> list[CaseResult]:
+    """Read every case under ``paths`` and run each one (:func:`load_cases`, :func:`run_case`)."""
     return [run_case(c, config, policy) for c in load_cases(paths)]
 
 

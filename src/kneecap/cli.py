@@ -448,6 +448,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``kneecap`` argument parser: global flags and one subcommand per task, each with its handler."""
     parser = argparse.ArgumentParser(
         prog="kneecap",
         description="Capacity planning for z/OS middleware: knees, zIIPs and CPU cost per transaction.",
@@ -557,6 +558,7 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``kneecap`` command and return its exit code (0 done, 1 some items failed, 2 bad request, 130 interrupted)."""
     args = build_parser().parse_args(argv)
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(message)s"))

@@ -63,6 +63,7 @@ class MeasurementCheck:
 
     @property
     def ok(self) -> bool:
+        """True when no row broke a rule."""
         return self.problems.empty
 
     def publishable(self) -> pd.DataFrame:

@@ -79,6 +79,7 @@ class PyfuncModel:
         self.results = results
 
     def predict(self, model_input: pd.DataFrame, params: Any = None) -> pd.DataFrame:
+        """The results' prediction frame for the scenario rows (``params`` is ignored)."""
         return self.results.predict(model_input)
 
 
@@ -101,6 +102,8 @@ def _format_error(message: str) -> Exception:
 
 @dataclass(frozen=True)
 class LoggedModel:
+    """A model logged by :func:`log_model`: registered name, version (empty when not registered) and run id."""
+
     name: str
     version: str
     run_id: str
@@ -384,6 +387,7 @@ def retired_reason(name: str) -> str | None:
 
 
 def unretire(name: str) -> None:
+    """Take the retired mark off ``name``, if it has one (a fit of it exists again)."""
     if retired_reason(name) is not None:
         MlflowClient().delete_registered_model_tag(name, RETIRED_TAG)
 
@@ -398,6 +402,7 @@ def newest_version(name: str) -> tuple[str, dict[str, str]] | None:
 
 
 def tag_version(name: str, version: str | int, key: str, value: str) -> None:
+    """Set tag ``key`` to ``value`` on one registered version of ``name``."""
     MlflowClient().set_model_version_tag(name, str(version), key, value)
 
 

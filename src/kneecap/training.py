@@ -24,6 +24,8 @@ COST = "cost"
 
 @dataclass
 class TrainedModel:
+    """One fitted model of one workload and kind, with what is logged beside it: competitors, metrics, params, notes."""
+
     workload: str
     kind: str
     family: str
@@ -34,11 +36,13 @@ class TrainedModel:
     notes: list[str] = field(default_factory=list)
 
     def headline(self) -> list[str]:
+        """The results' summary lines, then the notes (what the train stage prints per model)."""
         lines = self.results.summary().splitlines()
         return lines + self.notes
 
 
 def modeling_config(params: Params) -> ModelingConfig:
+    """The :class:`ModelingConfig` the fits use, from ``params.yaml`` ``common`` and ``train``."""
     return ModelingConfig(alpha=params.common.alpha, seed=params.common.seed, n_boot=params.train.n_boot,
                           ziip_eligible_fraction=params.train.assumed_ziip_eligible_fraction,
                           honor_priority=params.train.honor_priority, help_wait_ms=params.train.help_wait_ms,

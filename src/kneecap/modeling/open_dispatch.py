@@ -269,6 +269,7 @@ class OpenDispatchModel:
         return rows, notes
 
     def fit(self, table: pd.DataFrame) -> OpenDispatchResults:
+        """Fit ``R0`` and the eligible burst count to the class's intervals (``D``, ``f`` measured); bootstrap by day."""
         rows, notes = self.select_rows(table)
         if rows.sum() < 3:
             raise ModelError(f"the open dispatch model needs at least 3 intervals with tps, resp_ms, n_gcp "
@@ -407,6 +408,7 @@ class OpenDispatchResults:
                                 "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
 
     def rules(self, eligible_bursts: int | None = None) -> Dispatch:
+        """The fitted dispatch rules (help, ZIIPAWMT, bursts) on a placeholder one-GCP LPAR."""
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
                         help_rule=self.help_rule,
                         eligible_bursts=int(self.eligible_bursts if eligible_bursts is None else eligible_bursts),
@@ -598,6 +600,7 @@ class OpenDispatchResults:
                 "gcp_busy_pct_at_knee": at_knee[1]}
 
     def summary(self) -> str:
+        """The measured and fitted parameters, base LPAR and training errors, one per line."""
         b = self.base
         lines = [
             "Open dispatch model (one WLM class on RMF intervals; zIIP + GCP pools with the other classes)",
@@ -616,6 +619,7 @@ class OpenDispatchResults:
         return "\n".join(lines + [f"  note: {n}" for n in self.notes])
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
         return to_jsonable({
             "family": self.family, "cpu_ms_per_tran": self.cpu_ms_per_tran,
             "ziip_eligible_fraction": self.ziip_eligible_fraction, "delay_ms": self.delay_ms,
@@ -629,6 +633,7 @@ class OpenDispatchResults:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpenDispatchResults:
+        """The fit from its stored document (:meth:`to_dict`)."""
         d = dict(d)
         d.pop("family", None)
         d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 4)

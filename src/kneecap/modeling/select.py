@@ -238,9 +238,11 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
 
 
 def has_cost_data(table: pd.DataFrame) -> bool:
+    """True when the table has a row with a positive CPU cost per transaction (measured or derived)."""
     return len(cost_table(table)) > 0
 
 
 def choose_cost_model(train: pd.DataFrame, config: ModelingConfig) -> Choice:
+    """Fit the cost regression (:class:`CostModel`), which chooses its own design."""
     res = CostModel(alpha=config.alpha, max_cv_error_pct=config.max_cv_error_pct).fit(train)
     return Choice(res.family, res, res.competitors.assign(family=res.family))
