@@ -1,5 +1,7 @@
-"""Plotly pieces the desk's charts share: a curve with its band, and shaded spans and vertical lines
-that have legend entries (plotly's own vrect and vline have none)."""
+"""Plotly pieces the desk's charts share: a curve with its band, and shaded spans and vertical lines.
+
+The spans and lines have legend entries (plotly's own vrect and vline have none).
+"""
 
 from __future__ import annotations
 

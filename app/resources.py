@@ -28,10 +28,12 @@ MAX_UPLOAD_MB = 200
 
 
 def marts_dir() -> Path:
+    """Folder of the published marts (``KNEECAP_MARTS``, default ``<root>/data/processed``)."""
     return Path(os.environ.get("KNEECAP_MARTS", ROOT / "data" / "processed"))
 
 
 def reports_dir() -> Path:
+    """Folder of the DVC reports (``KNEECAP_REPORTS``, default ``<root>/reports``)."""
     return Path(os.environ.get("KNEECAP_REPORTS", ROOT / "reports"))
 
 
@@ -45,10 +47,12 @@ def _tracking() -> str:
 
 @st.cache_data(ttl=60)
 def params() -> config.Params:
+    """The project's ``params.yaml`` (``KNEECAP_PARAMS`` overrides the path)."""
     return config.load_params(os.environ.get("KNEECAP_PARAMS", ROOT / "params.yaml"))
 
 
 def policy() -> forecasting.Policy:
+    """The planner policy from ``params.yaml``, as every caller uses it."""
     return config.planner_policy(params())
 
 
@@ -71,17 +75,20 @@ def table(name: str) -> pd.DataFrame:
 
 
 def measured_points(workload: str) -> pd.DataFrame:
+    """The workload's rows of ``fct_measurements`` (empty before the pipeline has published)."""
     fct = table("fct_measurements")
     return fct[fct["workload"] == workload].reset_index(drop=True) if not fct.empty else fct
 
 
 @st.cache_data(ttl=30)
 def registered() -> pd.DataFrame:
+    """Every registered kneecap model version: name, version, aliases, run and metrics."""
     _tracking()
     return tracking.registered_models()
 
 
 def workloads_with(kind: str) -> list[str]:
+    """Workloads that have a champion model of ``kind`` (``response`` or ``cost``), sorted."""
     frame = registered()
     if frame.empty:
         return []
@@ -104,8 +111,11 @@ def models(workload: str, version_key: str = "") -> forecasting.WorkloadModels:
 
 
 def follow_workload(page: str, workload: str, widget_keys: tuple[str, ...]) -> None:
-    """When the page's workload changes, forget its configuration widgets, so they start from the
-    new workload's measured configuration instead of keeping the previous workload's values."""
+    """When the page's workload changes, forget its configuration widgets.
+
+    They then start from the new workload's measured configuration instead of keeping the previous
+    workload's values.
+    """
     marker = f"{page}__workload"
     if st.session_state.get(marker) not in (None, workload):
         for k in widget_keys:
@@ -114,6 +124,7 @@ def follow_workload(page: str, workload: str, widget_keys: tuple[str, ...]) -> N
 
 
 def champion_key(workload: str) -> str:
+    """The workload's champion names and versions as one string; it changes when a champion does."""
     frame = registered()
     rows = frame[frame["name"].str.startswith(f"{tracking.MODEL_PREFIX}{workload}-")
                  & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
@@ -121,6 +132,7 @@ def champion_key(workload: str) -> str:
 
 
 def response_model(workload: str) -> Any:
+    """The workload's champion response model."""
     return models(workload, champion_key(workload)).response
 
 
@@ -153,18 +165,21 @@ def observed_knee(points: pd.DataFrame) -> dict[str, float] | None:
 # intervals the registered metrics and `kneecap forecast` print.
 @st.cache_data(max_entries=256)
 def curve(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int) -> pd.DataFrame:
+    """The response curve (with band) of a closed workload up to ``max_clients``, in one configuration."""
     return forecasting.response_curve(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
                                       think_time_ms=think_time_ms, max_load=max_clients, points=80)
 
 
 @st.cache_data(max_entries=256)
 def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, Any]:
+    """The knee in clients with its interval, in one configuration (:func:`kneecap.forecasting.knee`)."""
     return forecasting.knee(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
                             think_time_ms=think_time_ms, k=policy().knee_k)
 
 
 @st.cache_data(max_entries=256)
 def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, float]:
+    """The prediction at one number of clients and configuration, as a flat dict."""
     pred = models(workload, key).response.predict(pd.DataFrame([{
         "clients": clients, "n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms}]))
     return {k: float(v) for k, v in pred.iloc[0].items()}
@@ -173,6 +188,7 @@ def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, thin
 @st.cache_data(max_entries=128)
 def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: int, slo_resp_ms: float,
          policy: modeling.PlannerPolicy) -> dict[str, Any]:
+    """The cheapest zIIP / GCP mix that meets the SLO for a closed workload, with the table of candidates."""
     result = modeling.plan_ziip(models(workload, key).response, clients=clients, think_time_ms=think_time_ms,
                                 n_gcp=n_gcp, slo_resp_ms=slo_resp_ms, policy=policy)
     return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
@@ -221,6 +237,7 @@ def validation_report() -> dict[str, Any] | None:
 
 
 def mart_counts() -> pd.DataFrame:
+    """Rows in each published mart (0 for one not yet published)."""
     published = marts()
     return pd.DataFrame([{"table": name, "rows": len(published.get(name, ()))} for name in MARTS])
 
@@ -237,6 +254,7 @@ def run_metrics(workload: str, kind: str) -> pd.DataFrame:
 
 
 def champion_run(workload: str, kind: str) -> str | None:
+    """Run id of the workload's champion of ``kind``, or None."""
     frame = registered()
     rows = frame[(frame["name"] == tracking.model_name(workload, kind))
                  & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
@@ -320,14 +338,19 @@ def class_workloads() -> list[str]:
 
 
 def interval_lpar(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each interval's other classes' busy per engine, by the rule the open dispatch fit uses, so a
-    residual compares the model with the interval it was fitted on."""
+    """Each interval's other classes' busy per engine, by the rule the open dispatch fit uses.
+
+    A residual then compares the model with the interval it was fitted on.
+    """
     return modeling.open_dispatch.other_classes_busy(rows)
 
 
 def provenance(workload: str) -> pd.DataFrame:
-    """Where a class's intervals came from: one row per system and source, with the interval count,
-    the first and last interval start and the interval length(s). Empty for tables of runs."""
+    """Where a class's intervals came from: one row per system and source.
+
+    Each row has the interval count, the first and last interval start and the interval length(s).
+    Empty for tables of runs.
+    """
     points = measured_points(workload)
     cols = ["system_id", "source_id", "intervals", "first_interval_start", "last_interval_start",
             "interval_s", "days"]
@@ -369,6 +392,7 @@ def class_knee(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor:
 @st.cache_data(max_entries=256)
 def class_point(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int,
                 bg_load_factor: float) -> dict[str, float]:
+    """The class's prediction at one tps and LPAR, as a flat dict."""
     pred = models(workload, key).response.predict(pd.DataFrame([{"tps": float(tps),
                                                                   **_lpar(n_gcp, n_ziip, bg_load_factor)}]))
     return {k: float(v) for k, v in pred.iloc[0].items()}
@@ -377,6 +401,7 @@ def class_point(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int,
 @st.cache_data(max_entries=128)
 def class_plan(workload: str, key: str, tps: float, n_gcp: int, slo_resp_ms: float, bg_load_factor: float,
                policy: modeling.PlannerPolicy) -> dict[str, Any]:
+    """The cheapest zIIP / GCP mix that meets the SLO for a WLM class at ``tps``, with the table of candidates."""
     result = modeling.plan_ziip(models(workload, key).response, tps=float(tps), n_gcp=int(n_gcp),
                                 slo_resp_ms=slo_resp_ms, policy=policy, lpar={"bg_load_factor": float(bg_load_factor)})
     return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
@@ -404,9 +429,11 @@ def growth_policy() -> forecasting.GrowthPolicy:
 @st.cache_data(max_entries=64)
 def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, knee_tps_hi: float,
                  slo_tps: float, horizon: int) -> dict[str, Any]:
-    """Peak tps per period, the chosen growth forecast with its band and the knee / SLO crossing
-    dates within ``horizon`` periods (:func:`kneecap.forecasting.class_growth` with params.yaml
-    ``growth``; raises ValueError on too short a history)."""
+    """Peak tps per period, the chosen growth forecast with its band and the knee / SLO crossing dates.
+
+    Crossings are looked for within ``horizon`` periods (:func:`kneecap.forecasting.class_growth`
+    with params.yaml ``growth``; raises ValueError on too short a history).
+    """
     model = models(workload, key).response
     return forecasting.class_growth(model, knee_tps=knee_tps, knee_tps_lo=knee_tps_lo, knee_tps_hi=knee_tps_hi,
                                     slo_tps=slo_tps if slo_tps == slo_tps else None,
@@ -414,6 +441,7 @@ def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, k
 
 
 def promote(name: str, version: int) -> str:
+    """Make ``version`` of ``name`` the champion and forget the cached registry and models."""
     _tracking()
     done = tracking.promote(name, version)
     registered.clear()
@@ -455,8 +483,10 @@ def upload_kind(filename: str, head: bytes) -> str:
 
 
 def validate_measurements(frame: pd.DataFrame) -> dict[str, Any]:
-    """The gate's verdict on uploaded rows (:func:`kneecap.tables.validate_measurements`, the rules
-    ``kneecap check`` and the validate stage apply).
+    """The gate's verdict on uploaded rows.
+
+    The rules are those of :func:`kneecap.tables.validate_measurements`, which ``kneecap check`` and
+    the validate stage apply.
 
     Returns the validation summary (``success``, ``n_expectations``), one row per broken rule and
     column with the count of rows (``failures``) and the rows the gate would set aside, with the
@@ -572,6 +602,7 @@ def ingest_upload(filename: str, payload: bytes,
 
 
 def factors_path() -> Path:
+    """Path of the factor catalogue (``KNEECAP_FACTORS``, default ``<root>/data/reference/factors.csv``)."""
     return Path(os.environ.get("KNEECAP_FACTORS", ROOT / "data" / "reference" / "factors.csv"))
 
 
@@ -582,6 +613,7 @@ def factor_catalogue() -> dict[str, factors.Factor]:
 
 
 def catalogue_table() -> pd.DataFrame:
+    """The factor catalogue as a table, with whether each factor can be applied and why not."""
     return factors.catalogue_frame(factor_catalogue())
 
 
@@ -611,8 +643,10 @@ def factor_curves(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_m
 
 
 def parse_workload_name(text: str) -> workloads.WorkloadName:
+    """A Communications Server workload name parsed (:func:`kneecap.workloads.parse_workload_name`)."""
     return workloads.parse_workload_name(text)
 
 
 def lpar_cost_ms(lpar_util_pct: float, n_cp: int, interval_s: float, transactions: float) -> float:
+    """CPU ms per transaction from LPAR busy, engines, interval and transactions, as the report computes it."""
     return workloads.cpu_ms_per_tran_from_lpar(lpar_util_pct, n_cp, interval_s, transactions)

@@ -1,5 +1,8 @@
-"""SMF classes: one WLM class's interval history, its daily peaks, the growth forecast with its band
-and the dates that forecast reaches the class's knee and the load its SLO allows."""
+"""SMF classes: one WLM class's interval history, its daily peaks and its growth forecast.
+
+The forecast is drawn with its band and the dates it reaches the class's knee and the load its SLO
+allows.
+"""
 
 import math
 
@@ -11,6 +14,7 @@ import resources as res
 
 
 def day(value) -> str:
+    """The calendar date of a timestamp, ``YYYY-MM-DD``."""
     return pd.Timestamp(value).date().isoformat()
 
 

@@ -1,5 +1,7 @@
-"""Data: upload a measurement CSV, an SMF dump or an RMF XML report; see what it holds, what the
-validation suite said and what was set aside (quarantined) with the reason."""
+"""Data: upload a measurement CSV, an SMF dump or an RMF XML report and see what it holds.
+
+Also shows what the validation suite said and what was set aside (quarantined) with the reason.
+"""
 
 import plotly.graph_objects as go
 import streamlit as st

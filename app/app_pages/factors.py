@@ -1,5 +1,8 @@
-"""What-if factors: a cited catalogue factor applied to a workload's fitted CPU cost, side by side
-with the unadjusted answer; Communications Server workload names; cost per transaction from RMF."""
+"""What-if factors: a cited catalogue factor applied to a workload's fitted CPU cost.
+
+The adjusted answer is shown side by side with the unadjusted one; the page also parses
+Communications Server workload names and works out cost per transaction from RMF.
+"""
 
 import plotly.graph_objects as go
 import streamlit as st

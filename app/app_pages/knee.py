@@ -19,6 +19,7 @@ def nice_ceiling(x: float) -> float:
 
 
 def fmt(x: float, unit: str = "", digits: int = 2) -> str:
+    """A number with its unit, ``-`` for NaN and ``saturated`` for an infinite response."""
     if x != x:
         return "-"
     if math.isinf(x):

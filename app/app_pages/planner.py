@@ -1,7 +1,8 @@
 """Engine planner: target load and SLO in, the cheapest zIIP + GCP mix with utilisation and spill out.
 
 A closed workload's load is clients and a think time; a WLM class from SMF (open dispatch model)
-is planned at a target tps with the LPAR's other classes on the same engines."""
+is planned at a target tps with the LPAR's other classes on the same engines.
+"""
 
 import math
 from dataclasses import replace

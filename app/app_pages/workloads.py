@@ -1,5 +1,8 @@
-"""Workloads: what was measured, the fitted model curve with its band, residuals, the competing
-models with their cross-validated errors, and the backtest error on held-out points."""
+"""Workloads: what was measured, the fitted model curve with its band, and how well it fits.
+
+Shows residuals, the competing models with their cross-validated errors, and the backtest error on
+held-out points.
+"""
 
 import plotly.express as px
 import plotly.graph_objects as go

@@ -16,6 +16,7 @@ from kneecap.ingest_cli import run_ingest
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the stage; 0 even when some files cannot be read (they are reported), 1 when ``--raw`` holds no input."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--raw", required=True, help="immutable inputs (SMF dumps, RMF XML)")
     parser.add_argument("--out", required=True, help="decoded tables folder")

@@ -20,6 +20,7 @@ GOAL_BY_TARGET = {"resp_ms": "mape_goal_resp_pct", "tps": "mape_goal_tps_pct",
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the stage; 0 when the metrics are written, 2 for a malformed case."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", required=True, help="folder of backtest cases")
     parser.add_argument("--out", required=True, help="metrics JSON")

@@ -21,6 +21,7 @@ from kneecap import config, tracking, training, warehouse
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the stage; exit status 0 (a model the current marts no longer fit is retired, not an error)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--marts", required=True, help="published marts (data/processed)")
     parser.add_argument("--models", required=True, help="folder for MLflow model directories")

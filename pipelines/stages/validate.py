@@ -21,6 +21,7 @@ from kneecap.validation import quarantine, validate_tables
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the stage; 0 when the marts are published, 1 when a failure stops publishing."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--marts", required=True, help="candidate marts from build_marts")
     parser.add_argument("--out", required=True, help="published marts (data/processed)")

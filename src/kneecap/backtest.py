@@ -56,6 +56,8 @@ class CaseError(ValueError):
 
 @dataclass
 class Case:
+    """One backtest case as :func:`load_case` read it: the case.yaml keys and the checked measurements."""
+
     name: str
     source: str
     targets: tuple[str, ...]
@@ -70,6 +72,8 @@ PlannerPolicy = modeling.PlannerPolicy
 
 @dataclass
 class CaseResult:
+    """What :func:`run_case` found: the models fitted, per-target errors on the test rows and the answers."""
+
     name: str
     model: str
     targets: dict[str, dict[str, Any]]
@@ -77,6 +81,7 @@ class CaseResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON-ready values (the ``cases`` entries of ``kneecap backtest --json``)."""
         return to_jsonable({"name": self.name, "model": self.model, "targets": self.targets,
                             "questions": self.questions, "notes": self.notes})
 
@@ -235,8 +240,10 @@ def _load_column(train: pd.DataFrame) -> str | None:
 
 
 def _extrapolation_x(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
-    """Each held-out row's load over the largest training load (above 1: beyond the trained range;
-    NaN where the case has no load column), as ``kneecap forecast`` reports it."""
+    """Each held-out row's load over the largest training load, as ``kneecap forecast`` reports it.
+
+    Above 1 is beyond the trained range; NaN where the case has no load column.
+    """
     column = _load_column(train)
     if column is None or column not in test:
         return np.full(len(test), np.nan)
@@ -246,9 +253,11 @@ def _extrapolation_x(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
 
 def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str,
           extrapolation_x: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """Per held-out row: actual, prediction and band, how far beyond the trained load it lies;
-    ``saturated`` and the model's capacity where the model says the load is past what it can carry
-    (its response is then no number)."""
+    """Per held-out row: actual, prediction and band, and how far beyond the trained load it lies.
+
+    ``saturated`` and the model's capacity are added where the model says the load is past what it
+    can carry (its response is then no number).
+    """
     out = []
     for i in range(len(actual)):
         row = {"actual": actual[i], "predicted": pred[target].iloc[i],
@@ -441,6 +450,7 @@ def load_cases(paths: list[str]) -> list[Case]:
 
 
 def run_cases(paths: list[str], config: ModelingConfig, policy: PlannerPolicy) -> list[CaseResult]:
+    """Read every case under ``paths`` and run each one (:func:`load_cases`, :func:`run_case`)."""
     return [run_case(c, config, policy) for c in load_cases(paths)]
 
 

@@ -326,8 +326,11 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
 
 
 class _Progress:
-    """A progress bar on stderr (rich) while rows are answered, when stderr is a terminal and the
-    log level shows information; otherwise nothing. Used as ``with _Progress(n, what) as step``."""
+    """A progress bar on stderr (rich) while rows are answered.
+
+    Shown when stderr is a terminal and the log level shows information; otherwise nothing. Used as
+    ``with _Progress(n, what) as step``.
+    """
 
     def __init__(self, total: int, what: str) -> None:
         self.total, self.what, self.bar = total, what, None
@@ -445,6 +448,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``kneecap`` argument parser: global flags and one subcommand per task, each with its handler."""
     parser = argparse.ArgumentParser(
         prog="kneecap",
         description="Capacity planning for z/OS middleware: knees, zIIPs and CPU cost per transaction.",
@@ -554,6 +558,7 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``kneecap`` command and return its exit code (0 done, 1 some items failed, 2 bad request, 130 interrupted)."""
     args = build_parser().parse_args(argv)
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(message)s"))

@@ -23,6 +23,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class CommonConfig:
+    """``params.yaml`` ``common``: the random seed and the band level (``alpha``) every stage shares."""
+
     seed: int = ModelingConfig.seed
     alpha: float = ModelingConfig.alpha
 
@@ -39,6 +41,8 @@ def _hours(value: Any, name: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """``params.yaml`` ``train``: how models are fitted, which fit is kept, and when a new fit becomes champion."""
+
     knee_k: float = PlannerPolicy.knee_k
     n_boot: int = ModelingConfig.n_boot
     min_points: int = 3
@@ -66,6 +70,8 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class PlannerConfig:
+    """``params.yaml`` ``planner``: the limits and engine costs the zIIP / GCP planner works to."""
+
     max_ziip_busy_pct: float | None = PlannerPolicy.max_ziip_busy_pct
     max_spill_pct: float | None = PlannerPolicy.max_spill_pct
     max_n_ziip: int = PlannerPolicy.max_n_ziip
@@ -77,6 +83,8 @@ class PlannerConfig:
 
 @dataclass(frozen=True)
 class GrowthConfig:
+    """``params.yaml`` ``growth``: the peak per period (day or week) that is forecast, and how far ahead."""
+
     freq: str = "D"
     stat: str = "max"
     hours: tuple[int, int] | None = None
@@ -92,6 +100,8 @@ class GrowthConfig:
 
 @dataclass(frozen=True)
 class EvaluateConfig:
+    """``params.yaml`` ``evaluate``: the backtest MAPE goals for response, throughput and CPU cost, %."""
+
     mape_goal_resp_pct: float = 25.0
     mape_goal_tps_pct: float = 5.0
     mape_goal_cost_pct: float = 5.0
@@ -99,6 +109,8 @@ class EvaluateConfig:
 
 @dataclass(frozen=True)
 class Params:
+    """Every section of ``params.yaml``, each a frozen view (:func:`parse_params`)."""
+
     common: CommonConfig
     validate: ValidationConfig
     train: TrainConfig

@@ -186,11 +186,11 @@ def catalogue_frame(catalogue: Mapping[str, Factor]) -> pd.DataFrame:
 
 
 def multiplier(factor: Factor) -> float:
-    """The cost multiplier of a ``multiply`` factor.
+    r"""The cost multiplier of a ``multiply`` factor.
 
     Notes
     -----
-    .. math:: m = 1 + v/100 \\;(\\%), \\qquad m = v \\;(\\text{ratio}), \\qquad m = v / b \\;(\\text{ms, with base } b)
+    .. math:: m = 1 + v/100 \;(\%), \qquad m = v \;(\text{ratio}), \qquad m = v / b \;(\text{ms, with base } b)
 
     e.g. SMC-Rv2's "~ 51%" server CPU cost reduction is ``value`` -51 %: m = 0.49.
     """
@@ -207,11 +207,11 @@ def multiplier(factor: Factor) -> float:
 
 
 def added_ms(factor: Factor) -> float:
-    """The CPU ms per transaction an ``add`` factor adds (negative: saves).
+    r"""The CPU ms per transaction an ``add`` factor adds (negative: saves).
 
     Notes
     -----
-    .. math:: \\Delta = v - b \\;(\\text{with / without}), \\qquad \\Delta = v \\;(\\text{a printed saving})
+    .. math:: \Delta = v - b \;(\text{with / without}), \qquad \Delta = v \;(\text{a printed saving})
 
     e.g. the 8K stub's 0.228 - 0.077 = 0.151 ms; LTPA's -14 ms.
     """
@@ -223,7 +223,7 @@ def added_ms(factor: Factor) -> float:
 
 
 def factor_change(factor: Factor, cost_ms: float, share: float = 1.0) -> float:
-    """The change in CPU ms per transaction when ``factor`` applies to ``share`` of ``cost_ms``.
+    r"""The change in CPU ms per transaction when ``factor`` applies to ``share`` of ``cost_ms``.
 
     Parameters
     ----------
@@ -238,7 +238,7 @@ def factor_change(factor: Factor, cost_ms: float, share: float = 1.0) -> float:
 
     Notes
     -----
-    .. math:: \\Delta = s\\, c\\, (m - 1) \\;(\\text{multiply}), \\qquad \\Delta = s\\, \\Delta_f \\;(\\text{add})
+    .. math:: \Delta = s\, c\, (m - 1) \;(\text{multiply}), \qquad \Delta = s\, \Delta_f \;(\text{add})
     """
     if not 0.0 <= share <= 1.0 or math.isnan(share):
         raise FactorError(f"factor {factor.factor_id!r}: share {share!r} must be between 0 and 1")
@@ -300,7 +300,7 @@ def _selection(item: str | Mapping[str, Any], i: int) -> tuple[str, float]:
 def adjust_demand(demand_ms: float, eligible_fraction: float,
                   selections: Sequence[str | Mapping[str, Any]],
                   catalogue: Mapping[str, Factor]) -> Adjustment:
-    """Apply catalogue factors, in order, to a CPU demand per transaction.
+    r"""Apply catalogue factors, in order, to a CPU demand per transaction.
 
     Parameters
     ----------
@@ -325,12 +325,12 @@ def adjust_demand(demand_ms: float, eligible_fraction: float,
 
     Notes
     -----
-    For each factor, :math:`\\Delta` from :func:`factor_change` at the current demand, then
+    For each factor, :math:`\Delta` from :func:`factor_change` at the current demand, then
 
     .. math::
 
-        D' = D + \\Delta, \\qquad
-        f' = \\begin{cases} f D / D' & \\text{CPU on GCPs} \\\\ f & \\text{unstated} \\end{cases}
+        D' = D + \Delta, \qquad
+        f' = \begin{cases} f D / D' & \text{CPU on GCPs} \\ f & \text{unstated} \end{cases}
 
     A factor whose source does not say where its CPU ran scales eligible and non-eligible work
     alike (the eligible share is kept).

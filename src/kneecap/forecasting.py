@@ -263,10 +263,10 @@ def with_workload_name(scenario: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustment) -> WorkloadModels:
-    """The workload's response model with the factor-adjusted CPU demand and eligible share.
+    r"""The workload's response model with the factor-adjusted CPU demand and eligible share.
 
     The fitted demand :math:`D` becomes ``adjustment.adjusted_demand_ms`` and every bootstrap
-    draw :math:`D_b` becomes :math:`D_b \\cdot D'/D`, so the band keeps its relative width; the
+    draw :math:`D_b` becomes :math:`D_b \cdot D'/D`, so the band keeps its relative width; the
     fixed delay is unchanged. Only closed (MVA) response models have a CPU demand to adjust; the
     cost model is returned as is (:func:`forecast_scenario` adjusts its predictions).
     """
@@ -573,8 +573,10 @@ def _growth_fit(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy,
 
 
 def _period_reaching(when: pd.Timestamp | None, periods: pd.DatetimeIndex) -> pd.Timestamp | None:
-    """The first period (day or week) whose peak reaches the threshold, from the crossing time
-    interpolated between period starts: the period starting at or after it."""
+    """The first period (day or week) whose peak reaches the threshold.
+
+    From the crossing time interpolated between period starts: the period starting at or after it.
+    """
     if when is None:
         return None
     grid = pd.date_range(start=pd.Timestamp(when).floor("D"), periods=9, freq=periods.freq)
@@ -583,8 +585,10 @@ def _period_reaching(when: pd.Timestamp | None, periods: pd.DatetimeIndex) -> pd
 
 def slo_tps(results: OpenDispatchResults, slo_resp_ms: float, *, lpar: Mapping[str, Any] | None = None,
             tol: float = 1e-4) -> float:
-    """The class tps at which the predicted response reaches ``slo_resp_ms`` (bisection; NaN when even
-    the unloaded response is over it)."""
+    """The class tps at which the predicted response reaches ``slo_resp_ms``.
+
+    Found by bisection; NaN when even the unloaded response is over it.
+    """
     lpar = dict(lpar or {})
 
     def resp(x: float) -> float:
@@ -609,9 +613,12 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
                        policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
                        growth: GrowthPolicy | None = None,
                        on_row: Callable[[int], None] | None = None) -> pd.DataFrame:
-    """One row per scenario; a scenario that fails (unknown workload, bad key, a number out of
-    :data:`SCENARIO_RANGES`, malformed workload name, a factor that cannot be applied) gets its
-    ``error`` and the others still run."""
+    """One row per scenario.
+
+    A scenario that fails (unknown workload, bad key, a number out of :data:`SCENARIO_RANGES`,
+    malformed workload name, a factor that cannot be applied) gets its ``error`` and the others
+    still run.
+    """
     rows = []
     cache: dict[str, WorkloadModels | Exception] = {}
     for i, scenario in enumerate(scenarios):

@@ -1,4 +1,4 @@
-"""When, at our growth rate, does a class's peak load reach its knee?
+r"""When, at our growth rate, a class's peak load reaches its knee.
 
 Pure functions over a history of RMF interval throughput (no file I/O, no tracking, no UI):
 
@@ -12,7 +12,7 @@ Pure functions over a history of RMF interval throughput (no file I/O, no tracki
 Candidates (all from statsmodels):
 
 ``linear``
-    OLS trend :math:`y_t = \\beta_0 + \\beta_1 t + \\varepsilon_t`, the naive baseline, always
+    OLS trend :math:`y_t = \beta_0 + \beta_1 t + \varepsilon_t`, the naive baseline, always
     present.
 ``ets_trend``
     ETS(A,A,N), Holt's linear trend with additive errors.
@@ -21,7 +21,7 @@ Candidates (all from statsmodels):
 ``ets_weekly``
     ETS(A,A,A), additive Holt-Winters with period 7 (daily series only).
 ``sarimax_weekly``
-    SARIMA(0,1,1)(0,1,1)\\ :sub:`7`, the "airline" model with period 7 (daily series only).
+    SARIMA(0,1,1)(0,1,1)\ :sub:`7`, the "airline" model with period 7 (daily series only).
 
 References
 ----------
@@ -426,8 +426,11 @@ def _offset_length(freq: pd.DateOffset) -> pd.Timedelta | None:
 
 
 def _rolling_origins(n: int, min_train: int) -> list[int]:
-    """Training-window lengths at which to score: at most :data:`MAX_ORIGINS`, evenly spread,
-    always including the latest (n - 1, which scores one step)."""
+    """Training-window lengths at which to score.
+
+    At most :data:`MAX_ORIGINS`, evenly spread, always including the latest (n - 1, which scores one
+    step).
+    """
     if n <= min_train:
         return []
     spread = np.linspace(min_train, n - 1, num=min(MAX_ORIGINS, n - min_train))

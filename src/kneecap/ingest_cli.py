@@ -33,9 +33,12 @@ def _is_xml(path: Path) -> bool:
 
 
 class _Progress:
-    """A progress bar on stderr (rich): records, bytes and throughput, when stderr is a terminal and
-    ``quiet`` is off; nothing otherwise, so logs and pipes get no control characters. ``total_bytes``
-    (None for gzip input, whose decompressed size is unknown until read) sizes the bar."""
+    """A progress bar on stderr (rich): records, bytes and throughput.
+
+    Shown when stderr is a terminal and ``quiet`` is off; nothing otherwise, so logs and pipes get
+    no control characters. ``total_bytes`` (None for gzip input, whose decompressed size is unknown
+    until read) sizes the bar.
+    """
 
     def __init__(self, quiet: bool, total_bytes: int | None = None) -> None:
         self.bar, self.task, self.records = None, None, 0
@@ -93,9 +96,12 @@ def codepage_error(codepage: str) -> str | None:
 def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet: bool = False,
                allow_failed: bool = False, summary_target: str | None = None,
                read_ok: list[Path] | None = None) -> int:
-    """Ingest, print the summary; exit 1 if a file could not be read (unless ``allow_failed``),
-    2 for a code page that is not EBCDIC (checked before anything is read or written).
-    ``read_ok`` collects the input files that decoded (newly or before)."""
+    """Ingest, print the summary, and return the exit status.
+
+    Exit 1 if a file could not be read (unless ``allow_failed``), 2 for a code page that is not
+    EBCDIC (checked before anything is read or written). ``read_ok`` collects the input files that
+    decoded (newly or before).
+    """
     bad_codepage = codepage_error(codepage)
     if bad_codepage:
         print(f"ingest: {bad_codepage}", file=sys.stderr)
@@ -148,8 +154,10 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
 
 
 def stage_outputs(dvc_yaml: Path) -> list[Path]:
-    """Folders and files the DVC pipeline in ``dvc_yaml`` writes (every stage's ``outs``), resolved;
-    empty when there is no such file. A stage rebuilds them, so nothing else may write there."""
+    """Folders and files the DVC pipeline in ``dvc_yaml`` writes (every stage's ``outs``), resolved.
+
+    Empty when there is no such file. A stage rebuilds them, so nothing else may write there.
+    """
     if not dvc_yaml.is_file():
         return []
     import yaml
@@ -173,9 +181,11 @@ def inside_stage_output(target: Path, dvc_yaml: Path) -> Path | None:
 
 
 def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
-    """Check each input decodes, then copy the readable ones into ``into`` (the input area the
-    pipeline reads) so ``make run`` / ``dvc repro`` models them; a file already there with the same
-    bytes is not copied again, and a different file of the same name is refused, not overwritten.
+    """Check each input decodes, then copy the readable ones into ``into``.
+
+    ``into`` is the input area the pipeline reads, so ``make run`` / ``dvc repro`` models them; a
+    file already there with the same bytes is not copied again, and a different file of the same
+    name is refused, not overwritten.
 
     Returns 0 when every file came in, 1 when some could not be read (named; the rest still copied).
     """

@@ -63,11 +63,14 @@ class MeasurementCheck:
 
     @property
     def ok(self) -> bool:
+        """True when no row broke a rule."""
         return self.problems.empty
 
     def publishable(self) -> pd.DataFrame:
-        """The rows as ``fct_measurements`` without those the gate would set aside: what the
-        pipeline would publish and train on."""
+        """The rows as ``fct_measurements`` without those the gate would set aside.
+
+        What the pipeline would publish and train on.
+        """
         if self.fct is None:
             raise ValueError("this check kept no rows")
         bad = set(zip(self.problems["source_id"].dropna(), self.problems["point_id"].dropna()))
@@ -163,8 +166,11 @@ class AddedTable:
 
 
 def _cell(value: object) -> str:
-    """A cell as the bundled tables write it: empty for missing, integers without ``.0``,
-    other numbers in the shortest form that reads back to the same float."""
+    """A cell as the bundled tables write it.
+
+    Empty for missing, integers without ``.0``, other numbers in the shortest form that reads back
+    to the same float.
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float):

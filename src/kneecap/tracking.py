@@ -79,6 +79,7 @@ class PyfuncModel:
         self.results = results
 
     def predict(self, model_input: pd.DataFrame, params: Any = None) -> pd.DataFrame:
+        """The results' prediction frame for the scenario rows (``params`` is ignored)."""
         return self.results.predict(model_input)
 
 
@@ -101,13 +102,15 @@ def _format_error(message: str) -> Exception:
 
 @dataclass(frozen=True)
 class LoggedModel:
+    """A model logged by :func:`log_model`: registered name, version (empty when not registered) and run id."""
+
     name: str
     version: str
     run_id: str
 
 
 def _model_kwargs(results: Any, tmp: str) -> dict[str, Any]:
-    """pyfunc arguments of a kneecap model: the results document as data, kneecap as its loader.
+    """The mlflow pyfunc arguments of a kneecap model: the results document as data, kneecap as its loader.
 
     ``loader_module`` (not ``python_model``) keeps mlflow from cloudpickling anything: the model
     directory holds MLmodel, ``data/results.json`` and environment files, nothing executable.
@@ -345,8 +348,11 @@ def registered_names() -> set[str]:
 
 
 def fingerprint(results: Any) -> str:
-    """SHA-256 of the model's stored JSON document: the same data, params and code give the same
-    fit (every random stream is seeded), so an unchanged fingerprint means an unchanged model."""
+    """SHA-256 of the model's stored JSON document.
+
+    The same data, params and code give the same fit (every random stream is seeded), so an
+    unchanged fingerprint means an unchanged model.
+    """
     import hashlib
 
     return hashlib.sha256(_serialise().dumps(results).encode("utf-8")).hexdigest()
@@ -381,6 +387,7 @@ def retired_reason(name: str) -> str | None:
 
 
 def unretire(name: str) -> None:
+    """Take the retired mark off ``name``, if it has one (a fit of it exists again)."""
     if retired_reason(name) is not None:
         MlflowClient().delete_registered_model_tag(name, RETIRED_TAG)
 
@@ -395,6 +402,7 @@ def newest_version(name: str) -> tuple[str, dict[str, str]] | None:
 
 
 def tag_version(name: str, version: str | int, key: str, value: str) -> None:
+    """Set tag ``key`` to ``value`` on one registered version of ``name``."""
     MlflowClient().set_model_version_tag(name, str(version), key, value)
 
 
@@ -429,8 +437,11 @@ def promote(name: str, version: str | int | None = None) -> str:
 
 
 def promote_missing() -> list[tuple[str, str]]:
-    """Promote the newest version of every kneecap model that has no champion yet, or whose
-    champion is a pickled model from an older kneecap (which kneecap no longer loads)."""
+    """Promote the newest version of every kneecap model that has no usable champion.
+
+    That is a model with no champion yet, or whose champion is a pickled model from an older
+    kneecap (which kneecap no longer loads).
+    """
     client = MlflowClient()
     done = []
     for model in client.search_registered_models():

@@ -24,6 +24,8 @@ COST = "cost"
 
 @dataclass
 class TrainedModel:
+    """One fitted model of one workload and kind, with what is logged beside it: competitors, metrics, params, notes."""
+
     workload: str
     kind: str
     family: str
@@ -34,11 +36,13 @@ class TrainedModel:
     notes: list[str] = field(default_factory=list)
 
     def headline(self) -> list[str]:
+        """The results' summary lines, then the notes (what the train stage prints per model)."""
         lines = self.results.summary().splitlines()
         return lines + self.notes
 
 
 def modeling_config(params: Params) -> ModelingConfig:
+    """The :class:`ModelingConfig` the fits use, from ``params.yaml`` ``common`` and ``train``."""
     return ModelingConfig(alpha=params.common.alpha, seed=params.common.seed, n_boot=params.train.n_boot,
                           ziip_eligible_fraction=params.train.assumed_ziip_eligible_fraction,
                           honor_priority=params.train.honor_priority, help_wait_ms=params.train.help_wait_ms,
@@ -100,9 +104,12 @@ def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str,
 
 
 def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
-    """MAPE of a fitted model on a workload's current measured rows: what a retrained version and
-    the champion are compared on (the champion may have been fitted on rows since corrected or
-    added, so for it these are partly held out). NaN when the model cannot predict the rows."""
+    """MAPE of a fitted model on a workload's current measured rows.
+
+    This is what a retrained version and the champion are compared on (the champion may have been
+    fitted on rows since corrected or added, so for it these are partly held out). NaN when the
+    model cannot predict the rows.
+    """
     try:
         if kind == COST:
             return float(modeling.cost.cost_mape(results, rows))
@@ -125,9 +132,11 @@ def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
 
 
 def input_example(model: TrainedModel, rows: pd.DataFrame, n: int = 5) -> pd.DataFrame:
-    """A few of the workload's measured rows as the model takes them: the canonical measurement,
-    factor and LPAR columns, without the columns the model predicts (so throughput stays an input
-    of open and CPU-cost models, which are asked at a given tps). Logged as the model's example."""
+    """A few of the workload's measured rows as the model takes them; logged as the model's example.
+
+    The canonical measurement, factor and LPAR columns, without the columns the model predicts (so
+    throughput stays an input of open and CPU-cost models, which are asked at a given tps).
+    """
     targets = set(getattr(model.results, "targets", ()))
     keep = [c for c in (*schema.NUMERIC_COLUMNS, *schema.FACTOR_COLUMNS, *schema.LPAR_COLUMNS)
             if c in rows.columns and c not in targets and c != "resp_ms"]

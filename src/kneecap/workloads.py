@@ -47,8 +47,10 @@ _SIZE = re.compile(r"^(?P<number>\d+)\s*(?P<unit>[A-Za-z]+)$", re.ASCII)
 
 
 class WorkloadNameError(ValueError):
-    """A workload name that is not ``RR|CRR|STR<clients>(<request>/<response>)``; the message names
-    the name, the field and the value."""
+    """A workload name that is not ``RR|CRR|STR<clients>(<request>/<response>)``.
+
+    The message names the name, the field and the value.
+    """
 
 
 @dataclass(frozen=True)
@@ -189,11 +191,11 @@ def workload_columns(names: Iterable[str], *, column: str = "workload") -> pd.Da
 
 
 def lpar_cpu_seconds(lpar_util_pct: float, n_cp: int, interval_s: float) -> float:
-    """CPU seconds an LPAR used in an interval, from RMF's utilisation across its online CPs.
+    r"""CPU seconds an LPAR used in an interval, from RMF's utilisation across its online CPs.
 
     Notes
     -----
-    .. math:: \\text{cpu\\_s} = \\frac{U}{100}\\, n_{cp}\\, T
+    .. math:: \text{cpu\_s} = \frac{U}{100}\, n_{cp}\, T
 
     "if RMF result shows a LPAR utilization of 25% across 4 CPs then we translate this into 100%
     of 1 CP. If the sampling interval is 10 seconds [...] the benchmark consumes 10 seconds of CPU"
@@ -211,7 +213,7 @@ def lpar_cpu_seconds(lpar_util_pct: float, n_cp: int, interval_s: float) -> floa
 
 def cpu_ms_per_tran_from_lpar(lpar_util_pct: float, n_cp: int, interval_s: float,
                               transactions: float) -> float:
-    """CPU cost per transaction in ms, as the Communications Server report computes it from RMF.
+    r"""CPU cost per transaction in ms, as the Communications Server report computes it from RMF.
 
     Parameters
     ----------
@@ -226,7 +228,7 @@ def cpu_ms_per_tran_from_lpar(lpar_util_pct: float, n_cp: int, interval_s: float
 
     Notes
     -----
-    .. math:: \\text{cpu\\_ms\\_per\\_tran} = 1000\\,\\frac{(U/100)\\, n_{cp}\\, T}{\\text{transactions}}
+    .. math:: \text{cpu\_ms\_per\_tran} = 1000\,\frac{(U/100)\, n_{cp}\, T}{\text{transactions}}
 
     The report's worked example: 25 % of 4 CPs over 10 s is 10 CPU seconds; 1,000,000 transactions
     in those 10 s (100,000 trans/s) cost 10 µs = 0.01 ms each. It equals seed 000's
@@ -246,7 +248,7 @@ def cpu_ms_per_tran_from_lpar(lpar_util_pct: float, n_cp: int, interval_s: float
 def connection_setup(table: pd.DataFrame, *, name_column: str = "workload",
                      cost_column: str = "cpu_ms_per_tran",
                      by: Sequence[str] = ()) -> pd.DataFrame:
-    """CPU cost of a connection's setup and teardown, from CRR and RR rows at the same payloads.
+    r"""CPU cost of a connection's setup and teardown, from CRR and RR rows at the same payloads.
 
     A CRR transaction is an RR transaction plus one connect and one close, so where a table
     measures both at the same request and response sizes (and the same ``by`` columns, e.g. the
@@ -275,7 +277,7 @@ def connection_setup(table: pd.DataFrame, *, name_column: str = "workload",
 
     Notes
     -----
-    .. math:: c_{setup} = c_{CRR}(y, z) - c_{RR}(y, z), \\qquad r = c_{CRR}(y, z) / c_{RR}(y, z)
+    .. math:: c_{setup} = c_{CRR}(y, z) - c_{RR}(y, z), \qquad r = c_{CRR}(y, z) / c_{RR}(y, z)
     """
     missing = [c for c in (name_column, cost_column, *by) if c not in table.columns]
     if missing:

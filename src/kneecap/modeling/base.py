@@ -61,14 +61,19 @@ class ModelError(ValueError):
 
 
 class Results(Protocol):
+    """What every fitted model offers: its family, the columns it predicts, predictions, a document, a summary."""
+
     family: str
     targets: tuple[str, ...]
 
-    def predict(self, frame: pd.DataFrame) -> pd.DataFrame: ...
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The ``targets`` (with ``_lo`` / ``_hi`` bands) for each scenario row of ``frame``."""
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The stored JSON document of the fit (read back by the class's ``from_dict``)."""
 
-    def summary(self) -> str: ...
+    def summary(self) -> str:
+        """The fitted parameters and training error, for a person to read."""
 
 
 def require_columns(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:

@@ -52,6 +52,7 @@ class KneeEstimate:
     max_tps: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The estimate as plain JSON-ready values."""
         return to_jsonable(self.__dict__)
 
 
@@ -108,6 +109,7 @@ class ClosedMVAModel:
     seed: int = SEED
 
     def fit(self, table: pd.DataFrame) -> ClosedMVAResults:
+        """Fit ``R0`` (and ``D`` unless measured) to the table's clients, response and throughput, with bootstrap draws."""
         require_columns(table, ("clients", "n_gcp"), "the closed MVA model")
         data = _design(table)
         if not (np.isfinite(data["resp_ms"]).any() or np.isfinite(data["tps"]).any()):
@@ -203,6 +205,7 @@ class ClosedMVAResults:
 
     @property
     def params(self) -> pd.Series:
+        """The point estimates: ``delay_ms``, ``cpu_ms_per_tran`` and ``ziip_eligible_fraction``."""
         return pd.Series({"delay_ms": self.delay_ms, "cpu_ms_per_tran": self.cpu_ms_per_tran,
                           "ziip_eligible_fraction": self.ziip_eligible_fraction})
 
@@ -301,8 +304,10 @@ class ClosedMVAResults:
 
     def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0,
              max_draws: int | None = None) -> KneeEstimate:
-        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals
-        (from at most ``max_draws`` bootstrap draws when given)."""
+        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals.
+
+        The intervals come from at most ``max_draws`` bootstrap draws when given.
+        """
         thetas = self._thetas(max_draws)
         d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
                           for d in thetas[:, 1]])
@@ -342,6 +347,7 @@ class ClosedMVAResults:
         return float(configs[0][idx])
 
     def summary(self) -> str:
+        """The fitted parameters, dispatch settings and training errors, one per line."""
         lines = [
             "Closed MVA (zIIP + GCP pools, fixed delay, think time)",
             f"  cpu_ms_per_tran        {self.cpu_ms_per_tran:10.4f} ms ({self.demand_source})",
@@ -356,6 +362,7 @@ class ClosedMVAResults:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
         return to_jsonable({
             "family": self.family,
             "delay_ms": self.delay_ms, "cpu_ms_per_tran": self.cpu_ms_per_tran,
@@ -372,6 +379,7 @@ class ClosedMVAResults:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ClosedMVAResults:
+        """The fit from its stored document (:meth:`to_dict`)."""
         d = dict(d)
         d.pop("family", None)
         d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 2)

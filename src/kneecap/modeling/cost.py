@@ -1,9 +1,9 @@
-"""CPU cost per transaction versus load, payload and configuration (statsmodels OLS).
+r"""CPU cost per transaction versus load, payload and configuration (statsmodels OLS).
 
 ``CostModel().fit(table) -> CostResults``. The response is IBM's CPU cost per transaction,
 
-.. math:: \\text{cpu\\_ms\\_per\\_tran} = \\frac{\\text{CPU\\%} \\times 10}{\\text{TPS}}
-          = \\frac{\\text{cpu\\_s}}{\\text{interval\\_s} \\cdot \\text{TPS}} \\times 1000
+.. math:: \text{cpu\_ms\_per\_tran} = \frac{\text{CPU\%} \times 10}{\text{TPS}}
+          = \frac{\text{cpu\_s}}{\text{interval\_s} \cdot \text{TPS}} \times 1000
 
 (IBM, z/OS Connect EE V3.0 Performance Summary, §9 "CPU cost per transaction"; derived in
 ``fct_measurements``). Candidate designs — linear, log response, and (with factors) separate slopes
@@ -65,6 +65,11 @@ class Design:
     factors: dict[str, list[str]]
 
     def matrix(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The regression's design matrix for ``frame``.
+
+        A constant, a dummy per factor level after the first, and the numeric drivers (bytes logged in a
+        ``log`` form); in a ``*_by_factor`` form also each driver times each dummy (a slope per level).
+        """
         cols: dict[str, np.ndarray] = {"const": np.ones(len(frame))}
         dummies: dict[str, np.ndarray] = {}
         for name, levels in self.factors.items():
@@ -82,6 +87,7 @@ class Design:
         return pd.DataFrame(cols, index=frame.index)
 
     def to_dict(self) -> dict[str, Any]:
+        """The design as plain values (stored with the fit)."""
         return {"form": self.form, "numeric": list(self.numeric), "factors": self.factors}
 
 
@@ -200,6 +206,7 @@ class CostModel:
     target: str = "cpu_ms_per_tran"
 
     def fit(self, table: pd.DataFrame) -> CostResults:
+        """Score every candidate design on the table's cost rows and fit the chosen one (see the class notes)."""
         train = cost_table(table, self.target)
         if len(train) < 1:
             if self.target == "cpu_ms_per_tran":
@@ -240,6 +247,7 @@ def _identifiable(train: pd.DataFrame, design: Design) -> bool:
 
 
 def design_size(design: Design, train: pd.DataFrame) -> int:
+    """Number of regression columns ``design`` has on ``train`` (fewer wins a tie in cross-validated error)."""
     return int(design.matrix(train).shape[1])
 
 
@@ -250,6 +258,8 @@ def _keep_columns(train: pd.DataFrame, target: str) -> list[str]:
 
 @dataclass
 class CostResults:
+    """A fitted :class:`CostModel`: the chosen design, OLS on its training rows, and the competing designs."""
+
     design: Design
     train: pd.DataFrame
     alpha: float
@@ -260,6 +270,7 @@ class CostResults:
 
     @property
     def targets(self) -> tuple[str, ...]:
+        """The columns :meth:`predict` answers: the target and what follows from it (CPU %, eligible %, response)."""
         if self.target == "cpu_ms_per_tran":
             shares = ("ziip_eligible_pct",) if self.eligible_fraction().get("fraction") is not None else ()
             return ("cpu_ms_per_tran", "cpu_total_pct") + shares
@@ -278,10 +289,12 @@ class CostResults:
 
     @property
     def params(self) -> pd.Series:
+        """The OLS coefficients, one per design column."""
         return self.ols.params
 
     @property
     def loo_mape_pct(self) -> float:
+        """Leave-one-out MAPE of the chosen design on the training rows, %."""
         return _loo_mape(self.train, self.design, self.target)
 
     def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -348,11 +361,13 @@ class CostResults:
         return out
 
     def summary(self) -> str:
+        """The design, its cross-validated error, how it was chosen, and the coefficients."""
         return (f"OLS of {self.target} ({self.design.form}; drivers: {', '.join(self.design.numeric) or 'none'}; "
                 f"factors: {', '.join(self.design.factors) or 'none'}); n = {len(self.train)}, "
                 f"LOO MAPE {self.loo_mape_pct:.2f} %; {self.selection_note}\n" + self.ols.params.round(6).to_string())
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored JSON document: design and training rows, so a reload refits exactly."""
         # the training rows are few; storing them makes the reload an exact, deterministic refit
         return to_jsonable({"family": self.family, "design": self.design.to_dict(), "alpha": self.alpha,
                             "selection_note": self.selection_note, "target": self.target,
@@ -360,6 +375,7 @@ class CostResults:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CostResults:
+        """The fit from its stored document (:meth:`to_dict`), refitted on the stored rows."""
         design = Design(d["design"]["form"], tuple(d["design"]["numeric"]), dict(d["design"]["factors"]))
         train = pd.DataFrame(d["train"])
         for c in train.columns:

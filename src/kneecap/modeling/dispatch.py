@@ -104,15 +104,15 @@ class Dispatch:
                 self.bg_ziip_busy_pct / 100.0, float(self.bg_burst_ms))
 
     def max_tps(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float) -> float:
-        """Throughput at which the pools the class may use are full (asymptotic bound), tps.
+        r"""Throughput at which the pools the class may use are full (asymptotic bound), tps.
 
         With help (or no zIIP) eligible work may use every engine, GCP-native work only GCPs;
         without help each kind is limited by its own pool:
 
         .. math::
 
-            X_{max} = \\min\\Big(\\frac{c_G + c_Z}{D}, \\frac{c_G}{(1-f)D}\\Big) \\text{ (help)}, \\quad
-            \\min\\Big(\\frac{c_Z}{f D}, \\frac{c_G}{(1-f)D}\\Big) \\text{ (no help)}
+            X_{max} = \min\Big(\frac{c_G + c_Z}{D}, \frac{c_G}{(1-f)D}\Big) \text{ (help)}, \quad
+            \min\Big(\frac{c_Z}{f D}, \frac{c_G}{(1-f)D}\Big) \text{ (no help)}
 
         with ``c`` the engines each pool has left after background work.
         """
@@ -434,10 +434,13 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
-    """(residence ms, spill, zIIP busy per engine, GCP busy per engine, eligible wait ms, GCP-only
-    wait ms) at ``lam`` tran/ms; the waits are per transaction: eligible bursts queued for a zIIP
-    (until a zIIP or a helping GCP takes them) and GCP-only bursts queued for a GCP (with no zIIP
-    online all of it, eligible work included, is GCP wait)."""
+    """Residence, spill, busy per engine and waits at ``lam`` tran/ms.
+
+    Returns (residence ms, spill, zIIP busy per engine, GCP busy per engine, eligible wait ms,
+    GCP-only wait ms). The waits are per transaction: eligible bursts queued for a zIIP (until a
+    zIIP or a helping GCP takes them) and GCP-only bursts queued for a GCP (with no zIIP online all
+    of it, eligible work included, is GCP wait).
+    """
     inf = np.inf
     ke = k_e if f > 0.0 else 0
     kg = k_g if f < 1.0 else 0

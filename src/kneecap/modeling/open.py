@@ -37,7 +37,7 @@ def server_counts(max_servers: int) -> list[int]:
 
 @dataclass
 class OpenMMcModel:
-    """``resp_ms = R0 + R_MMc(tps; S, c)``, fitted by bounded least squares on log response.
+    r"""``resp_ms = R0 + R_MMc(tps; S, c)``, fitted by bounded least squares on log response.
 
     For each server count ``c`` of :func:`server_counts` (every count to 16, then about 25 % steps
     to ``max_servers``) the delay ``R0`` and service time ``S`` are fitted (``S < 1000 c / max(tps)`` keeps every training point below saturation); the ``c`` with
@@ -49,7 +49,7 @@ class OpenMMcModel:
 
     Notes
     -----
-    .. math:: R = R_0 + S + \\frac{C(c, a)\\, S}{c (1 - \\rho)}, \\quad a = \\lambda S,\\ \\rho = a / c
+    .. math:: R = R_0 + S + \frac{C(c, a)\, S}{c (1 - \rho)}, \quad a = \lambda S,\ \rho = a / c
 
     References
     ----------
@@ -62,6 +62,7 @@ class OpenMMcModel:
     seed: int = 0
 
     def fit(self, table: pd.DataFrame) -> OpenMMcResults:
+        """Fit ``R0`` and ``S`` for each candidate server count, keep the best ``c``, and bootstrap the band."""
         x, r, ok = positive_pairs(table, "tps", "resp_ms", "the open M/M/c model")
         servers = _constant(table, "n_gcp", ok)
         measured_s = _measured_service_ms(table, ok)
@@ -127,6 +128,8 @@ def _fit(x: np.ndarray, r: np.ndarray, c: int, start: np.ndarray | None,
 
 @dataclass
 class OpenMMcResults:
+    """A fitted :class:`OpenMMcModel`: ``c`` servers, delay ``R0`` and service time ``S`` with bootstrap draws."""
+
     n_servers: int
     delay_ms: float
     service_ms: float
@@ -146,6 +149,7 @@ class OpenMMcResults:
 
     @property
     def max_tps(self) -> float:
+        """Throughput at which the ``c`` servers are full, ``1000 c / S``."""
         return 1000.0 * self.n_servers / self.service_ms
 
     def capacity_tps(self) -> tuple[float, float, float]:
@@ -158,9 +162,11 @@ class OpenMMcResults:
         return point, float(min(lo, point)), float(max(hi, point))
 
     def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """``resp_ms`` with its band at each ``tps``; ``saturated`` (response ``inf``) at or past
-        the fitted capacity, and ``capacity_tps`` with ``_lo`` / ``_hi`` on every row, so a load
-        the model cannot carry is said, not dropped."""
+        """``resp_ms`` with its band at each ``tps``.
+
+        ``saturated`` (response ``inf``) at or past the fitted capacity, and ``capacity_tps`` with
+        ``_lo`` / ``_hi`` on every row, so a load the model cannot carry is said, not dropped.
+        """
         require_columns(frame, ("tps",), "M/M/c prediction")
         x = column_or(frame, "tps", np.nan)
         out = pd.DataFrame(index=frame.index)
@@ -179,11 +185,13 @@ class OpenMMcResults:
         return widen_beyond_trained(out, x, self.max_tps_trained, self.extrapolation_spread)
 
     def summary(self) -> str:
+        """Server count, service time, delay, capacity and training error in one line."""
         return (f"Open M/M/c: c = {self.n_servers}, service {self.service_ms:.4g} ms ({self.service_source}), "
                 f"delay {self.delay_ms:.4g} ms; "
                 f"saturates at {self.max_tps:.0f} tps; train MAPE resp {self.train_mape['resp_ms']:.1f} %")
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
         return to_jsonable({"family": self.family, "n_servers": self.n_servers, "delay_ms": self.delay_ms,
                             "service_ms": self.service_ms, "boot_params": self.boot_params,
                             "residuals": self.residuals, "alpha": self.alpha, "seed": self.seed,
@@ -195,6 +203,7 @@ class OpenMMcResults:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpenMMcResults:
+        """The fit from its stored document (:meth:`to_dict`)."""
         d = dict(d)
         d.pop("family", None)
         d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 2)

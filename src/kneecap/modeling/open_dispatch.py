@@ -269,6 +269,7 @@ class OpenDispatchModel:
         return rows, notes
 
     def fit(self, table: pd.DataFrame) -> OpenDispatchResults:
+        """Fit ``R0`` and the eligible burst count to the class's intervals (``D``, ``f`` measured); bootstrap by day."""
         rows, notes = self.select_rows(table)
         if rows.sum() < 3:
             raise ModelError(f"the open dispatch model needs at least 3 intervals with tps, resp_ms, n_gcp "
@@ -327,8 +328,11 @@ def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...]
 
 
 def _bootstrap(iv: _Intervals, candidates: tuple[int, ...], rules, n_boot: int, seed: int) -> np.ndarray:
-    """``(B, 4)`` draws of ``(R0, D, f, eligible bursts)``: days resampled with replacement (rows
-    when there are fewer than 5 days), the whole fit repeated on each."""
+    """``(B, 4)`` bootstrap draws of ``(R0, D, f, eligible bursts)``.
+
+    Days are resampled with replacement (rows when there are fewer than 5 days) and the whole fit
+    is repeated on each.
+    """
     rng = np.random.default_rng(seed)
     days = np.unique(iv.day)
     by_day = [np.flatnonzero(iv.day == day) for day in days]
@@ -347,8 +351,11 @@ def _bootstrap(iv: _Intervals, candidates: tuple[int, ...], rules, n_boot: int, 
 
 
 def _base_lpar(iv: _Intervals) -> dict[str, float]:
-    """The LPAR a forecast starts from: the engines most intervals had and the other classes'
-    busy in the busiest tenth of the class's intervals (what they do while the class peaks)."""
+    """The LPAR a forecast starts from.
+
+    The engines most intervals had and the other classes' busy in the busiest tenth of the class's
+    intervals (what they do while the class peaks).
+    """
     configs = pd.DataFrame({"n_gcp": iv.n_gcp, "n_ziip": iv.n_ziip}).value_counts()
     n_gcp, n_ziip = configs.index[0]
     same = (iv.n_gcp == n_gcp) & (iv.n_ziip == n_ziip)
@@ -401,6 +408,7 @@ class OpenDispatchResults:
                                 "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
 
     def rules(self, eligible_bursts: int | None = None) -> Dispatch:
+        """The fitted dispatch rules (help, ZIIPAWMT, bursts) on a placeholder one-GCP LPAR."""
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
                         help_rule=self.help_rule,
                         eligible_bursts=int(self.eligible_bursts if eligible_bursts is None else eligible_bursts),
@@ -510,8 +518,10 @@ class OpenDispatchResults:
     def max_tps(self, *, n_gcp: int | None = None, n_ziip: int | None = None,
                 bg_gcp_busy_pct: float | None = None, bg_ziip_busy_pct: float | None = None,
                 bg_load_factor: float | None = None) -> float:
-        """Class tps at which a pool it needs is full (:meth:`Dispatch.max_tps`); 0 when the other
-        classes fill it."""
+        """Class tps at which a pool it needs is full (:meth:`Dispatch.max_tps`).
+
+        0 when the other classes fill it.
+        """
         lp = self._lpar_args(n_gcp, n_ziip, bg_gcp_busy_pct, bg_ziip_busy_pct, bg_load_factor)
         return self._max_tps(lp, self.cpu_ms_per_tran, self.ziip_eligible_fraction)
 
@@ -590,6 +600,7 @@ class OpenDispatchResults:
                 "gcp_busy_pct_at_knee": at_knee[1]}
 
     def summary(self) -> str:
+        """The measured and fitted parameters, base LPAR and training errors, one per line."""
         b = self.base
         lines = [
             "Open dispatch model (one WLM class on RMF intervals; zIIP + GCP pools with the other classes)",
@@ -608,6 +619,7 @@ class OpenDispatchResults:
         return "\n".join(lines + [f"  note: {n}" for n in self.notes])
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
         return to_jsonable({
             "family": self.family, "cpu_ms_per_tran": self.cpu_ms_per_tran,
             "ziip_eligible_fraction": self.ziip_eligible_fraction, "delay_ms": self.delay_ms,
@@ -621,6 +633,7 @@ class OpenDispatchResults:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpenDispatchResults:
+        """The fit from its stored document (:meth:`to_dict`)."""
         d = dict(d)
         d.pop("family", None)
         d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 4)

@@ -38,7 +38,7 @@ def multiserver_mva(
     think_time_ms: float,
     n_max: int,
 ) -> MVASolution:
-    """Exact MVA for one class over multi-server (load-dependent) stations plus a fixed delay.
+    r"""Exact MVA for one class over multi-server (load-dependent) stations plus a fixed delay.
 
     Parameters
     ----------
@@ -56,12 +56,12 @@ def multiserver_mva(
 
     .. math::
 
-        R_k(n) = \\frac{D_k}{m_k}\\Big[1 + Q_k(n-1) + \\sum_{j=0}^{m_k-2} (m_k-1-j)\\,p_k(j\\mid n-1)\\Big]
+        R_k(n) = \frac{D_k}{m_k}\Big[1 + Q_k(n-1) + \sum_{j=0}^{m_k-2} (m_k-1-j)\,p_k(j\mid n-1)\Big]
 
-        X(n) = \\frac{n}{Z + R_0 + \\sum_k R_k(n)}, \\qquad Q_k(n) = X(n) R_k(n)
+        X(n) = \frac{n}{Z + R_0 + \sum_k R_k(n)}, \qquad Q_k(n) = X(n) R_k(n)
 
-        p_k(j\\mid n) = \\frac{X(n) D_k}{j}\\,p_k(j-1\\mid n-1)\\ (1 \\le j < m_k), \\qquad
-        p_k(0\\mid n) = p_k(0\\mid n-1)\\,\\frac{X(n)}{X_{-k}(n)}
+        p_k(j\mid n) = \frac{X(n) D_k}{j}\,p_k(j-1\mid n-1)\ (1 \le j < m_k), \qquad
+        p_k(0\mid n) = p_k(0\mid n-1)\,\frac{X(n)}{X_{-k}(n)}
 
     The bracket follows from ``R_k(n) = sum_j j / mu_k(j) p_k(j-1|n-1)`` with ``sum_j j p(j-1) = 1 + Q``.
     ``p_k(0|n) = G_{-k}(n) / G(n)`` with ``G`` the normalisation constant and ``X(n) = G(n-1) / G(n)``,
@@ -205,14 +205,14 @@ def _mva_kernel(demands, servers, delays, think_time_ms, n_max):  # pragma: no c
 
 
 def erlang_c(offered_erlangs: float, n_servers: int) -> float:
-    """Probability an arrival waits in an M/M/c queue (Erlang C).
+    r"""Probability an arrival waits in an M/M/c queue (Erlang C).
 
     Notes
     -----
     With ``a = lambda S`` and ``rho = a / c``, Erlang B by the stable recursion
     ``B_0 = 1``, ``B_k = a B_{k-1} / (k + a B_{k-1})``, then
 
-    .. math:: C(c, a) = \\frac{B_c}{1 - \\rho + \\rho B_c}
+    .. math:: C(c, a) = \frac{B_c}{1 - \rho + \rho B_c}
 
     References
     ----------

@@ -90,8 +90,10 @@ def _open_dispatch(config: ModelingConfig, n_boot: int | None = None) -> OpenDis
 
 
 def _holdout(train: pd.DataFrame, make) -> float:
-    """Response MAPE on the last quarter of the rows in time order, fitted on the rest; NaN when
-    there are too few rows or the fit fails."""
+    """Response MAPE on the last quarter of the rows in time order, fitted on the rest.
+
+    NaN when there are too few rows or the fit fails.
+    """
     if len(train) < 8:
         return float("nan")
     order = (np.argsort(pd.to_datetime(train["interval_start_at"]).to_numpy(), kind="stable")
@@ -236,9 +238,11 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
 
 
 def has_cost_data(table: pd.DataFrame) -> bool:
+    """True when the table has a row with a positive CPU cost per transaction (measured or derived)."""
     return len(cost_table(table)) > 0
 
 
 def choose_cost_model(train: pd.DataFrame, config: ModelingConfig) -> Choice:
+    """Fit the cost regression (:class:`CostModel`), which chooses its own design."""
     res = CostModel(alpha=config.alpha, max_cv_error_pct=config.max_cv_error_pct).fit(train)
     return Choice(res.family, res, res.competitors.assign(family=res.family))

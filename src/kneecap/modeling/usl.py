@@ -16,9 +16,9 @@ FAMILY = "usl"
 
 
 def usl_tps(clients: np.ndarray, alpha: float, beta: float, gamma: float) -> np.ndarray:
-    """Gunther's USL throughput.
+    r"""Gunther's USL throughput.
 
-    .. math:: X(N) = \\frac{\\gamma N}{1 + \\alpha (N - 1) + \\beta N (N - 1)}
+    .. math:: X(N) = \frac{\gamma N}{1 + \alpha (N - 1) + \beta N (N - 1)}
 
     References
     ----------
@@ -57,6 +57,7 @@ class USLModel:
     alpha: float = 0.05
 
     def fit(self, table: pd.DataFrame) -> USLResults:
+        """Fit ``(alpha, beta, gamma)`` to the table's ``(clients, tps)`` pairs."""
         n, x, ok = positive_pairs(table, "clients", "tps", "the USL model")
 
         def fun(p: np.ndarray) -> np.ndarray:
@@ -79,6 +80,8 @@ class USLModel:
 
 @dataclass
 class USLResults:
+    """A fitted :class:`USLModel`: ``params`` ``(alpha, beta, gamma)`` with covariance; ``alpha`` is the band level."""
+
     params: np.ndarray  # alpha (contention), beta (coherency), gamma (tps at one client)
     cov: np.ndarray
     s2: float
@@ -126,11 +129,13 @@ class USLResults:
         return widen_beyond_trained(out, n, self.max_clients, self.extrapolation_spread)
 
     def summary(self) -> str:
+        """Contention, coherency, per-client throughput, peak and training error in one line."""
         a, b, g = self.params
         return (f"USL: alpha {a:.4g} (contention), beta {b:.4g} (coherency), gamma {g:.4g} tps/client; "
                 f"peak at N* = {self.peak_clients:.1f} clients; train MAPE tps {self.train_mape['tps']:.1f} %")
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
         return to_jsonable({"family": self.family, "params": self.params, "cov": self.cov,
                             "s2": self.s2, "dof": self.dof, "alpha": self.alpha,
                             "think_time_ms": self.think_time_ms, "train_mape": self.train_mape,
@@ -140,6 +145,7 @@ class USLResults:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> USLResults:
+        """The fit from its stored document (:meth:`to_dict`)."""
         d = dict(d)
         d.pop("family", None)
         d["params"] = np.array(d["params"], dtype=float)

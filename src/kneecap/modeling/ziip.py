@@ -69,9 +69,11 @@ class ZiipPlan:
 
     @property
     def added_gcp(self) -> int | None:
+        """GCPs to add to the ``n_gcp`` asked about, or None when no mix passes."""
         return None if self.n_gcp_recommended is None else self.n_gcp_recommended - self.n_gcp
 
     def to_dict(self) -> dict[str, Any]:
+        """The plan as plain JSON-ready values, ``table`` as a list of rows."""
         return to_jsonable({
             "n_ziip": self.n_ziip, "n_gcp_recommended": self.n_gcp_recommended, "added_gcp": self.added_gcp,
             "margin_ms": self.margin_ms, "slo_resp_ms": self.slo_resp_ms, "clients": self.clients,

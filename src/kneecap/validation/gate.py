@@ -37,6 +37,8 @@ class Failure:
 
 @dataclass(frozen=True)
 class TableReport:
+    """One table's verdict: rows checked, rules it was held to and the failures."""
+
     table: str
     n_rows: int
     n_expectations: int
@@ -44,22 +46,28 @@ class TableReport:
 
     @property
     def success(self) -> bool:
+        """True when no rule failed on the table."""
         return not self.failures
 
 
 @dataclass(frozen=True)
 class ValidationReport:
+    """The verdict on every table validated in one run."""
+
     tables: tuple[TableReport, ...] = field(default_factory=tuple)
 
     @property
     def success(self) -> bool:
+        """True when every table passed."""
         return all(t.success for t in self.tables)
 
     @property
     def failures(self) -> list[Failure]:
+        """Every table's failures, in table order."""
         return [f for t in self.tables for f in t.failures]
 
     def to_dict(self) -> dict[str, object]:
+        """The report as JSON-ready values (the validate stage's report file)."""
         return {
             "success": self.success,
             "tables": [
