@@ -45,3 +45,17 @@ def test_an_unknown_section_or_key_is_an_error() -> None:
 def test_the_bundled_params_file_reads() -> None:
     params = config.load_params(REPO / "params.yaml")
     assert params.planner.max_added_gcp == 4 and params.train.knee_k == 3.0
+
+
+def test_the_marts_engine_is_duckdb_unless_params_or_the_environment_say_spark() -> None:
+    assert config.warehouse_config(config.load_params(REPO / "params.yaml"), {}) == config.WarehouseConfig()
+    assert config.WarehouseConfig().engine == "duckdb"  # `make run` stays embedded
+    chosen = config.parse_params({"warehouse": {"engine": "spark", "spark_master": "spark://h:7077"}})
+    assert config.warehouse_config(chosen, {}) == config.WarehouseConfig("spark", "spark://h:7077")
+    overridden = config.warehouse_config(config.parse_params({}), {"KNEECAP_ENGINE": "spark",
+                                                                   "KNEECAP_SPARK_MASTER": "local[2]"})
+    assert overridden == config.WarehouseConfig("spark", "local[2]")
+    with pytest.raises(ValueError, match="warehouse.engine must be one of duckdb, spark, got 'postgres'"):
+        config.parse_params({"warehouse": {"engine": "postgres"}})
+    with pytest.raises(ValueError, match="KNEECAP_ENGINE='Spark'"):
+        config.warehouse_config(config.parse_params({}), {"KNEECAP_ENGINE": "Spark"})

@@ -8,6 +8,7 @@ from the classes they configure (:class:`~kneecap.modeling.select.ModelingConfig
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -107,6 +108,27 @@ class EvaluateConfig:
     mape_goal_cost_pct: float = 5.0
 
 
+#: Engines that can run the pipeline's SQL in the ``build_marts`` stage: DuckDB in process
+#: (:mod:`kneecap.warehouse`) or Spark SQL on the same files (:mod:`kneecap.spark_engine`).
+ENGINES: tuple[str, ...] = ("duckdb", "spark")
+#: Environment variables that override ``warehouse.engine`` and ``warehouse.spark_master`` for one
+#: run, so a cluster job can switch engine without editing the tracked params.yaml.
+ENGINE_ENV = "KNEECAP_ENGINE"
+SPARK_MASTER_ENV = "KNEECAP_SPARK_MASTER"
+
+
+@dataclass(frozen=True)
+class WarehouseConfig:
+    engine: str = "duckdb"
+    spark_master: str = "local[*]"
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"warehouse.engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        if not isinstance(self.spark_master, str) or not self.spark_master.strip():
+            raise ValueError(f"warehouse.spark_master must be a Spark master URL, got {self.spark_master!r}")
+
+
 @dataclass(frozen=True)
 class Params:
     """Every section of ``params.yaml``, each a frozen view (:func:`parse_params`)."""
@@ -117,6 +139,7 @@ class Params:
     planner: PlannerConfig
     evaluate: EvaluateConfig
     growth: GrowthConfig = GrowthConfig()
+    warehouse: WarehouseConfig = WarehouseConfig()
 
 
 def _section(cls: type[T], values: dict[str, Any] | None, where: str) -> T:
@@ -142,6 +165,7 @@ def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
         planner=_section(PlannerConfig, raw.get("planner"), f"{where}: planner"),
         evaluate=_section(EvaluateConfig, raw.get("evaluate"), f"{where}: evaluate"),
         growth=_section(GrowthConfig, raw.get("growth"), f"{where}: growth"),
+        warehouse=_section(WarehouseConfig, raw.get("warehouse"), f"{where}: warehouse"),
     )
 
 
@@ -159,6 +183,32 @@ def growth_policy(params: Params):
 
     g = params.growth
     return GrowthPolicy(freq=g.freq, stat=g.stat, hours=g.hours, horizon=g.horizon)
+
+
+def warehouse_config(params: Params, environ: Mapping[str, str] | None = None) -> WarehouseConfig:
+    """The engine (and Spark master) the ``build_marts`` stage runs the SQL on: params.yaml's
+    ``warehouse`` section, each key overridden by its environment variable when that is set.
+
+    Examples
+    --------
+    >>> warehouse_config(parse_params({}), {}).engine
+    'duckdb'
+    >>> warehouse_config(parse_params({}), {"KNEECAP_ENGINE": "spark"}).engine
+    'spark'
+    >>> warehouse_config(parse_params({}), {"KNEECAP_ENGINE": "sparc"})
+    Traceback (most recent call last):
+    ...
+    ValueError: KNEECAP_ENGINE='sparc': warehouse.engine must be one of duckdb, spark, got 'sparc'
+    """
+    environ = os.environ if environ is None else environ
+    chosen = params.warehouse
+    engine = environ.get(ENGINE_ENV) or chosen.engine
+    master = environ.get(SPARK_MASTER_ENV) or chosen.spark_master
+    try:
+        return WarehouseConfig(engine=engine, spark_master=master)
+    except ValueError as exc:
+        named = [f"{k}={environ[k]!r}" for k in (ENGINE_ENV, SPARK_MASTER_ENV) if environ.get(k)]
+        raise ValueError(f"{', '.join(named)}: {exc}" if named else str(exc)) from None
 
 
 def load_params(path: str | os.PathLike[str] = "params.yaml") -> Params:

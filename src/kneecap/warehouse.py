@@ -700,13 +700,10 @@ def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataF
     return tables
 
 
-def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
-                decoded: Mapping[str, pd.DataFrame] | None = None, *,
-                sql_root: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Every table of the pipeline's SQL from the reference tables and decoded SMF/RMF tables.
-
-    The one place that binds the SQL's inputs, for the ``build_marts`` stage, the desk's and
-    ``kneecap check``'s validation of a table, and the tests alike.
+def marts_inputs(measurements: pd.DataFrame, sources: pd.DataFrame,
+                 decoded: Mapping[str, pd.DataFrame] | None = None) -> dict[str, pd.DataFrame]:
+    """The SQL's inputs by logical table name: the one place that binds them, for either engine
+    (:func:`build_marts` here, :func:`kneecap.spark_engine.build_marts` on Spark).
 
     Parameters
     ----------
@@ -715,13 +712,29 @@ def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
     decoded
         Decoded tables by name (:func:`read_decoded_tables`); any the SQL reads and this leaves
         out are bound empty, with their declared columns.
-    sql_root
-        The pipeline's SQL folder (``pipelines/sql``).
     """
     from kneecap.smf.tables import DECODED_TABLES
 
     given = dict(decoded or {})
-    inputs = {"reference_measurements": measurements, "reference_sources": sources,
-              **{name: given[name] if name in given else empty() for name, empty in DECODED_TABLES.items()},
-              **{name: frame for name, frame in given.items() if name not in DECODED_TABLES}}
-    return run_sql_files(sql_files(sql_root), inputs)
+    return {"reference_measurements": measurements, "reference_sources": sources,
+            **{name: given[name] if name in given else empty() for name, empty in DECODED_TABLES.items()},
+            **{name: frame for name, frame in given.items() if name not in DECODED_TABLES}}
+
+
+def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
+                decoded: Mapping[str, pd.DataFrame] | None = None, *,
+                sql_root: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Every table of the pipeline's SQL from the reference tables and decoded SMF/RMF tables,
+    run in DuckDB.
+
+    Used by the ``build_marts`` stage (unless params.yaml chooses Spark), the desk's and
+    ``kneecap check``'s validation of a table, and the tests alike.
+
+    Parameters
+    ----------
+    measurements, sources, decoded
+        As for :func:`marts_inputs`.
+    sql_root
+        The pipeline's SQL folder (``pipelines/sql``).
+    """
+    return run_sql_files(sql_files(sql_root), marts_inputs(measurements, sources, decoded))

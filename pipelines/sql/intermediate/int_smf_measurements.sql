@@ -15,15 +15,17 @@
 --                         LPAR busy: the logical processors' dispatch time over online time)
 with
 
+-- union all by position, not by name (Spark SQL has no UNION BY NAME): the RMF XML staging models
+-- have the SMF ones' columns in the same order (tests/sql/test_table_columns.py checks it)
 workload as (
     select *, 'smf' as source_id from stg_smf72_workload
-    union all by name
+    union all
     select *, 'rmf_xml' as source_id from stg_rmf_workload
 ),
 
 cpu as (
     select * from stg_smf70_cpu
-    union all by name
+    union all
     select * from stg_rmf_cpu
 ),
 
@@ -56,8 +58,9 @@ final as (
     select
         source_id,
         class_name as workload,
-        system_id || '/' || strftime(interval_start_at, '%Y-%m-%dT%H:%M:%S')
-            || '/' || (case when is_report_class then 'R:' else 'S:' end) || class_name
+        -- the literal T outside the formats: Spark's date_format would read it as a pattern letter
+        system_id || '/' || strftime(interval_start_at, '%Y-%m-%d') || 'T'
+            || strftime(interval_start_at, '%H:%M:%S') || '/' || (case when is_report_class then 'R:' else 'S:' end) || class_name
             || '/' || cast(period as varchar) as point_id,
         cast(null as double) as clients,
         cast(null as double) as think_time_ms,

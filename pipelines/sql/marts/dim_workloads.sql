@@ -10,10 +10,17 @@ points as (
     select * from fct_measurements
 ),
 
-final as (
+-- the sources listed apart from the counts: Spark cannot plan an ordered string_agg (listagg)
+-- beside another distinct aggregate (count(distinct clients)) in one select
+sources as (
+    select workload, string_agg(source_id, ',' order by source_id) as source_ids
+    from (select distinct workload, source_id from points) as pairs
+    group by workload
+),
+
+counts as (
     select
         workload,
-        string_agg(distinct source_id, ',' order by source_id) as source_ids,
         count(*) as n_points,
         count(clients) as n_with_clients,
         count(resp_ms) as n_with_resp,
@@ -35,6 +42,15 @@ final as (
         end as workload_kind
     from points
     group by workload
+),
+
+final as (
+    select
+        c.workload,
+        s.source_ids,
+        c.* exclude (workload)
+    from counts as c
+    inner join sources as s on c.workload is not distinct from s.workload
 )
 
 select * from final

@@ -15,8 +15,10 @@ rmf as (
 ),
 
 unioned as (
+    -- by position (Spark SQL has no UNION BY NAME): stg_rmf_cpu has stg_smf70_cpu's columns in
+    -- the same order (tests/sql/test_table_columns.py checks it)
     select * from smf
-    union all by name
+    union all
     select * from rmf
 ),
 

@@ -16,9 +16,22 @@ from kneecap.rmf import postprocessor
 from kneecap.smf import type70, type72
 
 
+def _smf72_dtype(column: str) -> str:
+    """The type the SMF reader gives a ``smf72_workload`` column (Spark, unlike DuckDB, will not
+    cast an empty float column to the timestamp or flag the staging SQL makes of it)."""
+    if column in ("system_id", "sysplex", "class_name", "workload_name"):
+        return "object"
+    if column == "interval_start_at":
+        return "datetime64[us]"
+    if column == "is_report_class":
+        return "bool"
+    if column in ("period", "importance", "ended") or column.endswith("_samples"):
+        return "int64"
+    return "float64"
+
+
 def _empty_smf72() -> pd.DataFrame:
-    strings = {"system_id", "sysplex", "class_name", "workload_name"}
-    return pd.DataFrame({c: pd.Series(dtype="object" if c in strings else "float64") for c in type72.COLUMNS})
+    return pd.DataFrame({c: pd.Series(dtype=_smf72_dtype(c)) for c in type72.COLUMNS})
 
 
 #: table name -> factory of its empty frame

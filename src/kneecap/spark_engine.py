@@ -1,0 +1,196 @@
+"""Spark SQL engine for the pipeline's SQL: the DuckDB files, transpiled at run time.
+
+The SQL under ``pipelines/sql`` is written once, in DuckDB's dialect, in a subset that sqlglot
+translates to Spark SQL and Spark can plan (no ``UNION BY NAME``, no ``SELECT * REPLACE``, no
+literal text inside a ``strftime`` format, no ordered ``string_agg`` beside another distinct
+aggregate: README, "Running on a cluster"); this module translates each file as it runs it, so
+there is no second copy of any query. :func:`build_marts` takes the inputs
+:func:`kneecap.warehouse.build_marts` takes, binds them the same way
+(:func:`kneecap.warehouse.marts_inputs`), registers them as Spark temp views and returns the same
+tables as pandas frames, typed as DuckDB's, which the ``build_marts`` stage publishes as Parquet
+exactly as it does DuckDB's.
+
+This is the only kneecap module that imports pyspark or sqlglot (``.importlinter``); both are the
+``spark`` extra of ``pyproject.toml`` and need a Java 17+ runtime.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import sqlglot
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+
+from kneecap import warehouse
+
+#: Session settings every run needs, whatever the master.
+SESSION_CONF: dict[str, str] = {
+    # DuckDB's TIMESTAMP is wall-clock time with no zone: sqlglot writes it as TIMESTAMP_NTZ, and
+    # naive pandas timestamps must arrive as TIMESTAMP_NTZ too, never shifted by a JVM time zone
+    "spark.sql.timestampType": "TIMESTAMP_NTZ",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.showConsoleProgress": "false",
+}
+#: Extra settings for a ``local[...]`` master, where the marts are kilobytes to megabytes: Spark's
+#: default of 200 shuffle partitions would spend most of a run scheduling empty tasks, and a run is
+#: over before the JVM's optimising compiler pays off, so the JVM stops at its quick C1 tier (on
+#: the bundled data a first build took 12-14 s with it, 28-31 s without). No web UI.
+LOCAL_CONF: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.driver.memory": "1g",
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+}
+
+
+def transpile(sql: str, *, where: str = "SQL") -> str:
+    """One DuckDB ``select`` as Spark SQL.
+
+    Raises
+    ------
+    ValueError
+        When the text is not exactly one statement or uses DuckDB syntax sqlglot cannot write in
+        Spark's dialect (``where`` names the file); such a file must be rewritten in the shared
+        subset rather than copied.
+
+    Examples
+    --------
+    >>> transpile("select cast(x as varchar) as y from t")
+    'SELECT CAST(x AS STRING) AS y FROM t'
+    """
+    try:
+        statements = sqlglot.transpile(sql, read="duckdb", write="spark",
+                                       unsupported_level=sqlglot.ErrorLevel.RAISE)
+    except sqlglot.errors.SqlglotError as exc:
+        raise ValueError(f"{where}: cannot translate to Spark SQL: {exc}") from exc
+    if len(statements) != 1:
+        raise ValueError(f"{where}: a pipeline SQL file holds one select, found {len(statements)} statements")
+    return statements[0]
+
+
+def arrow_input(frame: pd.DataFrame) -> pa.Table:
+    """A pandas input as the Arrow table Spark reads: typed as DuckDB types the frame, with NaN in
+    a float column as null (DuckDB reads it so) and a column of nothing but None of the null
+    type (DuckDB's NULL, Spark's VOID: it takes the type of whatever it meets)."""
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def session(master: str | None = None, *, app_name: str = "kneecap-marts") -> SparkSession:
+    """A Spark session for the marts (the running one if there is one, with this module's settings).
+
+    Parameters
+    ----------
+    master
+        Spark master URL (``local[2]``, ``spark://host:7077``, ``yarn``, ...); None leaves it to
+        Spark's own configuration (``spark-submit --master``, ``spark-defaults.conf``), else
+        ``local[*]``.
+    """
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
+    conf = {**SESSION_CONF, **(LOCAL_CONF if master and master.startswith("local") else {})}
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+#: pandas' nullable dtypes, which DuckDB's ``.df()`` gives integer and boolean columns with nulls.
+_NULLABLE: dict[pa.DataType, Any] = {
+    pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+    pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(),
+}
+
+
+def arrow_result(table: pa.Table) -> pd.DataFrame:
+    """A result as pandas, typed as DuckDB's ``.df()`` types it, so the stage publishes the same
+    Parquet from either engine.
+
+    Arrow's own conversion differs from DuckDB's in two places: an integer or boolean column with
+    nulls (Arrow: float64 or object; DuckDB: pandas' nullable ``Int32``, ``Int64``, ``boolean``),
+    and a text column with no text in it, no rows or all null (Arrow: the string dtype; DuckDB:
+    object holding None, which Parquet stores with the null type). Timestamps without zone are
+    naive datetimes in both.
+
+    Examples
+    --------
+    >>> table = pa.table({"n": pa.array([1, None], pa.int32()), "s": pa.array([None, None], pa.string())})
+    >>> arrow_result(table).dtypes.tolist()
+    [Int32Dtype(), dtype('O')]
+    """
+    frame = table.to_pandas()
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_string(column.type) and column.null_count == len(column):  # an empty one too
+            frame[name] = pd.Series([None] * len(column), index=frame.index, dtype=object)
+        elif column.null_count and column.type in _NULLABLE:
+            frame[name] = table.select([name]).to_pandas(types_mapper=_NULLABLE.get)[name]
+    return frame
+
+
+def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, pd.DataFrame], *,
+                  spark: SparkSession) -> dict[str, pd.DataFrame]:
+    """:func:`kneecap.warehouse.run_sql_files` on Spark: each file, transpiled, becomes the temp
+    view named by its stem for the files after it.
+
+    The views live in a session of their own (``spark.newSession()``: same cluster, separate
+    temp views), so two builds in one application do not see each other's tables. Each result is
+    cached: the later files and the conversion to pandas read it without recomputing its chain.
+
+    Returns
+    -------
+    dict
+        Table name -> result as pandas, for every file, in run order.
+    """
+    own = spark.newSession()
+    for name, frame in inputs.items():
+        own.createDataFrame(arrow_input(frame)).createOrReplaceTempView(name)
+    results: dict[str, DataFrame] = {}
+    try:
+        for file in files:
+            file = Path(file)
+            sql = transpile(file.read_text(encoding="utf-8"), where=str(file))
+            try:
+                result = own.sql(sql).cache()
+            except (PySparkException, Py4JJavaError) as exc:  # a planner failure is the JVM's own
+                raise RuntimeError(f"{file}: {exc}") from exc
+            result.createOrReplaceTempView(file.stem)
+            results[file.stem] = result
+        return {name: arrow_result(result.toArrow()) for name, result in results.items()}
+    finally:
+        for result in results.values():
+            result.unpersist()
+
+
+def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
+                decoded: Mapping[str, pd.DataFrame] | None = None, *,
+                sql_root: str | os.PathLike[str], spark: SparkSession | None = None,
+                master: str | None = None) -> dict[str, pd.DataFrame]:
+    """:func:`kneecap.warehouse.build_marts` on Spark SQL: the same inputs, files and tables.
+
+    Parameters
+    ----------
+    measurements, sources, decoded, sql_root
+        As for :func:`kneecap.warehouse.build_marts`.
+    spark
+        A running session to use (and leave running); None uses the process's active session,
+        else starts one on ``master`` and stops it when the tables are built.
+    master
+        Spark master URL when this starts the session (see :func:`session`).
+    """
+    inputs = warehouse.marts_inputs(measurements, sources, decoded)
+    files = warehouse.sql_files(sql_root)
+    spark = spark or SparkSession.getActiveSession()
+    if spark is not None:
+        return run_sql_files(files, inputs, spark=spark)
+    started = session(master)
+    try:
+        return run_sql_files(files, inputs, spark=started)
+    finally:
+        started.stop()
