@@ -330,8 +330,8 @@ def _decode_columns(u8: np.ndarray, starts: np.ndarray, h: dict[str, np.ndarray]
                                       codepage=codepage)
     cpu = PROCESSOR_30.columns(PROCESSOR_30.gather(u8, starts + h["cof"]), codepage=codepage)
     has_perf = h["pon"] > 0
-    perf = PERFORMANCE_30.columns(PERFORMANCE_30.gather(u8, np.where(has_perf, starts + h["pof"], 0)),
-                                  codepage=codepage)
+    perf_at = np.where(has_perf, starts + h["pof"], 0)
+    perf = PERFORMANCE_30.columns(PERFORMANCE_30.gather(u8, perf_at), codepage=codepage)
     has_sub = h["son"] > 0
     sub = SUBSYSTEM_30.columns(SUBSYSTEM_30.gather(u8, np.where(has_sub, starts + h["sof"], 0)),
                                codepage=codepage, names=("system_name", "sysplex"))
