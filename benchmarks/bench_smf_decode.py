@@ -2,9 +2,10 @@
 ``kneecap ingest`` process.
 
 Generates a synthetic SMF dump in a temporary directory: 72.3-heavy by default (40 service/report
-classes with 1-3 periods per interval, plus one 70.1 per interval), or with ``--mix lpar`` one
-70.1 per twenty 72.3 records, each 70.1 describing three partitions of 16 logical processors
-(CPs and zIIPs), as on a busy CEC. Then
+classes with 1-3 periods per interval, plus one 70.1 per interval), or with ``--mix lpar`` the
+mix of issue #14: one 70.1 per twenty 72.3 records, each 70.1 describing three partitions of 16
+logical processors (CPs and zIIPs), as on a busy CEC, and one SMF 30 interval record per address
+space and interval for forty address spaces (as many 30 as 72.3 records). Then
 
 * decodes it in a child process (so its peak RSS can be read with
   ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) and prints MB/s and records/s; with
@@ -45,6 +46,16 @@ def _lpar_partitions(synth) -> list:
     return [own, *others]
 
 
+def _address_spaces(synth) -> list:
+    """Forty address spaces writing SMF 30 interval records: as many as there are 72.3 records
+    per interval (z/OS Connect servers, CICS regions, Db2, MQ, batch initiators, system tasks)."""
+    kinds = [("ZCON", 40.0, 60.0), ("CICS", 25.0, 2.0), ("DB2", 15.0, 20.0), ("MQ", 5.0, 1.0),
+             ("INIT", 8.0, 0.0)]
+    return [synth.AddressSpace(f"{kinds[i % 5][0]}{i:03d}", kinds[i % 5][1] + i, 0.5 + 0.01 * i,
+                               kinds[i % 5][2], 0.02 * i, job_id=f"STC{10000 + i:05d}")
+            for i in range(40)]
+
+
 def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -> int:
     import synth  # tests/smf/synth.py
 
@@ -54,6 +65,7 @@ def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -
     n_records = 0
     interval = 0
     partitions = _lpar_partitions(synth)
+    spaces = _address_spaces(synth)
     with path.open("wb") as fh:
         while written < target_mb * 1e6:
             recs = []
@@ -73,6 +85,7 @@ def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -
                                                   "WKL1", periods, k, report_class=c >= 30))
                 if mix == "lpar":  # one 70.1 per twenty 72.3, each with 48 logical processors
                     recs.extend(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, partitions, 1) for _ in range(2))
+                    recs.extend(synth.record_30("SYSA", "PLEX1", t0, 900.0, a) for a in spaces)
                     continue
                 own = synth.Partition("LPAR1", 1, [
                     synth.LogicalCPU("CP", 900, 300, 590), synth.LogicalCPU("CP", 900, 280, 610),

@@ -235,6 +235,9 @@ class RecordBatch:
     """Logical records that share one buffer (what the vectorised decoders consume).
 
     ``buf[starts[i] : starts[i] + lengths[i]]`` is record ``record_no[i]`` including its RDW.
+    ``file_span`` is ``(offset, n)`` when ``buf[:n]`` are the input file's bytes from ``offset``
+    (an uncompressed file; spanned records reassembled after them), else None: another process
+    can then read the batch from the file instead of having it sent.
     """
 
     buf: bytes
@@ -244,6 +247,7 @@ class RecordBatch:
     file_offsets: np.ndarray
     bad: list[RawRecord] = field(default_factory=list)
     nbytes: int = 0
+    file_span: tuple[int, int] | None = None
 
     def __len__(self) -> int:
         return int(self.starts.size)
@@ -315,8 +319,8 @@ def _anchor_positions(u8: np.ndarray) -> np.ndarray:
     """Every position of ``u8`` where a plausible complete record or first segment starts.
 
     Vectorised :func:`_plausible_smf_record` plus :func:`_valid_rdw` over a whole buffer: the
-    three cheapest tests (byte 3 zero, SMFxDTE century byte <= 1, sign nibble A-F) run over
-    every byte and leave a few per cent of positions, on which the rest is checked.
+    sign-nibble test (A-F) runs over every byte and leaves a few per cent of positions, on
+    which the rest (byte 3 zero, SMFxDTE century byte <= 1, ...) is checked.
 
     Examples
     --------
@@ -327,10 +331,11 @@ def _anchor_positions(u8: np.ndarray) -> np.ndarray:
     n = u8.size - 13
     if n <= 0:
         return np.zeros(0, np.int64)
-    m = (u8[13 : 13 + n] & 0x0F) >= 0x0A
-    m &= u8[3 : 3 + n] == 0
-    m &= u8[10 : 10 + n] <= 1
-    idx = np.flatnonzero(m)
+    # one pass over every byte for the most selective test (a sign nibble A-F at +13 leaves
+    # about 2 % of positions; SMF data is mostly zero bytes, which pass the other two), then
+    # the rest on the candidates only: half the time of three full-size passes
+    idx = np.flatnonzero((u8[13 : 13 + n] & 0x0F) >= 0x0A)
+    idx = idx[(u8[idx + 3] == 0) & (u8[idx + 10] <= 1)]
     if idx.size == 0:
         return idx.astype(np.int64)
     ln = (u8[idx].astype(np.int32) << 8) | u8[idx + 1]
@@ -967,6 +972,7 @@ class RecordStream:
                     file_offsets=np.asarray(acc.offs, dtype=np.int64),
                     bad=acc.bad,
                     nbytes=stop - p,
+                    file_span=None if gz is not None else (base, len(buf)),
                 )
             self.bytes_read = base + stop
             if eof:

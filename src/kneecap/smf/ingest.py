@@ -23,13 +23,18 @@ run leaves nothing that looks ingested: its outputs are removed when the input i
 again, and a manifest whose last line was torn by a crash is read without it (and cut back to
 its last complete line before the next append).
 
+Speed (#14): with two CPUs, each input is framed and checked for duplicates in a forked process
+while this one decodes and writes (:func:`kneecap.smf.reader.iter_decode`, ``workers=2``), and an
+input whose size no committed input has - so whose SHA-256 cannot be in the manifest - is hashed
+in a thread meanwhile; its tables get their final names once the hash is known.
+
 Concurrency: every input is ingested while holding an exclusive ``flock`` on
 ``.ingest.lock``, so two processes ingesting into one folder take turns per input; the second
 one to reach an input sees it in the manifest and skips it.
 
 Public API
 ----------
-``ingest_paths(paths, out_dir, *, codepage="cp037", progress=None) -> IngestSummary``
+``ingest_paths(paths, out_dir, *, codepage="cp037", progress=None, workers=None) -> IngestSummary``
 ``IngestSummary`` / ``FileResult``
 ``expand_paths(paths) -> list[Path]``
 """
@@ -43,6 +48,7 @@ import glob
 import hashlib
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -283,12 +289,14 @@ def _remove_uncommitted(out_dir: Path, sha: str) -> None:
 
 
 class _TableWriter:
-    """Chunked Parquet writer for one table of one input (temporary name until closed)."""
+    """Chunked Parquet writer for one table of one input (temporary name until closed; the final
+    name, ``<table>/<sha>.parquet``, is given to :meth:`close` because the input's SHA-256 may
+    still be being computed while its tables are written)."""
 
-    def __init__(self, out_dir: Path, table: str, sha: str) -> None:
-        self.final = out_dir / table / f"{sha}.parquet"
+    def __init__(self, out_dir: Path, table: str) -> None:
+        self.dir = out_dir / table
         # unique per process and writer: two ingests of one input cannot share a temp file
-        self.tmp = self.final.with_name(f"{sha}.parquet.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        self.tmp = self.dir / f"{table}.{os.getpid()}.{uuid.uuid4().hex[:8]}.parquet.tmp"
         self.writer: pq.ParquetWriter | None = None
         self.schema: pa.Schema | None = None
         self.rows = 0
@@ -297,7 +305,7 @@ class _TableWriter:
         if df is None or len(df) == 0:
             return
         if self.writer is None:
-            self.final.parent.mkdir(parents=True, exist_ok=True)
+            self.dir.mkdir(parents=True, exist_ok=True)
             t = pa.Table.from_pandas(df, preserve_index=False)
             self.schema = t.schema
             self.writer = pq.ParquetWriter(self.tmp, self.schema)
@@ -306,10 +314,10 @@ class _TableWriter:
         self.writer.write_table(t)
         self.rows += len(df)
 
-    def close(self) -> None:
+    def close(self, sha: str) -> None:
         if self.writer is not None:
             self.writer.close()
-            os.replace(self.tmp, self.final)
+            os.replace(self.tmp, self.dir / f"{sha}.parquet")
 
     def abort(self) -> None:
         if self.writer is not None:
@@ -317,9 +325,12 @@ class _TableWriter:
             self.tmp.unlink(missing_ok=True)
 
 
-def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
-                progress: ProgressFn | None, keys: reader.RecordKeys
+def _ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage: str,
+                progress: ProgressFn | None, keys: reader.RecordKeys, workers: int
                 ) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+    """Decode ``path`` into its tables (caller holds the lock). ``sha`` is the input's SHA-256,
+    or a function that returns it once the tables are written (computed meanwhile); outputs
+    of an interrupted earlier ingest of it are removed before the new ones take their names."""
     writers: dict[str, _TableWriter] = {}
     held: dict[str, list[pd.DataFrame]] = {}
     finalised_inputs = {src: (out, fn) for out, (src, fn) in reader.FINALIZERS.items()}
@@ -328,11 +339,12 @@ def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
 
     def w(table: str) -> _TableWriter:
         if table not in writers:
-            writers[table] = _TableWriter(out_dir, table, sha)
+            writers[table] = _TableWriter(out_dir, table)
         return writers[table]
 
     try:
-        for chunk in reader.iter_decode(path, codepage=codepage, stream_out=side, keys=keys):
+        for chunk in reader.iter_decode(path, codepage=codepage, stream_out=side, keys=keys,
+                                        workers=workers):
             quarantine.extend(chunk.quarantine)
             for table, df in chunk.tables.items():
                 if table in finalised_inputs:
@@ -350,15 +362,18 @@ def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
         q["bytes"] = q["bytes"].astype("int64")
         w(COUNTS_TABLE).write(counts)
         w(QUARANTINE_TABLE).write(q)
+        if callable(sha):
+            sha = sha()
+        _remove_uncommitted(out_dir, sha)
     except BaseException:
         for tw in writers.values():
             tw.abort()
         raise
     for tw in writers.values():
-        tw.close()
+        tw.close(sha)
     stream = side["stream"]
     res = FileResult(
-        path=str(path), sha256=sha, status="ingested", bytes=path.stat().st_size,
+        path=str(path), sha256=str(sha), status="ingested", bytes=path.stat().st_size,
         records=stream.records,
         rows={t: tw.rows for t, tw in writers.items() if t not in (COUNTS_TABLE, QUARANTINE_TABLE)},
         quarantined=len(q), orphan_segments=stream.orphan_segments,
@@ -367,12 +382,49 @@ def _ingest_one(path: Path, sha: str, out_dir: Path, codepage: str,
     return res, counts, q
 
 
+def _sizes(done: dict[str, dict[str, Any]]) -> set[int] | None:
+    """Byte sizes of the committed inputs, or None when an entry does not say."""
+    sizes = set()
+    for entry in done.values():
+        if not isinstance(entry.get("bytes"), int):
+            return None
+        sizes.add(entry["bytes"])
+    return sizes
+
+
+def _hash_meanwhile(path: Path) -> Callable[[], str]:
+    """Start hashing ``path`` in a thread; the returned function waits for the hex digest.
+
+    hashlib releases the GIL on large updates, so the hash runs on another CPU while the file
+    is decoded; its errors are raised by the returned function.
+    """
+    got: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            got["sha"] = sha256_file(path)
+        except BaseException as exc:  # handed to the caller by result()
+            got["error"] = exc
+
+    t = threading.Thread(target=run, name="kneecap-sha256", daemon=True)
+    t.start()
+
+    def result() -> str:
+        t.join()
+        if "error" in got:
+            raise got["error"]
+        return got["sha"]
+
+    return result
+
+
 def ingest_paths(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
     *,
     codepage: str = "cp037",
     progress: ProgressFn | None = None,
+    workers: int | None = None,
 ) -> IngestSummary:
     """Decode SMF dumps and write Parquet per table under ``out_dir`` (see module docstring).
 
@@ -387,6 +439,9 @@ def ingest_paths(
     progress : callable, optional
         ``progress(records, bytes)`` called after every decoded batch with the records and input
         bytes of that batch (increments, not totals) - e.g. to advance a progress bar.
+    workers : int, optional
+        Processes per input: 2 frames in a forked process while this one decodes, 1 does all
+        here; default :func:`kneecap.smf.reader.default_workers` (2 on a machine with two CPUs).
 
     Returns
     -------
@@ -402,23 +457,32 @@ def ingest_paths(
     counts: list[pd.DataFrame] = []
     quarantines: list[pd.DataFrame] = []
     key_cache: dict[str, np.ndarray] = {}
+    workers = reader.default_workers() if workers is None else workers
     for path in expand_paths(paths):
-        sha = sha256_file(path)
+        size = path.stat().st_size
         with locked(out):
             # read under the lock: another process may have ingested this input meanwhile
             done = read_manifest(out)
-            if sha in done:
-                files.append(FileResult(str(path), sha, "skipped", bytes=path.stat().st_size))
-                continue
-            _remove_uncommitted(out, sha)
+            sizes = _sizes(done)
+            sha: str | Callable[[], str]
+            if sizes is None or size in sizes:
+                sha = sha256_file(path)  # it may be committed: know before decoding
+                if sha in done:
+                    files.append(FileResult(str(path), sha, "skipped", bytes=size))
+                    continue
+            else:
+                # no committed input has its size, so none has its SHA-256 either: decode while
+                # the hash is computed (the manifest cannot change, the lock is held)
+                sha = _hash_meanwhile(path)
             stored = _stored_keys(out, done, key_cache)
             keys = reader.RecordKeys(np.concatenate(stored).tolist() if stored else ())
             try:
-                res, c, q = _ingest_one(path, sha, out, codepage, progress, keys)
+                res, c, q = _ingest_one(path, sha, out, codepage, progress, keys, workers)
             except SMFDataError as exc:
-                files.append(FileResult(str(path), sha, "failed", bytes=path.stat().st_size,
-                                        error=str(exc)))
+                sha = sha() if callable(sha) else sha
+                files.append(FileResult(str(path), sha, "failed", bytes=size, error=str(exc)))
                 continue
+            sha = res.sha256
             _write_keys(out, sha, keys.added)
             entry = {
                 "sha256": sha, "path": str(path), "bytes": res.bytes, "records": res.records,

@@ -147,6 +147,9 @@ class Layout:
         self.size = pos
         self.struct = struct.Struct("".join(fmt))
         self._by_name = {f.name: f for f in self.fields}
+        self._names = tuple(names)
+        # fields whose raw struct value needs converting: unpack touches only these
+        self._convert = tuple(f for f in self.fields if f.fmt in ("ebcdic", "hfp", "packed"))
         self.dtype = np.dtype(
             {
                 "names": names,
@@ -188,19 +191,19 @@ class Layout:
     ) -> dict[str, Any]:
         """Decode one section starting at ``buf[offset]`` into a dict of Python values."""
         self.require(len(buf), offset)
-        raw = self.struct.unpack_from(buf, offset)
-        out: dict[str, Any] = {}
-        for f, v in zip(self.fields, raw, strict=True):
+        out: dict[str, Any] = dict(zip(self._names, self.struct.unpack_from(buf, offset),
+                                       strict=True))
+        for f in self._convert:
+            v = out[f.name]
             if f.fmt == "ebcdic":
-                v = ebcdic(v, codepage)
+                out[f.name] = ebcdic(v, codepage)
             elif f.fmt == "hfp":
-                v = hfp(v.to_bytes(8, "big"))
-            elif f.fmt == "packed":
+                out[f.name] = hfp(v.to_bytes(8, "big"))
+            else:
                 try:
-                    v = packed(v)
+                    out[f.name] = packed(v)
                 except SMFDataError as exc:
                     raise SMFDataError(f"{f.ibm}: {exc.reason}", offset=offset + f.offset) from None
-            out[f.name] = v
         return out
 
     def gather(self, u8: np.ndarray, positions: np.ndarray) -> np.ndarray:

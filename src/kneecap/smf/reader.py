@@ -51,6 +51,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import multiprocessing
 import os
 import struct
 from collections import Counter
@@ -76,9 +77,13 @@ __all__ = [
     "DecodedChunk",
     "RecordKeys",
     "record_key",
+    "record_keys",
+    "keep_mask",
     "register_decoder",
     "iter_decode",
     "decode_file",
+    "default_workers",
+    "StreamFacts",
 ]
 
 Decoder = Any  # a record decoder callable or a batch decoder object (see module docstring)
@@ -150,6 +155,27 @@ def record_key(buf: bytes | memoryview, start: int, length: int) -> int:
     return int.from_bytes(hashlib.sha1(mv).digest()[:8], "big", signed=True)
 
 
+def record_keys(buf: bytes | memoryview, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """:func:`record_key` of every record ``buf[starts[i] : starts[i] + lengths[i]]`` (int64).
+
+    The digests' first eight bytes are joined and read as one big-endian array: one Python step
+    per record (the hash) instead of three.
+
+    Examples
+    --------
+    >>> rec = bytes([0, 24, 0, 0, 0x5E, 70]) + bytes(18)
+    >>> keys = record_keys(rec * 2, np.array([0, 24]), np.array([24, 24])).tolist()
+    >>> keys == [record_key(rec, 0, 24)] * 2
+    True
+    """
+    mv = memoryview(buf)
+    sha1 = hashlib.sha1
+    digests = b"".join([sha1(mv[s0 + 4 : s0 + n]).digest()[:8]
+                        for s0, n in zip(np.asarray(starts).tolist(), np.asarray(lengths).tolist(),
+                                         strict=True)])
+    return np.frombuffer(digests, dtype=">i8").astype(np.int64)
+
+
 class RecordKeys:
     """Content keys of the records decoded so far, to skip the ones that arrive again.
 
@@ -173,17 +199,24 @@ class RecordKeys:
 
     def keep(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Boolean mask of the records to decode; remembers their keys, counts the rest."""
-        out = np.ones(starts.size, dtype=bool)
+        keys = record_keys(buf, starts, lengths).tolist()
+        out = np.ones(len(keys), dtype=bool)
         seen, added = self._seen, self.added
-        for i, (s0, n) in enumerate(zip(starts.tolist(), lengths.tolist(), strict=True)):
-            k = record_key(buf, s0, n)
+        for i, k in enumerate(keys):
             if k in seen:
                 out[i] = False
             else:
                 seen.add(k)
                 added.append(k)
-        self.duplicates += int(starts.size - out.sum())
+        self.duplicates += int(out.size - out.sum())
         return out
+
+    def absorb(self, added: Iterable[int], duplicates: int) -> None:
+        """Take over what another :class:`RecordKeys` (e.g. in a framing process) learned."""
+        added = list(added)
+        self._seen.update(added)
+        self.added.extend(added)
+        self.duplicates += int(duplicates)
 
 
 @dataclass
@@ -293,22 +326,9 @@ def _quarantine_row(name: str, record_no: int, offset: int, nbytes: int, rtype: 
             "record_type": None if rtype is None else int(rtype), "reason": reason}
 
 
-def _decode_batch(
-    batch: RecordBatch,
-    name: str,
-    counts: _Counts,
-    wanted: Callable[[int, int | None], bool],
-    codepage: str,
-    keys: RecordKeys | None = None,
-) -> DecodedChunk:
-    quarantine: list[dict[str, Any]] = []
-    for r in batch.bad:
-        # a damaged stretch has no trustworthy record type
-        quarantine.append(_quarantine_row(name, r.record_no, r.offset, r.size, None, r.error or ""))
-    tables: dict[str, list[pd.DataFrame]] = {}
-    n = len(batch)
-    if n == 0:
-        return DecodedChunk({}, quarantine, len(batch.bad), batch.nbytes)
+def _header_codes(batch: RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                np.ndarray]:
+    """(u8, record type, subtype or -1, too short for the header, too short for SMFxSTY)."""
     u8 = np.frombuffer(batch.buf, dtype=np.uint8)
     starts, lengths = batch.starts, batch.lengths
     short = lengths < HEADER_LEN
@@ -319,6 +339,46 @@ def _decode_batch(
     s22 = np.minimum(starts + 22, u8.size - 2)
     sty = np.where(has_sub & ~short_sub,
                    (u8[s22].astype(np.int64) << 8) | u8[s22 + 1], -1)
+    return u8, rty, sty, short, short_sub
+
+
+def keep_mask(batch: RecordBatch, keys: RecordKeys | None) -> np.ndarray:
+    """The records of ``batch`` to decode: a whole SMF header and, with ``keys``, a content key
+    not seen before (``keys`` remembers the new ones and counts the duplicates).
+
+    Records are offered to ``keys`` in file order, so of two copies the first is kept.
+    """
+    if len(batch) == 0:
+        return np.zeros(0, dtype=bool)
+    _, _, _, short, short_sub = _header_codes(batch)
+    ok = ~(short | short_sub)
+    if keys is not None and ok.any():
+        idx_ok = np.flatnonzero(ok)
+        ok[idx_ok[~keys.keep(batch.buf, batch.starts[idx_ok], batch.lengths[idx_ok])]] = False
+    return ok
+
+
+def _decode_batch(
+    batch: RecordBatch,
+    name: str,
+    counts: _Counts,
+    wanted: Callable[[int, int | None], bool],
+    codepage: str,
+    keys: RecordKeys | None = None,
+    keep: np.ndarray | None = None,
+) -> DecodedChunk:
+    """Decode one batch; ``keep`` (from :func:`keep_mask`, e.g. computed in the framing process)
+    replaces the duplicate check with ``keys``."""
+    quarantine: list[dict[str, Any]] = []
+    for r in batch.bad:
+        # a damaged stretch has no trustworthy record type
+        quarantine.append(_quarantine_row(name, r.record_no, r.offset, r.size, None, r.error or ""))
+    tables: dict[str, list[pd.DataFrame]] = {}
+    n = len(batch)
+    if n == 0:
+        return DecodedChunk({}, quarantine, len(batch.bad), batch.nbytes)
+    u8, rty, sty, short, short_sub = _header_codes(batch)
+    starts, lengths = batch.starts, batch.lengths
     bad_hdr = short | short_sub
     for i in np.flatnonzero(bad_hdr):
         why = ("record shorter than the 18-byte SMF header" if short[i]
@@ -326,10 +386,10 @@ def _decode_batch(
         quarantine.append(_quarantine_row(name, batch.record_no[i], batch.file_offsets[i],
                                           lengths[i], int(rty[i]) if lengths[i] > 5 else None,
                                           why))
-    ok = ~bad_hdr
-    if keys is not None and ok.any():
-        idx_ok = np.flatnonzero(ok)
-        ok[idx_ok[~keys.keep(batch.buf, starts[idx_ok], lengths[idx_ok])]] = False
+    if keep is not None:
+        ok = keep.copy()
+    else:
+        ok = keep_mask(batch, keys) if keys is not None else ~bad_hdr
     counts.add(rty[ok], sty[ok])
     key = rty * 100000 + (sty + 1)
     key[~ok] = -1
@@ -385,6 +445,117 @@ def _decode_batch(
     return DecodedChunk(merged, quarantine, n + len(batch.bad), batch.nbytes)
 
 
+def default_workers() -> int:
+    """Processes :func:`iter_decode` uses by default: 2 where there are two CPUs to run them and
+    ``fork`` to start the second cheaply (it inherits the loaded modules and the keys), else 1."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return 2 if cpus >= 2 and "fork" in multiprocessing.get_all_start_methods() else 1
+
+
+@dataclass
+class StreamFacts:
+    """What a :class:`RecordStream` run in the framing process learned (its attributes of the
+    same names), filled in when the input has been read to its end."""
+
+    name: str
+    framing: str | None = None
+    compressed: bool = False
+    bytes_read: int = 0
+    records: int = 0
+    orphan_segments: int = 0
+
+
+_FACTS = ("framing", "compressed", "bytes_read", "records", "orphan_segments")
+
+
+def _frame_in_child(conn: Any, source: str | os.PathLike[str], name: str, batch_bytes: int,
+                    keys: RecordKeys) -> None:
+    """The framing process: read and frame ``source``, check duplicates, send every batch.
+
+    Messages, in file order: ``("batch", starts, lengths, record_no, file_offsets, bad, nbytes,
+    keep, file_span, tail)``, followed by the buffer as raw bytes unless ``file_span`` says
+    where in the file it is (``tail``: the bytes after that, reassembled spanned records); then
+    ``("end", facts, new keys, duplicates)``, or ``("error", reason, file, record_no, offset)``
+    for an :class:`SMFDataError`. The pipe
+    holds one batch at a time, so this process frames the next batch while the parent decodes
+    the last one and never runs further ahead (memory stays bounded).
+    """
+    added0, dups0 = len(keys.added), keys.duplicates
+    try:
+        stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
+        for b in stream.iter_batches():
+            keep = keep_mask(b, keys)
+            # an uncompressed file's bytes the parent reads itself (page cache, one copy): a
+            # pipe moves 200 MB in 64 KiB turns, which costs as much as framing them
+            tail = b.buf[b.file_span[1]:] if b.file_span is not None else None
+            conn.send(("batch", b.starts, b.lengths, b.record_no, b.file_offsets, b.bad, b.nbytes,
+                       keep, b.file_span, tail))
+            if b.file_span is None:
+                conn.send_bytes(b.buf)
+        conn.send(("end", {k: getattr(stream, k) for k in _FACTS},
+                   np.asarray(keys.added[added0:], dtype=np.int64), keys.duplicates - dups0))
+    except SMFDataError as exc:
+        conn.send(("error", exc.reason, exc.file, exc.record_no, exc.offset))
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass  # the parent has stopped listening (an error there, or Ctrl-C): nothing to tell
+    except Exception as exc:  # a bug: say what it was rather than die silently
+        conn.send(("crash", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def _batches_from_child(source: str | os.PathLike[str], name: str, batch_bytes: int,
+                        keys: RecordKeys, facts: StreamFacts
+                        ) -> Iterator[tuple[RecordBatch, np.ndarray]]:
+    """(batch, keep mask) pairs framed by a forked framing process (:func:`_frame_in_child`)."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_frame_in_child, args=(send, source, name, batch_bytes, keys),
+                       name="kneecap-smf-framing", daemon=True)
+    proc.start()
+    send.close()  # the child holds the only write end: its exit ends the pipe
+    fh = open(source, "rb")  # noqa: SIM115 - closed below; batches the child read from the file
+    try:
+        while True:
+            try:
+                msg = recv.recv()
+            except EOFError:
+                raise RuntimeError(f"{name}: the SMF framing process ended without a result "
+                                   f"(exit code {proc.exitcode})") from None
+            if msg[0] == "batch":
+                span, tail = msg[8], msg[9]
+                if span is None:
+                    buf = recv.recv_bytes()
+                else:
+                    buf = os.pread(fh.fileno(), span[1], span[0])
+                    if len(buf) != span[1]:
+                        raise SMFDataError("the file got shorter while it was being read",
+                                           file=name, offset=span[0] + len(buf))
+                    if tail:
+                        buf += tail
+                yield RecordBatch(buf=buf, starts=msg[1], lengths=msg[2], record_no=msg[3],
+                                  file_offsets=msg[4], bad=msg[5], nbytes=msg[6],
+                                  file_span=span), msg[7]
+            elif msg[0] == "end":
+                for k, v in msg[1].items():
+                    setattr(facts, k, v)
+                keys.absorb(msg[2].tolist(), msg[3])
+                return
+            elif msg[0] == "error":
+                raise SMFDataError(msg[1], file=msg[2], record_no=msg[3], offset=msg[4])
+            else:
+                raise RuntimeError(f"{name}: the SMF framing process failed: {msg[1]}")
+    finally:
+        recv.close()
+        fh.close()
+        if proc.is_alive():
+            proc.terminate()  # stopped early (an error here, or the caller closed the iterator)
+        proc.join()
+
+
 def iter_decode(
     source: str | os.PathLike[str] | IO[bytes],
     *,
@@ -394,24 +565,43 @@ def iter_decode(
     name: str | None = None,
     stream_out: dict[str, Any] | None = None,
     keys: RecordKeys | None = None,
+    workers: int = 1,
 ) -> Iterator[DecodedChunk]:
     """Decode ``source`` batch by batch (memory bounded by ``batch_bytes``).
 
     Yields :class:`DecodedChunk` objects. Tables that have a finaliser are yielded in their
     *input* form (e.g. ``smf70_cpu_parts``); :func:`decode_file` and
     :mod:`kneecap.smf.ingest` apply the finalisers. ``stream_out`` (a dict), if given, receives
-    ``stream`` (the :class:`RecordStream`), ``counts`` and ``keys`` for statistics. ``keys``
-    (default: a fresh :class:`RecordKeys`) skips records whose content key was seen before.
+    ``stream`` (the :class:`RecordStream`, or with two workers a :class:`StreamFacts` filled in
+    at the end), ``counts`` and ``keys`` for statistics. ``keys`` (default: a fresh
+    :class:`RecordKeys`) skips records whose content key was seen before.
+
+    With ``workers=2`` and ``source`` a path, a forked process reads, frames and checks
+    duplicates (the order-dependent part) one batch ahead while this one decodes: the same
+    chunks, in the same order, on two CPUs. Anything else (a file object, no ``fork``, a
+    daemonic process) decodes in this process.
     """
     _load_plugins()
-    stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
     counts = _Counts()
     keys = RecordKeys() if keys is None else keys
+    wanted = _wanted(record_types)
+    # a daemonic process (e.g. a multiprocessing.Pool worker) may not start one of its own
+    child = (workers >= 2 and isinstance(source, (str, os.PathLike))
+             and "fork" in multiprocessing.get_all_start_methods()
+             and not multiprocessing.current_process().daemon)
+    stream: RecordStream | StreamFacts
+    if child:
+        stream = StreamFacts(name if name is not None else os.fspath(source))
+    else:
+        stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
     if stream_out is not None:
         stream_out["stream"] = stream
         stream_out["counts"] = counts
         stream_out["keys"] = keys
-    wanted = _wanted(record_types)
+    if isinstance(stream, StreamFacts):
+        for batch, keep in _batches_from_child(source, stream.name, batch_bytes, keys, stream):
+            yield _decode_batch(batch, stream.name, counts, wanted, codepage, keep=keep)
+        return
     for batch in stream.iter_batches():
         yield _decode_batch(batch, stream.name, counts, wanted, codepage, keys)
 
@@ -430,6 +620,7 @@ def decode_file(
     codepage: str = "cp037",
     record_types: Iterable[Any] | None = None,
     batch_bytes: int = 8 << 20,
+    workers: int = 1,
 ) -> DecodeResult:
     """Decode an SMF dump to DataFrames.
 
@@ -444,6 +635,8 @@ def decode_file(
         counted.
     batch_bytes : int
         Input bytes per batch.
+    workers : int
+        2 to frame in a second process while this one decodes (see :func:`iter_decode`).
 
     Returns
     -------
@@ -462,11 +655,11 @@ def decode_file(
     parts: dict[str, list[pd.DataFrame]] = {}
     quarantine: list[dict[str, Any]] = []
     for chunk in iter_decode(path, codepage=codepage, record_types=record_types,
-                             batch_bytes=batch_bytes, stream_out=side):
+                             batch_bytes=batch_bytes, stream_out=side, workers=workers):
         quarantine.extend(chunk.quarantine)
         for tname, df in chunk.tables.items():
             parts.setdefault(tname, []).append(df)
-    stream: RecordStream = side["stream"]
+    stream: RecordStream | StreamFacts = side["stream"]
     tables: dict[str, pd.DataFrame] = {}
     for tname, dfs in parts.items():
         tables[tname] = dfs[0] if len(dfs) == 1 else pd.concat(dfs, ignore_index=True)
