@@ -84,7 +84,8 @@ def run(tmp: Path) -> int:
     n = args.n
     t0 = time.perf_counter()
     at = AppTest.from_file(APP, default_timeout=120).run()
-    print(f"first page load (imports, model load from the registry, first curve): {(time.perf_counter() - t0) * 1000:.0f} ms")
+    print("first page load (imports, model load from the registry, first curve): "
+          f"{(time.perf_counter() - t0) * 1000:.0f} ms")
     if at.exception:
         print(f"the app raised: {at.exception[0].value}")
         return 1
@@ -116,7 +117,8 @@ def run(tmp: Path) -> int:
 
     pages = ["app_pages/knee.py", "app_pages/planner.py", "app_pages/workloads.py", "app_pages/models.py",
              "app_pages/data.py"]
-    results["switch page"] = [(_time(lambda p=p: at.switch_page(p).run(), at), new) for p, new in _values(rng, pages, n)]
+    results["switch page"] = [(_time(lambda p=p: at.switch_page(p).run(), at), new)
+                              for p, new in _values(rng, pages, n)]
 
     def row(label: str, times: list[float]) -> str:
         if not times:
@@ -125,7 +127,8 @@ def run(tmp: Path) -> int:
         return (f"{label:34s} {len(times):3d} {statistics.median(times):8.1f} {p95:8.1f} {max(times):8.1f}  "
                 f"{'ok' if p95 <= GOAL_P95_MS else 'MISSED'}")
 
-    print(f"\n{'interaction':34s} {'n':>3s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s}  goal p95 <= {GOAL_P95_MS:.0f} ms")
+    print(f"\n{'interaction':34s} {'n':>3s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s}  "
+          f"goal p95 <= {GOAL_P95_MS:.0f} ms")
     for label, timed in results.items():
         print(row(label, [t for t, _ in timed]))
     every = [pair for timed in results.values() for pair in timed]

@@ -215,7 +215,7 @@ def _measure(url: str, chromium: str, args: argparse.Namespace) -> int:
     every = [t for label, times in results.items() if not label.startswith("baseline") for t in times]
     print(_row("all model slider steps", every, GOAL_P95_MS))
     base = statistics.median(results["baseline: what-if clients slider (charts cached)"])
-    print(f"p50 over the baseline's p50: "
+    print("p50 over the baseline's p50: "
           + ", ".join(f"{label.split(' (')[0]} {statistics.median(t) / base:.2f}x"
                       for label, t in results.items() if not label.startswith("baseline")))
     if errors:

@@ -15,7 +15,8 @@ BENCHES = [
     ("zIIP/GCP dispatch: analytic model vs simulation grid", ["bench_dispatch.py", "--full"]),
     ("SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)", ["bench_smf_decode.py", "--mb", "200"]),
     ("kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "
-     "twenty 72.3, as many SMF 30 interval records as 72.3)", ["bench_smf_decode.py", "--mb", "200", "--mix", "lpar", "--ingest"]),
+     "twenty 72.3, as many SMF 30 interval records as 72.3)",
+     ["bench_smf_decode.py", "--mb", "200", "--mix", "lpar", "--ingest"]),
     ("a WLM class from simulated SMF: response, knee and knee date vs the truth and M/M/c", ["bench_smf_class.py"]),
     ("app: page interaction latency (AppTest)", ["bench_app.py"]),
     ("desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "

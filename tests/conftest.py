@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
-
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings

@@ -83,7 +83,8 @@ def test_unanswerable_question_is_reported_not_fatal(tmp_path):
         "  - min_ziip: {clients: 10, think_time_ms: 0, n_gcp: 1, slo_resp_ms: 1, expect: 1}\n")
     result = backtest.run_case(backtest.load_case(case), ModelingConfig(n_boot=5), backtest.PlannerPolicy())
     assert result.questions[0]["ok"] is False and result.questions[0]["answer"] is None
-    with pytest.raises(backtest.CaseError, match=r"questions\[0\] \(min_ziip\) lacks think_time_ms, n_gcp, slo_resp_ms, expect"):
+    with pytest.raises(backtest.CaseError,
+                       match=r"questions\[0\] \(min_ziip\) lacks think_time_ms, n_gcp, slo_resp_ms, expect"):
         (case / "case.yaml").write_text("name: x\nsource: y\ntargets: [cpu_ms_per_tran]\nquestions:\n"
                                         "  - min_ziip: {clients: 10}\n")
         backtest.load_case(case)

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from kneecap import tracking
-from kneecap.modeling import (ClosedMVAModel, CostModel, ModelFormatError, OpenMMcModel, USLModel, mmc_resp_ms,
-                              serialise)
+from kneecap.modeling import ClosedMVAModel, CostModel, ModelFormatError, OpenMMcModel, USLModel, mmc_resp_ms, serialise
 
 # seed 004, Table 1 (004_30fd347cf9df2afe.txt): 2 GCP + 2 zIIP, Z = 200 ms
 SEED004 = pd.DataFrame({
@@ -53,9 +52,8 @@ def _cost():
 
 
 def _open_dispatch():
-    from tests.modeling.test_open_dispatch import intervals
-
     from kneecap.modeling import OpenDispatchModel
+    from tests.modeling.test_open_dispatch import intervals
 
     res = OpenDispatchModel(n_boot=8, seed=2).fit(intervals(days=5))
     return res, pd.DataFrame({"tps": [300.0, 1500.0, 2500.0], "n_ziip": [2, 2, 3]}), (
@@ -97,7 +95,8 @@ def test_model_dir_round_trip(family: str, tmp_path: Path) -> None:
     files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
     assert not [f for f in files if f.endswith((".pkl", ".pickle", ".cloudpickle"))], files
     doc = json.loads((path / "data" / "results.json").read_text(encoding="utf-8"))
-    assert (doc["format"], doc["class"], doc["results"]["family"]) == ("kneecap-results", type(original).__name__, family)
+    assert (doc["format"], doc["class"], doc["results"]["family"]) == ("kneecap-results", type(original).__name__,
+                                                                       family)
     _assert_same(original, tracking.load_results(path), frame, attrs)
 
 
@@ -275,9 +274,11 @@ def test_a_run_carries_signature_example_dataset_and_plots(store: Path) -> None:
     client = MlflowClient()
     run = client.get_run(logged.run_id)
     assert [d.dataset.name for d in run.inputs.dataset_inputs] == ["demo fct_measurements"]
-    assert [t.value for d in run.inputs.dataset_inputs for t in d.tags if t.key == "mlflow.data.context"] == ["training"]
+    assert [t.value for d in run.inputs.dataset_inputs for t in d.tags
+            if t.key == "mlflow.data.context"] == ["training"]
     artifacts = {a.path for a in client.list_artifacts(logged.run_id, "plots")}
     assert artifacts == {"plots/fit.png", "plots/residuals.png"}
     # the example is what the model predicts from: the registered model still loads and predicts
     tracking.promote(tracking.model_name("demo", "closed_mva"))
-    assert np.isfinite(tracking.load_champion(tracking.model_name("demo", "closed_mva")).predict(frame)["resp_ms"]).all()
+    assert np.isfinite(
+        tracking.load_champion(tracking.model_name("demo", "closed_mva")).predict(frame)["resp_ms"]).all()

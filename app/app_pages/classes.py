@@ -8,9 +8,8 @@ import math
 
 import pandas as pd
 import plotly.graph_objects as go
-import streamlit as st
-
 import resources as res
+import streamlit as st
 
 
 def day(value) -> str:

@@ -3,11 +3,10 @@
 Also shows what the validation suite said and what was set aside (quarantined) with the reason.
 """
 
-import plotly.graph_objects as go
-import streamlit as st
-
 import charts
+import plotly.graph_objects as go
 import resources as res
+import streamlit as st
 
 
 def offer(frame, name: str, key: str) -> None:

@@ -5,9 +5,8 @@ Communications Server workload names and works out cost per transaction from RMF
 """
 
 import plotly.graph_objects as go
-import streamlit as st
-
 import resources as res
+import streamlit as st
 
 st.title("What-if factors")
 st.caption("Published effects of configuration choices (SMC-Rv2, an LTPA token, the z/OS Connect communication "

@@ -2,11 +2,10 @@
 
 import math
 
-import plotly.graph_objects as go
-import streamlit as st
-
 import charts
+import plotly.graph_objects as go
 import resources as res
+import streamlit as st
 from charts import span, vline
 
 
@@ -88,7 +87,8 @@ def class_knee_page(workload: str, key: str, model) -> None:
                 float(points["resp_ms"].max()) * 1.3 if not points.empty else 0.0)
     lo_tps, hi_tps = model.train_ranges["tps_min"], model.train_ranges["tps_max"]
     fig = go.Figure()
-    fig.add_trace(span(lo_tps, hi_tps, y_top, f"fitted on {lo_tps:.4g}-{hi_tps:.4g} tps", "rgba(128,128,128,0.08)", 900))
+    fig.add_trace(span(lo_tps, hi_tps, y_top, f"fitted on {lo_tps:.4g}-{hi_tps:.4g} tps", "rgba(128,128,128,0.08)",
+                       900))
     fig.add_traces(charts.curve_with_band(shown["tps"], shown["resp_ms"], shown["resp_ms_lo"], shown["resp_ms_hi"],
                                           f"model ({res.model_source(workload)})"))
     if not points.empty and "tps" in points:
@@ -101,8 +101,10 @@ def class_knee_page(workload: str, key: str, model) -> None:
                                      name="RMF intervals (other configs)",
                                      marker={"size": 5, "symbol": "x", "color": "#7f7f7f", "opacity": 0.6}))
     fig.add_trace(span(knee["knee_tps_lo"], knee["knee_tps_hi"], y_top,
-                       f"knee 95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}", "rgba(255,165,0,0.15)", 950))
-    fig.add_trace(vline(knee["knee_tps"], y_top, f"model knee ~{knee['knee_tps']:.4g} tps (R > {knee['k']:g}x unloaded)"))
+                       f"knee 95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}", "rgba(255,165,0,0.15)",
+                       950))
+    fig.add_trace(vline(knee["knee_tps"], y_top,
+                        f"model knee ~{knee['knee_tps']:.4g} tps (R > {knee['k']:g}x unloaded)"))
     fig.add_trace(vline(float(tps), y_top, f"what-if {float(tps):.4g} tps", dash="dot", color="#2ca02c"))
     fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
                       xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
@@ -148,9 +150,11 @@ if model.family != "closed_mva":
 base = res.forecasting.default_configuration(model)
 left, right = st.columns(2)
 with left:
-    max_clients = st.slider("Clients (curve up to)", 50, 5000, value=max(600, int(model.train_ranges["clients"][1] * 1.3)),
+    max_clients = st.slider("Clients (curve up to)", 50, 5000,
+                            value=max(600, int(model.train_ranges["clients"][1] * 1.3)),
                             step=50, key="knee_max_clients")
-    clients = st.slider("Clients (what-if point)", 1, max_clients, value=min(max_clients, int(model.train_ranges["clients"][1])),
+    clients = st.slider("Clients (what-if point)", 1, max_clients,
+                        value=min(max_clients, int(model.train_ranges["clients"][1])),
                         key="knee_clients")
     think = st.slider("Think time (ms)", 0, 2000, value=int(base["think_time_ms"]), step=10, key="knee_think")
 with right:
@@ -166,7 +170,8 @@ points = res.measured_points(workload)
 
 st.markdown(f"**Knee:** {res.forecasting.knee_sentence(knee)}")
 m1, m2, m3, m4 = st.columns(4)
-m1.metric(f"Response at {clients} clients", f"{at['resp_ms']:.2f} ms", help=f"band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms")
+m1.metric(f"Response at {clients} clients", f"{at['resp_ms']:.2f} ms",
+          help=f"band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms")
 m2.metric("Throughput", f"{at['tps']:.0f} tps")
 m3.metric("zIIP busy (offered)", "-" if at["ziip_busy_pct"] != at["ziip_busy_pct"] else f"{at['ziip_busy_pct']:.0f} %")
 m4.metric("Eligible work on GCPs", f"{at['spill_pct']:.1f} %")
@@ -176,7 +181,8 @@ beyond = res.forecasting.extrapolation(trained, clients, "clients",
                                        measured=model.train_ranges.get("configs"))
 if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
     widened = "widened by the error the model's own rolling-origin refits made past their data" \
-        if getattr(model, "extrapolation_spread", None) else "the fit's uncertainty only (too few loads to measure more)"
+        if getattr(model, "extrapolation_spread", None) \
+        else "the fit's uncertainty only (too few loads to measure more)"
     st.caption(f"The what-if point is {beyond['extrapolation']}: its band is {widened}.")
 
 has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
@@ -196,7 +202,8 @@ if not points.empty and "clients" in points:
     fig.add_trace(go.Scatter(x=same["clients"], y=same["resp_ms"], mode="markers", name="measured (this config)",
                              marker={"size": 10, "color": "#d62728"}))
     if not other.empty:
-        fig.add_trace(go.Scatter(x=other["clients"], y=other["resp_ms"], mode="markers", name="measured (other configs)",
+        fig.add_trace(go.Scatter(x=other["clients"], y=other["resp_ms"], mode="markers",
+                                 name="measured (other configs)",
                                  marker={"size": 9, "symbol": "x", "color": "#7f7f7f"}))
     observed = res.observed_knee(same)
 if has_knee:

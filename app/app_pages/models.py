@@ -1,8 +1,7 @@
 """Models: registered versions with aliases and metrics; promote a version to champion."""
 
-import streamlit as st
-
 import resources as res
+import streamlit as st
 
 st.title("Models")
 frame = res.registered()

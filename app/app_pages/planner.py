@@ -7,9 +7,8 @@ is planned at a target tps with the LPAR's other classes on the same engines.
 import math
 from dataclasses import replace
 
-import streamlit as st
-
 import resources as res
+import streamlit as st
 
 st.title("zIIP planner")
 workloads = [w for w in res.workloads_with("response")

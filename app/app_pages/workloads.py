@@ -4,12 +4,11 @@ Shows residuals, the competing models with their cross-validated errors, and the
 held-out points.
 """
 
+import charts
 import plotly.express as px
 import plotly.graph_objects as go
-import streamlit as st
-
-import charts
 import resources as res
+import streamlit as st
 
 COLOURS = px.colors.qualitative.D3
 
@@ -78,7 +77,8 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
         trained = getattr(model, "train_ranges", {}).get("clients")
         if trained is not None:
             top = float(max(curves["resp_ms_hi"].max(), points["resp_ms"].max() if not points.empty else 0))
-            fig.add_trace(charts.span(trained[0], trained[1], top, f"fitted on {trained[0]:.0f}-{trained[1]:.0f} clients",
+            fig.add_trace(charts.span(trained[0], trained[1], top,
+                                      f"fitted on {trained[0]:.0f}-{trained[1]:.0f} clients",
                                       "rgba(128,128,128,0.08)", 900))
         fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420,
                           title="Measured points and the fitted curve (95% band)")

@@ -17,6 +17,7 @@ from kneecap.validation.suites import SUITES
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the stage; 0 when the candidate marts are written, 2 for bad params, 1 for bad reference data."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reference", required=True, help="folder of bundled measurement CSVs")
     parser.add_argument("--sql", required=True, help="pipelines/sql root (staging/intermediate/marts)")

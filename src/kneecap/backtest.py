@@ -19,7 +19,6 @@ the only I/O here; :func:`run_case` is pure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -35,13 +34,13 @@ from kneecap import modeling
 from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
 from kneecap.modeling.base import column_or, mape_pct, to_jsonable
 from kneecap.modeling.select import COST_TARGETS, RESPONSE_TARGETS
+from kneecap.modeling.usl import naive_usl_params, usl_tps
+from kneecap.schema import NUMERIC_COLUMNS
 
 #: CPU by engine type, APPL% (RMF's CP, IIP, IIP + IIPCP, IIPCP): predicted by the response model's
 #: pools (zIIP/GCP dispatch) or, for the eligible share, by the cost regression.
 SHARE_TARGETS = ("cpu_gcp_pct", "cpu_ziip_pct", "ziip_eligible_pct", "ziip_eligible_on_gcp_pct")
 PREDICTABLE_TARGETS = RESPONSE_TARGETS + COST_TARGETS + SHARE_TARGETS
-from kneecap.modeling.usl import naive_usl_params, usl_tps
-from kneecap.schema import NUMERIC_COLUMNS
 
 QUESTION_KINDS = ("min_ziip", "knee_clients")
 _QUESTION_FIELDS = {
@@ -389,7 +388,8 @@ def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str
 
 
 def _finite(value: Any) -> bool:
-    return not isinstance(value, bool) and value is not None and isinstance(value, (int, float)) and math.isfinite(value)
+    return (not isinstance(value, bool) and value is not None and isinstance(value, (int, float))
+            and math.isfinite(value))
 
 
 def format_table(results: list[CaseResult]) -> str:
@@ -428,7 +428,8 @@ def format_table(results: list[CaseResult]) -> str:
                              "fitted capacity (saturated, left out of the MAPE)"
                              + (f"; capacity {cap:.4g} tps" if cap is not None and _finite(cap) else ""))
         for q in r.questions:
-            answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float) else str(q["answer"]))
+            answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float)
+                                                      else str(q["answer"]))
             lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>17} -> {answer:>5} "
                          f"{'ok' if q['ok'] else 'MISSED'}")
         for note in r.notes:

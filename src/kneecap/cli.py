@@ -367,10 +367,12 @@ def _class_lines(table) -> list[str]:
     lines = []
     for _, row in table[table["knee_tps"].notna()].iterrows():
         line = (f"forecast: {row['workload']} / {row['scenario'] or '-'}: knee {row['knee_tps']:.4g} tps "
-                f"[{row['knee_tps_lo']:.4g}, {row['knee_tps_hi']:.4g}] on {row['n_gcp']:g} GCP + {row['n_ziip']:g} zIIP")
+                f"[{row['knee_tps_lo']:.4g}, {row['knee_tps_hi']:.4g}] on {row['n_gcp']:g} GCP + "
+                f"{row['n_ziip']:g} zIIP")
         if isinstance(row.get("date_knee"), str):
             line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, knee reached "
-                     f"{row['date_knee']} ({row['date_knee_lo'] or '?'} .. {row['date_knee_hi'] or 'beyond the horizon'})")
+                     f"{row['date_knee']} ({row['date_knee_lo'] or '?'} .. "
+                     f"{row['date_knee_hi'] or 'beyond the horizon'})")
         elif isinstance(row.get("growth"), str) and row["growth"].startswith("no growth"):
             line += f"; {row['growth']}"
         elif isinstance(row.get("peak_date_last"), str):
@@ -558,7 +560,10 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one ``kneecap`` command and return its exit code (0 done, 1 some items failed, 2 bad request, 130 interrupted)."""
+    """Run one ``kneecap`` command and return its exit code.
+
+    Exit codes: 0 done, 1 some items failed, 2 bad request, 130 interrupted.
+    """
     args = build_parser().parse_args(argv)
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(message)s"))

@@ -119,6 +119,8 @@ SPARK_MASTER_ENV = "KNEECAP_SPARK_MASTER"
 
 @dataclass(frozen=True)
 class WarehouseConfig:
+    """``params.yaml`` ``warehouse``: the engine that runs the SQL and the Spark master it uses."""
+
     engine: str = "duckdb"
     spark_master: str = "local[*]"
 
@@ -186,8 +188,9 @@ def growth_policy(params: Params):
 
 
 def warehouse_config(params: Params, environ: Mapping[str, str] | None = None) -> WarehouseConfig:
-    """The engine (and Spark master) the ``build_marts`` stage runs the SQL on: params.yaml's
-    ``warehouse`` section, each key overridden by its environment variable when that is set.
+    """The engine (and Spark master) the ``build_marts`` stage runs the SQL on.
+
+    It is params.yaml's ``warehouse`` section, each key overridden by its environment variable when that is set.
 
     Examples
     --------

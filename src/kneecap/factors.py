@@ -168,7 +168,9 @@ def read_catalogue(path: str | os.PathLike[str]) -> dict[str, Factor]:
                 continue
             cells = dict(zip(CATALOGUE_COLUMNS, (c.strip() for c in raw)))
             numbers = {c: _number(cells[c], where, c, problems) for c in ("value", "base_value")}
-            factor = Factor(**{**cells, **numbers})
+            # text cells and parsed numbers in one mapping: Factor's own signature checks the names
+            fields: dict[str, Any] = {**cells, **numbers}
+            factor = Factor(**fields)
             _check_row(factor, where, problems)
             if factor.factor_id in catalogue:
                 problems.append(f"{where}: factor_id: {factor.factor_id!r} repeats an earlier row")

@@ -370,9 +370,9 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         row["demand_ms_per_tran"] = res.cpu_ms_per_tran
         row["ziip_eligible_fraction"] = res.ziip_eligible_fraction
         if scenario.get("clients") is None and scenario.get("tps") is not None:
-            clients = clients_for_tps(res, float(scenario["tps"]), **cfg)
-            row["clients_for_tps"] = clients
-            scenario = {**scenario, "clients": clients}
+            clients_needed = clients_for_tps(res, float(scenario["tps"]), **cfg)
+            row["clients_for_tps"] = clients_needed
+            scenario = {**scenario, "clients": clients_needed}
         if scenario.get("clients") is not None:
             clients = float(scenario["clients"])
             pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
@@ -452,8 +452,9 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                max_tps=est["max_tps"], unloaded_resp_ms=est["unloaded_resp_ms"],
                ziip_busy_pct_at_knee=est["ziip_busy_pct_at_knee"], gcp_busy_pct_at_knee=est["gcp_busy_pct_at_knee"])
     if scenario.get("slo_resp_ms") is not None and scenario.get("tps") is not None:
-        plan = plan_ziip(res, tps=float(scenario["tps"]), n_gcp=row["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]),
-                         policy=policy, lpar={k: lpar[k] for k in ("bg_load_factor",) if k in lpar})
+        plan = plan_ziip(res, tps=float(scenario["tps"]), n_gcp=row["n_gcp"],
+                         slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy,
+                         lpar={k: lpar[k] for k in ("bg_load_factor",) if k in lpar})
         row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
                    recommended_n_gcp=plan.n_gcp_recommended, slo_margin_ms=plan.margin_ms,
                    recommendation=plan.reason)

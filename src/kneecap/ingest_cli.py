@@ -45,8 +45,14 @@ class _Progress:
         if quiet or not sys.stderr.isatty():
             return
         from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TransferSpeedColumn)
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TransferSpeedColumn,
+        )
 
         self.bar = Progress(TextColumn("ingest"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                             TextColumn("{task.fields[records]:,} records"), TimeElapsedColumn(),
@@ -56,7 +62,7 @@ class _Progress:
 
     def __call__(self, records: int, nbytes: int) -> None:
         self.records += records
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:  # both are set together, or neither
             self.bar.update(self.task, advance=nbytes, records=self.records)
 
     def done(self) -> None:

@@ -77,9 +77,11 @@ def transpile(sql: str, *, where: str = "SQL") -> str:
 
 
 def arrow_input(frame: pd.DataFrame) -> pa.Table:
-    """A pandas input as the Arrow table Spark reads: typed as DuckDB types the frame, with NaN in
-    a float column as null (DuckDB reads it so) and a column of nothing but None of the null
-    type (DuckDB's NULL, Spark's VOID: it takes the type of whatever it meets)."""
+    """A pandas input as the Arrow table Spark reads, typed as DuckDB types the frame.
+
+    NaN in a float column is null (DuckDB reads it so) and a column of nothing but None is of the null type
+    (DuckDB's NULL, Spark's VOID: it takes the type of whatever it meets).
+    """
     return pa.Table.from_pandas(frame, preserve_index=False)
 
 
@@ -110,8 +112,9 @@ _NULLABLE: dict[pa.DataType, Any] = {
 
 
 def arrow_result(table: pa.Table) -> pd.DataFrame:
-    """A result as pandas, typed as DuckDB's ``.df()`` types it, so the stage publishes the same
-    Parquet from either engine.
+    """A result as pandas, typed as DuckDB's ``.df()`` types it.
+
+    So typed, the stage publishes the same Parquet from either engine.
 
     Arrow's own conversion differs from DuckDB's in two places: an integer or boolean column with
     nulls (Arrow: float64 or object; DuckDB: pandas' nullable ``Int32``, ``Int64``, ``boolean``),
@@ -136,8 +139,9 @@ def arrow_result(table: pa.Table) -> pd.DataFrame:
 
 def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, pd.DataFrame], *,
                   spark: SparkSession) -> dict[str, pd.DataFrame]:
-    """:func:`kneecap.warehouse.run_sql_files` on Spark: each file, transpiled, becomes the temp
-    view named by its stem for the files after it.
+    """:func:`kneecap.warehouse.run_sql_files` on Spark.
+
+    Each file, transpiled, becomes the temp view named by its stem for the files after it.
 
     The views live in a session of their own (``spark.newSession()``: same cluster, separate
     temp views), so two builds in one application do not see each other's tables. Each result is

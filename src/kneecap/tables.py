@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -91,16 +92,18 @@ PROBLEM_COLUMNS = ("source_id", "point_id", "line", "column", "rule", "value", "
 
 def _describe(check_column: str, value: object, config: ValidationConfig) -> tuple[str, str]:
     """The table column a broken rule is about and the problem in a planner's words."""
+    # GX returns failing values untyped; those of the two check columns read here are the numbers the SQL computed
+    number = cast(float, value)
     if check_column == "check_littles_law_rel_err":
         return ("clients", f"Little's law: clients != tps x (resp_ms + think_time_ms) / 1000, off by "
-                f"{float(value):.1%} (the gate allows {config.littles_law_rel_tol:.0%}, "
+                f"{float(number):.1%} (the gate allows {config.littles_law_rel_tol:.0%}, "
                 "params.yaml validate.littles_law_rel_tol); a unit slip (s for ms) or a wrong think time?")
     match = re.fullmatch(r"check_(.+)_headroom", check_column)
     if match:
         column = match[1]
         engines = " + ".join(schema.PCT_BOUNDS[column])
         return (column, f"APPL% over what the engines can deliver (100 x ({engines})): "
-                f"{-float(value):g} points too high")
+                f"{-float(number):g} points too high")
     return check_column, ""
 
 

@@ -46,7 +46,8 @@ def modeling_config(params: Params) -> ModelingConfig:
     return ModelingConfig(alpha=params.common.alpha, seed=params.common.seed, n_boot=params.train.n_boot,
                           ziip_eligible_fraction=params.train.assumed_ziip_eligible_fraction,
                           honor_priority=params.train.honor_priority, help_wait_ms=params.train.help_wait_ms,
-                          help_rule=params.train.help_rule, eligible_bursts=params.train.eligible_bursts, gcp_bursts=params.train.gcp_bursts,
+                          help_rule=params.train.help_rule, eligible_bursts=params.train.eligible_bursts,
+                          gcp_bursts=params.train.gcp_bursts,
                           max_cv_error_pct=params.train.max_cv_error_pct,
                           open_min_transactions=params.train.open_min_transactions,
                           open_hours=params.train.open_hours)
@@ -64,7 +65,8 @@ def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
 def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tuple[dict[str, float], list[str]]:
     """Model knee of the base configuration plus the observed (Kneedle) knee on its points."""
     base = base_configuration(rows)
-    knee = results.knee(n_gcp=base["n_gcp"], n_ziip=base["n_ziip"], think_time_ms=base["think_time_ms"], k=k)
+    knee = results.knee(n_gcp=int(base["n_gcp"]), n_ziip=int(base["n_ziip"]), think_time_ms=base["think_time_ms"],
+                        k=k)
     in_base = rows[(pd.to_numeric(rows.get("n_ziip"), errors="coerce").fillna(0) == base["n_ziip"])]
     observed = modeling.observed_knee(in_base["clients"].to_numpy(dtype=float),
                                       pd.to_numeric(in_base["resp_ms"], errors="coerce").to_numpy(dtype=float)) \

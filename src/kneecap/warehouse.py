@@ -84,14 +84,15 @@ _BOM = "\ufeff"
 
 
 def _decode_csv_text(path: Path, raw: bytes) -> str:
-    """UTF-8 text of a CSV, or :class:`ReferenceDataError` naming the line of the first bad byte.
+    r"""UTF-8 text of a CSV, or :class:`ReferenceDataError` naming the line of the first bad byte.
 
     Examples
     --------
-    >>> _decode_csv_text(Path("t.csv"), b"a,b\\n1,caf\\xe9\\n")
+    >>> _decode_csv_text(Path("t.csv"), b"a,b\n1,caf\xe9\n")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    kneecap.warehouse.ReferenceDataError: t.csv:2: (file): not UTF-8 text: byte 0xe9 at byte offset 9; save the file as UTF-8
+    kneecap.warehouse.ReferenceDataError: t.csv:2: (file): not UTF-8 text: byte 0xe9 at byte offset 9;
+        save the file as UTF-8
     """
     try:
         return raw.decode("utf-8")
@@ -131,9 +132,11 @@ def _problems_error(path: Path, problems: list[CellProblem], total: int) -> Refe
 
 
 def _check_table_header(path: Path, header: list[str]) -> list[CellProblem]:
-    """What is wrong with a measurement table's header under the one table contract (see
-    :data:`kneecap.schema.REQUIRED_TABLE_COLUMNS`): unknown or repeated columns, a required column
-    missing, no load column."""
+    """What is wrong with a measurement table's header under the one table contract.
+
+    The contract is :data:`kneecap.schema.REQUIRED_TABLE_COLUMNS`; the problems are unknown or repeated columns, a
+    required column missing, no load column.
+    """
     known = schema.REFERENCE_CSV_COLUMNS
     problems = []
     for column in sorted({c for c in header if header.count(c) > 1}):
@@ -308,9 +311,11 @@ def read_reference_dir(directory: str | os.PathLike[str]) -> tuple[pd.DataFrame,
 
 
 def sql_files(sql_root: str | os.PathLike[str]) -> list[Path]:
-    """SQL files under ``sql_root`` in run order: layer by layer; within a layer a file runs after
-    the files whose tables it reads (e.g. ``dim_sources`` after ``fct_measurements``), else
-    alphabetically."""
+    """SQL files under ``sql_root`` in run order.
+
+    The order is layer by layer; within a layer a file runs after the files whose tables it reads (e.g.
+    ``dim_sources`` after ``fct_measurements``), else alphabetically.
+    """
     root = Path(sql_root)
     ordered: list[Path] = []
     for layer in SQL_LAYERS:
@@ -588,8 +593,10 @@ def _write_manifest(directory: Path, generation: str, previous: str | None, name
 
 
 def _sweep(directory: Path, keep: set[str], *, legacy: bool) -> None:
-    """Remove what no reader can reach: generations other than ``keep``, leftovers of crashed
-    publishes and, once a snapshot has replaced them (``legacy``), an older kneecap's plain files.
+    """Remove what no reader can reach.
+
+    That is generations other than ``keep``, leftovers of crashed publishes and, once a snapshot has replaced them
+    (``legacy``), an older kneecap's plain files.
 
     Only names this module writes are touched; anything else in the folder is left alone.
     """
@@ -702,8 +709,9 @@ def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataF
 
 def marts_inputs(measurements: pd.DataFrame, sources: pd.DataFrame,
                  decoded: Mapping[str, pd.DataFrame] | None = None) -> dict[str, pd.DataFrame]:
-    """The SQL's inputs by logical table name: the one place that binds them, for either engine
-    (:func:`build_marts` here, :func:`kneecap.spark_engine.build_marts` on Spark).
+    """The SQL's inputs by logical table name: the one place that binds them, for either engine.
+
+    The engines are :func:`build_marts` here and :func:`kneecap.spark_engine.build_marts` on Spark.
 
     Parameters
     ----------
@@ -724,8 +732,7 @@ def marts_inputs(measurements: pd.DataFrame, sources: pd.DataFrame,
 def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
                 decoded: Mapping[str, pd.DataFrame] | None = None, *,
                 sql_root: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Every table of the pipeline's SQL from the reference tables and decoded SMF/RMF tables,
-    run in DuckDB.
+    """Every table of the pipeline's SQL from the reference tables and decoded SMF/RMF tables, run in DuckDB.
 
     Used by the ``build_marts`` stage (unless params.yaml chooses Spark), the desk's and
     ``kneecap check``'s validation of a table, and the tests alike.

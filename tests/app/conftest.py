@@ -20,8 +20,8 @@ import pytest
 
 from kneecap import config, tracking, training, warehouse
 from kneecap.modeling import ClosedMVAModel, CostModel
-from kneecap.modeling.select import extrapolation_spread
 from kneecap.modeling.open_dispatch import OpenDispatchModel
+from kneecap.modeling.select import extrapolation_spread
 from kneecap.smf.reader import decode_file
 
 REPO = Path(__file__).resolve().parents[2]

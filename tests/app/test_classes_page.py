@@ -15,7 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, forecasting, modeling, tracking, warehouse
-from tests.app.conftest import SMF_CLASS, SMF_DAYS, plotly_values as _values
+from tests.app.conftest import SMF_CLASS, SMF_DAYS
+from tests.app.conftest import plotly_values as _values
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app" / "streamlit_app.py")

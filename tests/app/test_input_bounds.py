@@ -24,5 +24,6 @@ def test_upload_named_dot_dot_is_read_not_a_traceback(app_env):
 def test_ingest_upload_reads_a_file_named_dot_dot(app_env):
     import resources
 
-    result = resources.ingest_upload("..", (REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-small-RPRT-20220412.xml").read_bytes())
+    result = resources.ingest_upload(
+        "..", (REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-small-RPRT-20220412.xml").read_bytes())
     assert result["rows"] > 0

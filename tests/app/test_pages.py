@@ -282,7 +282,8 @@ def test_data_page_rejects_bad_cells_with_line_numbers(app_env):
     assert not at.exception
     assert at.error[0].value == "t.csv:5: tps: 'fast' is not a number"
     problems = _frame(at, "file", "line", "column", "problem")
-    assert problems.iloc[0].to_dict() == {"file": "t.csv", "line": 5, "column": "tps", "problem": "'fast' is not a number"}
+    assert problems.iloc[0].to_dict() == {"file": "t.csv", "line": 5, "column": "tps",
+                                          "problem": "'fast' is not a number"}
 
 
 def test_data_page_decodes_an_smf_dump_and_quarantines_a_damaged_record(app_env):

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap.modeling import (ClosedMVAModel, ModelError, PlannerPolicy, plan_ziip, results_from_dict,
-                              years_to_reach)
+from kneecap.modeling import ClosedMVAModel, ModelError, PlannerPolicy, plan_ziip, results_from_dict, years_to_reach
 
 # seed 004, Table 1 and Table 2 (004_30fd347cf9df2afe.txt): TPS as printed with "~"
 TABLE1 = pd.DataFrame({

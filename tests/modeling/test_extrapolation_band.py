@@ -52,7 +52,8 @@ def test_a_chosen_model_carries_its_spread_through_its_stored_form() -> None:
     a, b = res.predict(far), again.predict(far)
     pd.testing.assert_frame_equal(a, b)
     # three times the trained load: wider than the fit's own band, by the measured spread
-    assert (a.loc[1, "tps_hi"] - a.loc[1, "tps_lo"]) / a.loc[1, "tps"] > (a.loc[0, "tps_hi"] - a.loc[0, "tps_lo"]) / a.loc[0, "tps"]
+    assert ((a.loc[1, "tps_hi"] - a.loc[1, "tps_lo"]) / a.loc[1, "tps"]
+            > (a.loc[0, "tps_hi"] - a.loc[0, "tps_lo"]) / a.loc[0, "tps"])
 
 
 def test_too_few_loads_measure_no_spread() -> None:

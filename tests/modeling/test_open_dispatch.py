@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kneecap.modeling import ModelError, ModelingConfig, choose_response_model, plan_ziip, PlannerPolicy
+from kneecap.modeling import ModelError, ModelingConfig, PlannerPolicy, choose_response_model, plan_ziip
 from kneecap.modeling.dispatch import Dispatch, solve_open_rows
 from kneecap.modeling.open_dispatch import OpenDispatchModel, demand_and_eligibility
 from kneecap.modeling.serialise import dumps, loads
@@ -147,7 +147,8 @@ def test_filters_and_errors_name_what_was_left_out():
     res = model.fit(table)
     assert any("fewer than 100 transactions" in n for n in res.notes)
     assert any("outside hours 8-18" in n for n in res.notes)
-    assert res.n_train == int(((table["interval_start_at"].dt.hour >= 8) & (table["interval_start_at"].dt.hour < 18)).sum())
+    assert res.n_train == int(((table["interval_start_at"].dt.hour >= 8)
+                               & (table["interval_start_at"].dt.hour < 18)).sum())
     with pytest.raises(ModelError, match="at least 3 intervals"):
         OpenDispatchModel().fit(table.iloc[:2])
     no_lpar = intervals(days=1).drop(columns=["lpar_gcp_busy_pct", "lpar_ziip_busy_pct"])

@@ -158,7 +158,8 @@ def test_a_users_smf_class_gets_a_knee_a_plan_and_a_date(project: tuple[Path, di
     assert promoted.returncode == 0, promoted.stderr[-2000:]
     (root / "fs.yaml").write_text("scenarios:\n"
                                   "  - {workload: ZCONSIM, name: peak, tps: 2200, slo_resp_ms: 4}\n"
-                                  "  - {workload: ZCONSIM, name: busier, tps: 2200, bg_load_factor: 1.5, slo_resp_ms: 4}\n",
+                                  "  - {workload: ZCONSIM, name: busier, tps: 2200, bg_load_factor: 1.5, "
+                                  "slo_resp_ms: 4}\n",
                                   encoding="utf-8")
     out = _run([kneecap, "forecast", "--scenarios", "fs.yaml", "--out", "fs.csv"], root, env)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

@@ -44,7 +44,7 @@ def test_a_point_breaking_littles_law_is_quarantined_and_the_rest_published(tmp_
     rc, out, err = _run(tmp_path, marts_dir, capsys)
     assert rc == 0, err
     bad_point = fct.loc[seed004[0], "point_id"]
-    assert f"rule expect_column_values_to_be_between column check_littles_law_rel_err failed at rows" in err
+    assert "rule expect_column_values_to_be_between column check_littles_law_rel_err failed at rows" in err
     assert bad_point in err and "1 measured point(s) quarantined" in err
     published = warehouse.read_parquet_dir(tmp_path / "processed")
     assert len(published["fct_measurements"]) == len(fct) - 1

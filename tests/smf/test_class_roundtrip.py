@@ -16,7 +16,7 @@ import pytest
 
 from kneecap import config, forecasting, warehouse
 from kneecap.config import planner_policy
-from kneecap.modeling import ModelingConfig, choose_response_model
+from kneecap.modeling import choose_response_model
 from kneecap.modeling.open import OpenMMcModel
 from kneecap.smf.tables import DECODED_TABLES
 from tests.conftest import REPO

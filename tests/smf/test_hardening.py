@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import synth
 
-from kneecap.smf.framing import RecordStream, SMFDataError, TRANSFER_HELP
+from kneecap.smf.framing import TRANSFER_HELP, RecordStream, SMFDataError
 from kneecap.smf.ingest import MANIFEST, ingest_paths
 from kneecap.smf.reader import decode_file
 

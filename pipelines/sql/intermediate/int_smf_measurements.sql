@@ -18,9 +18,15 @@ with
 -- union all by position, not by name (Spark SQL has no UNION BY NAME): the RMF XML staging models
 -- have the SMF ones' columns in the same order (tests/sql/test_table_columns.py checks it)
 workload as (
-    select *, 'smf' as source_id from stg_smf72_workload
+    select
+        *,
+        'smf' as source_id
+    from stg_smf72_workload
     union all
-    select *, 'rmf_xml' as source_id from stg_rmf_workload
+    select
+        *,
+        'rmf_xml' as source_id
+    from stg_rmf_workload
 ),
 
 cpu as (
@@ -50,8 +56,9 @@ measured as (
         e.lpar_ziip_busy_pct
     from workload as w
     left join engines as e
-        on w.system_id = e.system_id
-        and w.interval_start_at = e.interval_start_at
+        on
+            w.system_id = e.system_id
+            and w.interval_start_at = e.interval_start_at
 ),
 
 final as (
@@ -60,8 +67,11 @@ final as (
         class_name as workload,
         -- the literal T outside the formats: Spark's date_format would read it as a pattern letter
         system_id || '/' || strftime(interval_start_at, '%Y-%m-%d') || 'T'
-            || strftime(interval_start_at, '%H:%M:%S') || '/' || (case when is_report_class then 'R:' else 'S:' end) || class_name
-            || '/' || cast(period as varchar) as point_id,
+        || strftime(interval_start_at, '%H:%M:%S')
+        || '/'
+        || (case when is_report_class then 'R:' else 'S:' end)
+        || class_name
+        || '/' || cast(period as varchar) as point_id,
         cast(null as double) as clients,
         cast(null as double) as think_time_ms,
         ended / nullif(interval_s, 0) as tps,

@@ -9,7 +9,10 @@ sources as (
 ),
 
 points as (
-    select source_id, count(*) as n_points, count(distinct workload) as n_workloads
+    select
+        source_id,
+        count(*) as n_points,
+        count(distinct workload) as n_workloads
     from fct_measurements
     group by source_id
 ),

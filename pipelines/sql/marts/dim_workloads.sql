@@ -13,8 +13,13 @@ points as (
 -- the sources listed apart from the counts: Spark cannot plan an ordered string_agg (listagg)
 -- beside another distinct aggregate (count(distinct clients)) in one select
 sources as (
-    select workload, string_agg(source_id, ',' order by source_id) as source_ids
-    from (select distinct workload, source_id from points) as pairs
+    select
+        workload,
+        string_agg(source_id, ',' order by source_id) as source_ids
+    from (select distinct
+        workload,
+        source_id
+    from points) as pairs
     group by workload
 ),
 
@@ -32,7 +37,7 @@ counts as (
         min(n_ziip) as min_n_ziip,
         max(n_ziip) as max_n_ziip,
         count(*) filter (where clients is not null and resp_ms is not null) >= 3
-            and count(distinct clients) >= 3 as has_response_curve,
+        and count(distinct clients) >= 3 as has_response_curve,
         count(*) filter (where cpu_ms_per_tran is not null) >= 3 as has_cost,
         case
             when count(clients) > 0 and coalesce(max(think_time_ms), 0) > 0 then 'closed'
@@ -48,7 +53,8 @@ final as (
     select
         c.workload,
         s.source_ids,
-        c.* exclude (workload)
+        -- workload below is c's column, named inside c.* exclude, not a reference to qualify
+        c.* exclude (workload)  -- noqa: RF02
     from counts as c
     inner join sources as s on c.workload is not distinct from s.workload
 )

@@ -7,11 +7,17 @@
 with
 
 smf as (
-    select *, 'smf' as source_id from stg_smf70_cpu
+    select
+        *,
+        'smf' as source_id
+    from stg_smf70_cpu
 ),
 
 rmf as (
-    select *, 'rmf_xml' as source_id from stg_rmf_cpu
+    select
+        *,
+        'rmf_xml' as source_id
+    from stg_rmf_cpu
 ),
 
 unioned as (

@@ -11,20 +11,28 @@ from __future__ import annotations
 from kneecap.modeling.base import ModelError, mape_pct
 from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, KneeEstimate
 from kneecap.modeling.cost import CostModel, CostResults
+from kneecap.modeling.dispatch import Dispatch, DispatchSolution, cpu_residence, solve_closed, solve_open
 from kneecap.modeling.knee import observed_knee
 from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults
-from kneecap.modeling.dispatch import Dispatch, DispatchSolution, cpu_residence, solve_closed, solve_open
 from kneecap.modeling.queueing import erlang_c, mmc_resp_ms, multiserver_mva
+from kneecap.modeling.select import (
+                                     Choice,
+                                     ModelingConfig,
+                                     choose_cost_model,
+                                     choose_response_model,
+                                     has_cost_data,
+                                     response_kind,
+)
 from kneecap.modeling.serialise import ModelFormatError, results_from_dict
-from kneecap.modeling.select import (Choice, ModelingConfig, choose_cost_model,
-                                     choose_response_model, has_cost_data, response_kind)
 from kneecap.modeling.usl import USLModel, USLResults, usl_tps
 from kneecap.modeling.ziip import PlannerPolicy, ZiipPlan, plan_ziip, years_to_reach
 
 __all__ = [
-    "Choice", "ClosedMVAModel", "Dispatch", "DispatchSolution", "cpu_residence", "solve_closed", "solve_open", "ClosedMVAResults", "CostModel", "CostResults", "KneeEstimate",
-    "ModelError", "ModelFormatError", "ModelingConfig", "OpenMMcModel", "OpenMMcResults", "OpenDispatchModel", "OpenDispatchResults", "PlannerPolicy", "USLModel", "USLResults",
+    "Choice", "ClosedMVAModel", "Dispatch", "DispatchSolution", "cpu_residence", "solve_closed", "solve_open",
+    "ClosedMVAResults", "CostModel", "CostResults", "KneeEstimate",
+    "ModelError", "ModelFormatError", "ModelingConfig", "OpenMMcModel", "OpenMMcResults", "OpenDispatchModel",
+    "OpenDispatchResults", "PlannerPolicy", "USLModel", "USLResults",
     "ZiipPlan", "choose_cost_model", "choose_response_model", "erlang_c", "has_cost_data",
     "mape_pct", "mmc_resp_ms", "multiserver_mva", "observed_knee", "plan_ziip", "response_kind",
     "results_from_dict", "usl_tps", "years_to_reach",

@@ -12,7 +12,6 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-
 #: Confidence level of every band and interval (95 %), the bootstrap draws behind a banded fit and
 #: the seed of its random streams: the defaults of every model and of ``params.yaml`` ``common`` and
 #: ``train``.

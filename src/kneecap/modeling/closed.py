@@ -16,10 +16,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kneecap.modeling.base import (ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct, require_columns,
-                                   to_jsonable, widen_beyond_trained)
-from kneecap.modeling.dispatch import (HELP_RULE, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, DispatchSolution,
-                                      solve_closed)
+from kneecap.modeling.base import (
+    ALPHA,
+    N_BOOT,
+    SEED,
+    ModelError,
+    column_or,
+    mape_pct,
+    require_columns,
+    to_jsonable,
+    widen_beyond_trained,
+)
+from kneecap.modeling.dispatch import HELP_RULE, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, DispatchSolution, solve_closed
 
 #: The zIIP-eligible share of CPU assumed when a table measures none (z/OS Connect and Liberty run
 #: almost all their work on zIIPs; params.yaml ``train.assumed_ziip_eligible_fraction``).
@@ -109,7 +117,7 @@ class ClosedMVAModel:
     seed: int = SEED
 
     def fit(self, table: pd.DataFrame) -> ClosedMVAResults:
-        """Fit ``R0`` (and ``D`` unless measured) to the table's clients, response and throughput, with bootstrap draws."""
+        """Fit ``R0`` (and ``D`` unless measured) to the clients, response and throughput; bootstrap the draws."""
         require_columns(table, ("clients", "n_gcp"), "the closed MVA model")
         data = _design(table)
         if not (np.isfinite(data["resp_ms"]).any() or np.isfinite(data["tps"]).any()):
@@ -324,21 +332,21 @@ class ClosedMVAResults:
                 break
             n_max = min(n_max * 2, 50_000)
         kns = np.where(above.any(axis=1), above.argmax(axis=1) + 1.0, np.inf)
-        sats, kns = list(sats), list(kns)
+        sat_list, kn_list = list(sats), list(kns)
         lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2
-        sat_b = np.array(sats[1:] or sats, dtype=float)
-        kn_b = np.array(kns[1:] or kns, dtype=float)
-        d_max = bottleneck_demand_ms(self.cpu_ms_per_tran, self.ziip_eligible_fraction, n_gcp,
-                                     n_ziip, self.honor_priority)
+        sat_b = np.array(sat_list[1:] or sat_list, dtype=float)
+        kn_b = np.array(kn_list[1:] or kn_list, dtype=float)
+        d_max_point = bottleneck_demand_ms(self.cpu_ms_per_tran, self.ziip_eligible_fraction, n_gcp,
+                                           n_ziip, self.honor_priority)
         return KneeEstimate(
             n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
-            saturation_clients=float(sats[0]),
+            saturation_clients=float(sat_list[0]),
             saturation_clients_lo=float(np.quantile(sat_b, lo_q)),
             saturation_clients_hi=float(np.quantile(sat_b, hi_q)),
-            k_clients=float(kns[0]),
+            k_clients=float(kn_list[0]),
             k_clients_lo=float(np.quantile(kn_b, lo_q)),
             k_clients_hi=float(np.quantile(kn_b, hi_q)),
-            max_tps=1000.0 / d_max if d_max > 0 else math.inf,
+            max_tps=1000.0 / d_max_point if d_max_point > 0 else math.inf,
         )
 
     def _default(self, column: str) -> float:
@@ -353,7 +361,8 @@ class ClosedMVAResults:
             f"  cpu_ms_per_tran        {self.cpu_ms_per_tran:10.4f} ms ({self.demand_source})",
             f"  delay_ms (R0)          {self.delay_ms:10.4f} ms (fitted)",
             f"  ziip_eligible_fraction {self.ziip_eligible_fraction:10.3f} ({self.ziip_eligible_source})",
-            f"  honor_priority         {self.honor_priority} (ZIIPAWMT {self.help_wait_ms} ms, {self.help_rule} help rule, GCP help fed back)",
+            f"  honor_priority         {self.honor_priority} (ZIIPAWMT {self.help_wait_ms} ms, "
+            f"{self.help_rule} help rule, GCP help fed back)",
             f"  bursts per tran        {self.eligible_bursts} eligible + {self.gcp_bursts} GCP-only",
             f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
             f"  train MAPE tps         {self.train_mape.get('tps', float('nan')):8.1f} %",
@@ -509,7 +518,8 @@ def _lm(solver: _Solver, obs: np.ndarray, start: np.ndarray, measured_d: float |
             jac[:, :, j] = (solver.residuals(bumped, obs) - r) / h[:, None]
         a = np.einsum("bni,bnj->bij", jac, jac)
         g = np.einsum("bni,bn->bi", jac, r)
-        damp = a + lam[:, None, None] * (np.eye(len(free))[None] * (np.diagonal(a, axis1=1, axis2=2)[:, :, None] + 1e-12))
+        diag = np.diagonal(a, axis1=1, axis2=2)[:, :, None]
+        damp = a + lam[:, None, None] * (np.eye(len(free))[None] * (diag + 1e-12))
         step = -np.linalg.solve(damp, g[:, :, None])[:, :, 0]
         cand = theta.copy()
         cand[:, free] = theta[:, free] + step

@@ -252,7 +252,8 @@ def design_size(design: Design, train: pd.DataFrame) -> int:
 
 
 def _keep_columns(train: pd.DataFrame, target: str) -> list[str]:
-    wanted = (target, "cpu_ms_per_tran", "ziip_eligible_pct", "cpu_total_pct", "think_time_ms") + NUMERIC_DRIVERS + FACTOR_DRIVERS
+    wanted = ((target, "cpu_ms_per_tran", "ziip_eligible_pct", "cpu_total_pct", "think_time_ms")
+              + NUMERIC_DRIVERS + FACTOR_DRIVERS)
     return list(dict.fromkeys(c for c in wanted if c in train.columns))
 
 

@@ -31,6 +31,7 @@ import numpy as np
 # engines per pool: z/OS defines at most a few hundred logical processors per LPAR, and every
 # per-engine loop below is O(engines); one constant for the model and the input checks
 from kneecap.schema import MAX_ENGINES
+
 #: When GCPs help (see :class:`Dispatch`).
 HELP_RULES = ("pool", "burst")
 

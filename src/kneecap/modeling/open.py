@@ -9,7 +9,14 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable, widen_beyond_trained
+from kneecap.modeling.base import (
+    column_or,
+    mape_pct,
+    positive_pairs,
+    require_columns,
+    to_jsonable,
+    widen_beyond_trained,
+)
 from kneecap.modeling.queueing import mmc_resp_ms_array
 
 FAMILY = "open_mmc"
@@ -40,8 +47,9 @@ class OpenMMcModel:
     r"""``resp_ms = R0 + R_MMc(tps; S, c)``, fitted by bounded least squares on log response.
 
     For each server count ``c`` of :func:`server_counts` (every count to 16, then about 25 % steps
-    to ``max_servers``) the delay ``R0`` and service time ``S`` are fitted (``S < 1000 c / max(tps)`` keeps every training point below saturation); the ``c`` with
-    the smallest residual sum of squares wins. Interval data measures what the curve alone cannot
+    to ``max_servers``) the delay ``R0`` and service time ``S`` are fitted (``S < 1000 c / max(tps)``
+    keeps every training point below saturation); the ``c`` with the smallest residual sum of
+    squares wins. Interval data measures what the curve alone cannot
     separate at low utilisation: with ``n_gcp`` constant it is ``c``, and with ``cpu_gcp_pct`` the
     service time is the GCP CPU per transaction (APPL% CP x 10 / TPS, median over the rows), so
     only ``R0`` is fitted. Intervals come from a residual bootstrap with ``c`` (and a measured
@@ -66,11 +74,12 @@ class OpenMMcModel:
         x, r, ok = positive_pairs(table, "tps", "resp_ms", "the open M/M/c model")
         servers = _constant(table, "n_gcp", ok)
         measured_s = _measured_service_ms(table, ok)
-        best = None
+        best: tuple[int, np.ndarray, float] | None = None
         for c in ([int(servers)] if servers else server_counts(self.max_servers)):
             theta, cost = _fit(x, r, c, None, measured_s)
             if best is None or cost < best[2] - 1e-12:
                 best = (c, theta, cost)
+        assert best is not None  # at least one server count is always tried
         c, theta, _ = best
         resid = np.log(_resp(x, theta[0], theta[1], c) / r)
         resid = resid - resid.mean()
@@ -90,7 +99,8 @@ class OpenMMcModel:
 def _constant(table: pd.DataFrame, column: str, rows: np.ndarray) -> float | None:
     values = column_or(table, column, np.nan)[rows]
     values = values[np.isfinite(values)]
-    return float(values[0]) if len(values) == rows.sum() and len(values) and np.all(values == values[0]) and values[0] >= 1 else None
+    constant = len(values) == rows.sum() and len(values) and np.all(values == values[0]) and values[0] >= 1
+    return float(values[0]) if constant else None
 
 
 def _measured_service_ms(table: pd.DataFrame, rows: np.ndarray) -> float | None:

@@ -269,7 +269,7 @@ class OpenDispatchModel:
         return rows, notes
 
     def fit(self, table: pd.DataFrame) -> OpenDispatchResults:
-        """Fit ``R0`` and the eligible burst count to the class's intervals (``D``, ``f`` measured); bootstrap by day."""
+        """Fit ``R0`` and the eligible burst count to the class's intervals (``D``, ``f`` measured); bootstrap days."""
         rows, notes = self.select_rows(table)
         if rows.sum() < 3:
             raise ModelError(f"the open dispatch model needs at least 3 intervals with tps, resp_ms, n_gcp "
@@ -324,6 +324,7 @@ def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...]
         cost += sample_cost(iv, sol.ziip_wait_ms[0], d, f)[0]
         if best is None or cost < best[2] - 1e-12:
             best = (k_e, r0, cost, sol)
+    assert best is not None  # the fit always has a candidate count
     return best[0], best[1], best[3]
 
 
@@ -414,8 +415,9 @@ class OpenDispatchResults:
                         eligible_bursts=int(self.eligible_bursts if eligible_bursts is None else eligible_bursts),
                         gcp_bursts=self.gcp_bursts)
 
-    def dispatch(self, n_gcp: int, n_ziip: int, bg_gcp_busy_pct: float, bg_ziip_busy_pct: float) -> Dispatch:
+    def dispatch(self, n_gcp: float, n_ziip: float, bg_gcp_busy_pct: float, bg_ziip_busy_pct: float) -> Dispatch:
         """The LPAR as a :class:`Dispatch` (the fitted burst count; capacity does not depend on it)."""
+        # engine counts come as floats from :meth:`lpar`'s columns; Dispatch takes whole engines
         r = self.rules()
         return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=r.honor_priority,
                         help_wait_ms=r.help_wait_ms, help_rule=r.help_rule, eligible_bursts=r.eligible_bursts,
@@ -584,7 +586,8 @@ class OpenDispatchResults:
             else:
                 j = int(above[0])
                 r_lo, r_hi = resp[j - 1], resp[j]
-                x = grid[j] if not np.isfinite(r_hi) else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo)
+                x = (grid[j] if not np.isfinite(r_hi)
+                     else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo))
             knees.append(float(x))
             unloaded.append(float(resp[0]))
             sats.append(float(sat))
@@ -607,7 +610,8 @@ class OpenDispatchResults:
             f"  cpu_ms_per_tran        {self.cpu_ms_per_tran:10.4f} ms (measured, SMF 72.3)",
             f"  ziip_eligible_fraction {self.ziip_eligible_fraction:10.3f} (measured: (IIP + IIPCP) / (CP + IIP))",
             f"  delay_ms (R0)          {self.delay_ms:10.4f} ms (fitted)",
-            f"  eligible bursts        {self.eligible_bursts} per transaction (chosen by fit) + {self.gcp_bursts} GCP-only",
+            f"  eligible bursts        {self.eligible_bursts} per transaction (chosen by fit) + "
+            f"{self.gcp_bursts} GCP-only",
             f"  base LPAR              {b['n_gcp']} GCP + {b['n_ziip']} zIIP; other classes at peak "
             f"{b['bg_gcp_busy_pct']:.1f} % per GCP, {b['bg_ziip_busy_pct']:.1f} % per zIIP",
             f"  intervals              {self.n_train} over {self.train_ranges.get('days', 0)} day(s), "

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +22,11 @@ import pandas as pd
 from sklearn.model_selection import LeaveOneOut
 
 from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct
-from kneecap.modeling.closed import ClosedMVAModel
+from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults
 from kneecap.modeling.cost import CostModel, cost_table
-from kneecap.modeling.open import OpenMMcModel
-from kneecap.modeling.open_dispatch import OpenDispatchModel, has_interval_cpu
-from kneecap.modeling.usl import USLModel
+from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
+from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults, has_interval_cpu
+from kneecap.modeling.usl import USLModel, USLResults
 
 RESPONSE_TARGETS = ("resp_ms", "tps")
 COST_TARGETS = ("cpu_ms_per_tran", "cpu_total_pct")
@@ -74,7 +75,8 @@ def response_kind(train: pd.DataFrame) -> str:
 def _closed(config: ModelingConfig, n_boot: int | None = None) -> ClosedMVAModel:
     return ClosedMVAModel(ziip_eligible_fraction=config.ziip_eligible_fraction,
                           honor_priority=config.honor_priority, help_wait_ms=config.help_wait_ms,
-                          help_rule=config.help_rule, eligible_bursts=config.eligible_bursts, gcp_bursts=config.gcp_bursts,
+                          help_rule=config.help_rule, eligible_bursts=config.eligible_bursts,
+                          gcp_bursts=config.gcp_bursts,
                           n_boot=config.n_boot if n_boot is None else n_boot,
                           alpha=config.alpha, seed=config.seed)
 
@@ -200,7 +202,8 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
         if len(train) < 3:
             raise ModelError(f"fewer than 3 intervals ended {config.open_min_transactions:g} transactions or more: "
                              "no response model")
-        makers = {"open_mmc": lambda: OpenMMcModel(n_boot=0, alpha=config.alpha)}
+        makers: dict[str, Callable[[], OpenMMcModel | OpenDispatchModel]] = {
+            "open_mmc": lambda: OpenMMcModel(n_boot=0, alpha=config.alpha)}
         if has_interval_cpu(train):
             makers["open_dispatch"] = lambda: _open_dispatch(config, n_boot=0)
         comp = pd.DataFrame([{"family": fam, "holdout_mape_pct": _holdout(train, make)}
@@ -210,18 +213,19 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
         family = (str(finite.sort_values("holdout_mape_pct")["family"].iloc[0]) if len(finite)
                   else list(makers)[-1])
         comp["chosen"] = comp["family"] == family
+        res: OpenDispatchResults | OpenMMcResults
         if family == "open_dispatch":
             res = _open_dispatch(config).fit(train)
         else:
-            res = _with_spread(OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed).fit(train),
-                               train, makers["open_mmc"], "tps", ("resp_ms",))
+            mmc = OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed)
+            res = _with_spread(mmc.fit(train), train, makers["open_mmc"], "tps", ("resp_ms",))
         return Choice(family, res, comp)
     if kind == "configurations":
         model = CostModel(alpha=config.alpha, target="tps", max_cv_error_pct=config.max_cv_error_pct)
-        res = model.fit(train)
-        comp = res.competitors.assign(family="factor_ols", chosen=False)
-        return Choice("factor_ols", res, comp)
-    candidates = {"closed_mva": lambda: _closed(config, n_boot=0)}
+        cost = model.fit(train)
+        comp = cost.competitors.assign(family="factor_ols", chosen=False)
+        return Choice("factor_ols", cost, comp)
+    candidates: dict[str, Callable[[], ClosedMVAModel | USLModel]] = {"closed_mva": lambda: _closed(config, n_boot=0)}
     think = column_or(train, "think_time_ms", 0.0)
     if np.all(think == 0) and np.isfinite(column_or(train, "tps", np.nan)).sum() >= 4:
         candidates["usl"] = lambda: USLModel(alpha=config.alpha)
@@ -233,8 +237,9 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
     finite = comp[np.isfinite(comp["loo_mape_pct"])]
     family = str(finite.sort_values("loo_mape_pct")["family"].iloc[0]) if len(finite) else "closed_mva"
     comp["chosen"] = comp["family"] == family
-    res = _closed(config).fit(train) if family == "closed_mva" else USLModel(alpha=config.alpha).fit(train)
-    return Choice(family, _with_spread(res, train, candidates[family], "clients", RESPONSE_TARGETS), comp)
+    closed: ClosedMVAResults | USLResults = (_closed(config).fit(train) if family == "closed_mva"
+                                             else USLModel(alpha=config.alpha).fit(train))
+    return Choice(family, _with_spread(closed, train, candidates[family], "clients", RESPONSE_TARGETS), comp)
 
 
 def has_cost_data(table: pd.DataFrame) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from kneecap.modeling.base import ModelError
 from kneecap.modeling.closed import ClosedMVAResults
@@ -24,7 +24,19 @@ FORMAT_VERSION = 1
 # A fitted model is tens of kilobytes (200 bootstrap draws, a few dozen training rows).
 MAX_BYTES = 32 * 1024 * 1024
 
-FAMILIES: dict[str, type] = {
+
+class _Results(Protocol):
+    """What every stored results class has: its family, its document and the way back from it."""
+
+    family: str
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Any: ...
+
+
+FAMILIES: dict[str, type[_Results]] = {
     "closed_mva": ClosedMVAResults,
     "usl": USLResults,
     "open_mmc": OpenMMcResults,

@@ -10,7 +10,14 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from kneecap.modeling.base import column_or, mape_pct, positive_pairs, require_columns, to_jsonable, widen_beyond_trained
+from kneecap.modeling.base import (
+    column_or,
+    mape_pct,
+    positive_pairs,
+    require_columns,
+    to_jsonable,
+    widen_beyond_trained,
+)
 
 FAMILY = "usl"
 

@@ -155,15 +155,19 @@ def plan_ziip(
         raise ValueError(f"n_gcp must be >= 1, got {n_gcp}")
     counts = np.arange(int(min_n_ziip), int(policy.max_n_ziip) + 1)
     extra = dict(lpar or {})
-    load = ({"clients": float(clients), "think_time_ms": float(think_time_ms)} if clients is not None
-            else {"tps": float(tps)})
+    # the load, and the unloaded point: one client, or a vanishing arrival rate (the other classes still there)
+    if clients is not None:
+        load = {"clients": float(clients), "think_time_ms": float(think_time_ms)}
+        low = {"clients": 1.0, "think_time_ms": float(think_time_ms)}
+    else:
+        assert tps is not None  # exactly one of clients and tps is given (checked above)
+        load = {"tps": float(tps)}
+        low = {"tps": 1e-9 * float(tps)}
     frame = pd.DataFrame({**load, **extra, "n_gcp": int(n_gcp), "n_ziip": counts})
     table = _judge(results, frame, slo_resp_ms, policy)
     base = dict(slo_resp_ms=slo_resp_ms, clients=math.nan if clients is None else clients,
                 think_time_ms=think_time_ms, n_gcp=n_gcp, tps=tps,
                 policy=to_jsonable(policy.__dict__), table=table)
-    # unloaded: one client, or a vanishing arrival rate (the other classes still there)
-    low = {"clients": 1.0, "think_time_ms": float(think_time_ms)} if clients is not None else {"tps": 1e-9 * float(tps)}
     one = results.predict(pd.DataFrame([{**low, **extra, "n_gcp": int(n_gcp),
                                          "n_ziip": max(int(min_n_ziip), 0)}])).iloc[0]
     unloaded = float(one["resp_ms_hi"] if policy.conservative else one["resp_ms"])

@@ -55,7 +55,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import IO, NamedTuple
 
 import numpy as np
@@ -156,8 +155,10 @@ class DdsMessage:
 
 @dataclass(frozen=True)
 class DdsTable:
-    """A ``<table>``: column headers and rows; ``row_types`` holds each row's ``type``
-    attribute (``"SUM"`` for RMF's TOTAL/AVERAGE lines, else ``None``)."""
+    """A ``<table>``: column headers and rows.
+
+    ``row_types`` holds each row's ``type`` attribute (``"SUM"`` for RMF's TOTAL/AVERAGE lines, else ``None``).
+    """
 
     columns: tuple[str, ...]
     rows: tuple[tuple[str | None, ...], ...]
@@ -282,8 +283,10 @@ _DISPLAY_FORMATS = ("%m/%d/%Y-%H.%M.%S", "%m/%d/%Y %H:%M:%S")
 
 
 def _display_time(text: str | None, where: str) -> pd.Timestamp | None:
-    """Parse ``display-start``: ``04/12/2022-00.00.00`` (Postprocessor, locale en-us) or
-    ``04/12/2022 00:23:20`` (Monitor III)."""
+    """Parse ``display-start``.
+
+    It is ``04/12/2022-00.00.00`` (Postprocessor, locale en-us) or ``04/12/2022 00:23:20`` (Monitor III).
+    """
     if text is None:
         return None
     for fmt in _DISPLAY_FORMATS:
@@ -298,9 +301,9 @@ _INTERVAL_RE = re.compile(r"^(\d+):(\d{1,2}):(\d{1,3})$")
 
 
 def _report_interval_s(elem: ET.Element | None, where: str) -> float:
-    """Interval length in seconds from ``<report-interval unit="minutes">MM:SS:TTT``.
+    r"""Interval length in seconds from ``<report-interval unit="minutes">MM:SS:TTT``.
 
-    .. math:: t = 60\\,MM + SS + TTT / 1000
+    .. math:: t = 60\,MM + SS + TTT / 1000
 
     (RMF prints the interval as minutes, seconds and thousandths, e.g. ``29:59:997``
     = 1799.997 s; the text report shows the same value as ``29.59.997``.)
@@ -363,8 +366,9 @@ MAX_TEXT_BYTES = 1 << 20
 
 
 class _BoundedNodes:
-    """A binary reader that raises :class:`RMFReportError` once a text or tag outgrows
-    :data:`MAX_TEXT_BYTES`, before the parser has buffered more than that of it.
+    """A binary reader that raises :class:`RMFReportError` once a text or tag outgrows :data:`MAX_TEXT_BYTES`.
+
+    It raises before the parser has buffered more than that of it.
 
     Reads are capped at :data:`MAX_TEXT_BYTES`, so a run inside one read is shorter than the
     limit; only the runs that cross reads need counting.
@@ -472,14 +476,14 @@ def _number(text: str | None, where: str = "") -> float:
 
 
 def _clock_s(text: str | None, where: str = "") -> float:
-    """Seconds from an RMF clock value ``[HHH.]HH.MM.SS.fff``.
+    r"""Seconds from an RMF clock value ``[HHH.]HH.MM.SS.fff``.
 
     RMF prints dispatch times as ``HH.MM.SS.TTT`` (Partition Data Report) and
     transaction times as ``HHH.MM.SS.FFFFFF`` (Workload Activity). The last field is the
     fraction of a second, so ``00.00.30.899`` = 30.899 s and ``000.00.01.250000``
     = 1.25 s:
 
-    .. math:: t = 3600\\,H + 60\\,M + S + 0.F
+    .. math:: t = 3600\,H + 60\,M + S + 0.F
     """
     if text is None:
         return math.nan
@@ -499,14 +503,14 @@ def _clock_s(text: str | None, where: str = "") -> float:
 
 
 def _cpu_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
-    """One row per processor type of the CPU Activity table.
+    r"""One row per processor type of the CPU Activity table.
 
     ``lpar_busy_pct`` / ``mvs_busy_pct`` are RMF's own TOTAL/AVERAGE line of each type
     (the ``<row type="SUM">``); when a type has no SUM row the unweighted mean of its
     logical processors is used, which is how RMF forms that line for fully online CPUs.
     ``n_online`` counts the type's logical processors with TIME % ONLINE > 0, and
 
-    .. math:: \\text{online\\_s} = t_{int} \\sum_{cpu} \\text{ONLINE\\%}_{cpu} / 100
+    .. math:: \text{online\_s} = t_{int} \sum_{cpu} \text{ONLINE\%}_{cpu} / 100
 
     (the SMF 70.1 ``online_s`` is the sum of SMF70ONT over the same processors).
     """
@@ -625,7 +629,7 @@ def _var(part: DdsPart | None, name: str) -> str | None:
 
 
 def _workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
-    """One row per service/report class (period) segment of a WLMGL report.
+    r"""One row per service/report class (period) segment of a WLMGL report.
 
     Mapping from the ddsml parts (names as RMF writes them) to columns:
 
@@ -649,7 +653,7 @@ def _workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
     The report carries no zIIP-eligible-on-CP *seconds*; APPL% is engine time over
     interval time (100 = one engine), so
 
-    .. math:: \\text{ziip\\_on\\_cp\\_s} = \\text{APPL\\% IIPCP} \\times t_{int} / 100
+    .. math:: \text{ziip\_on\_cp\_s} = \text{APPL\% IIPCP} \times t_{int} / 100
 
     which equals SMF 72.3's ``R723CSUC``-derived time when the CP multithreading
     capacity factor is 1 (``R723MCF`` = 1024, i.e. no SMT on general CPs).
@@ -774,8 +778,10 @@ _INT_COLUMNS = {"n_online", "period"}
 
 
 def empty_table(columns: tuple[str, ...]) -> pd.DataFrame:
-    """A table of these columns (``CPU_COLUMNS``, ``PARTITION_COLUMNS``, ``WORKLOAD_COLUMNS``) with
-    no rows and the types the reader gives them: what the SQL binds when no report was ingested."""
+    """A table of these columns (``CPU_COLUMNS``, ``PARTITION_COLUMNS``, ``WORKLOAD_COLUMNS``) with no rows.
+
+    Its columns have the types the reader gives them: it is what the SQL binds when no report was ingested.
+    """
     return _frame([], columns)
 
 

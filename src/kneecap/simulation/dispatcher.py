@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import cast
 
 import numpy as np
 import simpy
@@ -253,7 +254,7 @@ class LparSimulation:
         self.running[burst.ledger] -= 1
 
     def _on_gcp_done(self, event: simpy.Event) -> None:
-        burst: _Burst = event.value
+        burst = cast(_Burst, event.value)  # simpy types a value as Any | None; these timeouts carry a burst
         self._finish(burst)
         # the freed GCP takes its next work before the transaction's next burst is dispatched,
         # so that burst queues behind older work (FCFS)
@@ -271,7 +272,7 @@ class LparSimulation:
             self._next_burst(burst.txn)
 
     def _on_ziip_done(self, event: simpy.Event) -> None:
-        burst: _Burst = event.value
+        burst = cast(_Burst, event.value)
         self._finish(burst)
         if self.ziip_queue:
             nxt = self.ziip_queue.popleft()
@@ -293,7 +294,7 @@ class LparSimulation:
         rule one idle GCP takes the oldest burst; under the pool rule the pool now needs help and
         every idle GCP takes queued bursts.
         """
-        burst: _Burst = event.value
+        burst = cast(_Burst, event.value)
         if not burst.waiting:
             return
         if self.pool_rule:

@@ -1,5 +1,7 @@
-"""Codecs for the data formats inside SMF records: EBCDIC, packed decimal, SMF date/time,
-IBM hexadecimal floating point (HFP) and STCK/STCKE timestamps.
+"""Codecs for the data formats inside SMF records.
+
+The formats are EBCDIC, packed decimal, SMF date/time, IBM hexadecimal floating point (HFP) and STCK/STCKE
+timestamps.
 
 Every scalar codec has a vectorised twin (suffix ``_array``) for the numpy decoders. Malformed
 values raise :class:`~kneecap.smf.framing.SMFDataError`.
@@ -108,13 +110,13 @@ def ebcdic(b: bytes | memoryview, codepage: str = "cp037") -> str:
 
 
 def ebcdic_array(a: np.ndarray, codepage: str = "cp037") -> np.ndarray:
-    """Decode a numpy ``S<n>`` (or ``V<n>``) array of EBCDIC fields to an object array of str.
+    r"""Decode a numpy ``S<n>`` (or ``V<n>``) array of EBCDIC fields to an object array of str.
 
     Repeated values (class names, CPU type names) are decoded once.
 
     Examples
     --------
-    >>> ebcdic_array(np.array([b"\\xc3\\xd7@@", b"\\xc9\\xc9\\xd7@"], dtype="S4")).tolist()
+    >>> ebcdic_array(np.array([b"\xc3\xd7@@", b"\xc9\xc9\xd7@"], dtype="S4")).tolist()
     ['CP', 'IIP']
     """
     a = np.asarray(a)
@@ -145,11 +147,11 @@ def packed_digits(b: bytes | memoryview) -> str:
 
 
 def packed(b: bytes | memoryview) -> int:
-    """Signed packed decimal (sign nibble C/A/E/F positive, D/B negative).
+    r"""Signed packed decimal (sign nibble C/A/E/F positive, D/B negative).
 
     Examples
     --------
-    >>> packed(bytes.fromhex("12345C")), packed(bytes.fromhex("012D")), packed(b"\\x0f")
+    >>> packed(bytes.fromhex("12345C")), packed(bytes.fromhex("012D")), packed(b"\x0f")
     (12345, -12, 0)
     >>> packed(bytes.fromhex("1234"))
     Traceback (most recent call last):
@@ -248,11 +250,11 @@ def rmf_interval_s(b: bytes | memoryview) -> float:
 
 
 def hfp(b: bytes | memoryview) -> float:
-    """IBM hexadecimal floating point (short 4-byte or long 8-byte) to a Python float.
+    r"""IBM hexadecimal floating point (short 4-byte or long 8-byte) to a Python float.
 
     Notes
     -----
-    .. math:: x = (-1)^{s} \\; 0.f \\times 16^{e - 64}
+    .. math:: x = (-1)^{s} \; 0.f \times 16^{e - 64}
 
     with sign bit *s*, 7-bit excess-64 exponent *e* and a 24-bit (short) or 56-bit (long)
     fraction *f* (Principles of Operation, "Hexadecimal Floating-Point Number Representation").

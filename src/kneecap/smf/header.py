@@ -170,6 +170,7 @@ class Triplet:
 
     @property
     def end(self) -> int:
+        """Record offset just past the last section."""
         return self.offset + self.length * self.number
 
 

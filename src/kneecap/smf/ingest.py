@@ -109,26 +109,32 @@ class IngestSummary:
 
     @property
     def ingested(self) -> list[FileResult]:
+        """Files ingested in this run."""
         return [f for f in self.files if f.status == "ingested"]
 
     @property
     def skipped(self) -> list[FileResult]:
+        """Files skipped because they were already ingested."""
         return [f for f in self.files if f.status == "skipped"]
 
     @property
     def failed(self) -> list[FileResult]:
+        """Files that could not be ingested."""
         return [f for f in self.files if f.status == "failed"]
 
     @property
     def mb(self) -> float:
+        """Megabytes (10^6 bytes) of the ingested files."""
         return sum(f.bytes for f in self.ingested) / 1e6
 
     @property
     def mb_per_s(self) -> float:
+        """Ingest throughput, MB per second (NaN when no time was measured)."""
         return self.mb / self.seconds if self.seconds > 0 else float("nan")
 
     @property
     def unknown(self) -> dict[tuple[int, int | None], int]:
+        """Record counts of (type, subtype) without a decoder, over the ingested files."""
         c = self.records_by_type
         c = c[~c["decoded"]] if len(c) else c
         return {
@@ -138,6 +144,7 @@ class IngestSummary:
 
     @property
     def rows(self) -> dict[str, int]:
+        """Rows written per table, over the ingested files."""
         out: dict[str, int] = {}
         for f in self.ingested:
             for k, v in f.rows.items():
@@ -190,14 +197,14 @@ def sha256_file(path: Path) -> str:
 
 
 def parse_manifest(text: str, *, path: str = MANIFEST) -> dict[str, dict[str, Any]]:
-    """Manifest entries by SHA-256 from the text of ``_manifest.jsonl``.
+    r"""Manifest entries by SHA-256 from the text of ``_manifest.jsonl``.
 
     A last line that is not complete JSON is an append a crash interrupted: it is ignored (that
     input was not committed). A damaged line before the last is an error naming the line.
 
     Examples
     --------
-    >>> sorted(parse_manifest('{"sha256": "a"}\\n{"sha256": "b"}\\n{"sha2'))
+    >>> sorted(parse_manifest('{"sha256": "a"}\n{"sha256": "b"}\n{"sha2'))
     ['a', 'b']
     """
     done: dict[str, dict[str, Any]] = {}
@@ -217,8 +224,10 @@ def parse_manifest(text: str, *, path: str = MANIFEST) -> dict[str, dict[str, An
 
 
 def read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
-    """Committed inputs of an ingest folder by SHA-256 (see :func:`parse_manifest`); read it
-    under :func:`locked` when the answer decides whether to ingest."""
+    """Committed inputs of an ingest folder by SHA-256 (see :func:`parse_manifest`).
+
+    Read it under :func:`locked` when the answer decides whether to ingest.
+    """
     m = out_dir / MANIFEST
     if not m.exists():
         return {}
@@ -289,9 +298,11 @@ def _remove_uncommitted(out_dir: Path, sha: str) -> None:
 
 
 class _TableWriter:
-    """Chunked Parquet writer for one table of one input (temporary name until closed; the final
-    name, ``<table>/<sha>.parquet``, is given to :meth:`close` because the input's SHA-256 may
-    still be being computed while its tables are written)."""
+    """Chunked Parquet writer for one table of one input.
+
+    It writes under a temporary name until closed; the final name, ``<table>/<sha>.parquet``, is given to
+    :meth:`close` because the input's SHA-256 may still be being computed while its tables are written.
+    """
 
     def __init__(self, out_dir: Path, table: str) -> None:
         self.dir = out_dir / table
@@ -328,9 +339,11 @@ class _TableWriter:
 def _ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage: str,
                 progress: ProgressFn | None, keys: reader.RecordKeys, workers: int
                 ) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
-    """Decode ``path`` into its tables (caller holds the lock). ``sha`` is the input's SHA-256,
-    or a function that returns it once the tables are written (computed meanwhile); outputs
-    of an interrupted earlier ingest of it are removed before the new ones take their names."""
+    """Decode ``path`` into its tables (caller holds the lock).
+
+    ``sha`` is the input's SHA-256, or a function that returns it once the tables are written (computed meanwhile);
+    outputs of an interrupted earlier ingest of it are removed before the new ones take their names.
+    """
     writers: dict[str, _TableWriter] = {}
     held: dict[str, list[pd.DataFrame]] = {}
     finalised_inputs = {src: (out, fn) for out, (src, fn) in reader.FINALIZERS.items()}
@@ -447,8 +460,9 @@ def ingest_paths(
     -------
     IngestSummary
         Records already stored in ``out_dir`` (by this or an earlier ingest) are not stored
-        again; ``FileResult.duplicates`` counts them. A file that is not an SMF dump (e.g. a plain binary FTP without RDWs) is reported as
-        ``failed`` with the :class:`SMFDataError` message; the other files are still ingested.
+        again; ``FileResult.duplicates`` counts them. A file that is not an SMF dump (e.g. a plain
+        binary FTP without RDWs) is reported as ``failed`` with the :class:`SMFDataError` message;
+        the other files are still ingested.
     """
     t0 = time.perf_counter()
     out = Path(out_dir)

@@ -1,5 +1,6 @@
-"""Record layouts declared as data: one :class:`Field` per IBM field, one :class:`Layout` per
-record section (the Stingray-Reader idea: the mapping is a table, the decoder is generic).
+"""Record layouts declared as data: one :class:`Field` per IBM field, one :class:`Layout` per record section.
+
+This is the Stingray-Reader idea: the mapping is a table, the decoder is generic.
 
 A layout is declared once - name, offset, length, format, IBM field name - and compiled to
 
@@ -104,6 +105,7 @@ class Field:
 
     @property
     def end(self) -> int:
+        """Offset just past the field."""
         return self.offset + self.length
 
 

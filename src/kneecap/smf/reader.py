@@ -12,8 +12,9 @@ Duplicates
 ----------
 A record that arrives twice - the same dump copied twice into one file, a record in two
 overlapping dumps, the same dump plain and gzipped - is decoded once. Its content key is a
-64-bit digest (SHA-1, which has hardware support on current CPUs) of the record after its RDW (type, subtype, system, interval, class or
-CPU sections and every other field: all of them), so the same record framed with RDWs, in blocks
+64-bit digest (SHA-1, which has hardware support on current CPUs) of the record after its RDW
+(type, subtype, system, interval, class or CPU sections and every other field: all of them), so
+the same record framed with RDWs, in blocks
 or as spanned segments has one key. Later copies are counted in ``duplicates`` and skipped
 before decoding, so a repeated 70.1 cannot add its engines twice. :class:`RecordKeys` carries the
 keys seen so far; :mod:`kneecap.smf.ingest` keeps them across files and runs.
@@ -56,7 +57,7 @@ import os
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any
 
 import numpy as np
@@ -265,10 +266,12 @@ class DecodeResult:
 
     @property
     def smf70_cpu(self) -> pd.DataFrame:
+        """The ``smf70_cpu`` table."""
         return self.tables[type70.TABLE]
 
     @property
     def smf72_workload(self) -> pd.DataFrame:
+        """The ``smf72_workload`` table."""
         return self.tables[type72.TABLE]
 
     @property
@@ -343,8 +346,10 @@ def _header_codes(batch: RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def keep_mask(batch: RecordBatch, keys: RecordKeys | None) -> np.ndarray:
-    """The records of ``batch`` to decode: a whole SMF header and, with ``keys``, a content key
-    not seen before (``keys`` remembers the new ones and counts the duplicates).
+    """The records of ``batch`` to decode.
+
+    They are those with a whole SMF header and, with ``keys``, a content key not seen before (``keys`` remembers the
+    new ones and counts the duplicates).
 
     Records are offered to ``keys`` in file order, so of two copies the first is kept.
     """
@@ -367,8 +372,11 @@ def _decode_batch(
     keys: RecordKeys | None = None,
     keep: np.ndarray | None = None,
 ) -> DecodedChunk:
-    """Decode one batch; ``keep`` (from :func:`keep_mask`, e.g. computed in the framing process)
-    replaces the duplicate check with ``keys``."""
+    """Decode one batch.
+
+    ``keep`` (from :func:`keep_mask`, e.g. computed in the framing process) replaces the duplicate check with
+    ``keys``.
+    """
     quarantine: list[dict[str, Any]] = []
     for r in batch.bad:
         # a damaged stretch has no trustworthy record type
@@ -446,8 +454,11 @@ def _decode_batch(
 
 
 def default_workers() -> int:
-    """Processes :func:`iter_decode` uses by default: 2 where there are two CPUs to run them and
-    ``fork`` to start the second cheaply (it inherits the loaded modules and the keys), else 1."""
+    """Processes :func:`iter_decode` uses by default.
+
+    It is 2 where there are two CPUs to run them and ``fork`` to start the second cheaply (it inherits the loaded
+    modules and the keys), else 1.
+    """
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -457,8 +468,10 @@ def default_workers() -> int:
 
 @dataclass
 class StreamFacts:
-    """What a :class:`RecordStream` run in the framing process learned (its attributes of the
-    same names), filled in when the input has been read to its end."""
+    """What a :class:`RecordStream` run in the framing process learned (its attributes of the same names).
+
+    It is filled in when the input has been read to its end.
+    """
 
     name: str
     framing: str | None = None

@@ -17,8 +17,11 @@ from kneecap.smf import type70, type72
 
 
 def _smf72_dtype(column: str) -> str:
-    """The type the SMF reader gives a ``smf72_workload`` column (Spark, unlike DuckDB, will not
-    cast an empty float column to the timestamp or flag the staging SQL makes of it)."""
+    """The type the SMF reader gives a ``smf72_workload`` column.
+
+    It is explicit because Spark, unlike DuckDB, will not cast an empty float column to the timestamp or flag the
+    staging SQL makes of it.
+    """
     if column in ("system_id", "sysplex", "class_name", "workload_name"):
         return "object"
     if column == "interval_start_at":

@@ -1,4 +1,4 @@
-"""SMF record type 123 subtype 1 version 2 - z/OS Connect API provider requests, one row each.
+r"""SMF record type 123 subtype 1 version 2 - z/OS Connect API provider requests, one row each.
 
 z/OS Connect's audit interceptor writes SMF 123 (subsystem id ``ZCON``). Subtype 1 version 2
 ("API provider data") holds **many requests per record**: the server buffers request data
@@ -21,8 +21,8 @@ system of record (SOR). Following IBM Z Operational Log and Data Analytics (reco
 
 .. math::
 
-    \\text{elapsed\\_ms} = (T_{ZC\\,exit} - T_{ZC\\,entry}) / 10^3,\\qquad
-    \\text{sor\\_ms} = (T_{SOR\\,recv} - T_{SOR\\,sent}) / 10^3
+    \text{elapsed\_ms} = (T_{ZC\,exit} - T_{ZC\,entry}) / 10^3,\qquad
+    \text{sor\_ms} = (T_{SOR\,recv} - T_{SOR\,sent}) / 10^3
 
 with :math:`T` in microseconds (STCKE bits 0-63 of the TOD clock shifted right by 12, plus the
 epoch index x 2^52). A zero SOR timestamp means the request never reached a SOR: ``sor_ms`` is
@@ -157,11 +157,11 @@ COLUMNS: tuple[str, ...] = (
 
 
 def stcke_us(b: bytes) -> int | None:
-    """Microseconds since 1900-01-01 UTC from a 16-byte STCKE value; ``None`` for all zeros.
+    r"""Microseconds since 1900-01-01 UTC from a 16-byte STCKE value; ``None`` for all zeros.
 
     Byte 0 is the epoch index, bytes 1-8 the 64-bit TOD clock (bit 51 = 1 µs), so
 
-    .. math:: t_{\\mu s} = \\text{TOD} \\gg 12 + \\text{epoch} \\cdot 2^{52}
+    .. math:: t_{\mu s} = \text{TOD} \gg 12 + \text{epoch} \cdot 2^{52}
 
     Examples
     --------
@@ -316,8 +316,9 @@ def _columns(rows: list[dict]) -> dict[str, np.ndarray]:
 
 
 class Type123Provider:
-    """Batch decoder for SMF 123 subtype 1 version 2 (register as ``DECODERS[(123, 1)]`` in
-    :mod:`kneecap.smf.reader`).
+    """Batch decoder for SMF 123 subtype 1 version 2.
+
+    Register it as ``DECODERS[(123, 1)]`` in :mod:`kneecap.smf.reader`.
 
     Same interface as :class:`kneecap.smf.type72.Type72Subtype3`:
     ``decode_batch(u8, starts, lengths, *, codepage, system_ids)`` returns
@@ -338,6 +339,7 @@ class Type123Provider:
         codepage: str = "cp037",
         system_ids: np.ndarray | None = None,
     ) -> tuple[dict[str, dict[str, np.ndarray]], list[tuple[int, int, str]]]:
+        """The ``smf123_request`` columns of the records at ``starts`` and the bad records."""
         rows: list[dict] = []
         bad: list[tuple[int, int, str]] = []
         for i, (s, n) in enumerate(zip(starts.tolist(), lengths.tolist(), strict=True)):

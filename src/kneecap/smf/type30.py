@@ -1,4 +1,4 @@
-"""SMF record type 30 subtypes 2 and 3 - address-space interval records, one row per record.
+r"""SMF record type 30 subtypes 2 and 3 - address-space interval records, one row per record.
 
 Type 30 ("common address space work") is written for every job, step, started task and TSO
 session. Subtype 2 is an *interval* record (written every SMF interval while the address space
@@ -17,14 +17,14 @@ equivalent), and zIIP-eligible work that ran on a general CP in SMF30_TIME_ZIIP_
 
 .. math::
 
-    t_{TCB} = \\text{SMF30CPT}/100,\\quad t_{zIIP} = \\text{SMF30\\_TIME\\_ON\\_ZIIP}/100,\\quad
-    t_{zIIP,CP\\text{-}equiv} = t_{zIIP}\\,\\text{SMF30SNF}/256
+    t_{TCB} = \text{SMF30CPT}/100,\quad t_{zIIP} = \text{SMF30\_TIME\_ON\_ZIIP}/100,\quad
+    t_{zIIP,CP\text{-}equiv} = t_{zIIP}\,\text{SMF30SNF}/256
 
 The interval is located by ``SMF30IST``/``SMF30IDT`` (processor section: local time of day in
 hundredths of a second and packed ``0cyydddF`` date, valid for subtypes 2 and 3) and its length
 by the TOD clock values ``SMF30ISS``/``SMF30IET`` of the identification section:
 
-.. math:: t_{int} = (\\text{SMF30IET} - \\text{SMF30ISS}) / 4096 / 10^6 \\ \\text{s}
+.. math:: t_{int} = (\text{SMF30IET} - \text{SMF30ISS}) / 4096 / 10^6 \ \text{s}
 
 (bit 51 of the TOD clock = 1 µs). ``interval_end_at`` = ``interval_start_at`` + :math:`t_{int}`,
 so both stay in local time like the RMF tables.
@@ -390,8 +390,9 @@ def _columns(rows: list[dict]) -> dict[str, np.ndarray]:
 
 
 class Type30Interval:
-    """Batch decoder for SMF 30 subtypes 2 and 3 (register as ``DECODERS[(30, 2)]`` and
-    ``DECODERS[(30, 3)]`` in :mod:`kneecap.smf.reader`).
+    """Batch decoder for SMF 30 subtypes 2 and 3.
+
+    Register it as ``DECODERS[(30, 2)]`` and ``DECODERS[(30, 3)]`` in :mod:`kneecap.smf.reader`.
 
     Same interface as :class:`kneecap.smf.type72.Type72Subtype3`:
     ``decode_batch(u8, starts, lengths, *, codepage, system_ids)`` returns
@@ -416,6 +417,7 @@ class Type30Interval:
         codepage: str = "cp037",
         system_ids: np.ndarray | None = None,
     ) -> tuple[dict[str, dict[str, np.ndarray]], list[tuple[int, int, str]]]:
+        """The ``smf30_interval`` columns of the records at ``starts`` and the bad records."""
         # Records whose structure checks out in bulk are decoded column-wise (an SMF dump holds
         # one type 30 per address space and interval: as many as all 72.3 records or more); the
         # rest go through decode_record one by one, which decodes them or says what is wrong.

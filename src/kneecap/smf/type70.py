@@ -1,4 +1,4 @@
-"""SMF record type 70 subtype 1 - RMF CPU activity: engines online and busy by processor type.
+r"""SMF record type 70 subtype 1 - RMF CPU activity: engines online and busy by processor type.
 
 One 70.1 record per RMF interval and system carries (sections located by triplets):
 
@@ -21,8 +21,8 @@ dispatch time :math:`D_i`, wait :math:`W_i` and parked time :math:`P_i`, interva
 
 .. math::
 
-    \\text{LPAR BUSY\\%} = 100\\,\\frac{\\sum_i D_i}{\\sum_i O_i},\\qquad
-    \\text{MVS BUSY\\%} = 100\\,\\frac{\\sum_i (T - P_i - W_i)}{\\sum_i (T - P_i)}
+    \text{LPAR BUSY\%} = 100\,\frac{\sum_i D_i}{\sum_i O_i},\qquad
+    \text{MVS BUSY\%} = 100\,\frac{\sum_i (T - P_i - W_i)}{\sum_i (T - P_i)}
 
 IBM: "LPAR BUSY - the percentage of the online time that the logical core was dispatched by
 LPAR"; "MVS BUSY - the percentage of the online time that the logical processor was busy"

@@ -1,4 +1,4 @@
-"""SMF record type 72 subtype 3 - RMF workload activity, one row per service/report class period.
+r"""SMF record type 72 subtype 3 - RMF workload activity, one row per service/report class period.
 
 One 72.3 record describes one service or report class of the active WLM policy for one RMF
 interval: a workload-manager control section (class name, workload, service coefficients,
@@ -12,34 +12,34 @@ and the offending record offset; all other records of the batch are decoded.
 
 Derived quantities
 ------------------
-With the CPU service coefficient :math:`c = \\text{R723MCPU}/10^4`, SRB coefficient
-:math:`s = \\text{R723MSRB}/10^4` and CPU-rate adjustment :math:`a = \\text{R723MADJ}` (one service
-unit per second of CPU is :math:`16 \\cdot 10^6 / a`), IBM's overview conditions define
+With the CPU service coefficient :math:`c = \text{R723MCPU}/10^4`, SRB coefficient
+:math:`s = \text{R723MSRB}/10^4` and CPU-rate adjustment :math:`a = \text{R723MADJ}` (one service
+unit per second of CPU is :math:`16 \cdot 10^6 / a`), IBM's overview conditions define
 
 .. math::
 
-    t_{TCB} = \\frac{\\text{R723CCPU}\\, a}{16\\cdot10^6\\, c},\\qquad
-    t_{SRB} = \\frac{\\text{R723CSRB}\\, a}{16\\cdot10^6\\, s}
+    t_{TCB} = \frac{\text{R723CCPU}\, a}{16\cdot10^6\, c},\qquad
+    t_{SRB} = \frac{\text{R723CSRB}\, a}{16\cdot10^6\, s}
 
 (``TCBSEC = R723CCPU × R723MADJ / (1600 × R723MCPU)``). R723CCPU/R723CSRB include the
 *normalised* zIIP service units. The zIIP and zIIP-on-CP times are
 
 .. math::
 
-    t_{IIP} = \\frac{\\text{R723CSUP}\\, a}{16\\cdot10^6\\, c},\\qquad
-    t_{IIPCP} = \\frac{\\text{R723CSUC}\\, a}{16\\cdot10^6\\, c}
+    t_{IIP} = \frac{\text{R723CSUP}\, a}{16\cdot10^6\, c},\qquad
+    t_{IIPCP} = \frac{\text{R723CSUC}\, a}{16\cdot10^6\, c}
 
 where :math:`t_{IIP}` is zIIP *engine* time (IBM: multiply R723CSUP by R723NFFS/256 for the CP
 equivalent). With :math:`T` the interval and the multithreading capacity factors
-:math:`m = \\text{R723MCF}/1024`, :math:`m_s = \\text{R723MCFS}/1024`, RMF's APPL% are
+:math:`m = \text{R723MCF}/1024`, :math:`m_s = \text{R723MCFS}/1024`, RMF's APPL% are
 
 .. math::
 
-    \\text{APPL\\% CP} = 100\\,\\frac{t_{TCB} + t_{SRB} + t_{RCT} + t_{IIT} + t_{HST}
-        - t_{IIP}\\,\\text{NFFS}/256 - t_{AAP}\\,\\text{NFFI}/256}{T\\, m}
+    \text{APPL\% CP} = 100\,\frac{t_{TCB} + t_{SRB} + t_{RCT} + t_{IIT} + t_{HST}
+        - t_{IIP}\,\text{NFFS}/256 - t_{AAP}\,\text{NFFI}/256}{T\, m}
 
-    \\text{APPL\\% IIP} = 100\\,\\frac{t_{IIP}}{T\\, m_s},\\qquad
-    \\text{APPL\\% IIPCP} = 100\\,\\frac{t_{IIPCP}}{T\\, m}
+    \text{APPL\% IIP} = 100\,\frac{t_{IIP}}{T\, m_s},\qquad
+    \text{APPL\% IIPCP} = 100\,\frac{t_{IIPCP}}{T\, m}
 
 ``cpu_s`` is the total CPU time of the period, :math:`t_{TCB} + t_{SRB} + t_{RCT} + t_{IIT} +
 t_{HST}` (CP-equivalent, zIIP included). A capacity factor of 0 (multithreading not active, or
@@ -242,6 +242,7 @@ class Type72Subtype3:
         codepage: str = "cp037",
         system_ids: np.ndarray,
     ) -> tuple[dict[str, dict[str, np.ndarray]], list[tuple[int, int, str]]]:
+        """The ``smf72_workload`` columns of the records at ``starts`` and the bad records."""
         n = starts.size
         bad: list[tuple[int, int, str]] = []
         reason = np.full(n, "", dtype=object)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import great_expectations as gx
 import pandas as pd
+from great_expectations.data_context.types.base import ProgressBarsConfig
 
 from kneecap import schema
 from kneecap.validation import suites
@@ -98,7 +99,7 @@ def _row_label(frame: pd.DataFrame, index: object) -> str:
 def _context() -> gx.data_context.AbstractDataContext:
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
     context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = {"globally": False}
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
     return context
 
 
@@ -153,6 +154,7 @@ def validate_tables(
             if res.success:
                 continue
             cfg = res.expectation_config
+            assert cfg is not None  # a suite's run reports the expectation behind each result
             indexes = res.result.get("unexpected_index_list") or []
             values = res.result.get("unexpected_list") or [res.result.get("observed_value")]
             failures.append(
@@ -201,6 +203,7 @@ def quarantine(tables: Mapping[str, pd.DataFrame], report: ValidationReport
         clean["fct_measurements"] = fct.drop(index=sorted(bad)).reset_index(drop=True)
         if "dim_workloads" in clean:
             dims = clean["dim_workloads"]
-            clean["dim_workloads"] = dims[dims["workload"].isin(clean["fct_measurements"]["workload"])].reset_index(drop=True)
+            kept = dims["workload"].isin(clean["fct_measurements"]["workload"])
+            clean["dim_workloads"] = dims[kept].reset_index(drop=True)
     columns = [*schema.KEY_COLUMNS, "rule", "column", "value"]
     return clean, pd.DataFrame(lines, columns=columns), blocking
