@@ -25,7 +25,7 @@ export PYTHONUNBUFFERED := 1
 # DVC stage commands call `python`: make it the venv's.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run setup pipeline promote serve test test-fast explore bench clean mlflow-server mlflow-server-stop mlflow-ui
+.PHONY: run setup pipeline promote serve test test-fast explore bench fuzz clean mlflow-server mlflow-server-stop mlflow-ui
 
 run: setup pipeline promote serve
 
@@ -83,6 +83,13 @@ explore: setup
 
 bench: setup
 	@$(BIN)/python benchmarks/run_all.py
+
+# 100,000 mutated SMF dumps through the ingest path (seeded, the same inputs on every machine):
+# crashes / hangs / intact records lost, goal 0 / 0 / 0; failing inputs go to /tmp/kneecap-fuzz.
+# FUZZ_OPTS="--n 20000 --seed 3" for another run.
+FUZZ_OPTS ?=
+fuzz: setup
+	@PYTHONPATH=src $(BIN)/python benchmarks/fuzz_smf_ingest.py --workers 2 $(FUZZ_OPTS)
 
 clean:
 	rm -rf data/processed/* data/interim/* models/* reports/metrics reports/validation

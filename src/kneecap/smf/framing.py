@@ -366,7 +366,8 @@ class _Frame:
         self.blocked = blocked
         u8 = np.frombuffer(buf, dtype=np.uint8)
         a = _anchor_positions(u8)
-        self.anchors = set(a.tolist())
+        self.anchor_list = a.tolist()
+        self.anchors = set(self.anchor_list)
         ln = (u8[a].astype(np.int64) << 8) | u8[a + 1]
         f = a + ln
         code0 = u8[a + 2] == 0
@@ -391,6 +392,12 @@ class _Frame:
     def is_bdw_here(self, f: int) -> bool:
         """A block descriptor at ``f`` followed by a record start or continuation."""
         return bool(_valid_bdw(self.buf, f)) and (f + 4 in self.anchors or self.is_cont(f + 4))
+
+    def is_bdw_slot(self, f: int) -> bool:
+        """Four bytes at ``f`` that are no record start, followed by a record start or a
+        continuation segment: where a (possibly damaged) block descriptor sits."""
+        return f not in self.anchors and f + 4 < self.n and (
+            f + 4 in self.anchors or self.is_cont(f + 4))
 
     def _follows(self, f: int, code: int) -> bool:
         """May a segment with segment code ``code`` be followed by what is at ``f``?"""
@@ -468,6 +475,30 @@ def _record_step(fr: _Frame, q: int) -> tuple[int, str | None]:
     return (nxt if nxt is not None else (fr.n if fr.eof else None)), why
 
 
+def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]]:
+    """Events for the damaged stretch ``buf[p:q]``, delivering the complete records inside it.
+
+    Framing resumes after damage only at a trusted record start, one whose descriptor leads to
+    another record; a record with damage on both sides is not one. Its descriptor and header
+    still check out, though, and when its length ends inside the stretch, taking it cuts no
+    trusted record: it is delivered like a record reached through trusted framing whose
+    successor is damaged (:func:`_record_step`), and only the bytes around it are damaged.
+    """
+    out: list[tuple[Any, ...]] = []
+    buf, r = fr.buf, p
+    for a in fr.anchor_list[bisect_left(fr.anchor_list, p):bisect_left(fr.anchor_list, q)]:
+        n = (buf[a] << 8) | buf[a + 1]
+        if a < r or buf[a + 2] & 0x03 or a + n > q:
+            continue  # inside the last record taken, a first segment, or running past the damage
+        if a > r:
+            out.append(("b", r, a, why if r == p else None, True))
+        out.append(("s", a, n))
+        r = a + n
+    if r < q:
+        out.append(("b", r, q, why if r == p else None, True))
+    return out
+
+
 def _resync_block(fr: _Frame, g: int, lo: int) -> tuple[int, bool]:
     """Where to resume before trusted anchor ``g`` in a blocked file: (position, blocked)."""
     if g - 4 >= lo and fr.block(g - 4) is not None:
@@ -529,13 +560,18 @@ def frame_buffer(
                 g, in_block = _resync_block(fr, g, p) if blocked else (g, False)
             if g is None or g >= end:
                 stop = len(buf) if eof else limit
-                events.append(("b", p, stop, None, True))
+                events.extend(_damage(fr, p, stop, None))
                 return events, stop, in_block, not eof
             if g > p:
-                events.append(("b", p, g, None, True))
+                events.extend(_damage(fr, p, g, None))
             p, damaged = g, False
             continue
-        if blocked and (in_block or _valid_bdw(buf, p)):
+        # where a block descriptor sits, met while framing records one by one (the block
+        # before did not check out): four bytes that are no record start, before a record
+        # start or continuation segment. Treated as one, valid or not, like a block descriptor
+        # at a block boundary, so that a spanned record across it is not lost.
+        slot = blocked and not in_block and fr.is_bdw_slot(p)
+        if blocked and (in_block or slot or _valid_bdw(buf, p)):
             blk = fr.block(p)
             if blk is not None:
                 bl, segs = blk
@@ -544,7 +580,7 @@ def frame_buffer(
                 p += bl
                 in_block = True
                 continue
-            if in_block:
+            if in_block or slot:
                 in_block = False
                 if not _valid_bdw(buf, p):
                     events.append(("b", p, min(p + 4, len(buf)),
@@ -573,14 +609,14 @@ def frame_buffer(
             continue
         if q is None or q > end:
             stop = len(buf) if eof else limit
-            events.append(("b", p, stop, why, True))
+            events.extend(_damage(fr, p, stop, why))
             return events, stop, in_block, not eof
         if blocked:
             if q == p + 4 and not _valid_bdw(buf, p):
                 # four bad bytes right before a trusted record: a damaged block descriptor
                 why = f"invalid block descriptor word {bytes(buf[p:p + 4]).hex(' ')}"
             q, in_block = _resync_block(fr, q, p + 1)
-        events.append(("b", p, q, why, True))
+        events.extend(_damage(fr, p, q, why))
         p = q
     return events, p, in_block, False
 
@@ -602,7 +638,9 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
         means bytes before it are not SMF framing (e.g. one stray byte prepended); the stream
         quarantines them. Off offset 0, a record start is only accepted when three trusted
         records follow one another (or the file ends after fewer), so a plain binary transfer
-        is not mistaken for a dump that starts late.
+        is not mistaken for a dump that starts late. A file with a block that checks out
+        anywhere in ``head`` is ``"bdw"``, and its offset may then be that of a record inside
+        a damaged first block.
 
     Raises
     ------
@@ -617,8 +655,10 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     fr = _Frame(head, eof=eof, blocked=False)
     if 0 in fr.anchors and fr.next_good(0, inclusive=True) == 0:
         return "rdw", 0
-    if _valid_bdw(head, 0) and 4 in fb.anchors:
-        return "bdw", 0  # a block descriptor and a record header: damage inside the block
+    if 4 in fb.anchors and (_valid_bdw(head, 0) or _reaches_block(fb, 4)):
+        # a block descriptor and a record header: damage inside the first block; or a damaged
+        # first block descriptor, the first block's segments leading to a block that checks out
+        return "bdw", 0
     if 0 in fr.anchors:
         return "rdw", 0  # a record header whose successor is damaged or cut off
     # a file may start with the middle of a spanned record: accept a clean descriptor chain
@@ -631,22 +671,56 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
         k += 1
     if k >= 3 or (k >= 1 and p == len(head)):
         return "rdw", 0
+    # The first place framing can start: a block that checks out, or three records that chain.
+    # The latter also occurs inside the blocks of a BDW file whose first block is damaged, so a
+    # block anywhere in ``head`` decides the framing: read as RDW, every block descriptor would be
+    # damage, and a record between two of them would be lost.
     g = fb.next_good(0)
+    chain_at = None
     while g is not None:
         if g >= 4 and fb.block(g - 4) is not None:
-            return "bdw", g - 4
-        if _chain(fr, g) >= 3:
-            return "rdw", g
+            return "bdw", g - 4 if chain_at is None else chain_at
+        if chain_at is None and _chain(fr, g) >= 3:
+            chain_at = g
         g = fb.next_good(g)
+    if chain_at is not None:
+        return "rdw", chain_at
     raise SMFDataError(TRANSFER_HELP, offset=0)
 
 
+def _reaches_block(fr: _Frame, q: int) -> bool:
+    """Do the segment descriptors from ``q`` lead, within one block's length, to a block that
+    checks out? (The segments of a first block whose descriptor is damaged do.)"""
+    r = q
+    while r - q <= MAX_EXT_BLOCK_LEN:
+        m = _valid_rdw(fr.buf, r)
+        if not m:
+            return False
+        r += m
+        if fr.block(r) is not None:
+            return True
+    return False
+
+
 def _chain(fr: _Frame, g: int) -> int:
-    """How many trusted anchors follow one another from ``g`` (4 counts the end of input too)."""
+    """How many trusted segments follow one another from ``g`` (4 counts the end of input too).
+
+    A record start counts when it is a trusted anchor, a middle or last segment of a spanned
+    record when what follows it may follow it: a dump whose records arrive as VBS segments
+    chains as well as one of complete records.
+    """
     k = 0
-    while k < 3 and g in fr.anchors and fr.next_good(g, inclusive=True) == g:
+    while k < 3:
+        n = _valid_rdw(fr.buf, g)
+        code = fr.buf[g + 2] & 0x03 if n else -1
+        if code in (0, 1):
+            trusted = g in fr.anchors and fr.next_good(g, inclusive=True) == g
+        else:
+            trusted = code in (2, 3) and fr._follows(g + n, code)
+        if not trusted:
+            return k
         k += 1
-        g += (fr.buf[g] << 8) | fr.buf[g + 1]
+        g += n
         if g == fr.n and fr.eof:
             return 4
     return k
@@ -757,13 +831,18 @@ class _Gunzip(io.RawIOBase):
                 self._in = chunk
                 self.compressed += len(chunk)
             self._started = True
+            before = self._d.copy()
             try:
                 out = self._d.decompress(self._in, len(b))
             except zlib.error as exc:
                 self.error = (f"damaged gzip stream ({exc}) after gzip member {self.members}: "
                               "records after this point are missing")
                 self._d = None
-                return 0
+                # zlib drops everything the failing call produced: a member whose check word
+                # is wrong, or whose damage sits late in this input chunk, would lose every
+                # record before the damage
+                out = _decompress_until_damage(before, self._in, len(b))
+                return self._hand_out(out, b)
             if self._d.eof:
                 self.members += 1
                 self._in = self._d.unused_data
@@ -772,13 +851,48 @@ class _Gunzip(io.RawIOBase):
             else:
                 self._in = self._d.unconsumed_tail
             if out:
-                self.decompressed += len(out)
-                bomb = gunzip_ratio_error(self.compressed, self.decompressed)
-                if bomb is not None:
-                    raise SMFDataError(f"{bomb}; stopped", offset=self.decompressed)
-                b[: len(out)] = out
-                return len(out)
+                return self._hand_out(out, b)
         return 0
+
+    def _hand_out(self, out: bytes, b) -> int:  # type: ignore[no-untyped-def]
+        """Copy ``out`` into ``b`` after the decompression-ratio check; its length."""
+        self.decompressed += len(out)
+        bomb = gunzip_ratio_error(self.compressed, self.decompressed)
+        if bomb is not None:
+            raise SMFDataError(f"{bomb}; stopped", offset=self.decompressed)
+        b[: len(out)] = out
+        return len(out)
+
+
+def _decompress_until_damage(d: Any, data: bytes, most: int) -> bytes:
+    """What decompressor ``d`` produces from ``data`` before the byte where zlib finds damage.
+
+    Called once, after a ``decompress`` call raised: fed one byte at a time, zlib hands out
+    everything up to the damaged byte (for a wrong CRC-32 or length in the trailer: the whole
+    member). That is less than ``most`` (the call that raised stopped short of ``most`` bytes of
+    output), so the cap only guards memory.
+
+    Examples
+    --------
+    >>> import gzip
+    >>> z = bytearray(gzip.compress(b"SMF" * 1000))
+    >>> z[-5] ^= 1  # the CRC-32 in the trailer
+    >>> d = zlib.decompressobj(31)
+    >>> len(_decompress_until_damage(d, bytes(z), 1 << 20))
+    3000
+    """
+    out: list[bytes] = []
+    have = 0
+    for i in range(len(data)):
+        try:
+            piece = d.decompress(data[i:i + 1])
+        except zlib.error:
+            break
+        out.append(piece)
+        have += len(piece)
+        if have >= most or d.eof:
+            break
+    return b"".join(out)[:most]
 
 
 def _open_binary(
@@ -941,7 +1055,9 @@ class RecordStream:
             self._open_bad = [0, start, bytes(buf[:start]),
                               f"{start} bytes before the first "
                               f"{'block' if blocked else 'record'} are not SMF framing", True]
-            p = start
+            # resume at ``start`` as after damage: that tells a block (whose descriptor comes
+            # first) from a record inside a damaged first block
+            p, damaged = start, True
 
         while True:
             limit = len(buf) if eof else max(len(buf) - _LOOKAHEAD, p)

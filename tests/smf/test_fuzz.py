@@ -1,0 +1,211 @@
+"""Bounded fuzz campaign of the SMF ingest path (issue #14); ``make fuzz`` runs the long one.
+
+Hypothesis draws dumps of known records and mutations of them (``fuzzing.py`` keeps the ground
+truth of which records a mutation left intact); every input must come through kneecap's framing
+and decoders without an exception other than ``SMFDataError``, with every intact record delivered
+and decoded, every byte of an RDW file accounted for, and in bounded time. The number of examples
+follows the hypothesis profile (``tests/conftest.py``: fixed examples for ``make test``, more and
+fresh ones under ``KNEECAP_HYPOTHESIS=explore``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import fuzzing
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+POOL = fuzzing.record_pool(120)
+#: Far above the few milliseconds an input takes: only runaway work trips it (the campaign in
+#: ``make fuzz`` holds each input to 0.25 s + 2 ms per KiB, measured twice).
+SECONDS_PER_INPUT = 2.0
+
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                      HealthCheck.data_too_large])
+
+
+@st.composite
+def dumps(draw) -> fuzzing.Dump:
+    """A clean dump: 3-12 distinct records of the pool in one framing."""
+    framing = draw(st.sampled_from(fuzzing.FRAMINGS))
+    idx = draw(st.lists(st.integers(0, len(POOL) - 1), min_size=3, max_size=12, unique=True))
+    recs = [POOL[i] for i in idx]
+    longest = max(len(r.data) for r in recs)
+    lo = longest + 4 if framing == "bdw" else 200
+    return fuzzing.Dump.build(recs, framing, draw(st.integers(lo, 32760)))
+
+
+# a mutation: (name, arguments), applied by _apply; positions are taken modulo the input length
+_positions = st.integers(0, 1 << 20)
+_mutations = st.one_of(
+    st.tuples(st.just("flip"), _positions, st.integers(0, 7)),
+    st.tuples(st.just("descriptor_flip"), _positions, st.integers(0, 7)),
+    st.tuples(st.just("overwrite"), _positions, st.binary(min_size=1, max_size=64)),
+    st.tuples(st.just("insert"), _positions, st.binary(min_size=1, max_size=64)),
+    st.tuples(st.just("zeros"), _positions, st.integers(1, 20000), st.booleans()),
+    st.tuples(st.just("delete"), _positions, st.integers(1, 200)),
+    st.tuples(st.just("truncate"), _positions),
+    st.tuples(st.just("dup_record"), st.integers(0, 99), st.integers(0, 99)),
+    st.tuples(st.just("dup_block"), st.integers(0, 99)),
+    st.tuples(st.just("splice"), _positions, _positions, st.integers(1, 3000)),
+)
+
+
+def _apply(d: fuzzing.Dump, m: tuple) -> None:
+    name, *a = m
+    if name == "flip":
+        d.flip(a[0], a[1])
+    elif name == "descriptor_flip":
+        pos = d.descriptor_positions()
+        if pos:
+            d.flip(pos[a[0] % len(pos)], a[1])
+    elif name == "overwrite":
+        d.overwrite(a[0], a[1])
+    elif name == "insert":
+        d.insert(a[0], a[1])
+    elif name == "zeros":
+        (d.insert if a[2] else d.overwrite)(a[0], bytes(a[1]))
+    elif name == "delete":
+        d.delete(a[0], a[1])
+    elif name == "truncate":
+        d.truncate(a[0])
+    elif name == "dup_record":
+        d.duplicate_record(a[0], a[1])
+    elif name == "dup_block":
+        d.duplicate_block(a[0])
+    else:  # splice: bytes of the dump itself, with real SMF headers in them
+        start = a[1] % len(d.data)
+        d.insert(a[0], bytes(d.data[start:start + a[2]]))
+
+
+def _judge(d: fuzzing.Dump) -> None:
+    t0 = time.perf_counter()
+    v = fuzzing.verdict(d)
+    took = time.perf_counter() - t0
+    what = "; ".join(d.log)
+    assert v.crash is None, f"{what}\n{v.crash}"
+    assert v.lost_framing == 0, f"{what}: {v.lost_framing} of {v.intact} intact records not delivered ({v.file_error})"
+    assert v.lost_decode == 0, f"{what}: {v.lost_decode} intact records delivered but not decoded"
+    assert not v.unaccounted, f"{what}: {v.unaccounted} bytes neither delivered nor quarantined"
+    assert took < SECONDS_PER_INPUT, f"{what}: {took:.2f} s"
+
+
+@FUZZ
+@given(dumps(), st.lists(_mutations, min_size=1, max_size=4))
+def test_mutated_dump_loses_no_intact_record(d, mutations):
+    for m in mutations:
+        if len(d.data) > 1:
+            _apply(d, m)
+    _judge(d)
+
+
+@FUZZ
+@given(dumps(), st.lists(_mutations, max_size=2), st.integers(1, 3), st.integers(0, 1 << 20),
+       st.lists(st.tuples(_positions, st.integers(0, 7)), max_size=3), st.booleans())
+def test_gzip_cut_or_damaged_delivers_what_zlib_can(d, mutations, members, cut, flips, do_cut):
+    for m in mutations:
+        if len(d.data) > 1:
+            _apply(d, m)
+    d.compress(members=members)
+    if do_cut:
+        d.gz_cut(cut)
+    for pos, bit in flips:
+        d.gz_flip(pos, bit)
+    _judge(d)
+
+
+@FUZZ
+@given(st.integers(0, 2**32 - 1), st.sampled_from(fuzzing.KINDS))
+def test_campaign_inputs_of_every_kind(seed, kind):
+    # the inputs of `make fuzz` (benchmarks/fuzz_smf_ingest.py), drawn from other seeds
+    _judge(fuzzing.random_input(np.random.default_rng(seed), POOL, kind))
+
+
+# ------------------------------------------------------------- what the campaign found (fixed)
+
+def _records(n: int) -> list[bytes]:
+    return [r.data for r in POOL[:n]]
+
+
+def _delivered(data: bytes):
+    import io
+
+    from kneecap.smf.framing import RecordStream
+
+    s = RecordStream(io.BytesIO(data))
+    got = list(s)
+    return s, [r.data for r in got if r.error is None], [r for r in got if r.error]
+
+
+def _blocks(data: bytes) -> list[int]:
+    out, p = [], 0
+    while p < len(data):
+        out.append(p)
+        p += int.from_bytes(data[p:p + 2], "big")
+    return out
+
+
+def test_gzip_member_with_a_bad_check_word_delivers_its_records():
+    recs = _records(12)
+    gz = bytearray(fuzzing.gzip.compress(fuzzing.synth.frame_rdw(recs)))
+    gz[-6] ^= 0x01  # the CRC-32 in the trailer: zlib raises after decompressing everything
+    _s, got, bad = _delivered(bytes(gz))
+    assert got == recs
+    assert "gzip" in bad[-1].error
+
+
+def test_gzip_damaged_late_in_a_chunk_delivers_the_records_before_the_damage():
+    recs = _records(30)
+    raw = fuzzing.synth.frame_rdw(recs)
+    gz = bytearray(fuzzing.gzip.compress(raw, compresslevel=1))
+    gz[len(gz) * 3 // 4] ^= 0x10
+    _s, got, _bad = _delivered(bytes(gz))
+    good = fuzzing._common_prefix(fuzzing.gunzip_prefix(bytes(gz)), raw)
+    ends = np.cumsum([len(r) for r in recs])
+    before = [r for r, e in zip(recs, ends, strict=True) if e <= good]
+    assert len(before) > 10 and got[:len(before)] == before
+
+
+def test_invalid_bdw_between_the_segments_of_a_spanned_record_keeps_it():
+    recs = _records(12)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=700, spanned=True)
+    for p in _blocks(clean)[1:12]:
+        data = bytearray(clean)
+        data[p + 3] = 0x10  # invalid: the block before it no longer checks out either
+        assert _delivered(bytes(data))[1] == recs, p
+
+
+def test_damaged_first_bdw_of_a_spanned_dump_is_still_read():
+    recs = _records(12)
+    data = bytearray(fuzzing.synth.frame_bdw(recs, blksize=700, spanned=True))
+    data[3] = 0x20  # every block starts with a continuation: no block start at a record
+    s, got, _ = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == recs
+
+
+def test_junk_inside_the_first_block_does_not_make_a_bdw_file_rdw():
+    recs = _records(18)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=6000)
+    data = clean[:4] + b"\x07" * 5 + clean[4:]  # three records chain right after the junk
+    s, got, _ = _delivered(data)
+    assert s.framing == "bdw" and got == recs
+
+
+def test_record_with_damage_on_both_sides_is_delivered():
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4]:ends[4]] = b"\x01\x02"  # after record 4 ...
+    data[ends[3] - 8:ends[3] - 8] = b"\x03" * 7  # ... and inside record 3, before it
+    _s, got, _bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: quarantined with the damage around it
+    assert all(r in got for i, r in enumerate(recs) if i != 3)
+
+
+def test_dump_of_vbs_segments_with_a_stray_first_byte_is_read_as_rdw():
+    recs = _records(12)
+    data = b"\x07" + fuzzing.synth.frame_rdw_segments(recs, max_seg=300)
+    s, got, bad = _delivered(data)
+    assert s.framing == "rdw" and got == recs and bad[0].size == 1
