@@ -24,7 +24,7 @@ import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -174,10 +174,11 @@ def _rolling_origin(spec: Any, frame: pd.DataFrame, yaml_path: Path, csv_path: P
     for name, value in (("first_train", first), ("step", step)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise CaseError(f"{where}: {name} must be a whole number >= 1, got {value!r}")
+    first, step = cast(int, first), cast(int, step)  # checked just above
     if not 2 <= first < len(frame):
         raise CaseError(f"{where}: first_train must leave at least 2 training rows and 1 test row "
                         f"of the {len(frame)}, got {first}")
-    return {"order_by": str(order_by), "first_train": int(first), "step": int(step)}
+    return {"order_by": str(order_by), "first_train": first, "step": step}
 
 
 def expand_origins(case: Case) -> list[Case]:
@@ -301,7 +302,7 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
         # CPU columns come from the cost regression where it was fitted (measured CPU per
         # transaction), otherwise from the response model's pools
         order = (cost, response) if target in COST_TARGETS + ("ziip_eligible_pct",) else (response, cost)
-        model = next((m for m in order if m is not None and target in m.targets), None)
+        model: Any = next((m for m in order if m is not None and target in m.targets), None)
         actual = test[target].to_numpy(dtype=float)
         if model is None:
             fitted = " and ".join(f"{m.family}" for m in (response, cost) if m is not None) or "no model"
@@ -314,7 +315,8 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             continue
         # a row's targets are what we predict: hide them from the model
         inputs = test.drop(columns=[t for t in case.targets if t in test.columns])
-        if model is cost and "tps" not in inputs.columns and response is not None and "tps" in response.targets:
+        if (model is cost and "tps" not in inputs.columns and response is not None
+                and "tps" in response.targets):
             # CPU % at a load is cost per transaction x throughput: with the throughput held out,
             # the response model's predicted throughput is what a planner would multiply by
             try:
@@ -365,7 +367,8 @@ def _naive(target: str, train: pd.DataFrame, test: pd.DataFrame) -> dict[str, An
 
 def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str, Any]:
     kind = q["kind"]
-    expect = q.get("expect", q.get("expect_range"))
+    # a case's questions are checked when it is read (every kind has its expect or expect_range)
+    expect: Any = q["expect"] if "expect" in q else q["expect_range"]
     if not isinstance(response, ClosedMVAResults):
         return {"kind": kind, "expect": expect, "answer": None, "ok": False,
                 "detail": "needs a closed-workload model (clients varying in the train rows)"}

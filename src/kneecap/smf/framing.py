@@ -295,7 +295,7 @@ def _valid_bdw(b: bytes | memoryview, p: int) -> int:
 
 
 def _plausible_smf_record(b: bytes | memoryview, p: int, n: int) -> bool:
-    """Does a complete record or first segment start at ``b[p]`` (descriptor length ``n``)?
+    """Whether a complete record or first segment starts at ``b[p]`` (descriptor length ``n``).
 
     It must be a complete or first segment long enough to hold SMFxDTE, and SMFxDTE (offset 10)
     must be packed ``0cyydddF`` with c = 0 or 1, a sign nibble A-F and ddd = 1..366 (IBM
@@ -394,13 +394,15 @@ class _Frame:
         return bool(_valid_bdw(self.buf, f)) and (f + 4 in self.anchors or self.is_cont(f + 4))
 
     def is_bdw_slot(self, f: int) -> bool:
-        """Four bytes at ``f`` that are no record start, followed by a record start or a
-        continuation segment: where a (possibly damaged) block descriptor sits."""
+        """Whether four bytes at ``f`` sit where a (possibly damaged) block descriptor does.
+
+        They are no record start and are followed by a record start or a continuation segment.
+        """
         return f not in self.anchors and f + 4 < self.n and (
             f + 4 in self.anchors or self.is_cont(f + 4))
 
     def _follows(self, f: int, code: int) -> bool:
-        """May a segment with segment code ``code`` be followed by what is at ``f``?"""
+        """Whether a segment with segment code ``code`` may be followed by what is at ``f``."""
         if f == self.n:
             return self.eof
         if f > self.n:
@@ -441,7 +443,7 @@ class _Frame:
         return bl, segs
 
 
-def _record_step(fr: _Frame, q: int) -> tuple[int, str | None]:
+def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
     """Decide about the segment at ``q`` (RDW framing, or a block's inside that did not check out).
 
     Returns ``(end, None)`` when the segment ``buf[q:end]`` is trusted, else
@@ -604,6 +606,7 @@ def frame_buffer(
                 continue
         q, why = _record_step(fr, p)
         if why is None:
+            assert q is not None  # a trusted segment always has its end
             events.append(("s", p, q - p))
             p = q
             continue
@@ -689,8 +692,11 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
 
 
 def _reaches_block(fr: _Frame, q: int) -> bool:
-    """Do the segment descriptors from ``q`` lead, within one block's length, to a block that
-    checks out? (The segments of a first block whose descriptor is damaged do.)"""
+    """Whether the segment descriptors from ``q`` lead to a block that checks out.
+
+    They must get there within one block's length; the segments of a first block whose
+    descriptor is damaged do.
+    """
     r = q
     while r - q <= MAX_EXT_BLOCK_LEN:
         m = _valid_rdw(fr.buf, r)
@@ -727,7 +733,7 @@ def _chain(fr: _Frame, g: int) -> int:
 
 
 def detect_framing(head: bytes) -> str:
-    """Tell RDW-prefixed records from BDW-blocked ones by the descriptors at the start.
+    r"""Tell RDW-prefixed records from BDW-blocked ones by the descriptors at the start.
 
     A file is taken to be blocked when a BDW starts a block filled exactly by valid RDW/SDWs
     whose records have plausible SMF headers; it is RDW-framed when its descriptors chain from
@@ -756,7 +762,7 @@ def detect_framing(head: bytes) -> str:
     'rdw'
     >>> detect_framing(bytes([0, 52, 0, 0]) + rec * 2)
     'bdw'
-    >>> detect_framing(b"\\x07" + rec * 3)
+    >>> detect_framing(b"\x07" + rec * 3)
     'rdw'
     >>> detect_framing(bytes(range(64)))
     Traceback (most recent call last):
@@ -818,7 +824,7 @@ class _Gunzip(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, b) -> int:
         while self._d is not None:
             if not self._in:
                 chunk = self._raw.read(1 << 16)
@@ -854,7 +860,7 @@ class _Gunzip(io.RawIOBase):
                 return self._hand_out(out, b)
         return 0
 
-    def _hand_out(self, out: bytes, b) -> int:  # type: ignore[no-untyped-def]
+    def _hand_out(self, out: bytes, b) -> int:
         """Copy ``out`` into ``b`` after the decompression-ratio check; its length."""
         self.decompressed += len(out)
         bomb = gunzip_ratio_error(self.compressed, self.decompressed)
@@ -915,7 +921,7 @@ def _open_binary(
         raw.seek(-len(peek), io.SEEK_CUR)
         stream = raw
     else:
-        stream = io.BufferedReader(_Prepend(peek, raw))  # type: ignore[arg-type]
+        stream = io.BufferedReader(_Prepend(peek, raw))
     if peek == b"\x1f\x8b":
         gz = _Gunzip(stream)
         return io.BufferedReader(gz, buffer_size=1 << 20), gz, owned
@@ -932,7 +938,7 @@ class _Prepend(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, b) -> int:
         if self._head:
             n = min(len(b), len(self._head))
             b[:n] = self._head[:n]

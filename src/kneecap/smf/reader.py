@@ -388,7 +388,7 @@ def _decode_batch(
     u8, rty, sty, short, short_sub = _header_codes(batch)
     starts, lengths = batch.starts, batch.lengths
     bad_hdr = short | short_sub
-    for i in np.flatnonzero(bad_hdr):
+    for i in np.flatnonzero(bad_hdr).tolist():
         why = ("record shorter than the 18-byte SMF header" if short[i]
                else "SMFxFLG says subtypes are used but the record ends before SMFxSTY")
         quarantine.append(_quarantine_row(name, batch.record_no[i], batch.file_offsets[i],
@@ -415,9 +415,9 @@ def _decode_batch(
             out, bad = dec.decode_batch(u8, starts[idx], lengths[idx], codepage=codepage,
                                         system_ids=sids)
             for j, off, why in bad:
-                i = idx[j]
+                bad_i = int(idx[j])
                 quarantine.append(_quarantine_row(
-                    name, batch.record_no[i], batch.file_offsets[i] + off, lengths[i], t,
+                    name, batch.record_no[bad_i], batch.file_offsets[bad_i] + off, lengths[bad_i], t,
                     f"type {t}.{sub}: {why}"))
             for tname, cols in out.items():
                 df = pd.DataFrame(cols)
@@ -599,12 +599,13 @@ def iter_decode(
     keys = RecordKeys() if keys is None else keys
     wanted = _wanted(record_types)
     # a daemonic process (e.g. a multiprocessing.Pool worker) may not start one of its own
-    child = (workers >= 2 and isinstance(source, (str, os.PathLike))
+    path = source if isinstance(source, (str, os.PathLike)) else None
+    child = (workers >= 2 and path is not None
              and "fork" in multiprocessing.get_all_start_methods()
              and not multiprocessing.current_process().daemon)
     stream: RecordStream | StreamFacts
-    if child:
-        stream = StreamFacts(name if name is not None else os.fspath(source))
+    if child and path is not None:
+        stream = StreamFacts(name if name is not None else os.fspath(path))
     else:
         stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
     if stream_out is not None:
@@ -612,7 +613,8 @@ def iter_decode(
         stream_out["counts"] = counts
         stream_out["keys"] = keys
     if isinstance(stream, StreamFacts):
-        for batch, keep in _batches_from_child(source, stream.name, batch_bytes, keys, stream):
+        assert path is not None  # only a path is framed in a child
+        for batch, keep in _batches_from_child(path, stream.name, batch_bytes, keys, stream):
             yield _decode_batch(batch, stream.name, counts, wanted, codepage, keep=keep)
         return
     for batch in stream.iter_batches():

@@ -254,7 +254,7 @@ def decode_record(rec: bytes, *, codepage: str = "cp037", system_id: str | None 
     # TOD clock: bit 51 = 1 microsecond, i.e. one microsecond = 4096 units.
     interval_us = (ident["iet"] - ident["iss"]) >> 12
     snf = np.nan
-    if perf is not None and h["pln"] >= SNF_OFFSET + 2:
+    if po is not None and perf is not None and h["pln"] >= SNF_OFFSET + 2:
         snf = int.from_bytes(rec[po + SNF_OFFSET : po + SNF_OFFSET + 2], "big") / 256.0
     t = {k: cpu[k] / 100.0 for k in _HUNDREDTHS}
     return {
