@@ -6,9 +6,15 @@ great_expectations is imported only when the gate is used (it takes seconds to i
 ``kneecap.config`` needs just :class:`ValidationConfig`).
 """
 
+import warnings
 from typing import Any
 
 from kneecap.validation.checks import ValidationConfig, add_check_columns
+
+# great_expectations imports pyspark whenever it is installed (it is, for the Spark engine), and
+# pyspark 4.3 then warns that it does not fully support pandas 3: noise in every DuckDB run, where
+# pyspark is never used
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 _GATE = {"Failure", "TableReport", "ValidationReport", "validate_tables", "quarantine"}
 
