@@ -33,7 +33,7 @@ SQL = REPO / "pipelines" / "sql"
 TABLES = [p.stem for p in warehouse.sql_files(SQL)]
 HAS_JAVA = bool(shutil.which("java") or os.environ.get("JAVA_HOME"))
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark"),
+pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not HAS_JAVA, reason="no Java runtime: Spark 4 needs Java 17+ "
                                  "(Debian: apt-get install -y openjdk-17-jre-headless)")]
 
