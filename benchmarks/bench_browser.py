@@ -18,8 +18,12 @@ user's action to what the user sees:
   the new response), i.e. what Streamlit, the network and the page cost without kneecap's model
   work and without a chart redraw.
 
+- **floor**, measured the same way on a page with one slider and two 80-point plotly charts and no
+  kneecap at all (served beside the desk): what a slider step costs in Streamlit and the browser
+  on this machine before any model or page logic.
+
 Goal (issue #13): slider step p95 <= 300 ms on the bundled data. Machines here are shared: compare
-the slider rows with the baseline row of the same run.
+the slider rows with the baseline and floor rows of the same run.
 
 Usage: python benchmarks/bench_browser.py [--steps 40] [--loads 5] [--test-project]
 (``--test-project`` builds the small project the AppTests use, 20 bootstrap draws, instead of
@@ -63,12 +67,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+#: The floor: a page with one slider and two 80-point plotly charts that follow it, no kneecap. What
+#: a slider step costs in Streamlit and the browser on this machine before any model or page logic.
+FLOOR_APP = """
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+n = st.slider("Floor (n)", 1, 100, 50)
+x = np.arange(1, 81)
+for k in (1, 2):
+    fig = go.Figure(go.Scatter(x=x, y=np.exp(x / (20 + n * k)), mode="lines", name=f"curve {k}"))
+    st.plotly_chart(fig, width="stretch")
+st.metric("n", n)
+"""
+
+
+def _serve(env: dict[str, str], log: Path, app: Path = ROOT / "app" / "streamlit_app.py"
+           ) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     streamlit = Path(sys.executable).parent / "streamlit"
     with log.open("w", encoding="utf-8") as out:
         proc = subprocess.Popen(
-            [str(streamlit), "run", str(ROOT / "app" / "streamlit_app.py"), "--server.address", "127.0.0.1",
+            [str(streamlit), "run", str(app), "--server.address", "127.0.0.1",
              "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -153,18 +174,21 @@ def main() -> int:
             print("bench_browser: no project built here; run `make run` first (or pass --test-project)",
                   file=sys.stderr)
             return 1
-        proc, url = _serve(env, Path(tmp) / "streamlit.log")
+        floor_app = Path(tmp) / "floor_app.py"
+        floor_app.write_text(FLOOR_APP, encoding="utf-8")
+        servers = [_serve(env, Path(tmp) / "streamlit.log"), _serve(env, Path(tmp) / "floor.log", floor_app)]
         try:
-            return _measure(url, chromium, args)
+            return _measure(servers[0][1], chromium, args, floor_url=servers[1][1])
         finally:
-            os.killpg(proc.pid, 15)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
+            for proc, _ in servers:
+                os.killpg(proc.pid, 15)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, 9)
 
 
-def _measure(url: str, chromium: str, args: argparse.Namespace) -> int:
+def _measure(url: str, chromium: str, args: argparse.Namespace, *, floor_url: str) -> int:
     from playwright.sync_api import sync_playwright  # noqa: PLC0415
 
     with sync_playwright() as p:
@@ -203,6 +227,12 @@ def _measure(url: str, chromium: str, args: argparse.Namespace) -> int:
         # baseline: the what-if point only; knee and curve stay cached
         sweep("baseline: what-if clients slider (charts cached)", "Clients (what-if point)",
               ((["ArrowLeft"] * 2 + ["ArrowRight"] * 2) * (n // 4 + 1))[:n], changed="metric")
+        # the floor: Streamlit and the browser alone, two charts redrawn per step
+        page.goto(floor_url)
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot .scatterlayer').length >= 2",
+                               timeout=120_000)
+        sweep("floor: one slider, two charts, no kneecap", "Floor (n)",
+              ((["ArrowLeft"] * 2 + ["ArrowRight"] * 2) * (n // 4 + 1))[:n])
         context.close()
         browser.close()
 
@@ -210,14 +240,19 @@ def _measure(url: str, chromium: str, args: argparse.Namespace) -> int:
           f"median {statistics.median(loads):.0f} ms, max {max(loads):.0f} ms")
     print(f"\n{'slider step: key press to both charts redrawn':52s} {'n':>3s} {'p50 ms':>8s} {'p95 ms':>8s} "
           f"{'max ms':>8s}  goal p95 <= {GOAL_P95_MS:.0f} ms")
+    model_rows = {label: t for label, t in results.items() if not label.startswith(("baseline", "floor"))}
     for label, times in results.items():
-        print(_row(label, times, None if label.startswith("baseline") else GOAL_P95_MS))
-    every = [t for label, times in results.items() if not label.startswith("baseline") for t in times]
+        print(_row(label, times, GOAL_P95_MS if label in model_rows else None))
+    every = [t for times in model_rows.values() for t in times]
     print(_row("all model slider steps", every, GOAL_P95_MS))
     base = statistics.median(results["baseline: what-if clients slider (charts cached)"])
     print("p50 over the baseline's p50: "
           + ", ".join(f"{label.split(' (')[0]} {statistics.median(t) / base:.2f}x"
-                      for label, t in results.items() if not label.startswith("baseline")))
+                      for label, t in model_rows.items()))
+    floor = statistics.median(results["floor: one slider, two charts, no kneecap"])
+    print(f"p50 over the floor's p50 ({floor:.0f} ms): "
+          + ", ".join(f"{label.split(' (')[0]} {statistics.median(t) / floor:.2f}x"
+                      for label, t in results.items() if not label.startswith("floor")))
     if errors:
         print(f"JavaScript errors in the page: {errors}")
         return 1
