@@ -17,6 +17,8 @@ BENCHES = [
     ("kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "
      "twenty 72.3, as many SMF 30 interval records as 72.3)",
      ["bench_smf_decode.py", "--mb", "200", "--mix", "lpar", "--ingest"]),
+    ("cost growth: decode + marts on DuckDB and on Spark local[2] at 1, 10 and 100 LPAR-days of SMF",
+     ["bench_scale.py"]),
     ("a WLM class from simulated SMF: response, knee and knee date vs the truth and M/M/c", ["bench_smf_class.py"]),
     ("app: page interaction latency (AppTest)", ["bench_app.py"]),
     ("desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "
