@@ -583,7 +583,9 @@ def ingest_upload(filename: str, payload: bytes,
             report(min(done["bytes"] / size, 1.0), f"{done['records']:,} records, {done['bytes'] / 1e6:,.1f} MB")
 
         out = Path(tmp) / "decoded"
-        summary = ingest_paths([path], out, progress=advance)
+        # one process: the desk's server runs threads, and a fork of a threaded process can inherit
+        # a lock another thread holds; an upload is small enough not to need the framing child
+        summary = ingest_paths([path], out, progress=advance, workers=1)
         result = summary.files[0]
         if result.status == "failed":
             raise UploadError(str(result.error).replace(str(path), filename))
