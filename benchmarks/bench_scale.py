@@ -48,19 +48,7 @@ def _make_days(path: Path, days: int) -> tuple[int, int]:
     n = 0
     with path.open("wb") as fh:
         for day in range(days):
-            recs = []
-            for i in range(96):
-                t0 = start + dt.timedelta(days=day, minutes=15 * i)
-                for c in range(40):
-                    periods = [synth.Period(period=j + 1, ended=1000 + 37 * c + j + day, resp_ms=5.0 + c,
-                                            tcb_s=10.0 + c, srb_s=0.5, ziip_s=4.0 + j, ziip_on_cp_s=0.2,
-                                            cpu_using=100, cpu_delay=10, ziip_using=50, ziip_delay=3,
-                                            total_using=150, total_delay=20)
-                               for j in range(1 + c % 3)]
-                    recs.append(synth.record_72_3("SYSA", "PLEX1", t0, 900.0, f"SC{c:03d}", "WKL1", periods, k,
-                                                  report_class=c >= 30))
-                recs.extend(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, partitions, 1) for _ in range(2))
-                recs.extend(synth.record_30("SYSA", "PLEX1", t0, 900.0, a) for a in spaces)
+            recs = bsd.day_records(synth, k, start + dt.timedelta(days=day), "lpar", partitions, spaces)
             fh.write(synth.frame_rdw(recs))
             n += len(recs)
     return n, path.stat().st_size

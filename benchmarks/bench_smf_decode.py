@@ -56,6 +56,37 @@ def _address_spaces(synth) -> list:
             for i in range(40)]
 
 
+def day_records(synth, k, start: dt.datetime, mix: str, partitions: list, spaces: list) -> list[bytes]:
+    """One LPAR-day of records from ``start``: 96 fifteen-minute intervals of forty 72.3 records
+    (1-3 periods, report classes from class 30) plus, for ``mix`` ``class``, one small 70.1, or
+    for ``lpar``, two 70.1 of ``partitions`` and one SMF 30 per address space in ``spaces``."""
+    recs = []
+    for i in range(96):
+        t0 = start + dt.timedelta(minutes=15 * i)
+        for c in range(40):
+            n_per = 1 + c % 3
+            periods = [
+                synth.Period(period=j + 1, ended=1000 + 37 * c + j, resp_ms=5.0 + c,
+                             tcb_s=10.0 + c, srb_s=0.5, ziip_s=4.0 + j,
+                             ziip_on_cp_s=0.2, cpu_using=100, cpu_delay=10,
+                             ziip_using=50, ziip_delay=3, total_using=150,
+                             total_delay=20)
+                for j in range(n_per)
+            ]
+            recs.append(synth.record_72_3("SYSA", "PLEX1", t0, 900.0, f"SC{c:03d}",
+                                          "WKL1", periods, k, report_class=c >= 30))
+        if mix == "lpar":  # one 70.1 per twenty 72.3, each with 48 logical processors
+            recs.extend(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, partitions, 1) for _ in range(2))
+            recs.extend(synth.record_30("SYSA", "PLEX1", t0, 900.0, a) for a in spaces)
+            continue
+        own = synth.Partition("LPAR1", 1, [
+            synth.LogicalCPU("CP", 900, 300, 590), synth.LogicalCPU("CP", 900, 280, 610),
+            synth.LogicalCPU("IIP", 900, 200, 700), synth.LogicalCPU("IIP", 900, 150, 750),
+        ])
+        recs.append(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, [own], 1))
+    return recs
+
+
 def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -> int:
     import synth  # tests/smf/synth.py
 
@@ -63,36 +94,13 @@ def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -
     k = synth.Coefficients()
     written = 0
     n_records = 0
-    interval = 0
+    day = 0
     partitions = _lpar_partitions(synth)
     spaces = _address_spaces(synth)
     with path.open("wb") as fh:
         while written < target_mb * 1e6:
-            recs = []
-            for day_block in range(96):  # one day of 15-minute intervals per framing call
-                t0 = start + dt.timedelta(minutes=15 * (interval + day_block))
-                for c in range(40):
-                    n_per = 1 + c % 3
-                    periods = [
-                        synth.Period(period=j + 1, ended=1000 + 37 * c + j, resp_ms=5.0 + c,
-                                     tcb_s=10.0 + c, srb_s=0.5, ziip_s=4.0 + j,
-                                     ziip_on_cp_s=0.2, cpu_using=100, cpu_delay=10,
-                                     ziip_using=50, ziip_delay=3, total_using=150,
-                                     total_delay=20)
-                        for j in range(n_per)
-                    ]
-                    recs.append(synth.record_72_3("SYSA", "PLEX1", t0, 900.0, f"SC{c:03d}",
-                                                  "WKL1", periods, k, report_class=c >= 30))
-                if mix == "lpar":  # one 70.1 per twenty 72.3, each with 48 logical processors
-                    recs.extend(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, partitions, 1) for _ in range(2))
-                    recs.extend(synth.record_30("SYSA", "PLEX1", t0, 900.0, a) for a in spaces)
-                    continue
-                own = synth.Partition("LPAR1", 1, [
-                    synth.LogicalCPU("CP", 900, 300, 590), synth.LogicalCPU("CP", 900, 280, 610),
-                    synth.LogicalCPU("IIP", 900, 200, 700), synth.LogicalCPU("IIP", 900, 150, 750),
-                ])
-                recs.append(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, [own], 1))
-            interval += 96
+            recs = day_records(synth, k, start + dt.timedelta(days=day), mix, partitions, spaces)
+            day += 1
             if framing == "rdw":
                 data = synth.frame_rdw(recs)
             elif framing == "bdw":
