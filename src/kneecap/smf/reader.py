@@ -356,7 +356,11 @@ def keep_mask(batch: RecordBatch, keys: RecordKeys | None) -> np.ndarray:
     if len(batch) == 0:
         return np.zeros(0, dtype=bool)
     _, _, _, short, short_sub = _header_codes(batch)
-    ok = ~(short | short_sub)
+    return _drop_seen(batch, ~(short | short_sub), keys)
+
+
+def _drop_seen(batch: RecordBatch, ok: np.ndarray, keys: RecordKeys | None) -> np.ndarray:
+    """``ok`` (records with a whole header) less those whose content key ``keys`` has seen."""
     if keys is not None and ok.any():
         idx_ok = np.flatnonzero(ok)
         ok[idx_ok[~keys.keep(batch.buf, batch.starts[idx_ok], batch.lengths[idx_ok])]] = False
@@ -394,10 +398,7 @@ def _decode_batch(
         quarantine.append(_quarantine_row(name, batch.record_no[i], batch.file_offsets[i],
                                           lengths[i], int(rty[i]) if lengths[i] > 5 else None,
                                           why))
-    if keep is not None:
-        ok = keep.copy()
-    else:
-        ok = keep_mask(batch, keys) if keys is not None else ~bad_hdr
+    ok = keep.copy() if keep is not None else _drop_seen(batch, ~bad_hdr, keys)
     counts.add(rty[ok], sty[ok])
     key = rty * 100000 + (sty + 1)
     key[~ok] = -1
@@ -598,25 +599,20 @@ def iter_decode(
     counts = _Counts()
     keys = RecordKeys() if keys is None else keys
     wanted = _wanted(record_types)
-    # a daemonic process (e.g. a multiprocessing.Pool worker) may not start one of its own
-    path = source if isinstance(source, (str, os.PathLike)) else None
-    child = (workers >= 2 and path is not None
-             and "fork" in multiprocessing.get_all_start_methods()
-             and not multiprocessing.current_process().daemon)
-    stream: RecordStream | StreamFacts
-    if child and path is not None:
-        stream = StreamFacts(name if name is not None else os.fspath(path))
-    else:
-        stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
-    if stream_out is not None:
-        stream_out["stream"] = stream
-        stream_out["counts"] = counts
-        stream_out["keys"] = keys
-    if isinstance(stream, StreamFacts):
-        assert path is not None  # only a path is framed in a child
-        for batch, keep in _batches_from_child(path, stream.name, batch_bytes, keys, stream):
-            yield _decode_batch(batch, stream.name, counts, wanted, codepage, keep=keep)
+    # the file a forked process frames, or None to frame here (a path only; a daemonic process,
+    # e.g. a multiprocessing.Pool worker, may not start one of its own)
+    framed_apart = (source if isinstance(source, (str, os.PathLike)) and workers >= 2
+                    and "fork" in multiprocessing.get_all_start_methods()
+                    and not multiprocessing.current_process().daemon else None)
+    stream_out = {} if stream_out is None else stream_out
+    stream_out["counts"] = counts
+    stream_out["keys"] = keys
+    if framed_apart is not None:
+        facts = stream_out["stream"] = StreamFacts(name if name is not None else os.fspath(framed_apart))
+        for batch, keep in _batches_from_child(framed_apart, facts.name, batch_bytes, keys, facts):
+            yield _decode_batch(batch, facts.name, counts, wanted, codepage, keep=keep)
         return
+    stream = stream_out["stream"] = RecordStream(source, name=name, batch_bytes=batch_bytes)
     for batch in stream.iter_batches():
         yield _decode_batch(batch, stream.name, counts, wanted, codepage, keys)
 
