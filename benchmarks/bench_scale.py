@@ -43,7 +43,7 @@ def _make_days(path: Path, days: int) -> tuple[int, int]:
     import synth  # tests/smf/synth.py
 
     k = synth.Coefficients()
-    partitions, spaces = bsd._lpar_partitions(synth), bsd._address_spaces(synth)
+    partitions, spaces = bsd.lpar_partitions(synth), bsd.address_spaces(synth)
     start = dt.datetime(2025, 3, 3)
     n = 0
     with path.open("wb") as fh:

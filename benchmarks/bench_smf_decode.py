@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "smf"))
 
 
-def _lpar_partitions(synth) -> list:
+def lpar_partitions(synth) -> list:
     """Three partitions of 16 logical processors: the measured one (8 CPs + 8 zIIPs) and two others."""
     own = synth.Partition("LPAR1", 1, [synth.LogicalCPU("CP" if i < 8 else "IIP", 900, 300 + 7 * i, 590 - 7 * i)
                                        for i in range(16)])
@@ -46,7 +46,7 @@ def _lpar_partitions(synth) -> list:
     return [own, *others]
 
 
-def _address_spaces(synth) -> list:
+def address_spaces(synth) -> list:
     """Forty address spaces writing SMF 30 interval records: as many as there are 72.3 records
     per interval (z/OS Connect servers, CICS regions, Db2, MQ, batch initiators, system tasks)."""
     kinds = [("ZCON", 40.0, 60.0), ("CICS", 25.0, 2.0), ("DB2", 15.0, 20.0), ("MQ", 5.0, 1.0),
@@ -95,8 +95,8 @@ def _make_dump(path: Path, target_mb: float, framing: str, mix: str = "class") -
     written = 0
     n_records = 0
     day = 0
-    partitions = _lpar_partitions(synth)
-    spaces = _address_spaces(synth)
+    partitions = lpar_partitions(synth)
+    spaces = address_spaces(synth)
     with path.open("wb") as fh:
         while written < target_mb * 1e6:
             recs = day_records(synth, k, start + dt.timedelta(days=day), mix, partitions, spaces)
