@@ -1,0 +1,152 @@
+"""Where eligible bursts wait while GCPs help a busy zIIP pool: the simulation, instrumented.
+
+The analytic model (:mod:`kneecap.modeling.dispatch`) takes a class's eligible bursts as
+independent arrivals at the zIIP pool. A transaction offers its bursts one after another, and
+under the ``pool`` help rule the pool needs help from the moment a queued burst has waited
+ZIIPAWMT until a zIIP finds the queue empty. This probe runs the dispatcher simulation with every
+eligible burst of the measured class logged (when it was offered, whether the pool needed help at
+that moment, how long it waited, where it ran) and prints, per grid point and help rule:
+
+* the simulated and the modelled mean response and spill;
+* the share of time the pool needs help, and of bursts offered while it does;
+* the mean wait of *fresh* bursts (a transaction's first eligible burst, or one after a GCP-only
+  burst) and of *follow-on* bursts (right after an eligible burst of the same transaction),
+  split by whether that previous burst was helped.
+
+It is a diagnostic for the model's help path (README, Benchmarks), not part of ``make bench``::
+
+    python benchmarks/probe_help_phases.py [--point N_GCP N_ZIIP F LOAD SHARE] ... [--transactions T]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+from bench_dispatch import BURSTS, D_MS, R0_MS, THINK_MS
+
+from kneecap.modeling.dispatch import Dispatch, solve_closed, solve_open
+from kneecap.simulation import SimScenario
+from kneecap.simulation.dispatcher import LparSimulation, replication_metrics
+
+# the worst points of the grid (open and closed, GCPs helping a busy zIIP pool) and one where the
+# model holds (2 GCPs + 2 zIIPs)
+DEFAULT_POINTS = [(8, 1, 0.95, "open", 0.6), (8, 2, 0.95, "closed", 0.6), (4, 1, 0.95, "open", 0.6),
+                  (8, 1, 0.3, "open", 0.6), (2, 2, 0.95, "open", 0.6)]
+
+
+class ProbedSimulation(LparSimulation):
+    """The dispatcher simulation with the measured class's bursts logged and help time kept."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.help_ms = 0.0
+        self._help_since: float | None = None
+        self.bursts: list[tuple[int, int, bool, float, bool, bool]] = []
+        self._offered: dict[int, tuple[bool, float, int, int, bool]] = {}
+        self._txn_ids: dict[int, tuple[int, object, list[int]]] = {}
+        super().__init__(*args, **kwargs)
+
+    @property
+    def needs_help(self) -> bool:
+        return self._help_since is not None
+
+    @needs_help.setter
+    def needs_help(self, value: bool) -> None:
+        now = self.env.now
+        if value and self._help_since is None:
+            self._help_since = now
+        elif not value and self._help_since is not None:
+            self.help_ms += now - self._help_since
+            self._help_since = None
+
+    def _next_burst(self, txn) -> None:
+        known = self._txn_ids.get(id(txn))
+        if known is None or known[1] is not txn:  # ids are reused once a transaction is gone
+            self._txn_ids[id(txn)] = (len(self._txn_ids) + len(self.bursts), txn, [0])
+        super()._next_burst(txn)
+
+    def _dispatch(self, burst) -> None:
+        if burst.txn is not None:
+            tid, _, seq = self._txn_ids[id(burst.txn)]
+            seq[0] += 1
+            self._offered[id(burst)] = (self.needs_help, self.env.now, tid, seq[0], burst.eligible)
+        super()._dispatch(burst)
+
+    def _run_on(self, burst, ledger, on_done) -> None:
+        offered = self._offered.pop(id(burst), None)
+        if offered is not None:
+            helped_at_offer, at, tid, seq, eligible = offered
+            # ledger 1 is GCP_ELIGIBLE: an eligible burst running on a GCP
+            self.bursts.append((tid, seq, eligible, self.env.now - at, ledger == 1, helped_at_offer))
+        super()._run_on(burst, ledger, on_done)
+
+
+def model_and_scenario(point: tuple, rule: str) -> tuple[float, SimScenario]:
+    """The model's mean response and the simulated scenario at a point, as bench_dispatch sets them."""
+    n_gcp, n_ziip, f, load, share = point
+    dispatch = Dispatch(n_gcp, n_ziip, help_rule=rule, eligible_bursts=BURSTS)
+    x_max = dispatch.max_tps(D_MS, f)
+    common = dict(n_gcp=n_gcp, n_ziip=n_ziip, cpu_ms_per_tran=D_MS, ziip_eligible_fraction=f, delay_ms=R0_MS,
+                  help_rule=rule, eligible_bursts=BURSTS, gcp_bursts=1)
+    if load == "closed":
+        clients = max(int(share * (D_MS + R0_MS + THINK_MS) * x_max / 1000.0), 1)
+        model = solve_closed(D_MS, R0_MS, f, dispatch, think_time_ms=THINK_MS, n_max=clients).resp_ms[0, -1]
+        return float(model), SimScenario(clients=clients, think_time_ms=THINK_MS, **common)
+    tps = share * x_max
+    return float(solve_open(tps, D_MS, R0_MS, f, dispatch).resp_ms[0, 0]), SimScenario(tps=tps, **common)
+
+
+def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, float]:
+    """One point under one help rule: the figures the module docstring lists."""
+    model, scenario = model_and_scenario(point, rule)
+    sim = ProbedSimulation(scenario, transactions=transactions, warmup=transactions // 10,
+                           seed=np.random.SeedSequence(seed))
+    sim.run()
+    sim.needs_help = False  # close the last help period
+    metrics = replication_metrics(sim)
+    log = pd.DataFrame(sim.bursts, columns=["txn", "seq", "eligible", "wait_ms", "helped", "help_on"])
+    log = log.sort_values(["txn", "seq"])
+    previous = log.groupby("txn")[["eligible", "helped"]].shift(1)
+    log["after_eligible"] = previous["eligible"].eq(True)
+    log["after_helped"] = previous["helped"].eq(True)
+    eligible = log[log["eligible"]]
+    fresh = eligible[~eligible["after_eligible"]]
+    after_helped = eligible[eligible["after_eligible"] & eligible["after_helped"]]
+    after_ziip = eligible[eligible["after_eligible"] & ~eligible["after_helped"]]
+    return {
+        "sim_resp_ms": metrics["resp_ms"], "model_resp_ms": model,
+        "sim_spill_pct": metrics["spill_pct"],
+        "help_time_pct": 100.0 * sim.help_ms / sim.env.now,
+        "offered_in_help_pct": 100.0 * eligible["help_on"].mean(),
+        "wait_ms": eligible["wait_ms"].mean(),
+        "fresh_wait_ms": fresh["wait_ms"].mean(),
+        "after_helped_wait_ms": after_helped["wait_ms"].mean(),
+        "after_helped_in_help_pct": 100.0 * after_helped["help_on"].mean(),
+        "after_ziip_wait_ms": after_ziip["wait_ms"].mean(),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--point", nargs=5, action="append", metavar=("N_GCP", "N_ZIIP", "F", "LOAD", "SHARE"),
+                        help="a grid point (LOAD closed or open, SHARE of the pools' capacity); repeatable")
+    parser.add_argument("--transactions", type=int, default=30000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    points = ([(int(g), int(z), float(f), load, float(s)) for g, z, f, load, s in args.point]
+              if args.point else DEFAULT_POINTS)
+    rows = []
+    for point in points:
+        for rule in ("pool", "burst"):
+            row = {"point": "{}+{} f{} {} {:.0%}".format(*point), "rule": rule}
+            row.update(probe(point, rule, args.transactions, args.seed))
+            row["err_pct"] = 100.0 * (row["model_resp_ms"] / row["sim_resp_ms"] - 1.0)
+            rows.append(row)
+    with pd.option_context("display.width", 250):
+        print(pd.DataFrame(rows).round(2).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
