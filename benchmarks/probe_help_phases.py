@@ -97,6 +97,45 @@ def model_and_scenario(point: tuple, rule: str) -> tuple[float, SimScenario]:
     return float(solve_open(tps, D_MS, R0_MS, f, dispatch).resp_ms[0, 0]), SimScenario(tps=tps, **common)
 
 
+def cycle_sketch(tps: float, point: tuple) -> dict[str, float]:
+    """A fluid sketch of the pool rule's help cycle at ``tps``; NaN where the zIIP pool keeps up.
+
+    Per transaction ``k`` eligible bursts of ``s = f D / k`` on ``c`` zIIPs, all after the first
+    taken as following an eligible burst (``p = (k - 1) / k``); ``G`` GCPs left by GCP-only work.
+    While the pool does without help its queue takes ``A_off = lambda + p c / s`` bursts/ms (a
+    transaction waiting offers no more), help starts when the oldest has waited ``tau``, after
+    ``T_off = tau / (1 - r)``, ``r = (c / s) / A_off``, with ``B0 = A_off tau`` bursts queued; while
+    GCPs help, ``M = (c + G) / s`` bursts/ms are served, ``lambda + p M`` offered, and the backlog
+    drains at ``delta = (1 - p) M - lambda`` in ``T_H = B0 / delta``. A burst offered during help
+    waits ``B0 / (2 M) + sigma^2 / (2 M delta) + 1 / M`` (the area under a random walk with drift
+    ``-delta`` and variance rate ``sigma^2 = lambda + (1 - p) M`` down to 0), one offered before it
+    ``tau / 2 + (1 - r) B0 / (2 M)``. Not a kneecap model: a lead for one (README, Benchmarks).
+    """
+    n_gcp, n_ziip, f, _, _ = point
+    lam, k, tau = tps / 1000.0, BURSTS, 3.2
+    s, p = f * D_MS / k, (k - 1) / k
+    mu = n_ziip / s
+    a_off = lam + p * mu
+    spare = n_gcp - lam * (1 - f) * D_MS
+    m = (n_ziip + spare) / s
+    delta = (1 - p) * m - lam
+    if n_ziip == 0 or a_off <= mu or delta <= 0:
+        return dict.fromkeys(("cycle_help_time_pct", "cycle_offered_in_help_pct", "cycle_off_wait_ms",
+                              "cycle_in_help_wait_ms", "cycle_resp_ms"), float("nan"))
+    r = mu / a_off
+    t_off, b0 = tau / (1 - r), a_off * tau
+    t_help = b0 / delta
+    in_help_wait = b0 / (2 * m) + (lam + (1 - p) * m) / (2 * m * delta) + 1 / m
+    off_wait = tau / 2 + (1 - r) * b0 / (2 * m)
+    offered_off, offered_help = a_off * t_off, (lam + p * m) * t_help
+    theta = offered_help / (offered_off + offered_help)
+    burst_wait = (1 - theta) * off_wait + theta * in_help_wait
+    return {"cycle_help_time_pct": 100.0 * t_help / (t_off + t_help), "cycle_offered_in_help_pct": 100.0 * theta,
+            "cycle_off_wait_ms": off_wait, "cycle_in_help_wait_ms": in_help_wait,
+            # GCP-only work waits little beside the helped work below it; left out of the sketch
+            "cycle_resp_ms": R0_MS + D_MS + k * burst_wait}
+
+
 def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, float]:
     """One point under one help rule: the figures the module docstring lists."""
     model, scenario = model_and_scenario(point, rule)
@@ -120,10 +159,13 @@ def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, fl
         "help_time_pct": 100.0 * sim.help_ms / sim.env.now,
         "offered_in_help_pct": 100.0 * eligible["help_on"].mean(),
         "wait_ms": eligible["wait_ms"].mean(),
+        "offered_in_help_wait_ms": eligible.loc[eligible["help_on"], "wait_ms"].mean(),
+        "offered_off_wait_ms": eligible.loc[~eligible["help_on"], "wait_ms"].mean(),
         "fresh_wait_ms": fresh["wait_ms"].mean(),
         "after_helped_wait_ms": after_helped["wait_ms"].mean(),
         "after_helped_in_help_pct": 100.0 * after_helped["help_on"].mean(),
         "after_ziip_wait_ms": after_ziip["wait_ms"].mean(),
+        **(cycle_sketch(metrics["tps"], point) if rule == "pool" else {}),
     }
 
 
