@@ -209,3 +209,18 @@ def test_dump_of_vbs_segments_with_a_stray_first_byte_is_read_as_rdw():
     data = b"\x07" + fuzzing.synth.frame_rdw_segments(recs, max_seg=300)
     s, got, bad = _delivered(data)
     assert s.framing == "rdw" and got == recs and bad[0].size == 1
+
+
+def test_record_before_the_first_chain_of_records_is_delivered():
+    # framing starts where three records chain; an intact record with damage on both sides
+    # before that point was quarantined with the junk around it (campaign seed 14, input 1328)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[1] + 40:ends[1] + 40] = b"\x05" * 9  # inside record 2: records 0-1 chain no further
+    data[ends[0] - 30:ends[0] - 30] = b"\x06" * 3  # inside record 0
+    data[0:0] = b"\x07\x07"  # and junk before record 0
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[1] in got  # before the fix: inside the quarantined bytes before the first chain
+    assert all(r in got for r in recs[3:])
+    assert bad[0].offset == 0 and "not SMF framing" in bad[0].error

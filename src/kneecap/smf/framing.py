@@ -501,6 +501,17 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
     return out
 
 
+def prefix_events(buf: bytes, start: int, *, blocked: bool, reason: str) -> list[tuple[Any, ...]]:
+    """Events for ``buf[:start]``, the bytes before the first trusted record or block.
+
+    :func:`find_framing` starts framing only where records chain, so a record with damage on both
+    sides before that point is not trusted; like one met after damage later in the file
+    (:func:`_damage`), it is delivered when its descriptor and header check out and its length
+    ends before ``start``, and only the bytes around it are quarantined (``reason`` on the first).
+    """
+    return _damage(_Frame(buf[:start], eof=False, blocked=blocked), 0, start, reason)
+
+
 def _resync_block(fr: _Frame, g: int, lo: int) -> tuple[int, bool]:
     """Where to resume before trusted anchor ``g`` in a blocked file: (position, blocked)."""
     if g - 4 >= lo and fr.block(g - 4) is not None:
@@ -1057,10 +1068,11 @@ class RecordStream:
         self._pending: list[tuple[int, bytes]] = []  # VBS segments awaiting their last one
         self._open_bad: list[Any] | None = None  # [offset, size, head bytes, reason, breaks]
         in_block, damaged, p = blocked, False, 0
+        head_events: list[tuple[Any, ...]] = []
         if start:
-            self._open_bad = [0, start, bytes(buf[:start]),
-                              f"{start} bytes before the first "
-                              f"{'block' if blocked else 'record'} are not SMF framing", True]
+            head_events = prefix_events(buf, start, blocked=blocked,
+                                        reason=f"not SMF framing: before byte {start}, where "
+                                               f"{'blocks' if blocked else 'records'} first chain")
             # resume at ``start`` as after damage: that tells a block (whose descriptor comes
             # first) from a record inside a damaged first block
             p, damaged = start, True
@@ -1070,6 +1082,9 @@ class RecordStream:
             events, stop, in_block, damaged = frame_buffer(
                 buf, p, eof=eof, limit=limit, blocked=blocked, in_block=in_block, damaged=damaged)
             acc = _Acc()
+            if head_events:
+                events, head_events = head_events + events, []
+                p = 0  # the batch covers the bytes before the first trusted unit too
             for ev in events:
                 if ev[0] == "S":
                     self._flush_bad(acc)
