@@ -19,6 +19,7 @@ This is the only kneecap module that imports pyspark or sqlglot (``.importlinter
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,13 @@ def session(master: str | None = None, *, app_name: str = "kneecap-marts") -> Sp
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    conf = {**SESSION_CONF, **(LOCAL_CONF if master and master.startswith("local") else {})}
+    local = bool(master and master.startswith("local"))
+    conf = {**SESSION_CONF, **(LOCAL_CONF if local else {})}
+    if local and not os.environ.get("PYSPARK_PYTHON"):
+        # Python tasks (kneecap.spark_jobs) run on this machine: in this interpreter, which has
+        # kneecap and its dependencies, not whatever `python3` is first on PATH. pyspark reads
+        # only the variable (at the context's start), not the spark.pyspark.python setting
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
