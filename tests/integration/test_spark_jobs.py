@@ -151,3 +151,13 @@ def test_rows_reach_a_spark_fit_as_the_local_fit_gets_them(spark):
         got = training.workload_rows(group.sample(frac=1, random_state=1), list(fct.columns),
                                      {c: fct[c].dtype for c in fct.columns}, order=spark_jobs.ROW)
         pd.testing.assert_frame_equal(got, fct[fct["workload"] == workload].reset_index(drop=True))
+
+
+def test_kneecap_ingest_engine_spark(ingested, inputs, spark, tmp_path):
+    from kneecap.cli import main
+
+    out, _, _ = ingested
+    # exit 1: e_plain.bin is not an SMF dump (named on stderr); the rest is ingested
+    assert main(["-q", "ingest", str(inputs), "--out", str(tmp_path / "cli"), "--engine", "spark",
+                 "--spark-master", "local[2]"]) == 1
+    assert _tree(tmp_path / "cli") == _tree(out / "local")
