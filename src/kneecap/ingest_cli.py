@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kneecap.rmf.ingest import ingest_xml
 from kneecap.smf.codecs import CODEPAGES, ebcdic
-from kneecap.smf.ingest import expand_paths, ingest_paths, sha256_file
+from kneecap.smf.ingest import IngestSummary, expand_paths, ingest_paths, sha256_file
 
 _NOT_EVIDENCE = {".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"}
 
@@ -123,6 +123,7 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     rest = [f for f in files if f not in skipped_docs]
     xml = [f for f in rest if _is_xml(f)]
     smf = [f for f in rest if f not in xml]
+    summary: IngestSummary | None
     if engine == "spark" and smf:
         # imported only here: pyspark starts a JVM, and a local ingest must not need it installed
         from kneecap import spark_jobs
