@@ -72,7 +72,8 @@ def _marts_child(engine: str, decoded_dir: str) -> None:
 
         spark = spark_engine.session("local[2]")
         tables = spark_engine.build_marts(measurements, sources, sql_root=ROOT / "pipelines" / "sql",
-                                          decoded_dir=decoded_dir, spark=spark)
+                                          decoded_dir=decoded_dir, keep=["fct_cpu_intervals", "fct_measurements"],
+                                          spark=spark)
         jvm_pid = spark.sparkContext._jvm.ProcessHandle.current().pid()  # py4j: the JVM's own pid
         status = Path(f"/proc/{jvm_pid}/status").read_text(encoding="ascii")
         jvm_mb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")) / 1024

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # Spark reads the decoded Parquet dataset itself: no decoded row passes through this process
         tables = spark_engine.build_marts(measurements, sources, sql_root=args.sql, decoded_dir=args.smf,
-                                          master=settings.spark_master)
+                                          keep=SUITES, master=settings.spark_master)
         engine = f"spark ({settings.spark_master})"
     else:
         tables = warehouse.build_marts(measurements, sources, warehouse.read_decoded_tables(args.smf),

@@ -171,8 +171,8 @@ def read_decoded(spark: SparkSession, directory: str | os.PathLike[str]) -> dict
 
 
 def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, pd.DataFrame], *,
-                  spark: SparkSession, decoded_dir: str | os.PathLike[str] | None = None
-                  ) -> dict[str, pd.DataFrame]:
+                  spark: SparkSession, decoded_dir: str | os.PathLike[str] | None = None,
+                  keep: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
     """:func:`kneecap.warehouse.run_sql_files` on Spark.
 
     Each file, transpiled, becomes the temp view named by its stem for the files after it. With
@@ -186,8 +186,11 @@ def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, 
     Returns
     -------
     dict
-        Table name -> result as pandas, for every file, in run order.
+        Table name -> result as pandas, for every file (or only those named in ``keep``: the
+        others, staging tables as large as the decoded input, then never reach the driver), in
+        run order.
     """
+    wanted = None if keep is None else set(keep)
     own = spark.newSession()
     read = read_decoded(own, decoded_dir) if decoded_dir is not None else {}
     for name, frame in inputs.items():
@@ -206,7 +209,8 @@ def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, 
                 raise RuntimeError(f"{file}: {exc}") from exc
             result.createOrReplaceTempView(file.stem)
             results[file.stem] = result
-        return {name: arrow_result(result.toArrow()) for name, result in results.items()}
+        return {name: arrow_result(result.toArrow()) for name, result in results.items()
+                if wanted is None or name in wanted}
     finally:
         for result in results.values():
             result.unpersist()
@@ -215,7 +219,8 @@ def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, 
 def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
                 decoded: Mapping[str, pd.DataFrame] | None = None, *,
                 sql_root: str | os.PathLike[str], decoded_dir: str | os.PathLike[str] | None = None,
-                spark: SparkSession | None = None, master: str | None = None) -> dict[str, pd.DataFrame]:
+                keep: Iterable[str] | None = None, spark: SparkSession | None = None,
+                master: str | None = None) -> dict[str, pd.DataFrame]:
     """:func:`kneecap.warehouse.build_marts` on Spark SQL: the same inputs, files and tables.
 
     Parameters
@@ -226,6 +231,8 @@ def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
         The decoded tables' folder (``data/interim/smf``), read by Spark itself
         (:func:`read_decoded`) instead of ``decoded`` frames; what the ``build_marts`` stage
         passes, so no decoded row passes through the driver.
+    keep
+        The tables to return (the stage: the marts); None returns every table.
     spark
         A running session to use (and leave running); None uses the process's active session,
         else starts one on ``master`` and stops it when the tables are built.
@@ -236,9 +243,9 @@ def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
     files = warehouse.sql_files(sql_root)
     spark = spark or SparkSession.getActiveSession()
     if spark is not None:
-        return run_sql_files(files, inputs, spark=spark, decoded_dir=decoded_dir)
+        return run_sql_files(files, inputs, spark=spark, decoded_dir=decoded_dir, keep=keep)
     started = session(master)
     try:
-        return run_sql_files(files, inputs, spark=started, decoded_dir=decoded_dir)
+        return run_sql_files(files, inputs, spark=started, decoded_dir=decoded_dir, keep=keep)
     finally:
         started.stop()
