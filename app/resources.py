@@ -573,7 +573,7 @@ def ingest_upload(filename: str, payload: bytes,
             found = {f"rmf_{name}": frame for name, frame in tables._asdict().items() if not frame.empty}
             return {"kind": "RMF Postprocessor XML", "rows": sum(len(f) for f in found.values()), "tables": found,
                     "quarantine": pd.DataFrame()}
-        from kneecap.smf.ingest import ingest_paths  # noqa: PLC0415
+        from kneecap.smf.ingest import ingest_paths, table_files  # noqa: PLC0415
 
         done = {"bytes": 0, "records": 0}
 
@@ -590,8 +590,8 @@ def ingest_upload(filename: str, payload: bytes,
         if result.status == "failed":
             raise UploadError(str(result.error).replace(str(path), filename))
         report(1.0, f"{result.records:,} records decoded")
-        tables = {p.name: pd.concat([pd.read_parquet(f) for f in sorted(p.glob("*.parquet"))], ignore_index=True)
-                  for p in sorted(out.iterdir()) if p.is_dir() and any(p.glob("*.parquet"))
+        tables = {p.name: pd.concat([pd.read_parquet(f) for f in table_files(p)], ignore_index=True)
+                  for p in sorted(out.iterdir()) if p.is_dir() and table_files(p)
                   and p.name not in ("smf_record_counts", "smf_quarantine")}
         quarantine = summary.quarantine.copy()
         if "file" in quarantine:

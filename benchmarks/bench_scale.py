@@ -6,15 +6,20 @@ of three 16-way partitions and forty SMF 30 interval records (the ``--mix lpar``
 ``bench_smf_decode.py``, every day generated afresh so the duplicate check keeps it all). Per
 size, each step in its own process, timed from process start to exit, with its peak RSS:
 
-* **decode**: ``kneecap -q ingest DUMP --out DIR`` (kneecap's own readers; one machine: decoding on
-  Spark is not built, so both engines start from this Parquet);
-* **marts on DuckDB**: ``warehouse.build_marts`` over the reference tables and the decoded tables;
-* **marts on Spark**: ``spark_engine.build_marts`` on ``local[2]`` over the same inputs, session
-  start included. Two peaks: the Python driver's RSS and the JVM's (its ``VmHWM``, read from
-  ``/proc`` just before the session stops).
+* **decode**: ``kneecap -q ingest DIR --out OUT`` (kneecap's own readers, one dump after another,
+  each framed in a second process);
+* **decode on Spark**: ``kneecap -q ingest DIR --out OUT --engine spark --spark-master local[2]``
+  (one Spark task per dump, session start included; the two output folders must hold the same
+  files, byte for byte);
+* **marts on DuckDB**: ``warehouse.build_marts`` over the reference tables and the decoded tables
+  the driver reads;
+* **marts on Spark**: ``spark_engine.build_marts`` on ``local[2]`` reading the partitioned decoded
+  Parquet itself (``decoded_dir``), session start included. Two peaks: the Python driver's RSS
+  and the JVM's (its ``VmHWM``, read from ``/proc`` just before the session stops).
 
-Then the per-GB slope of each step between the largest two sizes. Machines here are shared:
-compare the engines within one run.
+The dump of a size is one file per LPAR-day (SMF is dumped per system and interval; the files are
+what the Spark decode distributes). Then the per-GB slope of each step between the largest two
+sizes, and Spark over local per step. Machines here are shared: compare the engines within one run.
 
 Usage: PYTHONPATH=src python benchmarks/bench_scale.py [--days 1,10,100]
 """
@@ -37,21 +42,23 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests" / "smf"))
 
 
-def _make_days(path: Path, days: int) -> tuple[int, int]:
-    """Write ``days`` LPAR-days of the lpar mix to ``path``; (records, bytes)."""
+def _make_days(folder: Path, days: int) -> tuple[int, int]:
+    """Write ``days`` LPAR-days of the lpar mix into ``folder``, a file per day; (records, bytes)."""
     import bench_smf_decode as bsd
     import synth  # tests/smf/synth.py
 
     k = synth.Coefficients()
     partitions, spaces = bsd.lpar_partitions(synth), bsd.address_spaces(synth)
     start = dt.datetime(2025, 3, 3)
-    n = 0
-    with path.open("wb") as fh:
-        for day in range(days):
-            recs = bsd.day_records(synth, k, start + dt.timedelta(days=day), "lpar", partitions, spaces)
-            fh.write(synth.frame_rdw(recs))
-            n += len(recs)
-    return n, path.stat().st_size
+    n = size = 0
+    folder.mkdir(parents=True, exist_ok=True)
+    for day in range(days):
+        recs = bsd.day_records(synth, k, start + dt.timedelta(days=day), "lpar", partitions, spaces)
+        path = folder / f"SYSA.D{day:03d}.smf"
+        path.write_bytes(synth.frame_rdw(recs))
+        n += len(recs)
+        size += path.stat().st_size
+    return n, size
 
 
 def _marts_child(engine: str, decoded_dir: str) -> None:
@@ -59,22 +66,29 @@ def _marts_child(engine: str, decoded_dir: str) -> None:
     from kneecap import warehouse
 
     measurements, sources = warehouse.read_reference_dir(ROOT / "data" / "reference")
-    decoded = warehouse.read_decoded_tables(decoded_dir)
     jvm_mb = float("nan")
     if engine == "spark":
         from kneecap import spark_engine
 
         spark = spark_engine.session("local[2]")
-        tables = spark_engine.build_marts(measurements, sources, decoded, sql_root=ROOT / "pipelines" / "sql",
+        tables = spark_engine.build_marts(measurements, sources, sql_root=ROOT / "pipelines" / "sql",
+                                          decoded_dir=decoded_dir, keep=["fct_cpu_intervals", "fct_measurements"],
                                           spark=spark)
         jvm_pid = spark.sparkContext._jvm.ProcessHandle.current().pid()  # py4j: the JVM's own pid
         status = Path(f"/proc/{jvm_pid}/status").read_text(encoding="ascii")
         jvm_mb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")) / 1024
         spark.stop()
     else:
-        tables = warehouse.build_marts(measurements, sources, decoded, sql_root=ROOT / "pipelines" / "sql")
+        tables = warehouse.build_marts(measurements, sources, warehouse.read_decoded_tables(decoded_dir),
+                                       sql_root=ROOT / "pipelines" / "sql")
     print(json.dumps({"counts": {"fct_cpu_intervals": len(tables["fct_cpu_intervals"]),
                                  "fct_measurements": len(tables["fct_measurements"])}, "jvm_mb": jvm_mb}))
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every table and key file of an ingest folder by relative path (the manifest has timestamps)."""
+    return {f.relative_to(folder).as_posix(): f.read_bytes() for f in sorted(folder.rglob("*"))
+            if f.is_file() and f.name not in ("_manifest.jsonl", ".ingest.lock")}
 
 
 def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
@@ -107,12 +121,17 @@ def main() -> int:
     rows = []
     for days in (int(d) for d in args.days.split(",")):
         with tempfile.TemporaryDirectory(prefix="kneecap-bench-scale-") as tmp:
-            dump = Path(tmp) / f"SYSA.D{days:03d}.smf"
+            dumps = Path(tmp) / "dumps"
             t0 = time.perf_counter()
-            records, size = _make_days(dump, days)
+            records, size = _make_days(dumps, days)
             made = time.perf_counter() - t0
             out = Path(tmp) / "decoded"
-            dec_s, dec_rss, _ = _timed([*kneecap, "-q", "ingest", str(dump), "--out", str(out)], env)
+            dec_s, dec_rss, _ = _timed([*kneecap, "-q", "ingest", str(dumps), "--out", str(out)], env)
+            out_spark = Path(tmp) / "decoded-spark"
+            sdec_s, sdec_rss, _ = _timed([*kneecap, "-q", "ingest", str(dumps), "--out", str(out_spark),
+                                          "--engine", "spark", "--spark-master", "local[2]"], env)
+            if _files(out) != _files(out_spark):
+                raise RuntimeError(f"{days} days: the Spark decode wrote other files than the local one")
             me = [sys.executable, str(Path(__file__).resolve()), "--marts-child"]
             duck_s, duck_rss, duck_out = _timed([*me, "duckdb", str(out)], env)
             spark_s, spark_rss, spark_out = _timed([*me, "spark", str(out)], env)
@@ -121,23 +140,33 @@ def main() -> int:
                 raise RuntimeError(f"{days} days: the engines built different row counts: {duck} vs {spark}")
             counts = {**duck["counts"], "jvm_mb": spark["jvm_mb"]}
             rows.append({"days": days, "mb": size / 1e6, "records": records, "made_s": made, "decode_s": dec_s,
-                         "decode_rss": dec_rss, "duck_s": duck_s, "duck_rss": duck_rss, "spark_s": spark_s,
+                         "decode_rss": dec_rss, "sdecode_s": sdec_s, "sdecode_rss": sdec_rss,
+                         "duck_s": duck_s, "duck_rss": duck_rss, "spark_s": spark_s,
                          "spark_rss": spark_rss, **counts})
             r = rows[-1]
             print(f"{days:4d} LPAR-days {r['mb']:8.1f} MB {records:9,d} records (made in {made:.1f} s): "
-                  f"decode {dec_s:6.1f} s, marts DuckDB {duck_s:6.1f} s, Spark {spark_s:6.1f} s; "
-                  f"fct_cpu_intervals {r['fct_cpu_intervals']:,} rows", flush=True)
-    print(f"\n{'LPAR-days':>9s} {'MB':>8s} {'records':>10s} {'decode s':>9s} {'RSS MB':>7s} {'DuckDB s':>9s} "
-          f"{'RSS MB':>7s} {'Spark s':>8s} {'RSS MB':>7s} {'JVM MB':>7s}")
+                  f"decode {dec_s:6.1f} s, on Spark {sdec_s:6.1f} s; marts DuckDB {duck_s:6.1f} s, "
+                  f"Spark {spark_s:6.1f} s; fct_cpu_intervals {r['fct_cpu_intervals']:,} rows", flush=True)
+    print(f"\n{'LPAR-days':>9s} {'MB':>8s} {'records':>10s} {'decode s':>9s} {'RSS MB':>7s} {'Spark s':>8s} "
+          f"{'RSS MB':>7s} {'DuckDB s':>9s} {'RSS MB':>7s} {'Spark s':>8s} {'RSS MB':>7s} {'JVM MB':>7s}")
     for r in rows:
         print(f"{r['days']:9d} {r['mb']:8.1f} {r['records']:10,d} {r['decode_s']:9.1f} {r['decode_rss']:7.0f} "
-              f"{r['duck_s']:9.1f} {r['duck_rss']:7.0f} {r['spark_s']:8.1f} {r['spark_rss']:7.0f} {r['jvm_mb']:7.0f}")
+              f"{r['sdecode_s']:8.1f} {r['sdecode_rss']:7.0f} {r['duck_s']:9.1f} {r['duck_rss']:7.0f} "
+              f"{r['spark_s']:8.1f} {r['spark_rss']:7.0f} {r['jvm_mb']:7.0f}")
+    for r in rows:
+        print(f"{r['days']:4d} LPAR-days, Spark local[2] over local: decode {r['sdecode_s'] / r['decode_s']:.2f}x, "
+              f"marts {r['spark_s'] / r['duck_s']:.2f}x")
     if len(rows) >= 2:
         a, b = rows[-2], rows[-1]
         gb = (b["mb"] - a["mb"]) / 1000
+
+        def slope(key: str) -> float:
+            return (b[key] - a[key]) / gb
+
         print(f"slope between {a['days']} and {b['days']} LPAR-days, seconds per GB of SMF: decode "
-              f"{(b['decode_s'] - a['decode_s']) / gb:.1f}, marts DuckDB {(b['duck_s'] - a['duck_s']) / gb:.1f}, "
-              f"marts Spark local[2] {(b['spark_s'] - a['spark_s']) / gb:.1f}")
+              f"{slope('decode_s'):.1f}, decode on Spark local[2] {slope('sdecode_s'):.1f} "
+              f"(ratio {slope('sdecode_s') / slope('decode_s'):.2f}), marts DuckDB {slope('duck_s'):.1f}, "
+              f"marts Spark local[2] {slope('spark_s'):.1f} (ratio {slope('spark_s') / slope('duck_s'):.2f})")
     return 0
 
 

@@ -104,11 +104,11 @@ def test_ingest_is_idempotent_and_names_failures(tmp_path):
     # the DDS error replies cannot be read: reported, the good reports still land
     assert first.returncode == 1
     assert "GPM0739E" in first.stderr and "rmfpp-cpu-error.xml" in first.stderr
-    cpu = pd.concat(pd.read_parquet(p) for p in (out / "rmf_cpu").glob("*.parquet"))
+    cpu = pd.concat(pd.read_parquet(p) for p in (out / "rmf_cpu").rglob("*.parquet"))
     assert len(cpu) == 263 + 34 + 1
     again = _run(["ingest", str(samples), "--out", str(out), "--quiet"], os.environ)
     assert "0 ingested" in again.stdout
-    cpu_again = pd.concat(pd.read_parquet(p) for p in (out / "rmf_cpu").glob("*.parquet"))
+    cpu_again = pd.concat(pd.read_parquet(p) for p in (out / "rmf_cpu").rglob("*.parquet"))
     assert len(cpu_again) == len(cpu)
     # a renamed gzip copy of an ingested report is new content (compressed bytes) but a plain copy is not
     shutil.copy(samples / "rmfpp-cpu-small-RPRT-20220412.xml", tmp_path / "renamed.xml")

@@ -35,17 +35,18 @@ def main(argv: list[str] | None = None) -> int:
     except warehouse.ReferenceDataError as exc:
         print(f"build_marts: bad reference data, nothing rebuilt:\n{exc}", file=sys.stderr)
         return 1
-    decoded = warehouse.read_decoded_tables(args.smf)
     started = time.perf_counter()
     if settings.engine == "spark":
         # imported only here: pyspark starts a JVM, and a DuckDB run must not need it installed
         from kneecap import spark_engine
 
-        tables = spark_engine.build_marts(measurements, sources, decoded, sql_root=args.sql,
-                                          master=settings.spark_master)
+        # Spark reads the decoded Parquet dataset itself: no decoded row passes through this process
+        tables = spark_engine.build_marts(measurements, sources, sql_root=args.sql, decoded_dir=args.smf,
+                                          keep=SUITES, master=settings.spark_master)
         engine = f"spark ({settings.spark_master})"
     else:
-        tables = warehouse.build_marts(measurements, sources, decoded, sql_root=args.sql)
+        tables = warehouse.build_marts(measurements, sources, warehouse.read_decoded_tables(args.smf),
+                                       sql_root=args.sql)
         engine = "duckdb"
     print(f"build_marts: ran {args.sql} on {engine} in {time.perf_counter() - started:.1f} s")
     marts = {name: tables[name] for name in SUITES}

@@ -7,7 +7,9 @@ the current measurements is not worse than the champion's (``train.promote_toler
 otherwise it stays a challenger, the reason tagged on the version. A model with no champion yet
 is left to `kneecap promote --if-missing` (what `make run` does next). A registered model the
 current marts no longer fit (its workload removed, or too few points left) loses its champion and
-is marked retired, so no desk page or forecast answers from it; a later fit brings it back.
+is marked retired, so no desk page or forecast answers from it; a later fit brings it back. The
+fits run here, or one Spark task per workload when params.yaml's `warehouse.engine` (or
+KNEECAP_ENGINE) says spark; MLflow logging stays in this process either way.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from kneecap import config, tracking, training, warehouse
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the stage; exit status 0 (a model the current marts no longer fit is retired, not an error)."""
+    """Run the stage; 0 (a model the current marts no longer fit is retired, not an error), 2 for bad params."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--marts", required=True, help="published marts (data/processed)")
     parser.add_argument("--models", required=True, help="folder for MLflow model directories")
@@ -35,7 +37,19 @@ def main(argv: list[str] | None = None) -> int:
     # one read: both marts from the same published snapshot
     marts = warehouse.read_snapshot(args.marts, ["fct_measurements", "dim_workloads"]).tables
     fct, workloads = marts["fct_measurements"], marts["dim_workloads"]
-    trained = training.train_workloads(fct, workloads, params)
+    try:
+        settings = config.warehouse_config(params)
+    except ValueError as exc:
+        print(f"train: {exc}", file=sys.stderr)
+        return 2
+    if settings.engine == "spark":
+        # each workload's fits in a Spark task; the models come back here and are logged below
+        # exactly as local fits are (imported only here: a local run must not need pyspark)
+        from kneecap import spark_jobs
+
+        trained = spark_jobs.train_workloads(fct, workloads, params, master=settings.spark_master)
+    else:
+        trained = training.train_workloads(fct, workloads, params)
     tracking.configure()
     metrics: dict[str, dict[str, float]] = {}
     fitted_names = {tracking.model_name(m.workload, m.kind) for m in trained}

@@ -238,7 +238,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
                   "decode somewhere else, or drop the files into the input area with `kneecap ingest FILES`",
                   file=sys.stderr)
             return 2
-        return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=quiet)
+        return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=quiet, engine=args.engine,
+                          spark_master=args.spark_master)
     except FileNotFoundError as exc:
         print(f"ingest: {exc}", file=sys.stderr)
         return 2
@@ -503,6 +504,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="instead: decode into this folder as Parquet tables (never a pipeline stage's output)")
     ingest.add_argument("--codepage", default="cp037", help="EBCDIC code page (cp037, cp1047, cp500)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--engine", choices=("local", "spark"), default="local",
+                        help="with --out: decode here (local, the default) or on Spark, one task per dump")
+    ingest.add_argument("--spark-master", default="local[*]",
+                        help="Spark master URL for --engine spark (local[N], spark://HOST:7077, yarn, ...)")
     ingest.set_defaults(func=_cmd_ingest)
 
     backtest = sub.add_parser("backtest", help="fit on train rows, predict held-out rows of case dirs")

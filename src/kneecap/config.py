@@ -108,8 +108,9 @@ class EvaluateConfig:
     mape_goal_cost_pct: float = 5.0
 
 
-#: Engines that can run the pipeline's SQL in the ``build_marts`` stage: DuckDB in process
-#: (:mod:`kneecap.warehouse`) or Spark SQL on the same files (:mod:`kneecap.spark_engine`).
+#: Engines the pipeline runs on: in process (DuckDB for the SQL of ``build_marts``, the local
+#: decode and fits) or Spark (the same SQL files on Spark SQL, :mod:`kneecap.spark_engine`; the
+#: decode of ``decode_smf`` and the fits of ``train`` in Spark tasks, :mod:`kneecap.spark_jobs`).
 ENGINES: tuple[str, ...] = ("duckdb", "spark")
 #: Environment variables that override ``warehouse.engine`` and ``warehouse.spark_master`` for one
 #: run, so a cluster job can switch engine without editing the tracked params.yaml.
@@ -119,7 +120,7 @@ SPARK_MASTER_ENV = "KNEECAP_SPARK_MASTER"
 
 @dataclass(frozen=True)
 class WarehouseConfig:
-    """``params.yaml`` ``warehouse``: the engine that runs the SQL and the Spark master it uses."""
+    """``params.yaml`` ``warehouse``: the engine that decodes, runs the SQL and fits, and the Spark master it uses."""
 
     engine: str = "duckdb"
     spark_master: str = "local[*]"
@@ -188,7 +189,7 @@ def growth_policy(params: Params):
 
 
 def warehouse_config(params: Params, environ: Mapping[str, str] | None = None) -> WarehouseConfig:
-    """The engine (and Spark master) the ``build_marts`` stage runs the SQL on.
+    """The engine (and Spark master) the ``decode_smf``, ``build_marts`` and ``train`` stages run on.
 
     It is params.yaml's ``warehouse`` section, each key overridden by its environment variable when that is set.
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kneecap.rmf.ingest import ingest_xml
 from kneecap.smf.codecs import CODEPAGES, ebcdic
-from kneecap.smf.ingest import expand_paths, ingest_paths, sha256_file
+from kneecap.smf.ingest import IngestSummary, expand_paths, ingest_paths, sha256_file
 
 _NOT_EVIDENCE = {".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"}
 
@@ -101,12 +101,15 @@ def codepage_error(codepage: str) -> str | None:
 
 def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet: bool = False,
                allow_failed: bool = False, summary_target: str | None = None,
-               read_ok: list[Path] | None = None) -> int:
+               read_ok: list[Path] | None = None, engine: str = "local",
+               spark_master: str | None = None) -> int:
     """Ingest, print the summary, and return the exit status.
 
     Exit 1 if a file could not be read (unless ``allow_failed``), 2 for a code page that is not
     EBCDIC (checked before anything is read or written). ``read_ok`` collects the input files that
-    decoded (newly or before).
+    decoded (newly or before). ``engine`` ``spark`` decodes the SMF dumps on Spark
+    (:func:`kneecap.spark_jobs.ingest_paths`, on ``spark_master``), one task per dump; anything
+    else decodes them here (the RMF XML reports, small, are read here either way).
     """
     bad_codepage = codepage_error(codepage)
     if bad_codepage:
@@ -120,11 +123,18 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     rest = [f for f in files if f not in skipped_docs]
     xml = [f for f in rest if _is_xml(f)]
     smf = [f for f in rest if f not in xml]
-    progress = _Progress(quiet, _total_bytes(smf))
-    try:
-        summary = ingest_paths(smf, out_dir, codepage=codepage, progress=progress) if smf else None
-    finally:
-        progress.done()
+    summary: IngestSummary | None
+    if engine == "spark" and smf:
+        # imported only here: pyspark starts a JVM, and a local ingest must not need it installed
+        from kneecap import spark_jobs
+
+        summary = spark_jobs.ingest_paths(smf, out_dir, codepage=codepage, master=spark_master)
+    else:
+        progress = _Progress(quiet, _total_bytes(smf))
+        try:
+            summary = ingest_paths(smf, out_dir, codepage=codepage, progress=progress) if smf else None
+        finally:
+            progress.done()
     xml_results, _ = ingest_xml(xml, out_dir) if xml else ([], 0.0)
     results = (summary.files if summary else []) + xml_results
     if read_ok is not None:

@@ -8,7 +8,9 @@ there is no second copy of any query. :func:`build_marts` takes the inputs
 :func:`kneecap.warehouse.build_marts` takes, binds them the same way
 (:func:`kneecap.warehouse.marts_inputs`), registers them as Spark temp views and returns the same
 tables as pandas frames, typed as DuckDB's, which the ``build_marts`` stage publishes as Parquet
-exactly as it does DuckDB's.
+exactly as it does DuckDB's. Given the decoded tables' folder instead of frames
+(``decoded_dir``), Spark reads the partitioned Parquet dataset the ingest wrote
+(:mod:`kneecap.smf.ingest`) itself, on its executors: the driver never holds the decoded rows.
 
 This is the only kneecap module that imports pyspark or sqlglot (``.importlinter``); both are the
 ``spark`` extra of ``pyproject.toml`` and need a Java 17+ runtime.
@@ -17,6 +19,7 @@ This is the only kneecap module that imports pyspark or sqlglot (``.importlinter
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from kneecap import warehouse
+from kneecap.smf.ingest import table_files
+from kneecap.smf.tables import DECODED_TABLES
 
 #: Session settings every run needs, whatever the master.
 SESSION_CONF: dict[str, str] = {
@@ -98,7 +103,13 @@ def session(master: str | None = None, *, app_name: str = "kneecap-marts") -> Sp
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    conf = {**SESSION_CONF, **(LOCAL_CONF if master and master.startswith("local") else {})}
+    local = bool(master and master.startswith("local"))
+    conf = {**SESSION_CONF, **(LOCAL_CONF if local else {})}
+    if local and not os.environ.get("PYSPARK_PYTHON"):
+        # Python tasks (kneecap.spark_jobs) run on this machine: in this interpreter, which has
+        # kneecap and its dependencies, not whatever `python3` is first on PATH. pyspark reads
+        # only the variable (at the context's start), not the spark.pyspark.python setting
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
@@ -137,11 +148,36 @@ def arrow_result(table: pa.Table) -> pd.DataFrame:
     return frame
 
 
+#: Columns Spark adds to a decoded table from its partition folders (``system=``, ``date=``);
+#: the tables carry ``system_id`` and their timestamps themselves, so these are dropped.
+PARTITION_COLUMNS = ("system", "date")
+
+
+def read_decoded(spark: SparkSession, directory: str | os.PathLike[str]) -> dict[str, DataFrame]:
+    """The decoded tables ``directory`` holds, read by Spark as partitioned Parquet datasets.
+
+    Only tables with committed files are returned (:func:`kneecap.smf.ingest.table_files`: a
+    listing, no rows are read on the driver); the caller binds the others empty. Every input's
+    files of a table share one schema (the ingest writes text columns as text even when empty),
+    which Spark takes from one file.
+    """
+    out = {}
+    for name in DECODED_TABLES:
+        folder = Path(directory) / name
+        if table_files(folder):
+            frame = spark.read.parquet(str(folder))
+            out[name] = frame.select(*[c for c in frame.columns if c not in PARTITION_COLUMNS])
+    return out
+
+
 def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, pd.DataFrame], *,
-                  spark: SparkSession) -> dict[str, pd.DataFrame]:
+                  spark: SparkSession, decoded_dir: str | os.PathLike[str] | None = None,
+                  keep: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
     """:func:`kneecap.warehouse.run_sql_files` on Spark.
 
-    Each file, transpiled, becomes the temp view named by its stem for the files after it.
+    Each file, transpiled, becomes the temp view named by its stem for the files after it. With
+    ``decoded_dir``, the decoded tables found there (:func:`read_decoded`) replace the inputs of
+    the same names.
 
     The views live in a session of their own (``spark.newSession()``: same cluster, separate
     temp views), so two builds in one application do not see each other's tables. Each result is
@@ -150,11 +186,18 @@ def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, 
     Returns
     -------
     dict
-        Table name -> result as pandas, for every file, in run order.
+        Table name -> result as pandas, for every file (or only those named in ``keep``: the
+        others, staging tables as large as the decoded input, then never reach the driver), in
+        run order.
     """
+    wanted = None if keep is None else set(keep)
     own = spark.newSession()
+    read = read_decoded(own, decoded_dir) if decoded_dir is not None else {}
     for name, frame in inputs.items():
-        own.createDataFrame(arrow_input(frame)).createOrReplaceTempView(name)
+        if name not in read:
+            own.createDataFrame(arrow_input(frame)).createOrReplaceTempView(name)
+    for name, dataset in read.items():
+        dataset.createOrReplaceTempView(name)
     results: dict[str, DataFrame] = {}
     try:
         for file in files:
@@ -166,7 +209,8 @@ def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, 
                 raise RuntimeError(f"{file}: {exc}") from exc
             result.createOrReplaceTempView(file.stem)
             results[file.stem] = result
-        return {name: arrow_result(result.toArrow()) for name, result in results.items()}
+        return {name: arrow_result(result.toArrow()) for name, result in results.items()
+                if wanted is None or name in wanted}
     finally:
         for result in results.values():
             result.unpersist()
@@ -174,7 +218,8 @@ def run_sql_files(files: Iterable[str | os.PathLike[str]], inputs: Mapping[str, 
 
 def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
                 decoded: Mapping[str, pd.DataFrame] | None = None, *,
-                sql_root: str | os.PathLike[str], spark: SparkSession | None = None,
+                sql_root: str | os.PathLike[str], decoded_dir: str | os.PathLike[str] | None = None,
+                keep: Iterable[str] | None = None, spark: SparkSession | None = None,
                 master: str | None = None) -> dict[str, pd.DataFrame]:
     """:func:`kneecap.warehouse.build_marts` on Spark SQL: the same inputs, files and tables.
 
@@ -182,6 +227,12 @@ def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
     ----------
     measurements, sources, decoded, sql_root
         As for :func:`kneecap.warehouse.build_marts`.
+    decoded_dir
+        The decoded tables' folder (``data/interim/smf``), read by Spark itself
+        (:func:`read_decoded`) instead of ``decoded`` frames; what the ``build_marts`` stage
+        passes, so no decoded row passes through the driver.
+    keep
+        The tables to return (the stage: the marts); None returns every table.
     spark
         A running session to use (and leave running); None uses the process's active session,
         else starts one on ``master`` and stops it when the tables are built.
@@ -192,9 +243,9 @@ def build_marts(measurements: pd.DataFrame, sources: pd.DataFrame,
     files = warehouse.sql_files(sql_root)
     spark = spark or SparkSession.getActiveSession()
     if spark is not None:
-        return run_sql_files(files, inputs, spark=spark)
+        return run_sql_files(files, inputs, spark=spark, decoded_dir=decoded_dir, keep=keep)
     started = session(master)
     try:
-        return run_sql_files(files, inputs, spark=started)
+        return run_sql_files(files, inputs, spark=started, decoded_dir=decoded_dir, keep=keep)
     finally:
         started.stop()

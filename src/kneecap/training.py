@@ -295,6 +295,28 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
                            [res.selection_note])
 
 
+def workload_rows(group: pd.DataFrame, columns: list[str], dtypes: dict[str, Any], *, order: str) -> pd.DataFrame:
+    """One workload's rows as :func:`train_workloads` hands them to :func:`train_workload`, from a copy.
+
+    For rows that travelled through Arrow (a Spark task, :func:`kneecap.spark_jobs.train_workloads`):
+    put back in their original order (column ``order``), with the original ``columns`` and their
+    pandas ``dtypes``; a text column that was ``object`` holds None for a missing value again.
+
+    Examples
+    --------
+    >>> g = pd.DataFrame({"w": ["b", "a"], "n": [2.0, 1.0], "pos": [1, 0]})
+    >>> workload_rows(g, ["w", "n"], {"w": object, "n": np.dtype("int64")}, order="pos").to_dict("list")
+    {'w': ['a', 'b'], 'n': [1, 2]}
+    """
+    rows = group.sort_values(order, kind="stable").reset_index(drop=True)[columns]
+    for column in columns:
+        want = dtypes[column]
+        if rows[column].dtype != want:
+            cast = rows[column].astype(want)
+            rows[column] = cast.where(rows[column].notna(), None) if pd.api.types.is_object_dtype(want) else cast
+    return rows
+
+
 def train_workloads(fct: pd.DataFrame, workloads: pd.DataFrame, params: Params) -> list[TrainedModel]:
     """Every model the published marts support, in workload order."""
     trained: list[TrainedModel] = []

@@ -692,17 +692,20 @@ def write_tables(tables: Mapping[str, pd.DataFrame], directory: str | os.PathLik
 
 
 def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Decoded SMF/RMF tables under ``directory/<table>/*.parquet``, with empty ones for the rest.
+    """Decoded SMF/RMF tables under ``directory/<table>/`` (partitioned by system and day), empty ones for the rest.
 
     Every table the SQL expects is returned, empty (with its declared columns) when nothing of
-    that record type has been ingested, so the SQL runs the same with or without SMF data.
+    that record type has been ingested, so the SQL runs the same with or without SMF data. The
+    rows are read in the files' path order (:func:`kneecap.smf.ingest.table_files`); the Spark
+    engine reads the same folders as a dataset instead (:func:`kneecap.spark_engine.build_marts`).
     """
+    from kneecap.smf.ingest import table_files
     from kneecap.smf.tables import DECODED_TABLES
 
     directory = Path(directory)
     tables: dict[str, pd.DataFrame] = {}
     for name, empty in DECODED_TABLES.items():
-        files = sorted((directory / name).glob("*.parquet")) if directory.exists() else []
+        files = table_files(directory / name)
         tables[name] = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else empty()
     return tables
 

@@ -5,14 +5,14 @@ transpiled by sqlglot as they run (kneecap.spark_engine), on the bundled data: t
 tables and the RMF Postprocessor reports under data/raw, decoded as the decode_smf stage decodes
 them. Nothing bundled is binary SMF or a Workload Activity report, so two synthetic inputs the
 other tests use join them (two days of SMF 70.1/72.3 from tests/smf/synth.py, the WLMGL report of
-tests/rmf/test_postprocessor_wlmgl.py): every SQL file then has rows to compute. One local[2]
-Spark session serves the module.
+tests/rmf/test_postprocessor_wlmgl.py), ingested into the same folder: every SQL file then has
+rows to compute. DuckDB gets the decoded tables as frames the driver reads; Spark reads the
+partitioned Parquet folder itself. One local[2] Spark session serves the module.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import io
 import os
 import shutil
 from pathlib import Path
@@ -22,8 +22,7 @@ import pytest
 
 from kneecap import spark_engine, warehouse
 from kneecap.ingest_cli import run_ingest
-from kneecap.rmf import read_postprocessor
-from kneecap.smf.reader import decode_file
+from kneecap.smf.ingest import table_files
 from kneecap.validation.suites import SUITES
 from tests.rmf.test_postprocessor_wlmgl import SYNTHETIC_WLMGL
 from tests.smf import synth
@@ -40,20 +39,23 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
-    """(measurements, sources, decoded) from the bundled data plus the two synthetic inputs."""
+    """(measurements, sources, decoded folder): the bundled data plus the two synthetic inputs, ingested."""
     measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
     smf_dir = tmp_path_factory.mktemp("smf")
     assert run_ingest([str(REPO / "data" / "raw")], out_dir=str(smf_dir), quiet=True, allow_failed=True) == 0
-    decoded = warehouse.read_decoded_tables(smf_dir)
+    raw = tmp_path_factory.mktemp("synthetic")
     records, _ = synth.week_of_intervals(days=2)
-    week = decode_file(io.BytesIO(synth.frame_rdw(records)))
-    wlmgl = tmp_path_factory.mktemp("wlmgl") / "synthetic-wlmgl.xml"
-    wlmgl.write_text(SYNTHETIC_WLMGL, encoding="utf-8")
-    decoded |= {"smf70_cpu": week.smf70_cpu, "smf72_workload": week.smf72_workload,
-                "rmf_workload": read_postprocessor(wlmgl).workload}
+    (raw / "week.smf").write_bytes(synth.frame_rdw(records))
+    (raw / "synthetic-wlmgl.xml").write_text(SYNTHETIC_WLMGL, encoding="utf-8")
+    assert run_ingest([str(raw)], out_dir=str(smf_dir), quiet=True) == 0
+    decoded = warehouse.read_decoded_tables(smf_dir)
     assert all(len(decoded[name]) for name in ("rmf_cpu", "rmf_partition", "rmf_workload",
                                                 "smf70_cpu", "smf72_workload"))
-    return measurements, sources, decoded
+    # the contract: every decoded table lies in system and day partitions
+    for name in decoded:
+        assert all(f.parent.parent.name.startswith("system=") and f.parent.name.startswith("date=")
+                   for f in table_files(smf_dir / name))
+    return measurements, sources, smf_dir
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +68,10 @@ def spark():
 @pytest.fixture(scope="module")
 def built(inputs, spark):
     """Every table of the SQL, built by each engine: (duckdb, spark)."""
-    return (warehouse.build_marts(*inputs, sql_root=SQL),
-            spark_engine.build_marts(*inputs, sql_root=SQL, spark=spark))
+    measurements, sources, smf_dir = inputs
+    # DuckDB from the frames the driver reads, Spark from the partitioned dataset it reads itself
+    return (warehouse.build_marts(measurements, sources, warehouse.read_decoded_tables(smf_dir), sql_root=SQL),
+            spark_engine.build_marts(measurements, sources, sql_root=SQL, decoded_dir=smf_dir, spark=spark))
 
 
 def test_both_engines_build_every_table_with_rows(built):

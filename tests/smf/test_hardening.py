@@ -205,10 +205,10 @@ def test_f3_same_records_gzipped_or_in_overlapping_dumps_are_stored_once(tmp_pat
     out = tmp_path / "out"
     s = ingest_paths(d, out)
     assert [f.status for f in s.files] == ["ingested"] * 3
-    w = pd.concat(pd.read_parquet(p) for p in (out / "smf72_workload").glob("*.parquet"))
+    w = pd.concat(pd.read_parquet(p) for p in (out / "smf72_workload").rglob("*.parquet"))
     key = ["system_id", "interval_start_at", "class_name", "is_report_class", "period"]
     assert len(w) == len(w.drop_duplicates(key)) == 12 * 3
-    c = pd.concat(pd.read_parquet(p) for p in (out / "smf70_cpu").glob("*.parquet"))
+    c = pd.concat(pd.read_parquet(p) for p in (out / "smf70_cpu").rglob("*.parquet"))
     assert len(c) == len(c.drop_duplicates(["system_id", "interval_start_at", "cpu_type"])) == 24
     assert set(c["n_online"]) == {2}
     assert sum(f.duplicates for f in s.files) == len(recs) + len(recs[20:])
@@ -286,7 +286,7 @@ def test_f6_concurrent_ingests_into_one_out_are_safe(tmp_path):
     assert not list((tmp_path / "out").rglob("*.tmp"))
     lines = (tmp_path / "out" / MANIFEST).read_text().splitlines()
     assert len(lines) == 4 and all(json.loads(x) for x in lines)
-    w = pd.concat(pd.read_parquet(p) for p in (tmp_path / "out" / "smf72_workload").glob("*.parquet"))
+    w = pd.concat(pd.read_parquet(p) for p in (tmp_path / "out" / "smf72_workload").rglob("*.parquet"))
     assert len(w) == 40 * 3
 
 
@@ -305,7 +305,7 @@ def test_f6_torn_last_manifest_line_is_tolerated_and_its_file_reingested_once(tm
     assert sorted(f.status for f in s.files) == ["ingested", "skipped"]
     entries = [json.loads(x) for x in m.read_text().splitlines() if x.strip().endswith("}")]
     assert len({e["sha256"] for e in entries}) == 2
-    w = pd.concat(pd.read_parquet(p) for p in (out / "smf72_workload").glob("*.parquet"))
+    w = pd.concat(pd.read_parquet(p) for p in (out / "smf72_workload").rglob("*.parquet"))
     assert len(w) == 10 * 3
     s3 = ingest_paths(d, out)  # and the repaired manifest reads cleanly afterwards
     assert [f.status for f in s3.files] == ["skipped", "skipped"]

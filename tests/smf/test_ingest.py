@@ -6,7 +6,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import synth
 
-from kneecap.smf.ingest import MANIFEST, ingest_paths
+from kneecap.smf.ingest import MANIFEST, ingest_paths, table_files
 
 
 def _dump(tmp_path):
@@ -34,10 +34,17 @@ def test_ingest_writes_tables_and_is_idempotent(tmp_path):
     assert sum(n for n, _ in calls) == len(recs) + 10
     assert sum(b for _, b in calls) == nbytes  # uncompressed input bytes, descriptors included
     assert s1.unknown == {(99, 1): 1}
-    files = sorted(p.name for p in (out / "smf72_workload").iterdir())
-    assert files == [f"{s1.files[0].sha256}.parquet"]
-    t = pq.read_table(out / "smf72_workload" / files[0]).to_pandas()
+    # partitioned by system and day; b.smf.gz added no 72.3 rows, so every file is a.smf's
+    files = table_files(out / "smf72_workload")
+    assert files and {f.name for f in files} == {f"{s1.files[0].sha256}.parquet"}
+    t = pd.concat(pq.read_table(f).to_pandas() for f in files)
     assert {"class_name", "appl_iip_pct", "interval_start_at"} <= set(t.columns)
+    for f in files:
+        part = pq.read_table(f).to_pandas()
+        day = part["interval_start_at"].dt.strftime("%Y-%m-%d").unique().tolist()
+        assert f.parent.relative_to(out / "smf72_workload").as_posix() == \
+            f"system={part['system_id'].iloc[0]}/date={day[0]}" and len(day) == 1
+        assert part["system_id"].nunique() == 1
     manifest = [json.loads(x) for x in (out / MANIFEST).read_text().splitlines()]
     assert len(manifest) == 2
     # second run: same content (even under a new name) adds nothing
@@ -46,7 +53,7 @@ def test_ingest_writes_tables_and_is_idempotent(tmp_path):
     assert [f.status for f in s2.files] == ["skipped"] * 3
     assert s2.rows == {}
     assert len((out / MANIFEST).read_text().splitlines()) == 2
-    total = pd.concat(pd.read_parquet(p) for p in (out / "smf72_workload").iterdir())
+    total = pd.concat(pd.read_parquet(p) for p in table_files(out / "smf72_workload"))
     assert len(total) == n72
 
 

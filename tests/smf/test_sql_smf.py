@@ -14,7 +14,7 @@ import pytest
 import synth
 
 from kneecap import schema
-from kneecap.smf.ingest import ingest_paths
+from kneecap.smf.ingest import ingest_paths, table_files
 from kneecap.smf.tables import DECODED_TABLES
 
 SQL = Path(__file__).resolve().parents[2] / "pipelines" / "sql"
@@ -42,7 +42,7 @@ def week(tmp_path_factory):
     (d / "week.smf").write_bytes(synth.frame_bdw(recs, spanned=True))
     out = d / "out"
     ingest_paths(d / "week.smf", out)
-    tables = {t: pd.concat(pd.read_parquet(p) for p in (out / t).iterdir())
+    tables = {t: pd.concat(pd.read_parquet(p) for p in table_files(out / t))
               for t in ("smf70_cpu", "smf72_workload")}
     return run_sql(tables), truth
 

@@ -1,7 +1,8 @@
 """Ingest RMF Postprocessor XML reports into Parquet beside the decoded SMF tables (I/O module).
 
-Writes ``<out_dir>/rmf_cpu|rmf_partition|rmf_workload/<content_sha256>.parquet`` and appends to the
-same ``_manifest.jsonl`` as :mod:`kneecap.smf.ingest`, with the same helpers: each input is
+Writes ``<out_dir>/rmf_cpu|rmf_partition|rmf_workload/system=<SID>/date=<YYYY-MM-DD>/<content_sha256>.parquet``
+(the SMF tables' layout, :func:`kneecap.smf.ingest.write_table`) and appends to the same
+``_manifest.jsonl`` as :mod:`kneecap.smf.ingest`, with the same helpers: each input is
 ingested under the folder's lock (:func:`kneecap.smf.ingest.locked`), and the manifest line is
 appended after a torn last line is cut (:func:`kneecap.smf.ingest.append_manifest`), so SMF and
 RMF ingests into one folder, concurrent or interrupted, take turns and never damage it. A report
@@ -14,11 +15,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import time
-import uuid
 from pathlib import Path
 
 from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor
-from kneecap.smf.ingest import FileResult, append_manifest, locked, read_manifest, sha256_file
+from kneecap.smf.ingest import FileResult, append_manifest, locked, read_manifest, sha256_file, write_table
 
 TABLES = ("rmf_cpu", "rmf_partition", "rmf_workload")
 
@@ -34,13 +34,7 @@ def _ingest_one(path: Path, sha: str, out: Path) -> FileResult:
     for name, frame in zip(TABLES, (tables.cpu, tables.partition, tables.workload)):
         if frame.empty:
             continue
-        target = out / name / f"{sha}.parquet"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # unique per process, as for SMF tables: two ingests of one input cannot share a temp file
-        tmp = target.with_name(f"{sha}.parquet.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-        frame.to_parquet(tmp, index=False)
-        tmp.replace(target)
-        rows[name] = len(frame)
+        rows[name] = write_table(frame, out, name, sha)
     return FileResult(str(path), sha, "ingested", bytes=size, records=sum(rows.values()), rows=rows,
                       framing="rmf-xml")
 
