@@ -87,6 +87,11 @@ def registered() -> pd.DataFrame:
     return tracking.registered_models()
 
 
+def combination_weights() -> pd.DataFrame:
+    """Per registered version that combines model families: each member's weight and rolling-origin score."""
+    return modeling.combine.registered_weights(registered())
+
+
 def workloads_with(kind: str) -> list[str]:
     """Workloads that have a champion model of ``kind`` (``response`` or ``cost``), sorted."""
     frame = registered()

@@ -20,6 +20,14 @@ st.dataframe(frame, hide_index=True, key="models_table")
 st.download_button("Download registered models (CSV)", frame.to_csv(index=False), file_name="registered_models.csv",
                    mime="text/csv", key="models_download")
 
+weights = res.combination_weights()
+if not weights.empty:
+    st.subheader("Combination weights")
+    st.caption("Where several model families fit one curve, each is scored by rolling-origin backtests on "
+               "the training rows (fit the lower loads, MAPE on the loads above) and weighted by "
+               "1 / MAPE^p; the prediction is the weighted mean, its band spans every member's band.")
+    st.dataframe(weights, hide_index=True, key="models_weights")
+
 st.subheader("Promote a version to champion")
 left, right = st.columns(2)
 name = left.selectbox("Registered model", sorted(frame["name"].unique()), key="promote_name")

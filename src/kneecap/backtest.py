@@ -33,6 +33,7 @@ import yaml
 from kneecap import modeling
 from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
 from kneecap.modeling.base import column_or, mape_pct, to_jsonable
+from kneecap.modeling.combine import CombinedResults
 from kneecap.modeling.select import COST_TARGETS, RESPONSE_TARGETS
 from kneecap.modeling.usl import naive_usl_params, usl_tps
 from kneecap.schema import NUMERIC_COLUMNS
@@ -288,7 +289,7 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
         try:
             choice = modeling.choose_response_model(train, config)
             response = choice.results
-            models.append(choice.family)
+            models.append(getattr(response, "label", choice.family))
         except ModelError as exc:
             notes.append(f"response model: {exc}")
     cost = None
@@ -333,8 +334,21 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
         targets[target] = {"mape": mape if math.isfinite(mape) else None,
                            "rows": _rows(actual, pred, target, _extrapolation_x(train, test))}
         targets[target].update(_naive(target, train, test))
+        if isinstance(model, CombinedResults):
+            targets[target]["members"] = _members(model, inputs, actual, target)
     answers = [_answer(q, response, policy) for q in case.questions]
     return CaseResult(case.name, "+".join(models) or "none", targets, answers, notes)
+
+
+def _members(model: CombinedResults, inputs: pd.DataFrame, actual: np.ndarray, target: str) -> dict[str, Any]:
+    """Per member of a combination: weight, rolling-origin score on the training rows, held-out MAPE.
+
+    The held-out MAPE of each member is for the reader only: the weights never see these rows.
+    """
+    preds = model.member_predictions(inputs)
+    return {name: {"weight": model.weights[name], "rolling_origin_mape": model.scores[name],
+                   "mape": mape_pct(actual, preds[name][target].to_numpy(dtype=float))}
+            for name in model.members}
 
 
 def _zero_think_curve(train: pd.DataFrame) -> bool:
@@ -390,6 +404,10 @@ def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str
                        f"{knee.saturation_clients_hi:.0f}]")}
 
 
+def _pct(value: Any) -> str:
+    return f"{value:.2f}" if _finite(value) else "-"
+
+
 def _finite(value: Any) -> bool:
     return (not isinstance(value, bool) and value is not None and isinstance(value, (int, float))
             and math.isfinite(value))
@@ -424,6 +442,14 @@ def format_table(results: list[CaseResult]) -> str:
             reach = f"{min(xs):.2f}-{max(xs):.2f}" if xs else "-"
             lines.append(f"{r.name:34} {r.model:28} {target:24} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}"
                          f"  {reach:>9}")
+            members = t.get("members")
+            if members:
+                ms = members.values()
+                lines.append(f"{r.name:34} note: {target}: weights {' / '.join(members)} "
+                             + " / ".join(f"{m['weight']:.2f}" for m in ms)
+                             + "; rolling-origin MAPE on train "
+                             + " / ".join(_pct(m["rolling_origin_mape"]) for m in ms)
+                             + "; each alone held out " + " / ".join(_pct(m["mape"]) for m in ms))
             saturated = [row for row in rows if row.get("saturated")]
             if saturated:
                 cap = saturated[0].get("capacity_tps")

@@ -56,6 +56,8 @@ class TrainConfig:
     max_cv_error_pct: float = ModelingConfig.max_cv_error_pct
     open_min_transactions: float = ModelingConfig.open_min_transactions
     open_hours: tuple[int, int] | None = ModelingConfig.open_hours
+    combine_min_loads: int = ModelingConfig.combine_min_loads
+    combine_weight_power: float = ModelingConfig.combine_weight_power
     promote: str = "if_not_worse"
     promote_tolerance_pct: float = 0.5
 
@@ -67,6 +69,10 @@ class TrainConfig:
         object.__setattr__(self, "open_hours", _hours(self.open_hours, "train.open_hours"))
         if not self.open_min_transactions >= 0:
             raise ValueError(f"train.open_min_transactions must be >= 0, got {self.open_min_transactions}")
+        if not self.combine_min_loads >= 2:
+            raise ValueError(f"train.combine_min_loads must be >= 2, got {self.combine_min_loads}")
+        if not self.combine_weight_power >= 0:
+            raise ValueError(f"train.combine_weight_power must be >= 0, got {self.combine_weight_power}")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ from kneecap import factors as factor_catalogue
 from kneecap import schema
 from kneecap import workloads as cs_workloads
 from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
+from kneecap.modeling.closed import MultiServerMVAResults
+from kneecap.modeling.combine import CombinedResults
 from kneecap.modeling.open import OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchResults
 from kneecap.modeling.usl import USLResults
@@ -185,7 +187,8 @@ def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None
         grid = np.linspace(max_load / points, max_load, points)
         frame = pd.DataFrame({"tps": grid})
         return pd.concat([frame, results.predict(frame)], axis=1)
-    if isinstance(results, USLResults):
+    if isinstance(results, (USLResults, MultiServerMVAResults, CombinedResults)) and getattr(results, "load",
+                                                                                             "clients") == "clients":
         grid = np.unique(np.linspace(1, max_load, points).round())
         frame = pd.DataFrame({"clients": grid, "think_time_ms": think_time_ms or 0.0})
         return pd.concat([frame, results.predict(frame)], axis=1)

@@ -1,6 +1,7 @@
 """The train stage's logic: fit every workload in ``fct_measurements`` (pure; no I/O, no mlflow).
 
-One response model (closed MVA, USL, M/M/c or configuration regression, chosen per workload by
+One response model (closed MVA, USL, M/M/c, configuration regression or a weighted combination
+of families, chosen per workload by
 :func:`kneecap.modeling.choose_response_model`) and one CPU-cost model per workload that has the
 data. Each comes back with the metrics and parameters the train stage logs to MLflow.
 """
@@ -17,6 +18,7 @@ import pandas as pd
 from kneecap import modeling, schema
 from kneecap.config import Params
 from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig, OpenDispatchResults
+from kneecap.modeling.combine import CombinedResults, run_metrics
 
 RESPONSE = "response"
 COST = "cost"
@@ -50,7 +52,9 @@ def modeling_config(params: Params) -> ModelingConfig:
                           gcp_bursts=params.train.gcp_bursts,
                           max_cv_error_pct=params.train.max_cv_error_pct,
                           open_min_transactions=params.train.open_min_transactions,
-                          open_hours=params.train.open_hours)
+                          open_hours=params.train.open_hours,
+                          combine_min_loads=params.train.combine_min_loads,
+                          combine_weight_power=params.train.combine_weight_power)
 
 
 def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
@@ -278,8 +282,14 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
             elif isinstance(res, OpenDispatchResults):
                 knee, notes = open_knee_metrics(res, params.train.knee_k)
                 metrics.update(knee)
+            extra: dict[str, Any] = {}
+            if isinstance(res, CombinedResults):
+                metrics.update(run_metrics(res))
+                extra = {"combine_members": ",".join(res.members), "combine_weight_power": res.weight_power,
+                         "combine_min_loads": res.min_loads, "combine_origins": res.n_origins,
+                         "combine_weights": ",".join(f"{n}={w:.4f}" for n, w in res.weights.items())}
             yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
-                               _finite(metrics), {**fit_params, "family": choice.family}, notes)
+                               _finite(metrics), {**fit_params, "family": choice.family, **extra}, notes)
     cost_rows = modeling.cost.cost_table(rows)
     if len(cost_rows) >= params.train.min_points:
         choice = modeling.choose_cost_model(cost_rows, cfg)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from kneecap import config, tracking, training, warehouse
@@ -29,6 +30,7 @@ DIAG = "zosconnect_cics_diag"
 SEED004_TABLE1 = "seed004_table1"  # 100-500 clients, 2 GCP, 2 zIIP, Z = 200 ms
 COST_WORKLOAD = "zosconnect_apireq_v3_baqr"
 BACKTEST_CASES = ("comm_stub_payload", "mq_console_vs_rest")  # the two that run in well under a second
+COMBINED_WORKLOAD = "specsdm91_loadtest"  # a registered combination of model families (no champion)
 SMF_CLASS = "ZCONHI"  # service class of the synthetic SMF week (2 GCP + 2 zIIP, system SYSA)
 SMF_DAYS = 7  # 672 fifteen-minute intervals: enough daily peaks for a growth forecast
 
@@ -116,6 +118,15 @@ def build_project(root: Path) -> dict[str, str]:
         tracking.log_model(opened, name=oname, params={"n_boot": 20, "seed": 1, "family": opened.family},
                            metrics=ometrics)
         tracking.promote(oname)
+        # a zero-think load test (SPEC SDM91, R usl's data set) fitted as the train stage fits it: a
+        # combination of the USL and closed MVA with c servers; registered, not promoted
+        sdm91 = pd.read_csv(REPO / "data" / "backtest" / "usl_specsdm91" / "measurements.csv")
+        sdm91 = sdm91.assign(resp_ms=sdm91["clients"] / sdm91["tps"] * 1000.0)
+        (combined,) = [m for m in training.train_workload(COMBINED_WORKLOAD, sdm91, params)
+                       if m.kind == training.RESPONSE]
+        tracking.log_model(combined.results, name=tracking.model_name(COMBINED_WORKLOAD, "response"),
+                           params=combined.params, metrics=combined.metrics,
+                           tables={"competitors": combined.competitors}, tags={"family": combined.family})
     finally:
         for k, v in saved.items():
             if v is None:

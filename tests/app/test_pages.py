@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kneecap import forecasting, modeling, tracking, warehouse
+from tests.app.conftest import COMBINED_WORKLOAD
 from tests.app.conftest import plotly_values as _values
 
 REPO = Path(__file__).resolve().parents[2]
@@ -229,6 +230,24 @@ def test_models_page_promotes_a_version(app_env):
     at.button(key="promote_button").click().run()
     assert tracking.champion_version(name) == "1"
     assert "models_download" in _downloads(at)
+
+
+def test_models_page_shows_the_combination_weights(app_env):
+    # the registered combination (tests/app/conftest.py): the page shows the weights its run logged,
+    # which are the fitted model's own
+    at = _app("models")
+    table = _frame(at, "family", "weight", "rolling_origin_mape_pct")
+    name = tracking.model_name(COMBINED_WORKLOAD, "response")
+    rows = table[table["name"] == name].set_index("family")
+    assert set(rows.index) == {"usl", "closed_mva_c"}
+    np.testing.assert_allclose(rows["weight"].sum(), 1.0, rtol=1e-9)
+    tracking.configure()
+    fitted = tracking.load_version(name, 1)
+    for family, weight in fitted.weights.items():
+        np.testing.assert_allclose(rows.loc[family, "weight"], weight, rtol=1e-9)
+        np.testing.assert_allclose(rows.loc[family, "rolling_origin_mape_pct"], fitted.scores[family], rtol=1e-9)
+    # the family with the smaller rolling-origin error carries the larger weight
+    assert rows["weight"].idxmax() == rows["rolling_origin_mape_pct"].idxmin()
 
 
 # --- Data --------------------------------------------------------------------------------------

@@ -8,8 +8,16 @@ saved and loaded; no pickles).
 
 from __future__ import annotations
 
+from kneecap.modeling import combine
 from kneecap.modeling.base import ModelError, mape_pct
-from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, KneeEstimate
+from kneecap.modeling.closed import (
+    ClosedMVAModel,
+    ClosedMVAResults,
+    KneeEstimate,
+    MultiServerMVAModel,
+    MultiServerMVAResults,
+)
+from kneecap.modeling.combine import CombinedModel, CombinedResults
 from kneecap.modeling.cost import CostModel, CostResults
 from kneecap.modeling.dispatch import Dispatch, DispatchSolution, cpu_residence, solve_closed, solve_open
 from kneecap.modeling.knee import observed_knee
@@ -17,19 +25,20 @@ from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults
 from kneecap.modeling.queueing import erlang_c, mmc_resp_ms, multiserver_mva
 from kneecap.modeling.select import (
-                                     Choice,
-                                     ModelingConfig,
-                                     choose_cost_model,
-                                     choose_response_model,
-                                     has_cost_data,
-                                     response_kind,
+    Choice,
+    ModelingConfig,
+    choose_cost_model,
+    choose_response_model,
+    has_cost_data,
+    response_kind,
 )
 from kneecap.modeling.serialise import ModelFormatError, results_from_dict
 from kneecap.modeling.usl import USLModel, USLResults, usl_tps
 from kneecap.modeling.ziip import PlannerPolicy, ZiipPlan, plan_ziip, years_to_reach
 
 __all__ = [
-    "Choice", "ClosedMVAModel", "Dispatch", "DispatchSolution", "cpu_residence", "solve_closed", "solve_open",
+    "Choice", "ClosedMVAModel", "CombinedModel", "CombinedResults", "MultiServerMVAModel",
+    "MultiServerMVAResults", "combine", "Dispatch", "DispatchSolution", "cpu_residence", "solve_closed", "solve_open",
     "ClosedMVAResults", "CostModel", "CostResults", "KneeEstimate",
     "ModelError", "ModelFormatError", "ModelingConfig", "OpenMMcModel", "OpenMMcResults", "OpenDispatchModel",
     "OpenDispatchResults", "PlannerPolicy", "USLModel", "USLResults",

@@ -1,7 +1,9 @@
 """Which model a table gets, chosen by cross-validation on its training rows.
 
-* clients vary (closed workload): exact MVA (:mod:`~kneecap.modeling.closed`); with zero think
-  time the USL competes, and leave-one-out error on the training rows decides.
+* clients vary (closed workload): exact MVA (:mod:`~kneecap.modeling.closed`). With zero think
+  time and no zIIPs, the USL and closed MVA with c servers + delay are combined, weighted by
+  their rolling-origin error on the training rows (:mod:`~kneecap.modeling.combine`); with zero
+  think time and zIIPs the USL competes with the dispatch model and leave-one-out error decides.
 * no clients, only ``tps`` and ``resp_ms`` (open workload, e.g. a WLM class's RMF intervals): the
   open dispatch model (:mod:`~kneecap.modeling.open_dispatch`) where APPL% CP and the GCP count are
   measured, competing with M/M/c (:mod:`~kneecap.modeling.open`) on the last quarter of the
@@ -21,8 +23,10 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneOut
 
+from kneecap.modeling import combine
 from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct
-from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults
+from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, MultiServerMVAModel
+from kneecap.modeling.combine import CombinedModel
 from kneecap.modeling.cost import CostModel, cost_table
 from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults, has_interval_cpu
@@ -48,6 +52,8 @@ class ModelingConfig:
     max_cv_error_pct: float = CostModel.max_cv_error_pct
     open_min_transactions: float = OpenDispatchModel.min_transactions
     open_hours: tuple[int, int] | None = None
+    combine_min_loads: int = combine.MIN_LOADS
+    combine_weight_power: float = combine.WEIGHT_POWER
 
 
 @dataclass
@@ -225,9 +231,12 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
         cost = model.fit(train)
         comp = cost.competitors.assign(family="factor_ols", chosen=False)
         return Choice("factor_ols", cost, comp)
-    candidates: dict[str, Callable[[], ClosedMVAModel | USLModel]] = {"closed_mva": lambda: _closed(config, n_boot=0)}
     think = column_or(train, "think_time_ms", 0.0)
-    if np.all(think == 0) and np.isfinite(column_or(train, "tps", np.nan)).sum() >= 4:
+    zero_think = bool(np.all(think == 0) and np.isfinite(column_or(train, "tps", np.nan)).sum() >= 4)
+    if zero_think and not np.any(column_or(train, "n_ziip", 0.0) > 0):
+        return _combined_closed(train, config)
+    candidates: dict[str, Callable[[], ClosedMVAModel | USLModel]] = {"closed_mva": lambda: _closed(config, n_boot=0)}
+    if zero_think:
         candidates["usl"] = lambda: USLModel(alpha=config.alpha)
     rows = []
     for family, make in candidates.items():
@@ -240,6 +249,29 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
     closed: ClosedMVAResults | USLResults = (_closed(config).fit(train) if family == "closed_mva"
                                              else USLModel(alpha=config.alpha).fit(train))
     return Choice(family, _with_spread(closed, train, candidates[family], "clients", RESPONSE_TARGETS), comp)
+
+
+def _combined_closed(train: pd.DataFrame, config: ModelingConfig) -> Choice:
+    """A zero-think load test without zIIP pools: USL and closed MVA with c servers + delay, combined.
+
+    Both families draw throughput against concurrency, and they part beyond the trained range
+    (the USL may turn down, MVA cannot), which is where a forecast is asked: each is scored by
+    rolling origin on the training rows and weighted (:class:`~kneecap.modeling.combine.CombinedModel`).
+    The zIIP dispatch model is not a member: without zIIPs it is MVA with ``n_gcp`` servers, the
+    second member. Each member's band widens past the data by its own measured spread.
+    """
+    members: dict[str, Callable[[], USLModel | MultiServerMVAModel]] = {
+        "usl": lambda: USLModel(alpha=config.alpha),
+        "closed_mva_c": lambda: MultiServerMVAModel(alpha=config.alpha)}
+
+    def finish(name: str, res: Any) -> Any:
+        return _with_spread(res, train, members[name], "clients", RESPONSE_TARGETS)
+
+    res = CombinedModel(members, load="clients", target="tps", hide=RESPONSE_TARGETS,
+                        min_loads=config.combine_min_loads, weight_power=config.combine_weight_power,
+                        finish=finish).fit(train)
+    comp = res.weights_frame().assign(n_origins=res.n_origins, chosen=True)
+    return Choice(res.family, res, comp)
 
 
 def has_cost_data(table: pd.DataFrame) -> bool:

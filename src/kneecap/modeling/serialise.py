@@ -13,7 +13,8 @@ import json
 from typing import Any, Protocol
 
 from kneecap.modeling.base import ModelError
-from kneecap.modeling.closed import ClosedMVAResults
+from kneecap.modeling.closed import ClosedMVAResults, MultiServerMVAResults
+from kneecap.modeling.combine import CombinedResults
 from kneecap.modeling.cost import CostResults
 from kneecap.modeling.open import OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchResults
@@ -39,6 +40,8 @@ class _Results(Protocol):
 FAMILIES: dict[str, type[_Results]] = {
     "closed_mva": ClosedMVAResults,
     "usl": USLResults,
+    "closed_mva_c": MultiServerMVAResults,
+    "combined": CombinedResults,
     "open_mmc": OpenMMcResults,
     "open_dispatch": OpenDispatchResults,
     "cost_ols": CostResults,
