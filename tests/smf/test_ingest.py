@@ -66,3 +66,29 @@ def test_plain_binary_file_fails_with_instructions_others_ingested(tmp_path):
     assert "site rdw" in failed[0].error
     assert len(s.ingested) == 2
     assert not list((tmp_path / "out").rglob("*.tmp"))
+
+
+def test_keys_of_a_failed_input_do_not_hide_its_records_from_the_next(tmp_path, monkeypatch):
+    # one key set serves every input of an ingest; an input that fails after decoding must
+    # take its keys out of it again, or the same records in a later input would count as stored
+    import kneecap.smf.ingest as ingest
+    from kneecap.smf.framing import SMFDataError
+
+    recs, _ = synth.week_of_intervals(days=0.25)
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "a.smf").write_bytes(synth.frame_rdw(recs))
+    (d / "b.smf").write_bytes(synth.frame_bdw(recs))
+    real = ingest._ingest_one
+
+    def fails_late(path, *args, **kwargs):
+        result = real(path, *args, **kwargs)
+        if path.name == "a.smf":
+            raise SMFDataError("cut short", file=str(path), offset=123)
+        return result
+
+    monkeypatch.setattr(ingest, "_ingest_one", fails_late)
+    s = ingest_paths(d, tmp_path / "out", workers=1)
+    assert [f.status for f in s.files] == ["failed", "ingested"]
+    assert s.files[1].duplicates == 0
+    assert s.rows["smf72_workload"] == sum(r[5] == 72 for r in recs)

@@ -624,7 +624,11 @@ def ingest_paths(
     files: list[FileResult] = []
     counts: list[pd.DataFrame] = []
     quarantines: list[pd.DataFrame] = []
-    key_cache: dict[str, np.ndarray] = {}
+    # the keys of every committed input, read once and then grown by each input this call
+    # commits; ``absorbed`` names the inputs whose keys are in it (another process may commit
+    # inputs between two of ours)
+    seen: set[int] = set()
+    absorbed: set[str] = set()
     workers = reader.default_workers() if workers is None else workers
     for path in expand_paths(paths):
         size = path.stat().st_size
@@ -642,16 +646,24 @@ def ingest_paths(
                 # no committed input has its size, so none has its SHA-256 either: decode while
                 # the hash is computed (the manifest cannot change, the lock is held)
                 sha = _hash_meanwhile(path)
-            stored = stored_keys(out, done, key_cache)
-            keys = reader.RecordKeys(np.concatenate(stored).tolist() if stored else ())
+            fresh = {k: e for k, e in done.items() if k not in absorbed}
+            for stored in stored_keys(out, fresh, {}):
+                seen.update(stored.tolist())
+            absorbed.update(fresh)
+            keys = reader.RecordKeys.sharing(seen)
             try:
                 res, c, q = _ingest_one(path, sha, out, codepage, progress, keys, workers)
             except SMFDataError as exc:
+                keys.forget()
                 sha = sha() if callable(sha) else sha
                 files.append(FileResult(str(path), sha, "failed", bytes=size, error=str(exc)))
                 continue
+            except BaseException:
+                keys.forget()
+                raise
             _write_keys(out, res.sha256, keys.added)
             append_manifest(out, manifest_entry(res, codepage))
+            absorbed.add(res.sha256)  # its keys are in ``seen`` already
         files.append(res)
         counts.append(c)
         quarantines.append(q)

@@ -198,6 +198,22 @@ class RecordKeys:
         self.added: list[int] = []
         self.duplicates = 0
 
+    @classmethod
+    def sharing(cls, seen: set[int]) -> RecordKeys:
+        """Keys that add to ``seen`` itself, not to a copy.
+
+        An ingest of many files keeps one set for all of them: building it again for each file
+        from every stored key made the work grow with the square of the number of files.
+        """
+        keys = cls()
+        keys._seen = seen
+        return keys
+
+    def forget(self) -> None:
+        """Take the keys added through this object out of the set again (its input failed)."""
+        self._seen.difference_update(self.added)
+        self.added = []
+
     def keep(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Boolean mask of the records to decode; remembers their keys, counts the rest."""
         keys = record_keys(buf, starts, lengths).tolist()
