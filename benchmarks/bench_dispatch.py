@@ -12,7 +12,8 @@ the same scored by the bottleneck pool's busy (the busier of GCPs and zIIPs), fo
                                         [--refine-from table.csv]
 
 ``--save`` writes the table; ``--sim-from`` takes the simulated columns from a saved table (same
-grid and settings) and recomputes only the model, for changing the model without re-simulating.
+grid and settings) and recomputes only the model, for changing the model without re-simulating
+(with ``--precision`` it also reports the saved half-widths against that target).
 
 Precision. Without ``--precision`` each point runs ``R`` replications of ``T`` transactions. With
 ``--precision P`` a point runs ``R`` first and then adds replications until the 95 % interval of
@@ -131,12 +132,13 @@ class Replications:
             m += 1
         return min(m, 4 * self.n, cap)
 
-    def columns(self, cap) -> dict:
+    def columns(self, cap, precision=None) -> dict:
         half = self.half_width()
         out = {col: total / self.n for col, total in self.sums.items()}
         out.update(sim_resp_ms=self.mean(), sim_lo=self.mean() - half, sim_hi=self.mean() + half,
                    sim_hw_pct=100.0 * half / self.mean(), sim_reps=self.n,
-                   sim_capped=bool(cap is not None and self.n >= cap), sim_cpu_s=self.cpu_s)
+                   sim_capped=bool(cap is not None and self.n >= cap and half > precision * self.mean()),
+                   sim_cpu_s=self.cpu_s)
         return out
 
 
@@ -164,7 +166,7 @@ def simulate_point(args):
             break
         target = reps.wanted(precision, cap) if reps.n > 1 else 2
     reps.cpu_s = np.nan_to_num(reps.cpu_s) + time.process_time() - start
-    return reps.columns(cap if precision is not None else None)
+    return reps.columns(cap if precision is not None else None, precision)
 
 
 def point(p, sim):
@@ -274,7 +276,8 @@ def main() -> int:
     shown = table.drop(columns=["sim_cpu_s"])
     with pd.option_context("display.width", 250, "display.max_rows", 1000):
         print(shown.round(2).to_string(index=False))
-    settings = (f"{args.replications} replications" if args.precision is None else
+    settings = (f"simulated columns from {args.sim_from}" if args.sim_from else
+                f"{args.replications} replications" if args.precision is None else
                 f"{args.replications}+ replications to a half-width <= {100 * args.precision:g} % of the mean, "
                 f"cap {args.max_replications}")
     print(f"\n{len(table)} points ({len(tasks)} simulated), {time.perf_counter() - start:.0f} s "
@@ -282,7 +285,7 @@ def main() -> int:
     if args.precision is not None:
         capped = table[table["sim_capped"]]
         print(f"simulation: {int((table['sim_hw_pct'] <= 100 * args.precision).sum())}/{len(table)} points "
-              f"within the half-width target, {len(capped)} hit the cap "
+              f"within the half-width target, {len(capped)} reached the cap short of it "
               f"(their half-widths {capped['sim_hw_pct'].min():.1f}-{capped['sim_hw_pct'].max():.1f} %), "
               f"{table['sim_reps'].sum():.0f} replications in all")
     for line in summary(table):
