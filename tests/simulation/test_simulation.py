@@ -20,6 +20,7 @@ from kneecap.modeling.queueing import mmc_resp_ms, multiserver_mva
 from kneecap.simulation import (
     METRICS,
     SimScenario,
+    replicate,
     response_model_defaults,
     simulate,
     simulate_many,
@@ -211,6 +212,18 @@ def test_same_seed_same_table_other_seed_other_draws():
     first = simulate(scenario, seed=7, **kw)
     pd.testing.assert_frame_equal(first, simulate(scenario, seed=7, **kw))
     assert simulate(scenario, seed=8, **kw)["resp_ms"].iloc[0] != first["resp_ms"].iloc[0]
+
+
+def test_replications_run_in_batches_are_the_ones_simulate_runs():
+    """Replication k draws stream k of the seed, so adding replications extends the experiment."""
+    scenario = _scenario(bg_gcp_busy_pct=20.0)
+    kw = {"transactions": 2000, "seed": 5}
+    runs = replicate(scenario, range(2), **kw) + replicate(scenario, [2], **kw)
+    table = simulate(scenario, replications=3, **kw).iloc[0]
+    assert table["resp_ms"] == pytest.approx(np.mean([run["resp_ms"] for run in runs]), rel=1e-12)
+    assert replicate(scenario, [2], **kw) == runs[2:]
+    with pytest.raises(ValueError, match="replication numbers"):
+        replicate(scenario, [-1], **kw)
 
 
 # --- the WLM CPU states (what 72.3 using/delay samples estimate) -------------------------------

@@ -13,6 +13,7 @@ queues of one replication), ``runner`` (replications, intervals, tables).
 from kneecap.simulation.runner import (
     METRICS,
     RESPONSE_MODEL_FIELDS,
+    replicate,
     response_model_defaults,
     simulate,
     simulate_many,
@@ -21,4 +22,4 @@ from kneecap.simulation.runner import (
 from kneecap.simulation.scenario import SimScenario, check_open_load_fits
 
 __all__ = ["METRICS", "RESPONSE_MODEL_FIELDS", "SimScenario", "check_open_load_fits",
-           "response_model_defaults", "simulate", "simulate_many", "simulate_specs"]
+           "replicate", "response_model_defaults", "simulate", "simulate_many", "simulate_specs"]

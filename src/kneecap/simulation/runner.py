@@ -101,22 +101,8 @@ def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int 
     report: APPL% CP, IIPCP, IIP. Law, A. M. (2015), *Simulation Modeling and Analysis*, 5th ed.,
     §9.5.2 (the replication/deletion approach for steady-state means).
     """
-    if isinstance(replications, bool) or not isinstance(replications, int) or replications < 1:
-        raise ValueError(f"replications must be an integer >= 1, got {replications!r}")
-    if not 0.0 <= warmup_fraction < 1.0:
-        raise ValueError(f"warmup_fraction must be in [0, 1), got {warmup_fraction}")
-    if isinstance(transactions, bool) or not isinstance(transactions, int) or transactions < 1:
-        raise ValueError(f"transactions must be an integer >= 1, got {transactions!r}")
-    warmup = int(warmup_fraction * transactions)
-    if transactions - warmup < 1:
-        raise ValueError(f"warmup_fraction {warmup_fraction} leaves none of {transactions} "
-                         "transactions to measure")
-    check_open_load_fits(scenario)
-    runs = []
-    for stream in np.random.SeedSequence(seed).spawn(replications):
-        sim = LparSimulation(scenario, transactions=transactions, warmup=warmup, seed=stream)
-        sim.run()
-        runs.append(replication_metrics(sim))
+    runs = replicate(scenario, range(_count(replications, "replications")),
+                     transactions=transactions, warmup_fraction=warmup_fraction, seed=seed)
     row: dict[str, Any] = scenario_columns(scenario)
     row.update(replications=replications, transactions=transactions,
                warmup_fraction=warmup_fraction, seed=seed)
@@ -124,6 +110,43 @@ def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int 
         row[metric], row[f"{metric}_lo"], row[f"{metric}_hi"] = mean_and_t_interval(
             [run[metric] for run in runs])
     return pd.DataFrame([row])
+
+
+def replicate(scenario: SimScenario, indices: Iterable[int], *, transactions: int = 20000,
+              warmup_fraction: float = 0.1, seed: int = 0) -> list[dict[str, float]]:
+    """Run the replications numbered ``indices`` of ``seed``: the metrics of each, in order.
+
+    Replication ``k`` draws from the ``k``-th child of ``SeedSequence(seed)``, the stream
+    :func:`simulate` gives its ``k``-th replication, whichever replications run before or after
+    it. A caller that adds replications until an interval is narrow enough therefore extends
+    the same experiment: replications ``0..n-1`` run in batches give the table
+    ``simulate(replications=n)`` gives. Arguments as for :func:`simulate`.
+    """
+    indices = list(indices)
+    if any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in indices):
+        raise ValueError(f"replication numbers must be integers >= 0, got {indices!r}")
+    if not 0.0 <= warmup_fraction < 1.0:
+        raise ValueError(f"warmup_fraction must be in [0, 1), got {warmup_fraction}")
+    _count(transactions, "transactions")
+    warmup = int(warmup_fraction * transactions)
+    if transactions - warmup < 1:
+        raise ValueError(f"warmup_fraction {warmup_fraction} leaves none of {transactions} "
+                         "transactions to measure")
+    check_open_load_fits(scenario)
+    runs = []
+    for k in indices:
+        # the k-th child of SeedSequence(seed), as SeedSequence(seed).spawn(n)[k] for any n > k
+        stream = np.random.SeedSequence(seed, spawn_key=(k,))
+        sim = LparSimulation(scenario, transactions=transactions, warmup=warmup, seed=stream)
+        sim.run()
+        runs.append(replication_metrics(sim))
+    return runs
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return value
 
 
 def simulate_many(scenarios: Mapping[str, SimScenario] | Iterable[SimScenario],
