@@ -161,9 +161,9 @@ with right:
     n_gcp = st.slider("GCPs (n_gcp)", 1, 16, value=int(base["n_gcp"]), key="knee_n_gcp")
     n_ziip = st.slider("zIIPs (n_ziip)", 0, 16, value=int(base["n_ziip"]), key="knee_n_ziip")
 
-# the knee first: it solves the populations until every draw has crossed, which the curve then
-# reuses unless it is drawn further, instead of the curve's solve being thrown away for a longer one
-knee = res.knee(workload, key, n_gcp, n_ziip, float(think))
+# the knee first, told how far the curve goes: one solve per think time serves the knee (each
+# draw until it has crossed), the curve and the what-if point
+knee = res.knee(workload, key, n_gcp, n_ziip, float(think), max_clients)
 curve = res.curve(workload, key, n_gcp, n_ziip, float(think), max_clients)
 at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think))
 points = res.measured_points(workload)

@@ -193,10 +193,14 @@ def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None
 
 
 def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float,
-         max_draws: int | None = None) -> dict[str, Any]:
-    """The model knee with its interval, as a plain dict."""
+         max_draws: int | None = None, solve_to: int = 0) -> dict[str, Any]:
+    """The model knee with its interval, as a plain dict.
+
+    ``solve_to``: clients up to which a curve of the same configuration will be drawn; the knee's
+    solve then covers it, and the curve reuses it (:meth:`ClosedMVAResults.knee`).
+    """
     return results.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
-                        max_draws=max_draws).to_dict()
+                        max_draws=max_draws, solve_to=solve_to).to_dict()
 
 
 def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip: int,
