@@ -62,7 +62,7 @@ def point(n_gcp, n_ziip, f, honor, load, share, transactions, replications, seed
         busy = (sim["gcp_busy_pct"] * n_gcp + np.nan_to_num(sim["ziip_busy_pct"]) * n_ziip) / (n_gcp + n_ziip)
         row.update({"busy_pct": float(busy), "sim_resp_ms": float(sim["resp_ms"]),
                     "sim_lo": float(sim["resp_ms_lo"]), "sim_hi": float(sim["resp_ms_hi"]),
-                    "sim_spill_pct": float(sim["spill_pct"])})
+                    "sim_spill_pct": float(sim["ziip_eligible_on_gcp_share_pct"])})
     else:
         row.update({k: float(cached[k]) for k in ("busy_pct", "sim_resp_ms", "sim_lo", "sim_hi", "sim_spill_pct")})
     row["model_resp_ms"] = model

@@ -44,7 +44,7 @@ def test_a_rows_band_does_not_depend_on_the_other_rows_asked_for(fitted):
     alone = fitted.predict(THIRD_ZIIP.drop(columns=["tps", "resp_ms"]))
     table = fitted.predict(pd.DataFrame({"clients": 500, "n_gcp": 2, "n_ziip": [1, 2, 3, 4],
                                          "think_time_ms": 200.0}))
-    cols = ["resp_ms", "resp_ms_lo", "resp_ms_hi", "tps_lo", "tps_hi", "spill_pct_hi"]
+    cols = ["resp_ms", "resp_ms_lo", "resp_ms_hi", "tps_lo", "tps_hi", "ziip_eligible_on_gcp_share_pct_hi"]
     np.testing.assert_allclose(table.loc[2, cols].to_numpy(float), alone.loc[0, cols].to_numpy(float), rtol=1e-12)
 
 

@@ -292,7 +292,7 @@ class ClosedMVAResults:
             sol = self._solve_all(int(key[0]), int(key[1]), float(key[2]), int(ns.max()), max_draws)
             draws[:, rows, :] = _point_metrics(sol, ns, thetas[:, 1], self.ziip_eligible_fraction, int(key[1]))
         names = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
-                 "ziip_eligible_on_gcp_pct", "spill_pct", "ziip_eligible_pct")
+                 "ziip_eligible_on_gcp_pct", "ziip_eligible_on_gcp_share_pct", "ziip_eligible_pct")
         columns: dict[str, np.ndarray] = {}
         rng = np.random.default_rng(self.seed + 1)
         lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2
