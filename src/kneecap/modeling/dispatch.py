@@ -141,8 +141,8 @@ class DispatchSolution:
     always settles at a throughput the pools sustain). ``ziip_wait_ms`` / ``gcp_wait_ms`` (open
     load by interval only, else None): a transaction's time with an eligible burst queued for a
     zIIP, and with a GCP-only burst queued for a GCP (all of it GCP wait without zIIPs).
-    ``solved`` (closed solves stopped early, else None): the last population solved for each
-    parameter set; the columns after it are NaN.
+    ``solved`` (closed solves, else None): the last population solved for each parameter set,
+    ``n_max`` unless :func:`solve_closed` stopped it early; the columns after it are NaN.
     """
 
     tps: np.ndarray
