@@ -176,10 +176,13 @@ def curve(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float
 
 
 @st.cache_data(max_entries=256)
-def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, Any]:
-    """The knee in clients with its interval, in one configuration (:func:`kneecap.forecasting.knee`)."""
+def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, solve_to: int = 0) -> dict[str, Any]:
+    """The knee in clients with its interval, in one configuration (:func:`kneecap.forecasting.knee`).
+
+    ``solve_to``: the clients the page's curve goes up to, so that the curve reuses the knee's solve.
+    """
     return forecasting.knee(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
-                            think_time_ms=think_time_ms, k=policy().knee_k)
+                            think_time_ms=think_time_ms, k=policy().knee_k, solve_to=solve_to)
 
 
 @st.cache_data(max_entries=256)

@@ -54,7 +54,7 @@ from kneecap.simulation import SimScenario, replicate
 
 D_MS, R0_MS, THINK_MS, BURSTS = 0.8, 0.3, 200.0, 4
 # columns a replication contributes to the table, averaged over replications
-MEANS = {"busy_pct": "busy_pct", "sim_spill_pct": "spill_pct", "gcp_busy_pct": "gcp_busy_pct",
+MEANS = {"busy_pct": "busy_pct", "sim_spill_pct": "ziip_eligible_on_gcp_share_pct", "gcp_busy_pct": "gcp_busy_pct",
          "ziip_busy_pct": "ziip_busy_pct"}
 
 

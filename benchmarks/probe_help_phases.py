@@ -155,7 +155,7 @@ def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, fl
     after_ziip = eligible[eligible["after_eligible"] & ~eligible["after_helped"]]
     return {
         "sim_resp_ms": metrics["resp_ms"], "model_resp_ms": model,
-        "sim_spill_pct": metrics["spill_pct"],
+        "sim_spill_pct": metrics["ziip_eligible_on_gcp_share_pct"],
         "help_time_pct": 100.0 * sim.help_ms / sim.env.now,
         "offered_in_help_pct": 100.0 * eligible["help_on"].mean(),
         "wait_ms": eligible["wait_ms"].mean(),

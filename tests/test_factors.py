@@ -257,7 +257,7 @@ def test_forecast_with_a_factor_matches_the_model_with_the_adjusted_demand(seed0
     expected = forecasting.forecast_scenario(forecasting.WorkloadModels("zosconnect_cics_diag", by_hand), SCENARIO,
                                              POLICY)
     for col in ("resp_ms", "resp_ms_lo", "resp_ms_hi", "knee_clients", "saturation_clients", "recommended_n_ziip",
-                "spill_pct"):
+                "ziip_eligible_on_gcp_share_pct"):
         np.testing.assert_allclose(row[f"{col}_adjusted"], expected[col], rtol=1e-9, err_msg=col)
     np.testing.assert_allclose(row["demand_ms_per_tran_adjusted"], res.cpu_ms_per_tran * (1 - 0.05 * 0.51),
                                rtol=1e-12)

@@ -80,7 +80,8 @@ def class_knee_page(workload: str, key: str, model) -> None:
     m3.metric("zIIP busy (per engine)", fmt(at["ziip_busy_pct"], " %", 0),
               help="all classes' work on the zIIPs, GCP help included")
     m4.metric("GCP busy (per engine)", fmt(at["gcp_busy_pct"], " %", 0), help="all classes' work on the GCPs")
-    m5.metric("Eligible work on GCPs", fmt(at["spill_pct"], " %", 1))
+    m5.metric("Eligible work on GCPs", fmt(at["ziip_eligible_on_gcp_share_pct"], " %", 1),
+              help="share of the class's zIIP-eligible CPU that ran on GCPs (IIPCP / (IIP + IIPCP))")
 
     shown = curve.replace([float("inf"), float("-inf")], float("nan"))
     y_top = max(2 * knee["k"] * knee["unloaded_resp_ms"],
@@ -118,7 +119,8 @@ def class_knee_page(workload: str, key: str, model) -> None:
     util = go.Figure()
     util.add_trace(go.Scatter(x=shown["tps"], y=shown["ziip_busy_pct"], name="zIIP busy % (per engine, all classes)"))
     util.add_trace(go.Scatter(x=shown["tps"], y=shown["gcp_busy_pct"], name="GCP busy % (per engine, all classes)"))
-    util.add_trace(go.Scatter(x=shown["tps"], y=shown["spill_pct"], name="eligible work on GCPs %"))
+    util.add_trace(go.Scatter(x=shown["tps"], y=shown["ziip_eligible_on_gcp_share_pct"],
+                              name="eligible work on GCPs, % of eligible"))
     util.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange")
     util.update_layout(xaxis_title="class tps", yaxis_title="%", height=300)
     st.plotly_chart(util, key="util_chart")
@@ -161,9 +163,9 @@ with right:
     n_gcp = st.slider("GCPs (n_gcp)", 1, 16, value=int(base["n_gcp"]), key="knee_n_gcp")
     n_ziip = st.slider("zIIPs (n_ziip)", 0, 16, value=int(base["n_ziip"]), key="knee_n_ziip")
 
-# the knee first: it solves the populations until every draw has crossed, which the curve then
-# reuses unless it is drawn further, instead of the curve's solve being thrown away for a longer one
-knee = res.knee(workload, key, n_gcp, n_ziip, float(think))
+# the knee first, told how far the curve goes: one solve per think time serves the knee (each
+# draw until it has crossed), the curve and the what-if point
+knee = res.knee(workload, key, n_gcp, n_ziip, float(think), max_clients)
 curve = res.curve(workload, key, n_gcp, n_ziip, float(think), max_clients)
 at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think))
 points = res.measured_points(workload)
@@ -174,7 +176,8 @@ m1.metric(f"Response at {clients} clients", f"{at['resp_ms']:.2f} ms",
           help=f"band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms")
 m2.metric("Throughput", f"{at['tps']:.0f} tps")
 m3.metric("zIIP busy (offered)", "-" if at["ziip_busy_pct"] != at["ziip_busy_pct"] else f"{at['ziip_busy_pct']:.0f} %")
-m4.metric("Eligible work on GCPs", f"{at['spill_pct']:.1f} %")
+m4.metric("Eligible work on GCPs", f"{at['ziip_eligible_on_gcp_share_pct']:.1f} %",
+          help="share of the workload's zIIP-eligible CPU that runs on GCPs (IIPCP / (IIP + IIPCP))")
 trained = model.train_ranges["clients"]
 beyond = res.forecasting.extrapolation(trained, clients, "clients",
                                        configuration=(n_gcp, n_ziip, float(think)),
@@ -226,7 +229,8 @@ if has_knee and knee["k_clients"] > max_clients:
 util = go.Figure()
 util.add_trace(go.Scatter(x=curve["clients"], y=curve["ziip_busy_pct"], name="zIIP busy % (offered, per engine)"))
 util.add_trace(go.Scatter(x=curve["clients"], y=curve["gcp_busy_pct"], name="GCP busy % (per engine)"))
-util.add_trace(go.Scatter(x=curve["clients"], y=curve["spill_pct"], name="eligible work on GCPs %"))
+util.add_trace(go.Scatter(x=curve["clients"], y=curve["ziip_eligible_on_gcp_share_pct"],
+                          name="eligible work on GCPs, % of eligible"))
 util.update_layout(xaxis_title="clients", yaxis_title="%", height=300)
 st.plotly_chart(util, key="util_chart")
 st.download_button("Download curve (CSV)", curve.to_csv(index=False), file_name=f"{workload}-curve.csv",

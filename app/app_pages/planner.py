@@ -70,7 +70,8 @@ else:
     st.success(f"Recommendation: {answer['reason']}.")
 table = answer["table"].rename(columns={
     "resp_ms": "response ms", "resp_ms_lo": "band lo", "resp_ms_hi": "band hi", "ziip_busy_pct": "zIIP busy %",
-    "gcp_busy_pct": "GCP busy %", "spill_pct": "eligible on GCP %", "ziip_eligible_on_gcp_pct": "IIPCP (APPL%)"})
+    "gcp_busy_pct": "GCP busy %", "ziip_eligible_on_gcp_share_pct": "eligible on GCP, % of eligible",
+    "ziip_eligible_on_gcp_pct": "IIPCP (APPL%)"})
 st.dataframe(table.round(3), hide_index=True, key="plan_table")
 st.download_button("Download plan (CSV)", answer["table"].to_csv(index=False), file_name=f"{workload}-ziip-plan.csv",
                    mime="text/csv", key="plan_download")

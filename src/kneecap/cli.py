@@ -437,7 +437,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         else:
             print(f"simulate: {row['name']}: tps {row['tps']:.1f}, resp_ms {row['resp_ms']:.3f} "
                   f"[{row['resp_ms_lo']:.3f}, {row['resp_ms_hi']:.3f}], "
-                  f"spill_pct {row['spill_pct']:.1f} ({took:.1f} s)", file=sys.stderr)
+                  f"ziip_eligible_on_gcp_share_pct {row['ziip_eligible_on_gcp_share_pct']:.1f} ({took:.1f} s)",
+                  file=sys.stderr)
 
     table = simulation.simulate_specs(scenarios, workload_defaults, on_row=report,
                                       replications=args.replications,

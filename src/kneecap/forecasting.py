@@ -45,7 +45,7 @@ SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp",
 
 #: Answer columns a scenario with ``factors`` repeats with the suffix ``_adjusted``.
 ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "resp_ms_lo", "resp_ms_hi",
-                    "tps", "tps_lo", "tps_hi", "ziip_busy_pct", "gcp_busy_pct", "spill_pct",
+                    "tps", "tps_lo", "tps_hi", "ziip_busy_pct", "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
                     "ziip_eligible_on_gcp_pct", "knee_clients", "knee_clients_lo", "knee_clients_hi",
                     "saturation_clients", "max_tps", "recommended_n_ziip", "recommended_n_gcp",
                     "slo_margin_ms", "recommendation", "years_to_knee", "cpu_ms_per_tran",
@@ -196,10 +196,14 @@ def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None
 
 
 def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float,
-         max_draws: int | None = None) -> dict[str, Any]:
-    """The model knee with its interval, as a plain dict."""
+         max_draws: int | None = None, solve_to: int = 0) -> dict[str, Any]:
+    """The model knee with its interval, as a plain dict.
+
+    ``solve_to``: clients up to which a curve of the same configuration will be drawn; the knee's
+    solve then covers it, and the curve reuses it (:meth:`ClosedMVAResults.knee`).
+    """
     return results.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
-                        max_draws=max_draws).to_dict()
+                        max_draws=max_draws, solve_to=solve_to).to_dict()
 
 
 def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip: int,
@@ -381,7 +385,7 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
             pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
             row.update(clients=clients, **{c: float(pred[c]) for c in (
                 "resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi", "ziip_busy_pct",
-                "gcp_busy_pct", "spill_pct", "ziip_eligible_on_gcp_pct")})
+                "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct", "ziip_eligible_on_gcp_pct")})
             row.update(extrapolation(res.train_ranges["clients"], clients, "clients",
                                      configuration=(cfg["n_gcp"], cfg["n_ziip"], cfg["think_time_ms"]),
                                      measured=res.train_ranges.get("configs")))
@@ -447,7 +451,8 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
     if scenario.get("tps") is not None:
         pred = res.predict(pd.DataFrame([{**lpar, "tps": float(scenario["tps"])}])).iloc[0]
         row.update(**{c: float(pred[c]) for c in ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "ziip_busy_pct",
-                                                    "gcp_busy_pct", "spill_pct", "ziip_eligible_on_gcp_pct")})
+                                                    "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
+                                                    "ziip_eligible_on_gcp_pct")})
         trained = (res.train_ranges["tps_min"], res.train_ranges["tps_max"])
         row.update(extrapolation(trained, float(scenario["tps"]), "tps"))
     est = res.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})

@@ -180,7 +180,7 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
     assert plan.reason in shown
     table = at.dataframe[0].value
     assert table["n_ziip"].tolist() == list(range(0, policy.max_n_ziip + 1))
-    assert {"response ms", "zIIP busy %", "GCP busy %", "eligible on GCP %"} <= set(table.columns)
+    assert {"response ms", "zIIP busy %", "GCP busy %", "eligible on GCP, % of eligible"} <= set(table.columns)
     if plan.n_ziip is not None:
         assert re.search(rf"\b{plan.n_ziip} zIIP\(s\)", at.success[0].value)
 

@@ -44,7 +44,7 @@ def test_a_rows_band_does_not_depend_on_the_other_rows_asked_for(fitted):
     alone = fitted.predict(THIRD_ZIIP.drop(columns=["tps", "resp_ms"]))
     table = fitted.predict(pd.DataFrame({"clients": 500, "n_gcp": 2, "n_ziip": [1, 2, 3, 4],
                                          "think_time_ms": 200.0}))
-    cols = ["resp_ms", "resp_ms_lo", "resp_ms_hi", "tps_lo", "tps_hi", "spill_pct_hi"]
+    cols = ["resp_ms", "resp_ms_lo", "resp_ms_hi", "tps_lo", "tps_hi", "ziip_eligible_on_gcp_share_pct_hi"]
     np.testing.assert_allclose(table.loc[2, cols].to_numpy(float), alone.loc[0, cols].to_numpy(float), rtol=1e-12)
 
 
@@ -76,6 +76,36 @@ def test_the_knee_solve_stops_at_the_bound_without_moving_any_draws_knee(fitted,
     assert knee.k_clients_hi == np.quantile(crossings[1:], hi_q)
     assert len(thetas) == len(crossings)
 
+
+
+def test_the_knee_curve_and_point_of_one_think_time_share_one_solve(fitted, monkeypatch):
+    # the desk asks for the knee (told how far the curve goes), the curve and the what-if point
+    # of every new think time: one solve, each draw only until it has crossed, same numbers as
+    # each asked for alone
+    from kneecap.modeling import closed
+
+    fresh = [replace(fitted, _cache={}) for _ in range(4)]
+    calls = []
+    real = closed.solve_closed
+    monkeypatch.setattr(closed, "solve_closed", lambda *a, **kw: calls.append(kw) or real(*a, **kw))
+    point = pd.DataFrame({"clients": [450], "n_gcp": [2], "n_ziip": [2], "think_time_ms": [330.0]})
+    knee = fresh[0].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=3.0, solve_to=650)
+    curve = fresh[0].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_clients=650, points=80)
+    at = fresh[0].predict(point)
+    assert len(calls) == 1 and calls[0]["stop_ratio"] == 3.0 and calls[0]["n_min"] == 650
+    assert knee == fresh[1].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=3.0)
+    pd.testing.assert_frame_equal(curve, fresh[2].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_clients=650,
+                                                        points=80), check_exact=True)
+    pd.testing.assert_frame_equal(at, fresh[3].predict(point), check_exact=True)
+    # a curve drawn further re-solves once, and keeps the knee's crossings: the knee asks for none
+    fresh[0].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_clients=1500, points=80)
+    assert fresh[0].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=3.0) == knee
+    assert len(calls) == 5
+    # a larger k solves past the draws stopped at 3x, a smaller one finds its crossings before them
+    assert fresh[0].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=5.0) == \
+        replace(fitted, _cache={}).knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=5.0)
+    assert fresh[0].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=2.0) == \
+        replace(fitted, _cache={}).knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=2.0)
 
 def test_planner_answers_the_seed_004_questions(fitted):
     # IBM: 2 zIIPs are fine at 300 clients (1.38 ms); 500 clients needed a third (1.63 ms)

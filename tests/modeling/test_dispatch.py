@@ -137,6 +137,28 @@ def test_batch_solves_each_parameter_set_as_a_single_solve():
         np.testing.assert_allclose(batch.spill_fraction[i], one.spill_fraction[0], rtol=1e-12)
 
 
+
+@pytest.mark.parametrize("n_ziip,think,n_min", [(2, 200.0, 0), (1, 200.0, 0), (2, 50.0, 300), (0, 0.0, 10)])
+def test_a_stopped_solve_is_the_full_solve_up_to_each_sets_crossing(n_ziip, think, n_min):
+    # the knee stops each parameter set's recursion once its response has passed k x the
+    # one-client response: every population solved must be the full solve's, bit for bit
+    demands, delays = np.array([0.8, 0.9, 1.1]), np.array([0.3, 0.0, 0.1])
+    dispatch = Dispatch(2, n_ziip, eligible_bursts=4)
+    full = solve_closed(demands, delays, 0.95, dispatch, think_time_ms=think, n_max=2000)
+    stopped = solve_closed(demands, delays, 0.95, dispatch, think_time_ms=think, n_max=2000, stop_ratio=3.0,
+                           n_min=n_min)
+    above = full.resp_ms > 3.0 * full.resp_ms[:, :1]
+    assert above.any(axis=1).all()
+    first = np.array([np.flatnonzero(row & (np.arange(1, 2001) >= n_min))[0] + 1 for row in above])
+    np.testing.assert_array_equal(stopped.solved, first)
+    for name in ("tps", "resp_ms", "spill_fraction", "ziip_busy", "gcp_busy"):
+        a, b = getattr(full, name), getattr(stopped, name)
+        for i, n in enumerate(first):
+            np.testing.assert_array_equal(b[i, :n], a[i, :n])
+            assert np.isnan(b[i, n:]).all()
+    with pytest.raises(ValueError, match="stop_ratio must be >= 0"):
+        solve_closed(0.8, 0.3, 0.95, dispatch, think_time_ms=think, n_max=10, stop_ratio=-1.0)
+
 _open_case = st.tuples(
     st.floats(0.1, 3.0), st.floats(0.0, 1.0), st.integers(1, 8), st.integers(0, 4), st.booleans(),
     st.sampled_from([0.0, 1.0, 3.2, 10.0]), st.integers(1, 6), st.floats(0.01, 0.97),

@@ -134,7 +134,7 @@ def test_help_wait_longer_than_the_run_changes_nothing(help_rule):
     kw = {"replications": 2, "transactions": 5000}
     pd.testing.assert_frame_equal(simulate(never, **kw)[list(METRICS)],
                                   simulate(honest, **kw)[list(METRICS)])
-    assert _row(hurried, **kw)["spill_pct"] > 0
+    assert _row(hurried, **kw)["ziip_eligible_on_gcp_share_pct"] > 0
 
 
 def test_pool_rule_helps_sooner_than_the_burst_rule():
@@ -146,7 +146,7 @@ def test_pool_rule_helps_sooner_than_the_burst_rule():
     pool = _row(_scenario(**load, help_rule="pool"))
     burst = _row(_scenario(**load, help_rule="burst"))
     assert pool["resp_ms_hi"] < burst["resp_ms_lo"]
-    assert pool["spill_pct"] > burst["spill_pct"]
+    assert pool["ziip_eligible_on_gcp_share_pct"] > burst["ziip_eligible_on_gcp_share_pct"]
     # and with ZIIPAWMT = 0 both rules are the same dispatcher: help as soon as no zIIP is free
     zero = {**load, "help_wait_ms": 0.0}
     kw = {"replications": 2, "transactions": 5000}
@@ -174,12 +174,12 @@ def test_without_help_no_eligible_work_runs_on_a_gcp():
     row = _row(_scenario(ziip_eligible_fraction=0.9, clients=50, honor_priority=False,
                          bg_ziip_busy_pct=20.0), replications=2, transactions=5000)
     assert row["ziip_eligible_on_gcp_pct"] == 0.0
-    assert row["spill_pct"] == 0.0
+    assert row["ziip_eligible_on_gcp_share_pct"] == 0.0
 
 
 def test_without_ziips_all_eligible_work_is_iipcp():
     row = _row(_scenario(n_ziip=0, ziip_eligible_fraction=0.3), replications=2, transactions=5000)
-    assert row["spill_pct"] == 100.0
+    assert row["ziip_eligible_on_gcp_share_pct"] == 100.0
     assert row["cpu_ziip_pct"] == 0.0
     assert np.isnan(row["ziip_busy_pct"])
     np.testing.assert_allclose(row["ziip_eligible_on_gcp_pct"], row["ziip_eligible_pct"],
@@ -193,7 +193,7 @@ def test_gcps_keep_a_saturated_ziip_stable_only_with_help():
                  "ziip_eligible_fraction": 0.8}
     row = _row(_scenario(**open_load))
     _assert_matches(row, "tps", 1500.0, rel=0.02)
-    assert row["spill_pct"] > 100.0 * (1 - 1 / 1.2)
+    assert row["ziip_eligible_on_gcp_share_pct"] > 100.0 * (1 - 1 / 1.2)
     assert row["resp_ms"] < 10.0
     with pytest.raises(ValueError, match="zIIP pool"):
         simulate(_scenario(**open_load, honor_priority=False))

@@ -187,7 +187,7 @@ SAMPLE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 GRID_FIRST = ("tps_offered", "tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "cpu_gcp_pct",
               "cpu_ziip_pct", "ziip_eligible_on_gcp_pct", "gcp_busy_pct", "ziip_busy_pct",
-              "spill_pct")
+              "ziip_eligible_on_gcp_share_pct")
 
 
 def grid_transactions(tps: float) -> int:
@@ -233,7 +233,7 @@ def simulate_grid(levels: tuple[float, ...] = GRID_LEVELS, *, config: SimDaysCon
             print(f"{r.tps_offered:7.0f} tps  {time.perf_counter() - t0:6.1f} s  "
                   f"resp {r.resp_ms:7.3f} ms +-{half_width_pct(r):5.2f} %  "
                   f"zIIP {r.ziip_busy_pct:5.1f} %  GCP {r.gcp_busy_pct:5.1f} %  "
-                  f"spill {r.spill_pct:5.2f} %", flush=True)
+                  f"spill {r.ziip_eligible_on_gcp_share_pct:5.2f} %", flush=True)
     return pd.concat(rows, ignore_index=True)
 
 
@@ -589,7 +589,7 @@ def summary(grid: pd.DataFrame | None = None) -> str:
     _, truth = simulated_days(grid=grid)
     lines = [f"{r.tps_offered:6.0f} tps  resp {r.resp_ms:7.3f} ms +-{half_width_pct(r):5.2f} %  "
              f"zIIP {r.ziip_busy_pct:5.1f} %  GCP {r.gcp_busy_pct:5.1f} %  "
-             f"spill {r.spill_pct:5.2f} %  delay/using CPU "
+             f"spill {r.ziip_eligible_on_gcp_share_pct:5.2f} %  delay/using CPU "
              f"{r.n_gcp_delay / (r.n_gcp_using + r.n_ziip_on_cp_using):5.3f} "
              f"zIIP {r.n_ziip_delay / r.n_ziip_using:5.3f}  ({r.replications} x {r.transactions})"
              for _, r in grid.iterrows()]

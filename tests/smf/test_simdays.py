@@ -92,7 +92,7 @@ def test_grid_states_obey_littles_law(grid):
     assert (np.diff(g["n_ziip_delay"] / g["n_ziip_using"]) > 0).all()
     assert (g["n_gcp_delay"] > g["n_ziip_delay"]).iloc[0]
     assert (g["n_ziip_delay"] > g["n_gcp_delay"]).iloc[1:].all()
-    assert (g.loc[g["spill_pct"] == 0, "n_ziip_on_cp_using"] == 0).all()
+    assert (g.loc[g["ziip_eligible_on_gcp_share_pct"] == 0, "n_ziip_on_cp_using"] == 0).all()
     assert (g.loc[g["ziip_busy_pct"] > 90, "n_ziip_on_cp_using"] > 0).all()
 
 

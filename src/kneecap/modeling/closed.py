@@ -239,17 +239,36 @@ class ClosedMVAResults:
                         gcp_bursts=self.gcp_bursts)
 
     def _solve_all(self, n_gcp: int, n_ziip: int, think_ms: float, n_max: int,
-                   max_draws: int | None = None) -> DispatchSolution:
+                   max_draws: int | None = None, *, knee_k: float = 0.0, n_bound: int = 0) -> DispatchSolution:
+        """Every draw's solve in one configuration, from the cache when the cached solve covers the request.
+
+        Every draw is solved to at least ``n_max`` clients; with ``knee_k`` > 0 also until its
+        response passes ``knee_k`` times its one-client response, at most to ``n_bound``. A new
+        solve also covers what the cached one did, so the knee, the curve and the what-if point of
+        one configuration share one solve whichever asks first.
+        """
         key = (n_gcp, n_ziip, float(think_ms), max_draws)
         hit = self._cache.get(key)
-        if hit is not None and hit.tps.shape[1] >= n_max:
-            return hit
+        n_full, stop, n_cap = max(n_max, 1), float(knee_k), max(n_bound, n_max, 1)
+        if hit is not None:
+            sol, hit_full, hit_stop, hit_cap = hit
+            crossed = knee_k <= 0
+            if not crossed:
+                # a draw serves the knee once it has crossed, or once it was solved to the bound
+                solved = sol.solved if sol.solved is not None else np.full(len(sol.resp_ms), hit_cap)
+                crossed = bool(np.all(np.any(sol.resp_ms > knee_k * sol.resp_ms[:, :1], axis=1)
+                                      | (solved >= n_bound)))
+            if hit_full >= n_full and crossed:
+                return sol
+            n_full, stop, n_cap = max(n_full, hit_full), max(stop, hit_stop), max(n_cap, hit_cap)
         thetas = self._thetas(max_draws)
-        sol = solve_closed(thetas[:, 1], thetas[:, 0], self.ziip_eligible_fraction,
-                           self.dispatch(n_gcp, n_ziip), think_time_ms=think_ms, n_max=max(n_max, 1))
+        if stop <= 0:
+            n_cap = n_full
+        sol = solve_closed(thetas[:, 1], thetas[:, 0], self.ziip_eligible_fraction, self.dispatch(n_gcp, n_ziip),
+                           think_time_ms=think_ms, n_max=n_cap, stop_ratio=stop, n_min=n_full)
         if len(self._cache) > 256:
             self._cache.clear()
-        self._cache[key] = sol
+        self._cache[key] = (sol, n_full, stop, n_cap)
         return sol
 
     def predict(self, frame: pd.DataFrame, *, max_draws: int | None = None) -> pd.DataFrame:
@@ -274,16 +293,14 @@ class ClosedMVAResults:
             rows = [i for i, k in enumerate(keys) if k == key]
             ns = np.round(clients[rows]).astype(int)
             sol = self._solve_all(int(key[0]), int(key[1]), float(key[2]), int(ns.max()), max_draws)
-            for j, i in enumerate(rows):
-                draws[:, i, :] = _point_metrics(sol, ns[j], thetas[:, 1], self.ziip_eligible_fraction,
-                                                int(key[1]))
+            draws[:, rows, :] = _point_metrics(sol, ns, thetas[:, 1], self.ziip_eligible_fraction, int(key[1]))
         names = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
-                 "ziip_eligible_on_gcp_pct", "spill_pct", "ziip_eligible_pct")
-        out = pd.DataFrame(index=frame.index)
+                 "ziip_eligible_on_gcp_pct", "ziip_eligible_on_gcp_share_pct", "ziip_eligible_pct")
+        columns: dict[str, np.ndarray] = {}
         rng = np.random.default_rng(self.seed + 1)
         lo_q, hi_q = self.alpha / 2, 1 - self.alpha / 2
         for mi, name in enumerate(names):
-            out[name] = draws[0, :, mi]
+            mean = columns[name] = draws[0, :, mi]
             boot = draws[1:, :, mi]
             resid = self.residuals.get(name, np.empty(0))
             if len(resid) and len(boot):
@@ -292,14 +309,16 @@ class ClosedMVAResults:
                 # asked for in the same call: the planner table and the what-if point agree
                 boot = boot * np.exp(rng.choice(resid, size=(len(boot), 1), replace=True))
             if len(boot):
-                out[f"{name}_lo"] = np.minimum(np.quantile(boot, lo_q, axis=0), out[name])
-                out[f"{name}_hi"] = np.maximum(np.quantile(boot, hi_q, axis=0), out[name])
+                lo, hi = np.quantile(boot, (lo_q, hi_q), axis=0)
+                columns[f"{name}_lo"] = np.minimum(lo, mean)
+                columns[f"{name}_hi"] = np.maximum(hi, mean)
             else:
-                out[f"{name}_lo"] = out[name]
-                out[f"{name}_hi"] = out[name]
+                columns[f"{name}_lo"] = mean
+                columns[f"{name}_hi"] = mean
         # what the pools run: GCP help is part of the solution, so these never pass 100 %
-        out["ziip_busy_pct"] = np.where(n_ziip > 0, out["cpu_ziip_pct"] / np.maximum(n_ziip, 1), np.nan)
-        out["gcp_busy_pct"] = out["cpu_gcp_pct"] / n_gcp
+        columns["ziip_busy_pct"] = np.where(n_ziip > 0, columns["cpu_ziip_pct"] / np.maximum(n_ziip, 1), np.nan)
+        columns["gcp_busy_pct"] = columns["cpu_gcp_pct"] / n_gcp
+        out = pd.DataFrame(columns, index=frame.index)
         return widen_beyond_trained(out, clients, self.train_ranges["clients"][1], self.extrapolation_spread)
 
     def curve(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int,
@@ -314,10 +333,13 @@ class ClosedMVAResults:
         return pd.concat([frame, self.predict(frame, max_draws=max_draws)], axis=1)
 
     def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0,
-             max_draws: int | None = None) -> KneeEstimate:
+             max_draws: int | None = None, solve_to: int = 0) -> KneeEstimate:
         """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals.
 
-        The intervals come from at most ``max_draws`` bootstrap draws when given.
+        The intervals come from at most ``max_draws`` bootstrap draws when given. Each draw is
+        solved until its response has passed ``k`` times its one-client response, and at least to
+        ``solve_to`` clients: a curve or point up to that many clients in the same configuration
+        then reuses the solve (the estimate does not depend on it).
         """
         thetas = self._thetas(max_draws)
         d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
@@ -329,7 +351,7 @@ class ClosedMVAResults:
         bound = (k * (thetas[:, 1] + thetas[:, 0]) + think_time_ms) / d_max
         n_max = int(min(max(math.ceil(float(np.max(bound))) + 1, 50), 50_000))
         while True:
-            sol = self._solve_all(n_gcp, n_ziip, think_time_ms, n_max, max_draws)
+            sol = self._solve_all(n_gcp, n_ziip, think_time_ms, solve_to, max_draws, knee_k=k, n_bound=n_max)
             above = sol.resp_ms[:, :n_max] > k * sol.resp_ms[:, :1]
             if above.any(axis=1).all() or n_max >= 50_000:
                 break
@@ -405,17 +427,19 @@ def _centre(values: np.ndarray) -> np.ndarray:
     return values - values.mean() if len(values) else values
 
 
-def _point_metrics(sol: DispatchSolution, n: int, d: np.ndarray, f: float, n_ziip: int) -> np.ndarray:
-    """(B, 8): resp, tps, CPU% total / zIIP / GCP / IIPCP, spill%, eligible CPU% at population ``n``."""
-    x_per_ms = sol.tps[:, n - 1] / 1000.0
-    s = sol.spill_fraction[:, n - 1]
+def _point_metrics(sol: DispatchSolution, ns: np.ndarray, d: np.ndarray, f: float, n_ziip: int) -> np.ndarray:
+    """(B, R, 8): resp, tps, CPU% total / zIIP / GCP / IIPCP, spill%, eligible CPU% at populations ``ns``."""
+    cols = np.asarray(ns, dtype=int) - 1
+    d = d[:, None]
+    x_per_ms = sol.tps[:, cols] / 1000.0
+    s = sol.spill_fraction[:, cols]
     eligible_ms = f * d
-    on_ziip_ms = eligible_ms * (1.0 - s) if n_ziip > 0 else np.zeros_like(d)
+    on_ziip_ms = eligible_ms * (1.0 - s) if n_ziip > 0 else np.zeros_like(s)
     iipcp_ms = eligible_ms - on_ziip_ms
     gcp_ms = (1.0 - f) * d + iipcp_ms
     to_pct = x_per_ms * 100.0
-    return np.stack([sol.resp_ms[:, n - 1], sol.tps[:, n - 1], d * to_pct, on_ziip_ms * to_pct,
-                     gcp_ms * to_pct, iipcp_ms * to_pct, s * 100.0, eligible_ms * to_pct], axis=1)
+    return np.stack([sol.resp_ms[:, cols], sol.tps[:, cols], d * to_pct, on_ziip_ms * to_pct,
+                     gcp_ms * to_pct, iipcp_ms * to_pct, s * 100.0, eligible_ms * to_pct], axis=2)
 
 
 def _design(table: pd.DataFrame) -> dict[str, np.ndarray]:

@@ -141,6 +141,8 @@ class DispatchSolution:
     always settles at a throughput the pools sustain). ``ziip_wait_ms`` / ``gcp_wait_ms`` (open
     load by interval only, else None): a transaction's time with an eligible burst queued for a
     zIIP, and with a GCP-only burst queued for a GCP (all of it GCP wait without zIIPs).
+    ``solved`` (closed solves, else None): the last population solved for each parameter set,
+    ``n_max`` unless :func:`solve_closed` stopped it early; the columns after it are NaN.
     """
 
     tps: np.ndarray
@@ -151,6 +153,7 @@ class DispatchSolution:
     saturated: np.ndarray
     ziip_wait_ms: np.ndarray | None = None
     gcp_wait_ms: np.ndarray | None = None
+    solved: np.ndarray | None = None
 
 
 def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: float,
@@ -253,10 +256,14 @@ def solve_open_rows(tps: np.ndarray, cpu_ms_per_tran: float, ziip_eligible_fract
 
 
 def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligible_fraction: float,
-                 dispatch: Dispatch, *, think_time_ms: float, n_max: int) -> DispatchSolution:
+                 dispatch: Dispatch, *, think_time_ms: float, n_max: int, stop_ratio: float = 0.0,
+                 n_min: int = 0) -> DispatchSolution:
     r"""Throughput and response of ``N = 1..n_max`` clients with think time ``Z``, for ``B`` pairs ``(D, R0)``.
 
-    Arrays are ``(B, n_max)``, column ``N - 1`` for ``N`` clients.
+    Arrays are ``(B, n_max)``, column ``N - 1`` for ``N`` clients. With ``stop_ratio`` > 0 each
+    pair's recursion stops at the first population ``N >= n_min`` whose response passes
+    ``stop_ratio`` times its one-client response (the knee needs no population beyond it); the
+    populations after it are NaN and ``solved`` holds each pair's last population solved.
 
     Notes
     -----
@@ -308,10 +315,12 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
         raise ValueError(f"think_time_ms must be >= 0, got {think_time_ms}")
     if n_max < 1:
         raise ValueError(f"n_max must be >= 1, got {n_max}")
+    if not (math.isfinite(stop_ratio) and stop_ratio >= 0):
+        raise ValueError(f"stop_ratio must be >= 0, got {stop_ratio}")
     d, r0, _ = _broadcast(cpu_ms_per_tran, delay_ms, np.ones(1), "clients")
-    x, resp, spill, zb, gb = _closed_kernel(d, r0, float(think_time_ms), int(n_max),
-                                            float(ziip_eligible_fraction), *dispatch._args())
-    return DispatchSolution(x * 1000.0, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool))
+    x, resp, spill, zb, gb, solved = _closed_kernel(d, r0, float(think_time_ms), int(n_max), float(stop_ratio),
+                                                    int(n_min), float(ziip_eligible_fraction), *dispatch._args())
+    return DispatchSolution(x * 1000.0, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool), solved=solved)
 
 
 def _broadcast(d, r0, load, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -663,7 +672,8 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
 # parallel over parameter sets (bootstrap draws): each solve is independent, and the desk's
 # band and knee solve two hundred of them per slider step
 @numba.njit(cache=True, parallel=True)
-def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
+def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z,
+                   bg_s):  # pragma: no cover - compiled
     """The recursion of :func:`solve_closed`; station 0 is the zIIP pool, 1 the GCP pool."""
     b = ds.shape[0]
     x_out = np.empty((b, n_max))
@@ -671,6 +681,7 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
     spill_out = np.empty((b, n_max))
     zb_out = np.empty((b, n_max))
     gb_out = np.empty((b, n_max))
+    solved = np.full(b, n_max, dtype=np.int64)
     m_max = max(n_g, n_z, 1)
     servers = np.array([max(n_z, 1), n_g])
     ke = k_e if f > 0.0 else 0
@@ -767,4 +778,12 @@ def _closed_kernel(ds, r0s, z, n_max, f, k_e, k_g, n_g, n_z, honor, tau, pool, b
             # step a hair past a full pool: an engine is never more than busy
             zb_out[i, n - 1] = min(x * d_z * (1.0 - bg_z) / n_z + bg_z, 1.0) if n_z > 0 else np.nan
             gb_out[i, n - 1] = min(x * d_g * (1.0 - bg_g) / n_g + bg_g, 1.0)
-    return x_out, resp_out, spill_out, zb_out, gb_out
+            if stop_ratio > 0.0 and n >= n_min and total > stop_ratio * resp_out[i, 0] and n < n_max:
+                solved[i] = n
+                x_out[i, n:] = np.nan
+                resp_out[i, n:] = np.nan
+                spill_out[i, n:] = np.nan
+                zb_out[i, n:] = np.nan
+                gb_out[i, n:] = np.nan
+                break
+    return x_out, resp_out, spill_out, zb_out, gb_out, solved

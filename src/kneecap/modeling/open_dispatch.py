@@ -476,7 +476,7 @@ class OpenDispatchResults:
         Returns ``resp_ms`` with ``_lo`` / ``_hi`` prediction bounds (bootstrap draws, each scaled by
         one training residual, as a new interval would scatter), the class's APPL% ``cpu_gcp_pct``
         (IIPCP included), ``cpu_ziip_pct``, ``ziip_eligible_on_gcp_pct``, ``cpu_total_pct``,
-        ``spill_pct``, and per-engine busy of each pool with the other classes included
+        ``ziip_eligible_on_gcp_share_pct``, and per-engine busy of each pool with the other classes included
         (``ziip_busy_pct``, ``gcp_busy_pct``); ``saturated`` where the load exceeds a pool the
         class needs (response ``inf``).
         """
@@ -509,7 +509,7 @@ class OpenDispatchResults:
         out["ziip_eligible_on_gcp_pct"] = cpu * f * spill
         out["ziip_eligible_pct"] = cpu * f
         out["cpu_gcp_pct"] = cpu - out["cpu_ziip_pct"]
-        out["spill_pct"] = 100.0 * spill if f > 0 else 0.0
+        out["ziip_eligible_on_gcp_share_pct"] = 100.0 * spill if f > 0 else 0.0
         out["ziip_busy_pct"] = np.where(lpar["n_ziip"] > 0, 100.0 * point.ziip_busy[0], np.nan)
         out["gcp_busy_pct"] = 100.0 * point.gcp_busy[0]
         out["saturated"] = point.saturated[0]

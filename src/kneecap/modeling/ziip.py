@@ -49,7 +49,7 @@ class ZiipPlan:
 
     ``table`` has one row per candidate ``n_ziip`` at the GCP count asked about, with the predicted
     response (and bounds), TPS, busy per zIIP and per GCP (what each pool runs, GCP help included),
-    the share of eligible work on GCPs (``spill_pct``) and its APPL% IIPCP, and which tests it
+    the share of eligible work on GCPs (``ziip_eligible_on_gcp_share_pct``) and its APPL% IIPCP, and which tests it
     passes. ``n_ziip`` / ``n_gcp_recommended`` are the cheapest mix that passes (``None`` when no
     mix within the policy does); ``margin_ms`` is SLO minus the judged response of that mix.
     """
@@ -83,8 +83,8 @@ class ZiipPlan:
         })
 
 
-_PLAN_COLUMNS = ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "ziip_busy_pct", "gcp_busy_pct", "spill_pct",
-                 "ziip_eligible_on_gcp_pct")
+_PLAN_COLUMNS = ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "ziip_busy_pct", "gcp_busy_pct",
+                 "ziip_eligible_on_gcp_share_pct", "ziip_eligible_on_gcp_pct")
 
 
 def _load_words(clients: float | None, tps: float | None) -> str:
@@ -101,7 +101,7 @@ def _judge(results: Any, frame: pd.DataFrame, slo_resp_ms: float, policy: Planne
     if policy.max_ziip_busy_pct is not None:
         ok &= table["ziip_busy_pct"].fillna(0.0) <= policy.max_ziip_busy_pct
     if policy.max_spill_pct is not None:
-        ok &= table["spill_pct"] <= policy.max_spill_pct
+        ok &= table["ziip_eligible_on_gcp_share_pct"] <= policy.max_spill_pct
     table["meets_policy"] = ok
     return table
 
@@ -201,15 +201,16 @@ def plan_ziip(
             f"no mix of up to {policy.max_n_ziip} zIIPs and {n_gcp + policy.max_added_gcp} GCPs meets the SLO "
             f"{slo_resp_ms:g} ms and the policy at {_load_words(clients, tps)}; the lowest predicted response is "
             f"{low['resp_ms']:.3g} ms with {int(low['n_ziip'])} zIIPs and {int(low['n_gcp'])} GCPs "
-            f"(zIIP busy {low['ziip_busy_pct']:.0f}%, {low['spill_pct']:.1f}% of eligible work on GCPs)"),
+            f"(zIIP busy {low['ziip_busy_pct']:.0f}%, {low['ziip_eligible_on_gcp_share_pct']:.1f}% of eligible work "
+            "on GCPs)"),
             unloaded_resp_ms=unloaded, **base)
     _, n, added, row = best
     judged = float(row["resp_ms_hi"] if policy.conservative else row["resp_ms"])
     more = f" and {added} more GCP(s) ({n_gcp + added} in all)" if added else f" with {n_gcp} GCP(s)"
     busy = "" if n == 0 else f"zIIPs {row['ziip_busy_pct']:.0f}% busy, "
     reason = (f"{n} zIIP(s){more}: predicted {row['resp_ms']:.3g} ms (band {row['resp_ms_lo']:.3g}-"
-              f"{row['resp_ms_hi']:.3g}) vs SLO {slo_resp_ms:g} ms, {busy}{row['spill_pct']:.1f}% of eligible "
-              f"work on GCPs")
+              f"{row['resp_ms_hi']:.3g}) vs SLO {slo_resp_ms:g} ms, {busy}"
+              f"{row['ziip_eligible_on_gcp_share_pct']:.1f}% of eligible work on GCPs")
     return ZiipPlan(n, float(slo_resp_ms - judged), n_gcp_recommended=int(n_gcp + added),
                     unloaded_resp_ms=unloaded, reason=reason, **base)
 

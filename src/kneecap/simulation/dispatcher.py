@@ -346,7 +346,7 @@ def replication_metrics(sim: LparSimulation) -> dict[str, float]:
         "cpu_ziip_pct": busy[ZIIP_ELIGIBLE],
         "ziip_eligible_on_gcp_pct": busy[GCP_ELIGIBLE],
         "ziip_eligible_pct": eligible_pct,
-        "spill_pct": busy[GCP_ELIGIBLE] / eligible_pct * 100.0 if eligible_pct > 0 else math.nan,
+        "ziip_eligible_on_gcp_share_pct": busy[GCP_ELIGIBLE] / eligible_pct * 100.0 if eligible_pct > 0 else math.nan,
         "gcp_busy_pct": (busy[GCP_NATIVE] + busy[GCP_ELIGIBLE] + busy[BG_ON_GCP]) / s.n_gcp,
         "ziip_busy_pct": ((busy[ZIIP_ELIGIBLE] + busy[BG_ON_ZIIP]) / s.n_ziip if s.n_ziip
                           else math.nan),

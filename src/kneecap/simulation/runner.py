@@ -15,7 +15,7 @@ from kneecap.simulation.dispatcher import LparSimulation, replication_metrics
 from kneecap.simulation.scenario import SimScenario, check_open_load_fits
 
 METRICS = ("tps", "resp_ms", "resp_p95_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
-           "ziip_eligible_on_gcp_pct", "ziip_eligible_pct", "spill_pct", "gcp_busy_pct",
+           "ziip_eligible_on_gcp_pct", "ziip_eligible_pct", "ziip_eligible_on_gcp_share_pct", "gcp_busy_pct",
            "ziip_busy_pct", "n_gcp_using", "n_ziip_using", "n_ziip_on_cp_using", "n_gcp_delay",
            "n_ziip_delay")
 # The fields of a closed MVA response model a scenario naming a workload inherits.
@@ -47,7 +47,7 @@ def simulate(scenario: SimScenario, *, replications: int = 5, transactions: int 
         as RMF APPL% (100 = one engine busy for the whole interval): ``cpu_total_pct``,
         ``cpu_gcp_pct`` (APPL% CP, eligible work that ran on GCPs included), ``cpu_ziip_pct``
         (APPL% IIP), ``ziip_eligible_on_gcp_pct`` (APPL% IIPCP), ``ziip_eligible_pct``
-        (IIP + IIPCP); ``spill_pct``, the share of the class's eligible CPU that ran on GCPs (NaN
+        (IIP + IIPCP); ``ziip_eligible_on_gcp_share_pct``, the share of the class's eligible CPU that ran on GCPs (NaN
         when it has none); pool busy per engine, background included: ``gcp_busy_pct`` and
         ``ziip_busy_pct`` (NaN without zIIPs). The class's WLM CPU states, as time-average
         numbers of its transactions in each (what SMF 72.3 using/delay samples taken every
