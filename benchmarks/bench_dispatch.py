@@ -69,12 +69,13 @@ def grid(full: bool):
         yield n_gcp, n_ziip, f, honor, load, share
 
 
-def _model_resp_ms(n_gcp, n_ziip, f, honor, load, share) -> tuple[float, float, object]:
+def _model_resp_ms(n_gcp, n_ziip, f, honor, load, share, help_rule: str = "pool"
+                   ) -> tuple[float, float, SimScenario]:
     """(model response ms, offered load, simulation scenario) at one grid point."""
-    dispatch = Dispatch(n_gcp, n_ziip, honor_priority=honor, eligible_bursts=BURSTS)
+    dispatch = Dispatch(n_gcp, n_ziip, honor_priority=honor, help_rule=help_rule, eligible_bursts=BURSTS)
     x_max = dispatch.max_tps(D_MS, f)
     common = dict(n_gcp=n_gcp, n_ziip=n_ziip, cpu_ms_per_tran=D_MS, ziip_eligible_fraction=f, delay_ms=R0_MS,
-                  honor_priority=honor, eligible_bursts=BURSTS, gcp_bursts=1)
+                  honor_priority=honor, help_rule=help_rule, eligible_bursts=BURSTS, gcp_bursts=1)
     if load == "closed":
         clients = max(int(share * (D_MS + R0_MS + THINK_MS) * x_max / 1000.0), 1)
         model = solve_closed(D_MS, R0_MS, f, dispatch, think_time_ms=THINK_MS, n_max=clients).resp_ms[0, -1]

@@ -24,10 +24,8 @@ import argparse
 
 import numpy as np
 import pandas as pd
-from bench_dispatch import BURSTS, D_MS, R0_MS, THINK_MS
+from bench_dispatch import BURSTS, D_MS, R0_MS, _model_resp_ms
 
-from kneecap.modeling.dispatch import Dispatch, solve_closed, solve_open
-from kneecap.simulation import SimScenario
 from kneecap.simulation.dispatcher import LparSimulation, replication_metrics
 
 # the worst points of the grid (open and closed, GCPs helping a busy zIIP pool) and one where the
@@ -82,21 +80,6 @@ class ProbedSimulation(LparSimulation):
         super()._run_on(burst, ledger, on_done)
 
 
-def model_and_scenario(point: tuple, rule: str) -> tuple[float, SimScenario]:
-    """The model's mean response and the simulated scenario at a point, as bench_dispatch sets them."""
-    n_gcp, n_ziip, f, load, share = point
-    dispatch = Dispatch(n_gcp, n_ziip, help_rule=rule, eligible_bursts=BURSTS)
-    x_max = dispatch.max_tps(D_MS, f)
-    common = dict(n_gcp=n_gcp, n_ziip=n_ziip, cpu_ms_per_tran=D_MS, ziip_eligible_fraction=f, delay_ms=R0_MS,
-                  help_rule=rule, eligible_bursts=BURSTS, gcp_bursts=1)
-    if load == "closed":
-        clients = max(int(share * (D_MS + R0_MS + THINK_MS) * x_max / 1000.0), 1)
-        model = solve_closed(D_MS, R0_MS, f, dispatch, think_time_ms=THINK_MS, n_max=clients).resp_ms[0, -1]
-        return float(model), SimScenario(clients=clients, think_time_ms=THINK_MS, **common)
-    tps = share * x_max
-    return float(solve_open(tps, D_MS, R0_MS, f, dispatch).resp_ms[0, 0]), SimScenario(tps=tps, **common)
-
-
 def cycle_sketch(tps: float, point: tuple) -> dict[str, float]:
     """A fluid sketch of the pool rule's help cycle at ``tps``; NaN where the zIIP pool keeps up.
 
@@ -138,7 +121,8 @@ def cycle_sketch(tps: float, point: tuple) -> dict[str, float]:
 
 def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, float]:
     """One point under one help rule: the figures the module docstring lists."""
-    model, scenario = model_and_scenario(point, rule)
+    n_gcp, n_ziip, f, load, share = point
+    model, _, scenario = _model_resp_ms(n_gcp, n_ziip, f, True, load, share, help_rule=rule)
     sim = ProbedSimulation(scenario, transactions=transactions, warmup=transactions // 10,
                            seed=np.random.SeedSequence(seed))
     sim.run()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 from pathlib import Path
 
@@ -37,23 +36,6 @@ pytestmark = [pytest.mark.slow,
 
 
 @pytest.fixture(scope="module")
-def spark():
-    session = spark_engine.session("local[2]")
-    yield session
-    session.stop()
-
-
-def _damaged(data: bytes, seed: int) -> bytes:
-    rng = random.Random(seed)
-    b = bytearray(data)
-    for _ in range(30):
-        b[rng.randrange(len(b))] = rng.randrange(256)
-    cut = rng.randrange(len(b) - 1000)
-    del b[cut:cut + 333]
-    return bytes(b)
-
-
-@pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("in")
     sysa, _ = synth.week_of_intervals(days=2)
@@ -63,7 +45,7 @@ def inputs(tmp_path_factory):
     (d / "b.smf.gz").write_bytes(synth.gz(synth.frame_bdw(sysa[:10] + sysb, spanned=True)))
     (d / "c_copy_of_a.smf").write_bytes((d / "a.smf").read_bytes())
     later, _ = synth.week_of_intervals(days=1, start=synth.dt.datetime(2025, 3, 5))
-    (d / "d_damaged.smf").write_bytes(_damaged(synth.frame_rdw(later), 3))
+    (d / "d_damaged.smf").write_bytes(synth.damaged(synth.frame_rdw(later), 3))
     (d / "e_plain.bin").write_bytes(synth.frame_plain(sysa[:5]))
     return d
 

@@ -59,13 +59,6 @@ def inputs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def spark():
-    session = spark_engine.session("local[2]")
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def built(inputs, spark):
     """Every table of the SQL, built by each engine: (duckdb, spark)."""
     measurements, sources, smf_dir = inputs

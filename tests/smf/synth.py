@@ -564,3 +564,16 @@ def _erlang_c(c: int, a: float) -> float:
     s = sum(a**k / math.factorial(k) for k in range(c))
     top = a**c / math.factorial(c) * c / (c - a)
     return top / (s + top)
+
+
+def damaged(data: bytes, seed: int) -> bytes:
+    """``data`` with 30 random bytes overwritten and 333 bytes cut out, the same for a seed."""
+    import random
+
+    rng = random.Random(seed)
+    b = bytearray(data)
+    for _ in range(30):
+        b[rng.randrange(len(b))] = rng.randrange(256)
+    cut = rng.randrange(len(b) - 1000)
+    del b[cut:cut + 333]
+    return bytes(b)

@@ -34,16 +34,6 @@ def _mix(n_intervals: int) -> list[bytes]:
     return recs
 
 
-def _damaged(data: bytes, seed: int) -> bytes:
-    rng = random.Random(seed)
-    b = bytearray(data)
-    for _ in range(30):
-        b[rng.randrange(len(b))] = rng.randrange(256)
-    cut = rng.randrange(len(b) - 1000)
-    del b[cut:cut + 333]
-    return bytes(b)
-
-
 def _same(a, b) -> None:
     for attr in ("records", "duplicates", "framing", "orphan_segments", "bytes_read", "compressed"):
         assert getattr(a, attr) == getattr(b, attr), attr
@@ -60,7 +50,7 @@ def test_two_workers_decode_exactly_what_one_does(tmp_path, frame, seed):
     recs = _mix(60)
     data = synth.frame_bdw(recs, spanned=True) if frame == "vbs" else synth.frame_rdw(recs)
     if seed is not None:
-        data = _damaged(data, seed)
+        data = synth.damaged(data, seed)
     if frame == "gzip":
         data = synth.gz(data)  # sent through the pipe, not read back from the file
     path = tmp_path / "d.smf"
@@ -87,7 +77,7 @@ def test_ingest_with_two_workers_writes_the_same_files_and_manifest(tmp_path):
     d.mkdir()
     recs = _mix(40)
     (d / "a.smf").write_bytes(synth.frame_rdw(recs))
-    (d / "b.smf").write_bytes(_damaged(synth.frame_rdw(recs[100:]), 3))
+    (d / "b.smf").write_bytes(synth.damaged(synth.frame_rdw(recs[100:]), 3))
     outs = {}
     for w in (1, 2):
         out = tmp_path / f"out{w}"
