@@ -137,7 +137,7 @@ def ingest_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
             else:
                 taken.add(scan.sha256)
                 todo.append(i)
-        stored = ingest.stored_keys(out, done, {})
+        stored = ingest.stored_keys(out, done)
         decoded: dict[int, tuple[ingest.FileResult, pd.DataFrame, pd.DataFrame]] = {}
         used: dict[int, np.ndarray] = {}
         while True:

@@ -288,15 +288,12 @@ def locked(out_dir: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def stored_keys(out_dir: Path, done: dict[str, dict[str, Any]], cache: dict[str, np.ndarray]
-                ) -> list[np.ndarray]:
-    """Record keys of every committed input (read once per process, then cached)."""
+def stored_keys(out_dir: Path, done: dict[str, dict[str, Any]]) -> list[np.ndarray]:
+    """Record keys of the committed inputs ``done`` names, one array per input (empty when missing)."""
     out = []
     for sha in done:
-        if sha not in cache:
-            f = out_dir / KEYS_DIR / f"{sha}.npy"
-            cache[sha] = np.load(f) if f.exists() else np.zeros(0, np.int64)
-        out.append(cache[sha])
+        f = out_dir / KEYS_DIR / f"{sha}.npy"
+        out.append(np.load(f) if f.exists() else np.zeros(0, np.int64))
     return out
 
 
@@ -647,7 +644,7 @@ def ingest_paths(
                 # the hash is computed (the manifest cannot change, the lock is held)
                 sha = _hash_meanwhile(path)
             fresh = {k: e for k, e in done.items() if k not in absorbed}
-            for stored in stored_keys(out, fresh, {}):
+            for stored in stored_keys(out, fresh):
                 seen.update(stored.tolist())
             absorbed.update(fresh)
             keys = reader.RecordKeys.sharing(seen)
