@@ -16,8 +16,6 @@ metrics and the logged params). One local[2] session serves the module.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -25,14 +23,11 @@ import pytest
 
 from kneecap import config, spark_engine, spark_jobs, tracking, training, warehouse
 from kneecap.smf.ingest import KEYS_DIR, MANIFEST, ingest_paths
+from tests.integration.spark_marks import SPARK_TESTS
 from tests.smf import synth
 
 REPO = Path(__file__).resolve().parents[2]
-HAS_JAVA = bool(shutil.which("java") or os.environ.get("JAVA_HOME"))
-
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not HAS_JAVA, reason="no Java runtime: Spark 4 needs Java 17+ "
-                                 "(Debian: apt-get install -y openjdk-17-jre-headless)")]
+pytestmark = SPARK_TESTS
 
 
 @pytest.fixture(scope="module")

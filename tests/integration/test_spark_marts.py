@@ -13,8 +13,6 @@ partitioned Parquet folder itself. One local[2] Spark session serves the module.
 from __future__ import annotations
 
 import importlib.util
-import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -24,17 +22,14 @@ from kneecap import spark_engine, warehouse
 from kneecap.ingest_cli import run_ingest
 from kneecap.smf.ingest import table_files
 from kneecap.validation.suites import SUITES
+from tests.integration.spark_marks import SPARK_TESTS
 from tests.rmf.test_postprocessor_wlmgl import SYNTHETIC_WLMGL
 from tests.smf import synth
 
 REPO = Path(__file__).resolve().parents[2]
 SQL = REPO / "pipelines" / "sql"
 TABLES = [p.stem for p in warehouse.sql_files(SQL)]
-HAS_JAVA = bool(shutil.which("java") or os.environ.get("JAVA_HOME"))
-
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not HAS_JAVA, reason="no Java runtime: Spark 4 needs Java 17+ "
-                                 "(Debian: apt-get install -y openjdk-17-jre-headless)")]
+pytestmark = SPARK_TESTS
 
 
 @pytest.fixture(scope="module")
