@@ -56,12 +56,15 @@ def policy() -> forecasting.Policy:
     return config.planner_policy(params())
 
 
-@st.cache_data(ttl=60)
+# Shared, not copied: st.cache_data would unpickle every mart on every call, several times per
+# slider step. Pages filter and derive new frames from these and never change them in place.
+@st.cache_resource(ttl=60)
 def marts() -> dict[str, pd.DataFrame]:
     """Every published mart, all from one snapshot (``{}`` before the pipeline has published).
 
     One cached snapshot rather than one cache entry per table: entries read at different times
-    could hold tables of two publishes side by side.
+    could hold tables of two publishes side by side. Read-only: the frames are shared by every
+    session.
     """
     try:
         return warehouse.read_snapshot(marts_dir()).tables
@@ -80,9 +83,9 @@ def measured_points(workload: str) -> pd.DataFrame:
     return fct[fct["workload"] == workload].reset_index(drop=True) if not fct.empty else fct
 
 
-@st.cache_data(ttl=30)
+@st.cache_resource(ttl=30)  # shared like marts(): read several times per rerun
 def registered() -> pd.DataFrame:
-    """Every registered kneecap model version: name, version, aliases, run and metrics."""
+    """Every registered kneecap model version: name, version, aliases, run and metrics (read-only)."""
     _tracking()
     return tracking.registered_models()
 

@@ -6,6 +6,7 @@ allows.
 
 import math
 
+import charts
 import pandas as pd
 import plotly.graph_objects as go
 import resources as res
@@ -131,7 +132,7 @@ if growth and growth.get("date_knee") is not None and not growth.get("knee_alrea
     fig.add_vline(x=pd.Timestamp(growth["date_knee"]), line_dash="dash", line_color="orange")
 fig.update_layout(xaxis_title="time", yaxis_title="class tps", height=460,
                   title=f"{workload}: interval load, daily peaks and the growth forecast")
-st.plotly_chart(fig, key="cls_chart")
+charts.show(fig, key="cls_chart")
 
 if growth:
     st.subheader("Forecaster")

@@ -30,7 +30,7 @@ def upload_chart(preview: dict, key: str) -> None:
                              name="uploaded points", marker={"size": 10, "color": "#d62728"}))
     fig.update_layout(title=f"{workload}, {config.replace('_', ' ')}", xaxis_title=load,
                       yaxis_title="response time (ms)", height=360)
-    st.plotly_chart(fig, key=key)
+    charts.show(fig, key=key)
     if preview["note"]:
         st.caption(preview["note"])
 

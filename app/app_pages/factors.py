@@ -4,6 +4,7 @@ The adjusted answer is shown side by side with the unadjusted one; the page also
 Communications Server workload names and works out cost per transaction from RMF.
 """
 
+import charts
 import plotly.graph_objects as go
 import resources as res
 import streamlit as st
@@ -99,7 +100,7 @@ else:
             fig.add_vline(x=row["knee_clients" + suffix], line_dash="dash", line_color=colour)
         fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=380,
                           yaxis_range=[0, float(curves["resp_ms"].quantile(0.9) * 1.5)])
-        st.plotly_chart(fig, key="factor_chart")
+        charts.show(fig, key="factor_chart")
 
 st.subheader("Communications Server workload name")
 name = st.text_input("Workload name", value="CRR30(200B/200B)", key="cs_name",

@@ -109,7 +109,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     fig.add_trace(vline(float(tps), y_top, f"what-if {float(tps):.4g} tps", dash="dot", color="#2ca02c"))
     fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
                       xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
-    st.plotly_chart(fig, key="knee_chart")
+    charts.show(fig, key="knee_chart")
     if knee["knee_tps"] > max_tps:
         st.caption(f"The knee (~{knee['knee_tps']:.4g} tps) lies beyond the curve drawn: raise "
                    "'Class tps (curve up to)' to see the curve bend.")
@@ -123,9 +123,9 @@ def class_knee_page(workload: str, key: str, model) -> None:
                               name="eligible work on GCPs, % of eligible"))
     util.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange")
     util.update_layout(xaxis_title="class tps", yaxis_title="%", height=300)
-    st.plotly_chart(util, key="util_chart")
-    st.download_button("Download curve (CSV)", curve.to_csv(index=False), file_name=f"{workload}-curve.csv",
-                       mime="text/csv", key="knee_download")
+    charts.show(util, key="util_chart")
+    st.download_button("Download curve (CSV)", lambda: curve.to_csv(index=False), file_name=f"{workload}-curve.csv",
+                       mime="text/csv", key="knee_download", on_click="ignore")
 
 
 st.title("Knee & what-if")
@@ -221,7 +221,7 @@ if observed is not None:
                              name=f"observed knee (Kneedle) {observed['clients']:.0f} clients"))
 fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420, xaxis_range=[0, x_max],
                   yaxis_range=[0, y_top])
-st.plotly_chart(fig, key="knee_chart")
+charts.show(fig, key="knee_chart")
 if has_knee and knee["k_clients"] > max_clients:
     st.caption(f"The knee (~{knee['k_clients']:.0f} clients) lies beyond the curve drawn: raise "
                "'Clients (curve up to)' to see the curve bend.")
@@ -232,6 +232,7 @@ util.add_trace(go.Scatter(x=curve["clients"], y=curve["gcp_busy_pct"], name="GCP
 util.add_trace(go.Scatter(x=curve["clients"], y=curve["ziip_eligible_on_gcp_share_pct"],
                           name="eligible work on GCPs, % of eligible"))
 util.update_layout(xaxis_title="clients", yaxis_title="%", height=300)
-st.plotly_chart(util, key="util_chart")
-st.download_button("Download curve (CSV)", curve.to_csv(index=False), file_name=f"{workload}-curve.csv",
-                   mime="text/csv", key="knee_download")
+charts.show(util, key="util_chart")
+# the CSV is written when the button is pressed, not on every slider step
+st.download_button("Download curve (CSV)", lambda: curve.to_csv(index=False), file_name=f"{workload}-curve.csv",
+                   mime="text/csv", key="knee_download", on_click="ignore")

@@ -82,7 +82,7 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
                                       "rgba(128,128,128,0.08)", 900))
         fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420,
                           title="Measured points and the fitted curve (95% band)")
-        st.plotly_chart(fig, key=f"wl_curve_{kind}")
+        charts.show(fig, key=f"wl_curve_{kind}")
 
     fitted = res.residuals(workload, key, kind)
     over_time = not fitted.empty and "interval_start_at" in fitted and fitted["interval_start_at"].notna().all()
@@ -101,7 +101,7 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
                                  marker={"size": 4, "color": "#d62728"}))
         fig.update_layout(xaxis_title="interval start", yaxis_title=target, height=360,
                           title="Measured and fitted per RMF interval (95% band)")
-        st.plotly_chart(fig, key=f"wl_fit_{kind}")
+        charts.show(fig, key=f"wl_fit_{kind}")
         scatter = go.Figure()
         scatter.add_trace(go.Scatter(x=fitted["tps"], y=fitted["measured"], mode="markers", name="measured",
                                      marker={"size": 5, "color": "#d62728", "opacity": 0.6}))
@@ -109,7 +109,7 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
                                      marker={"size": 5, "color": "#1f77b4", "opacity": 0.6}))
         scatter.update_layout(xaxis_title="class tps", yaxis_title=target, height=320,
                               title="Response against the class's load")
-        st.plotly_chart(scatter, key=f"wl_fit_tps_{kind}")
+        charts.show(scatter, key=f"wl_fit_tps_{kind}")
     if not fitted.empty:
         target = fitted["target"].iloc[0]
         if (curves is None or curves.empty) and not (over_time and res.is_class_model(model)):
@@ -121,12 +121,12 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
                                               "array": (fitted["hi"] - fitted["fitted"]).to_numpy(),
                                               "arrayminus": (fitted["fitted"] - fitted["lo"]).to_numpy()}))
             fig.update_layout(yaxis_title=target, height=320, title="Measured and fitted (95% band)")
-            st.plotly_chart(fig, key=f"wl_fit_{kind}")
+            charts.show(fig, key=f"wl_fit_{kind}")
         st.subheader(f"Residuals ({target})")
         bars = go.Figure(go.Bar(x=x, y=fitted["residual_pct"]))
         bars.update_layout(yaxis_title="fitted / measured - 1 (%)", height=260,
                            xaxis_title="interval start" if over_time else "point")
-        st.plotly_chart(bars, key=f"wl_resid_chart_{kind}")
+        charts.show(bars, key=f"wl_resid_chart_{kind}")
         offer(fitted.round({c: 4 for c in fitted.select_dtypes("number").columns}), f"{workload}-{kind}-residuals",
               f"wl_resid_{kind}")
 
