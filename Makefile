@@ -84,12 +84,17 @@ explore: setup
 bench: setup
 	@$(BIN)/python benchmarks/run_all.py
 
-# 100,000 mutated SMF dumps through the ingest path (seeded, the same inputs on every machine):
-# crashes / hangs / intact records lost, goal 0 / 0 / 0; failing inputs go to /tmp/kneecap-fuzz.
-# FUZZ_OPTS="--n 20000 --seed 3" for another run.
+# 100,000 mutated SMF dumps through the ingest path, then 5,000 mutated RMF XML reports through
+# the RMF reader (seeded, the same inputs on every machine): crashes / hangs / intact records or
+# intervals lost, goal 0 / 0 / 0; failing inputs go to /tmp/kneecap-fuzz and /tmp/kneecap-fuzz-rmf.
+# FUZZ_OPTS="--n 20000 --seed 3" (SMF) and FUZZ_RMF_OPTS="--n 1000" for other runs. Both always
+# run; the target fails when either found something.
 FUZZ_OPTS ?=
+FUZZ_RMF_OPTS ?=
 fuzz: setup
-	@PYTHONPATH=src $(BIN)/python benchmarks/fuzz_smf_ingest.py --workers 2 $(FUZZ_OPTS)
+	@PYTHONPATH=src $(BIN)/python benchmarks/fuzz_smf_ingest.py --workers 2 $(FUZZ_OPTS); smf=$$?; \
+	  PYTHONPATH=src $(BIN)/python benchmarks/fuzz_rmf_xml.py --workers 2 $(FUZZ_RMF_OPTS); rmf=$$?; \
+	  test $$smf -eq 0 && test $$rmf -eq 0
 
 clean:
 	rm -rf data/processed/* data/interim/* models/* reports/metrics reports/validation

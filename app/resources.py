@@ -581,9 +581,11 @@ def ingest_upload(filename: str, payload: bytes,
             except (RMFReportError, ValueError) as exc:
                 raise UploadError(str(exc).replace(str(path), filename)) from exc
             report(1.0, "read")
-            found = {f"rmf_{name}": frame for name, frame in tables._asdict().items() if not frame.empty}
+            found = {f"rmf_{name}": frame for name, frame in tables._asdict().items()
+                     if name != "quarantine" and not frame.empty}
             return {"kind": "RMF Postprocessor XML", "rows": sum(len(f) for f in found.values()), "tables": found,
-                    "quarantine": pd.DataFrame()}
+                    "quarantine": tables.quarantine.assign(reason=tables.quarantine["reason"].str.replace(
+                        str(path), filename, regex=False))}
         from kneecap.smf.ingest import ingest_paths, table_files  # noqa: PLC0415
 
         done = {"bytes": 0, "records": 0}

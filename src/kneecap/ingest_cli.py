@@ -149,6 +149,10 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
         line += ")"
         print(line if r.status != "failed" else f"ingest: failed   {r.path}: {r.error}",
               file=sys.stderr if r.status == "failed" else sys.stdout)
+        for reason in r.quarantine_reasons[:50]:
+            print(f"ingest:   quarantined {reason}")
+        if len(r.quarantine_reasons) > 50:
+            print(f"ingest:   ... and {len(r.quarantine_reasons) - 50} more")
     if summary is not None:
         if not summary.records_by_type.empty:
             print("ingest: records by type/subtype:")

@@ -354,6 +354,20 @@ def test_data_page_reads_an_rmf_report(app_env):
     assert len(_frame(at, "partition_name")) == len(expected.partition)
 
 
+def test_data_page_shows_a_quarantined_rmf_interval(app_env):
+    # one bad cell costs its interval: the other 33 are read, the reason is shown under the upload's name
+    text = (REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-RPRT-20200910.xml").read_text()
+    head, *intervals = text.split("<postprocessor>")
+    intervals[2] = re.sub(r"(<col>CP</col><col>100\.00</col><col>)[^<]*", r"\g<1>n/a?", intervals[2], count=1)
+    at = _app("data")
+    at.file_uploader(key="data_upload").upload("week.xml", "<postprocessor>".join([head, *intervals]).encode()).run()
+    assert not at.exception, at.exception
+    assert at.success[0].value.startswith("week.xml: RMF Postprocessor XML, ")
+    assert any("1 row(s) or record(s) set aside" in m.value for m in at.markdown)
+    (reason,) = _frame(at, "reason")["reason"]
+    assert reason.startswith("week.xml: interval 3 (CPU 2020-09-10 01:00:00), 'Time% LPAR Busy': not a number")
+
+
 def test_uploads_over_the_limit_are_refused(app_env, monkeypatch):
     sys.path.insert(0, str(REPO / "app"))
     import resources

@@ -287,7 +287,8 @@ def test_cpu_file_has_no_workload_report():
 def test_malformed_xml_raises(tmp_path):
     bad = tmp_path / "truncated.xml"
     bad.write_bytes(SMALL.read_bytes()[:5000])
-    with pytest.raises(RMFReportError, match=r"truncated\.xml: malformed XML"):
+    with pytest.raises(RMFReportError, match=r"truncated\.xml: interval 1: malformed XML: .*no interval follows it: "
+                                             r"no interval of the file could be read"):
         read_postprocessor(bad)
 
 
@@ -302,5 +303,6 @@ def test_bad_number_raises(tmp_path):
     text = SMALL.read_text().replace("<col>1.36</col>", "<col>1,3x6</col>", 1)
     bad = tmp_path / "badnum.xml"
     bad.write_text(text)
-    with pytest.raises(RMFReportError, match=r"badnum\.xml: not a number: '1,3x6'"):
+    with pytest.raises(RMFReportError, match=r"badnum\.xml: interval 1 \(CPU 2022-04-12 00:00:00\), 'Time% LPAR Busy': "
+                                             r"not a number: '1,3x6': no interval of the file could be read"):
         read_postprocessor(bad)

@@ -197,5 +197,6 @@ def test_read_postprocessor_routes_wlmgl(wlmgl_file):
 def test_bad_transaction_time_raises(tmp_path):
     path = tmp_path / "bad-time.xml"
     path.write_text(SYNTHETIC_WLMGL.replace("000.00.00.012500", "12.5ms", 1))
-    with pytest.raises(RMFReportError, match=r"bad-time\.xml: not an RMF clock value.*12\.5ms"):
+    with pytest.raises(RMFReportError, match=r"bad-time\.xml: interval 1 \(WLMGL 2024-01-15 10:00:00\), 'Actual': "
+                                             r"not an RMF clock value.*12\.5ms"):
         read_workload_report(path)

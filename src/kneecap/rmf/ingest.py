@@ -7,7 +7,9 @@ ingested under the folder's lock (:func:`kneecap.smf.ingest.locked`), and the ma
 appended after a torn last line is cut (:func:`kneecap.smf.ingest.append_manifest`), so SMF and
 RMF ingests into one folder, concurrent or interrupted, take turns and never damage it. A report
 already ingested (under any name) adds no rows. A DDS error reply (e.g. GPM0739E) or a document
-with no CPU or Workload Activity report is reported as failed with its message.
+with no CPU or Workload Activity report is reported as failed with its message. Intervals the
+reader quarantines (a bad value, XML that breaks off) are counted in the result and the manifest,
+their reasons kept in table ``rmf_quarantine`` (file, interval, reason); the other intervals load.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor
 from kneecap.smf.ingest import FileResult, append_manifest, locked, read_manifest, sha256_file, write_table
 
 TABLES = ("rmf_cpu", "rmf_partition", "rmf_workload")
+QUARANTINE_TABLE = "rmf_quarantine"
 
 
 def _ingest_one(path: Path, sha: str, out: Path) -> FileResult:
@@ -35,8 +38,12 @@ def _ingest_one(path: Path, sha: str, out: Path) -> FileResult:
         if frame.empty:
             continue
         rows[name] = write_table(frame, out, name, sha)
+    q = tables.quarantine
+    if not q.empty:
+        write_table(q.assign(file=str(path))[["file", "interval", "reason"]], out, QUARANTINE_TABLE, sha)
     return FileResult(str(path), sha, "ingested", bytes=size, records=sum(rows.values()), rows=rows,
-                      framing="rmf-xml")
+                      quarantined=len(q), framing="rmf-xml",
+                      quarantine_reasons=q["reason"].tolist())
 
 
 def ingest_xml(paths: list[Path], out_dir: str | os.PathLike[str]) -> tuple[list[FileResult], float]:
@@ -58,6 +65,6 @@ def ingest_xml(paths: list[Path], out_dir: str | os.PathLike[str]) -> tuple[list
                 continue
             append_manifest(out, {
                 "sha256": sha, "path": str(path), "bytes": result.bytes, "records": result.records,
-                "rows": result.rows, "quarantined": 0, "orphan_segments": 0, "framing": "rmf-xml",
+                "rows": result.rows, "quarantined": result.quarantined, "orphan_segments": 0, "framing": "rmf-xml",
                 "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
     return results, time.perf_counter() - t0

@@ -52,7 +52,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, NamedTuple
@@ -216,6 +216,8 @@ class DdsReport:
     interval_s: float
     segments: tuple[DdsSegment, ...]
     messages: tuple[DdsMessage, ...] = field(default=())
+    #: Its place among the document's interval reports, from 1 (how errors and the quarantine name it).
+    ordinal: int = 0
 
     def segment(self, name: str) -> DdsSegment | None:
         """First segment with this name."""
@@ -322,7 +324,7 @@ def _report_interval_s(elem: ET.Element | None, where: str) -> float:
     raise RMFReportError(f"{where}: unrecognised report-interval {text!r} (unit={unit!r})")
 
 
-def _report(elem: ET.Element, where: str) -> DdsReport:
+def _report(elem: ET.Element, where: str, ordinal: int = 0) -> DdsReport:
     metric = elem.find("metric")
     resource = elem.find("resource")
     tdata = elem.find("time-data")
@@ -345,6 +347,7 @@ def _report(elem: ET.Element, where: str) -> DdsReport:
         interval_s=interval_s,
         segments=tuple(_segment(s) for s in elem.iterfind("segment")),
         messages=tuple(_message(m) for m in elem.iterfind("message")),
+        ordinal=ordinal,
     )
 
 
@@ -365,23 +368,43 @@ ERROR_SEVERITY = 3
 MAX_TEXT_BYTES = 1 << 20
 
 
+#: Markup RMF never writes and a parser must not act on: a document type declaration can declare
+#: entities that expand a few hundred bytes into gigabytes ("billion laughs") past any text limit.
+_REFUSED_MARKUP = (b"<!DOCTYPE", b"<!ENTITY")
+
+
 class _BoundedNodes:
     """A binary reader that raises :class:`RMFReportError` once a text or tag outgrows :data:`MAX_TEXT_BYTES`.
 
-    It raises before the parser has buffered more than that of it.
+    It raises before the parser has buffered more than that of it, and at a document type or
+    entity declaration (:data:`_REFUSED_MARKUP`) before the parser sees it.
 
     Reads are capped at :data:`MAX_TEXT_BYTES`, so a run inside one read is shorter than the
     limit; only the runs that cross reads need counting.
     """
 
-    def __init__(self, raw: IO[bytes], where: str) -> None:
+    def __init__(self, raw: IO[bytes], where: str, prefix: bytes = b"", start: int = 0) -> None:
         self._raw, self._where = raw, where
+        self._prefix = prefix  # handed out first: a root element for a parse that starts mid-file
         self._run = 0  # bytes since the last "<"
-        self._pos = 0  # bytes handed out
+        self._pos = start - len(prefix)  # the file's offset of the next byte handed out
+        self._tail = b""  # the end of the last read, for markup split across reads
 
     def read(self, n: int = -1) -> bytes:
         n = MAX_TEXT_BYTES if n is None or n < 0 else min(n, MAX_TEXT_BYTES)
-        chunk = self._raw.read(n)
+        if self._prefix:
+            chunk, self._prefix = self._prefix, b""
+        else:
+            chunk = self._raw.read(n)
+        seen = self._tail + chunk
+        for markup in _REFUSED_MARKUP:
+            at = seen.find(markup)
+            if at >= 0:
+                raise RMFReportError(f"{self._where}: byte {self._pos - len(self._tail) + at:,}: "
+                                     f"{markup.decode()}: RMF reports have no document type or entity "
+                                     "declarations, and a parser that expanded them could be made to use "
+                                     "any amount of memory: refused")
+        self._tail = seen[-(max(map(len, _REFUSED_MARKUP)) - 1):]
         first = chunk.find(b"<")
         run = self._run + (len(chunk) if first < 0 else first)
         if run > MAX_TEXT_BYTES:
@@ -393,7 +416,8 @@ class _BoundedNodes:
         return chunk
 
 
-def iter_reports(source: Source, *, raise_on_error: bool = True) -> Iterator[DdsReport]:
+def iter_reports(source: Source, *, raise_on_error: bool = True,
+                 on_bad: Callable[[int, str], None] | None = None) -> Iterator[DdsReport]:
     """Yield each interval report of a ddsml document, streaming.
 
     Parameters
@@ -405,13 +429,19 @@ def iter_reports(source: Source, *, raise_on_error: bool = True) -> Iterator[Dds
         ``<message>`` directly under ``<postprocessor>``/``<report>`` with severity
         >= 3, or a message and no segments. With ``False`` such reports are yielded
         with their ``messages`` for the caller to inspect.
+    on_bad : callable ``(ordinal, reason)``, optional
+        Where an interval that cannot be read goes instead of an exception: one whose time data
+        is unreadable, or one the XML breaks in. After a break the file is read again from the
+        next interval's start tag (a path or seekable file; a pipe's rest is named in the reason
+        and not read), so a break costs the interval it is in. Without ``on_bad`` both raise.
 
     Raises
     ------
     RMFReportError
-        Malformed XML, not a ddsml document, a DDS error reply, or a text or tag longer than
-        :data:`MAX_TEXT_BYTES`; the message names the file and the DDS message id and text
-        (or the byte offset).
+        Malformed XML (with no interval start tag after it, or anywhere without ``on_bad``), not a ddsml
+        document, a DDS error reply, a document type or entity declaration, or a text or tag
+        longer than :data:`MAX_TEXT_BYTES`; the message names the file and the DDS message id and
+        text (or the byte offset).
     """
     where = _source_name(source)
     with contextlib.ExitStack() as stack:
@@ -419,31 +449,137 @@ def iter_reports(source: Source, *, raise_on_error: bool = True) -> Iterator[Dds
             raw: IO[bytes] = stack.enter_context(open(source, "rb"))  # noqa: SIM115
         else:
             raw = source
-        yield from _iter_bounded(_BoundedNodes(raw, where), where, raise_on_error)
+        start, first, prefix = 0, 0, b""
+        while True:
+            seen = _Seen()
+            try:
+                yield from _iter_bounded(_BoundedNodes(raw, where, prefix, start), where, raise_on_error, on_bad,
+                                         first, seen)
+                return
+            except _XmlBreak as brk:
+                resume = _interval_start(raw, start, seen.started, seen.tag) if _seekable(raw) else None
+                if brk.before_root and resume is None:
+                    raise RMFReportError(f"{where}: malformed XML: {brk.error}") from brk.error
+                # the break is inside an interval (or an element in its place whose tag the damage
+                # renamed): that interval is lost, and counted
+                lost = seen.started > seen.completed or seen.top not in (None, *_HEADER_TAGS)
+                consumed = seen.started + (seen.started == seen.completed and lost)
+                if lost:
+                    then = "read again from the next interval" if resume is not None else "no interval follows it"
+                    assert on_bad is not None  # _iter_bounded raises otherwise
+                    on_bad(first + consumed, f"{where}: interval {first + consumed}: malformed XML: "
+                                             f"{brk.error}; {then}")
+                if resume is None:
+                    return
+                # a fresh parse from that start tag, under a root of its own; the file's own
+                # closing </ddsml> closes it
+                start, first, prefix = resume, first + consumed, b"<ddsml>"
+                raw.seek(start)
 
 
-def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool) -> Iterator[DdsReport]:
-    """The body of :func:`iter_reports` over an open, bounded reader."""
+#: Children of ``<ddsml>`` that are not interval reports.
+_HEADER_TAGS = ("server",)
+
+
+class _Seen:
+    """What one parse of a document got through.
+
+    Interval start tags and ends at the top level, and the tag of the top-level element open when
+    it stopped (``top``).
+    """
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.completed = 0
+        self.tag = "postprocessor"
+        self.top: str | None = None
+
+
+class _XmlBreak(Exception):
+    """A parse stopped by malformed XML (the caller may read on from the next interval)."""
+
+    def __init__(self, error: ET.ParseError, before_root: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.before_root = before_root
+
+
+def _seekable(raw: IO[bytes]) -> bool:
+    try:
+        return bool(raw.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _interval_start(raw: IO[bytes], start: int, skip: int, tag: str) -> int | None:
+    """Offset of the interval start tag ``<tag>`` after the first ``skip`` from byte ``start`` on, or None.
+
+    A scan of the bytes, not a parse: it finds the next interval however broken the one before is.
+    """
+    needle = b"<" + tag.encode()
+    raw.seek(start)
+    pos, buf, found = start, b"", 0
+    while True:
+        chunk = raw.read(1 << 20)
+        if not chunk:
+            return None
+        buf += chunk
+        at = 0
+        while (at := buf.find(needle, at)) >= 0:
+            after = buf[at + len(needle): at + len(needle) + 1]
+            if not after:  # the tag name runs into the next read
+                break
+            if after in (b">", b" ", b"\t", b"\r", b"\n", b"/"):
+                if found == skip:
+                    return pos + at
+                found += 1
+            at += 1
+        else:
+            at = max(len(buf) - len(needle), 0)
+        pos += at
+        buf = buf[at:]
+
+
+def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool,
+                  on_bad: Callable[[int, str], None] | None, first: int, seen: _Seen) -> Iterator[DdsReport]:
+    """The body of :func:`iter_reports` over an open, bounded reader; intervals are numbered from ``first + 1``."""
     root: ET.Element | None = None
+    depth = 0
     try:
         for event, elem in ET.iterparse(source, events=("start", "end")):
             if event == "start":
+                depth += 1
                 if root is None:
                     root = elem
                     if elem.tag != "ddsml":
                         raise RMFReportError(
                             f"{where}: root element is <{elem.tag}>, expected <ddsml>"
                         )
+                elif depth == 2:
+                    seen.top = elem.tag
+                    if elem.tag in ("postprocessor", "report"):
+                        seen.started += 1
+                        seen.tag = elem.tag
                 continue
-            if elem.tag not in ("postprocessor", "report") or root is None:
+            depth -= 1
+            if depth == 1:
+                seen.top = None
+            # only direct children of <ddsml> are interval reports (not a nested element that
+            # happens to share the name)
+            if depth != 1 or elem.tag not in ("postprocessor", "report") or root is None:
                 continue
-            if elem not in list(root):
-                # A nested element that happens to share the name; only direct children
-                # of <ddsml> are interval reports.
+            seen.completed += 1
+            ordinal = first + seen.started
+            try:
+                report = _report(elem, f"{where}: interval {ordinal}", ordinal)
+            except RMFReportError as exc:
+                if on_bad is None:
+                    raise
+                on_bad(ordinal, str(exc))
                 continue
-            report = _report(elem, where)
-            # Drop the converted interval from the tree: this is what keeps memory flat.
-            root.remove(elem)
+            finally:
+                # Drop the interval from the tree, converted or not: this keeps memory flat.
+                root.remove(elem)
             bad = [m for m in report.messages if (m.severity or 0) >= ERROR_SEVERITY]
             if not bad and report.messages and not report.segments:
                 bad = list(report.messages)
@@ -452,7 +588,9 @@ def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool) -> It
                 raise RMFReportError(f"{where}: RMF DDS returned an error reply: {text}")
             yield report
     except ET.ParseError as exc:
-        raise RMFReportError(f"{where}: malformed XML: {exc}") from exc
+        if on_bad is None:
+            raise RMFReportError(f"{where}: malformed XML: {exc}") from exc
+        raise _XmlBreak(exc, before_root=root is None) from exc
 
 
 # --------------------------------------------------------------------------------------
@@ -470,9 +608,15 @@ def _number(text: str | None, where: str = "") -> float:
     if t in _MISSING or set(t) <= {"-"}:
         return math.nan
     try:
-        return float(t)
+        # RMF prints plain decimals: Python's extras (1_000, inf, nan) are not RMF values
+        if "_" in t:
+            raise ValueError(t)
+        value = float(t)
     except ValueError:
         raise RMFReportError(f"{where}: not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise RMFReportError(f"{where}: not a finite number: {text!r}")
+    return value
 
 
 def _clock_s(text: str | None, where: str = "") -> float:
@@ -533,13 +677,13 @@ def _cpu_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
         cpu_type = rec.get("CPU Type")
         if cpu_type is None:
             continue
-        lpar = _number(rec.get("Time% LPAR Busy"), where)
-        mvs = _number(rec.get("Time% MVS Busy"), where)
+        lpar = _col(rec, "Time% LPAR Busy", where)
+        mvs = _col(rec, "Time% MVS Busy", where)
         if rec["__type__"] == "SUM":
             sums[cpu_type] = {"lpar": lpar, "mvs": mvs}
             continue
         acc = per_type.setdefault(cpu_type, {"online": [], "lpar": [], "mvs": []})
-        acc["online"].append(_number(rec.get("Time% Online"), where))
+        acc["online"].append(_col(rec, "Time% Online", where))
         acc["lpar"].append(lpar)
         acc["mvs"].append(mvs)
     rows: list[dict[str, object]] = []
@@ -594,21 +738,17 @@ def _partition_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
                 "is_physical": name == "*PHYSICAL*",
                 "partition_status": rec.get("Partition Status"),
                 "cpu_type": rec.get("PROC Type"),
-                "weight": _number(rec.get("Partition Weight"), where),
-                "msu_defined": _number(rec.get("MSU Defined"), where),
-                "msu_actual": _number(rec.get("MSU Actual"), where),
-                "n_logical": _number(rec.get("Num of LOG PROCs"), where),
-                "effective_dispatch_s": _clock_s(rec.get("Effective Dispatch Time"), where),
-                "total_dispatch_s": _clock_s(rec.get("Total Dispatch Time"), where),
-                "log_proc_effective_pct": _number(
-                    rec.get("Avg Util%: LOG PROC Effective"), where
-                ),
-                "log_proc_total_pct": _number(rec.get("Avg Util%: LOG PROC Total"), where),
-                "phys_lpar_mgmt_pct": _number(
-                    rec.get("Avg Util%: PHYS PROC LPAR MGMT"), where
-                ),
-                "phys_effective_pct": _number(rec.get("Avg Util%: PHYS PROC Effective"), where),
-                "phys_total_pct": _number(rec.get("Avg Util%: PHYS PROC Total"), where),
+                "weight": _col(rec, "Partition Weight", where),
+                "msu_defined": _col(rec, "MSU Defined", where),
+                "msu_actual": _col(rec, "MSU Actual", where),
+                "n_logical": _col(rec, "Num of LOG PROCs", where),
+                "effective_dispatch_s": _col(rec, "Effective Dispatch Time", where, _clock_s),
+                "total_dispatch_s": _col(rec, "Total Dispatch Time", where, _clock_s),
+                "log_proc_effective_pct": _col(rec, "Avg Util%: LOG PROC Effective", where),
+                "log_proc_total_pct": _col(rec, "Avg Util%: LOG PROC Total", where),
+                "phys_lpar_mgmt_pct": _col(rec, "Avg Util%: PHYS PROC LPAR MGMT", where),
+                "phys_effective_pct": _col(rec, "Avg Util%: PHYS PROC Effective", where),
+                "phys_total_pct": _col(rec, "Avg Util%: PHYS PROC Total", where),
             }
         )
     return rows
@@ -626,6 +766,18 @@ _CLASS_SEGMENT_RE = re.compile(
 
 def _var(part: DdsPart | None, name: str) -> str | None:
     return None if part is None else part.variables.get(name)
+
+
+def _col(rec: dict[str, str | None], name: str, where: str,
+         convert: Callable[[str | None, str], float] = _number) -> float:
+    """Column ``name`` of a table row, converted; an error names the column (NaN when missing)."""
+    return convert(rec.get(name), f"{where}, {name!r}")
+
+
+def _varnum(part: DdsPart | None, name: str, where: str,
+            convert: Callable[[str | None, str], float] = _number) -> float:
+    """Variable ``name`` of a part, converted; an error names it (NaN when the part or variable is missing)."""
+    return convert(_var(part, name), f"{where}, {name!r}")
 
 
 def _workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
@@ -677,27 +829,27 @@ def _workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
         if period_text is None and len(goal_recs) == 1:
             period_text = goal_recs[0].get("Period")
         # 0 = the class as a whole (a multi-period class reported without a period split).
-        period_no = _number(period_text, where)
+        period_no = _number(period_text, f"{where}, 'Period'")
         period = int(period_no) if math.isfinite(period_no) else 0
         goal = next(
-            (g for g in goal_recs if _number(g.get("Period"), where) == period), None
+            (g for g in goal_recs if _col(g, "Period", where) == period), None
         )
         if tx is None and st is None and appl is None:
             # "All data zero": RMF writes only the header part; there is nothing to measure.
             continue
-        ended = _number(_var(tx, "Ended"), where)
+        ended = _varnum(tx, "Ended", where)
         interval_s = report.interval_s
-        appl_iipcp = _number(_var(appl, "zIIP on CP"), where)
+        appl_iipcp = _varnum(appl, "zIIP on CP", where)
 
         def ms(name: str) -> float:
             # RMF prints 0 when nothing ended: that is "no data", not a 0-ms response.
-            return _clock_s(_var(tt, name), where) * 1000.0 if ended > 0 else math.nan
+            return _varnum(tt, name, where, _clock_s) * 1000.0 if ended > 0 else math.nan
 
-        tcb_s = _number(_var(st, "CPU"), where)
-        srb_s = _number(_var(st, "SRB"), where)
-        rct_s = _number(_var(st, "RCT"), where)
-        iit_s = _number(_var(st, "I/O Interrupt"), where)
-        hst_s = _number(_var(st, "Hiperspace"), where)
+        tcb_s = _varnum(st, "CPU", where)
+        srb_s = _varnum(st, "SRB", where)
+        rct_s = _varnum(st, "RCT", where)
+        iit_s = _varnum(st, "I/O Interrupt", where)
+        hst_s = _varnum(st, "Hiperspace", where)
         # Same definition as SMF 72.3's cpu_s: TCB + SRB + RCT + IIT + HST seconds. RCT/IIT/HST
         # missing from a report count as 0; a missing TCB or SRB time leaves the sum unknown.
         cpu_s = tcb_s + srb_s + sum(0.0 if math.isnan(x) else x for x in (rct_s, iit_s, hst_s))
@@ -711,19 +863,19 @@ def _workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
                 "is_report_class": m["kind"] == "Report",
                 "period": period,
                 "workload_name": _var(head, "Workload"),
-                "importance": _number(goal.get("Importance"), where) if goal else math.nan,
+                "importance": _col(goal, "Importance", where) if goal else math.nan,
                 "ended": ended,
                 "resp_ms": ms("Actual"),
-                "service_units": _number(_var(svc, "Total"), where),
+                "service_units": _varnum(svc, "Total", where),
                 "tcb_s": tcb_s,
                 "srb_s": srb_s,
                 "cpu_s": cpu_s,
-                "ziip_s": _number(_var(st, "zIIP"), where),
+                "ziip_s": _varnum(st, "zIIP", where),
                 # needs R723NFFS, which the report does not print
                 "ziip_cp_equiv_s": math.nan,
                 "ziip_on_cp_s": appl_iipcp * interval_s / 100.0,
-                "appl_cp_pct": _number(_var(appl, "CP"), where),
-                "appl_iip_pct": _number(_var(appl, "zIIP"), where),
+                "appl_cp_pct": _varnum(appl, "CP", where),
+                "appl_iip_pct": _varnum(appl, "zIIP", where),
                 "appl_iipcp_pct": appl_iipcp,
                 # raw WLM state samples are not in the report (only velocity and PI)
                 "cpu_using_samples": math.nan,
@@ -733,23 +885,23 @@ def _workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
                 "ziip_delay_samples": math.nan,
                 "total_using_samples": math.nan,
                 "total_delay_samples": math.nan,
-                "ended_per_s": _number(_var(tx, "Ended/sec"), where),
-                "avg_trans": _number(_var(tx, "Average"), where),
-                "mpl": _number(_var(tx, "MPL"), where),
+                "ended_per_s": _varnum(tx, "Ended/sec", where),
+                "avg_trans": _varnum(tx, "Average", where),
+                "mpl": _varnum(tx, "MPL", where),
                 "exec_ms": ms("Execution"),
                 "queued_ms": ms("Queued"),
                 "resp_std_ms": ms("Standard Deviation"),
                 "rct_s": rct_s,
                 "iit_s": iit_s,
                 "hst_s": hst_s,
-                "zaap_s": _number(_var(st, "zAAP"), where),
-                "appl_aapcp_pct": _number(_var(appl, "zAAP on CP"), where),
-                "appl_aap_pct": _number(_var(appl, "zAAP"), where),
+                "zaap_s": _varnum(st, "zAAP", where),
+                "appl_aapcp_pct": _varnum(appl, "zAAP on CP", where),
+                "appl_aap_pct": _varnum(appl, "zAAP", where),
                 "exec_velocity_pct": (
-                    _number(goal.get("Execution Velocity % Actual"), where) if goal else math.nan
+                    _col(goal, "Execution Velocity % Actual", where) if goal else math.nan
                 ),
                 "perf_index": (
-                    _number(goal.get("Performance Index"), where) if goal else math.nan
+                    _col(goal, "Performance Index", where) if goal else math.nan
                 ),
             }
         )
@@ -761,12 +913,21 @@ def _workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
 # --------------------------------------------------------------------------------------
 
 
+#: One row per interval report that could not be read: its place in the document (from 1) and why.
+QUARANTINE_COLUMNS = ("interval", "reason")
+
+
 class PostprocessorTables(NamedTuple):
-    """The tables read from one Postprocessor XML document (empty frames when absent)."""
+    """The tables read from one Postprocessor XML document (empty frames when absent).
+
+    ``quarantine`` (:data:`QUARANTINE_COLUMNS`) lists the intervals left out and why; the other
+    intervals' rows are in the tables.
+    """
 
     cpu: pd.DataFrame
     partition: pd.DataFrame
     workload: pd.DataFrame
+    quarantine: pd.DataFrame
 
 
 _STRING_COLUMNS = {
@@ -804,6 +965,10 @@ def _frame(rows: Iterable[dict[str, object]], columns: tuple[str, ...]) -> pd.Da
 def read_postprocessor(source: Source) -> PostprocessorTables:
     """Read every CPU and WLMGL interval of a Postprocessor XML document.
 
+    An interval that cannot be read (an unparseable value or time, an interval element the XML
+    breaks off in) is quarantined with the reason, naming the interval and the field, and the
+    other intervals are read: one bad interval in a week of reports costs that interval only.
+
     Parameters
     ----------
     source : path or binary file object
@@ -814,33 +979,55 @@ def read_postprocessor(source: Source) -> PostprocessorTables:
     -------
     PostprocessorTables
         ``cpu`` (:data:`CPU_COLUMNS`), ``partition`` (:data:`PARTITION_COLUMNS`),
-        ``workload`` (:data:`WORKLOAD_COLUMNS`).
+        ``workload`` (:data:`WORKLOAD_COLUMNS`), ``quarantine`` (:data:`QUARANTINE_COLUMNS`).
 
     Raises
     ------
     RMFReportError
-        DDS error reply, malformed XML, an unparseable value, an over-long text node, or a
-        document with no CPU or WLMGL interval (it would add nothing); names the file.
+        DDS error reply, XML malformed before the first interval, an over-long text node, a
+        document with no CPU or WLMGL interval (it would add nothing), or one whose every CPU and
+        WLMGL interval was quarantined (the first reason is given); names the file.
     """
     where = _source_name(source)
     cpu: list[dict[str, object]] = []
     part: list[dict[str, object]] = []
     wl: list[dict[str, object]] = []
     kinds: Counter[str] = Counter()
-    for report in iter_reports(source):
+    quarantine: list[tuple[int, str]] = []
+    read = 0
+
+    def bad(ordinal: int, reason: str) -> None:
+        quarantine.append((ordinal, reason))
+
+    for report in iter_reports(source, on_bad=bad):
         kinds[report.metric_id or report.kind] += 1
-        if report.metric_id == "CPU":
-            cpu.extend(_cpu_rows(report, where))
-            part.extend(_partition_rows(report, where))
-        elif report.metric_id == "WLMGL":
-            wl.extend(_workload_rows(report, where))
-    if not (kinds["CPU"] or kinds["WLMGL"]):
-        raise RMFReportError(f"{where}: no CPU Activity or Workload Activity (WLMGL) report in this "
-                             f"document ({_holds(kinds)}): nothing to ingest")
+        if report.metric_id not in ("CPU", "WLMGL"):
+            continue
+        start = f" {report.start_at:%Y-%m-%d %H:%M:%S}" if report.start_at is not None else ""
+        at = f"{where}: interval {report.ordinal} ({report.metric_id}{start})"
+        try:
+            if report.metric_id == "CPU":
+                rows = _cpu_rows(report, at), _partition_rows(report, at)
+                cpu.extend(rows[0])
+                part.extend(rows[1])
+            else:
+                wl.extend(_workload_rows(report, at))
+        except RMFReportError as exc:
+            bad(report.ordinal, str(exc))
+            continue
+        read += 1
+    if not read:
+        if quarantine:
+            more = f" (and {len(quarantine) - 1} more interval(s))" if len(quarantine) > 1 else ""
+            raise RMFReportError(f"{quarantine[0][1]}{more}: no interval of the file could be read")
+        if not (kinds["CPU"] or kinds["WLMGL"]):
+            raise RMFReportError(f"{where}: no CPU Activity or Workload Activity (WLMGL) report in this "
+                                 f"document ({_holds(kinds)}): nothing to ingest")
     return PostprocessorTables(
         cpu=_frame(cpu, CPU_COLUMNS),
         partition=_frame(part, PARTITION_COLUMNS),
         workload=_frame(wl, WORKLOAD_COLUMNS),
+        quarantine=pd.DataFrame(quarantine, columns=list(QUARANTINE_COLUMNS)).astype({"interval": "int64"}),
     )
 
 
@@ -873,16 +1060,10 @@ def read_cpu_report(source: Source) -> PostprocessorTables:
 def read_workload_report(source: Source) -> pd.DataFrame:
     """Read a Postprocessor Workload Activity (WLMGL) report into ``smf72_workload`` columns.
 
-    Raises :class:`RMFReportError` when the document holds no WLMGL interval at all.
+    Intervals :func:`read_postprocessor` quarantines are left out (it lists them). Raises
+    :class:`RMFReportError` when the document holds no readable WLMGL interval.
     """
-    where = _source_name(source)
-    rows: list[dict[str, object]] = []
-    seen = False
-    for report in iter_reports(source):
-        if report.metric_id == "WLMGL":
-            seen = True
-            rows.extend(_workload_rows(report, where))
-    if not seen:
-        raise RMFReportError(f"{where}: no Workload Activity (WLMGL) report intervals found")
-    return _frame(rows, WORKLOAD_COLUMNS)
-
+    tables = read_postprocessor(source)
+    if tables.workload.empty:
+        raise RMFReportError(f"{_source_name(source)}: no Workload Activity (WLMGL) report intervals found")
+    return tables.workload

@@ -109,6 +109,8 @@ class FileResult:
     duplicates: int = 0
     framing: str | None = None
     error: str | None = None
+    #: What was quarantined and why, where the input's reader gives reasons per item (RMF intervals)
+    quarantine_reasons: list[str] = field(default_factory=list)
 
 
 @dataclass
