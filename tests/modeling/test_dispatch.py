@@ -29,25 +29,29 @@ def test_without_help_the_closed_model_is_exact_mva(n_gcp, n_ziip, f):
     assert not sol.spill_fraction.any()
 
 
-@pytest.mark.parametrize(("n_gcp", "n_ziip", "f", "clients"), [(8, 0, 0.3, 1709), (4, 0, 0.95, 1000),
-                                                               (4, 4, 0.5, 1500), (16, 2, 0.9, 2500)])
-def test_closed_recursion_stays_exact_at_thousands_of_clients(n_gcp, n_ziip, f, clients):
+@pytest.mark.parametrize(("n_gcp", "n_ziip", "f", "clients", "bursts"),
+                         [(8, 0, 0.3, 1709, (3, 7)), (4, 0, 0.95, 1000, (19, 1)),
+                          (4, 4, 0.5, 1500, (1, 1)), (16, 2, 0.9, 2500, (1, 1))])
+def test_closed_recursion_stays_exact_at_thousands_of_clients(n_gcp, n_ziip, f, clients, bursts):
     # p(0 | n) by subtraction loses every digit past about a thousand steps on 8 engines (1.46 ms
-    # became 11.2); by the ratio X(n) / X_-k(n) the recursion keeps the exact answer
+    # became 11.2); by the ratio X(n) / X_-k(n) the recursion keeps the exact answer. Without
+    # zIIPs, eligible and GCP-only bursts of one size (0.08 ms at f 0.3, 0.04 ms at f 0.95), which
+    # keeps the one pool exponential and the network product-form
     d, r0, z = 0.8, 0.3, 200.0
     demands = [(1 - f) * d] if n_ziip == 0 else [f * d, (1 - f) * d]
     servers = [n_gcp] if n_ziip == 0 else [n_ziip, n_gcp]
     if n_ziip == 0:
         demands = [d]
     exact = exact_closed_resp_ms(clients, demands, servers, z + r0) + r0
-    sol = solve_closed(d, r0, f, Dispatch(n_gcp, n_ziip, honor_priority=False), think_time_ms=z,
-                       n_max=clients)
+    dispatch = Dispatch(n_gcp, n_ziip, honor_priority=False, eligible_bursts=bursts[0], gcp_bursts=bursts[1])
+    sol = solve_closed(d, r0, f, dispatch, think_time_ms=z, n_max=clients)
     assert sol.resp_ms[0, -1] == pytest.approx(exact, rel=1e-9)
 
 
 def test_without_ziips_eligible_work_is_gcp_work():
+    # bursts of one size (0.04 ms), so the one FCFS pool is exponential and MVA exact
     exact = multiserver_mva((0.8,), (2,), delay_ms=0.3, think_time_ms=200.0, n_max=600)
-    sol = solve_closed(0.8, 0.3, 0.95, Dispatch(2, 0), think_time_ms=200.0, n_max=600)
+    sol = solve_closed(0.8, 0.3, 0.95, Dispatch(2, 0, eligible_bursts=19), think_time_ms=200.0, n_max=600)
     np.testing.assert_allclose(sol.resp_ms[0], exact.resp_ms, rtol=1e-9)
     np.testing.assert_allclose(sol.spill_fraction, 1.0)
 
@@ -111,6 +115,48 @@ def test_open_load_without_ziip_is_mmc():
     expected = [mmc_resp_ms(x, 0.8, 2) for x in (500.0, 1500.0, 2400.0)]
     np.testing.assert_allclose(sol.resp_ms[0, :3], expected, rtol=1e-9)
     assert sol.saturated[0, 3] and math.isinf(sol.resp_ms[0, 3])
+
+
+def _mixed_residual(d, f, k_e, k_g):
+    # bursts of one transaction on one pool: k_G of (1-f) D / k_G and k_E of f D / k_E, exponential;
+    # the burst in service's residual E[S^2] / 2E[S] for an arrival from outside, the mean burst for
+    # one that follows its own transaction's burst (k - 1 of every k)
+    k = k_e + k_g
+    s = d / k
+    s_g, s_e = (1 - f) * d / k_g, f * d / k_e
+    r_mix = (k_g * s_g**2 + k_e * s_e**2) / (k_g * s_g + k_e * s_e)
+    return s, s + (r_mix - s) / k
+
+
+@pytest.mark.parametrize(("f", "k_e", "k_g"), [(0.3, 4, 1), (0.95, 4, 1), (0.6, 3, 2)])
+def test_one_gcp_of_mixed_bursts_is_pollaczek_khinchine_open_and_reiser_closed(f, k_e, k_g):
+    # no zIIP: every burst on one FCFS GCP. Open load: M/G/1, W = U r / (1 - U) per burst
+    # (Pollaczek-Khinchine); closed: Reiser's MVA for FCFS with non-exponential service,
+    # W(n) = s (Q(n-1) - U(n-1)) + r U(n-1) (Lazowska et al. 1984), both with the
+    # residual r of _mixed_residual
+    d, r0, z = 0.8, 0.3, 200.0
+    s, r = _mixed_residual(d, f, k_e, k_g)
+    dispatch = Dispatch(1, 0, eligible_bursts=k_e, gcp_bursts=k_g)
+    for tps in (300.0, 750.0, 1100.0):
+        u = tps / 1000.0 * d
+        expected = r0 + d + (k_e + k_g) * u * r / (1 - u)
+        assert solve_open(tps, d, r0, f, dispatch).resp_ms[0, 0] == pytest.approx(expected, rel=1e-12)
+    q = x = 0.0
+    resp = []
+    for n in range(1, 301):
+        u = x * d
+        big_r = d + (k_e + k_g) * (s * (q - u) + r * u)
+        x = n / (z + r0 + big_r)
+        q = x * big_r
+        resp.append(r0 + big_r)
+    sol = solve_closed(d, r0, f, dispatch, think_time_ms=z, n_max=300)
+    np.testing.assert_allclose(sol.resp_ms[0], resp, rtol=1e-9)
+    # mixed bursts wait longer than one exponential burst of the mean (f 0.6, k 3 + 2: one size)
+    mva = multiserver_mva((d,), (1,), delay_ms=r0, think_time_ms=z, n_max=300)
+    if r > s * (1 + 1e-9):
+        assert np.all(sol.resp_ms[0, 10:] > mva.resp_ms[10:])
+    else:
+        np.testing.assert_allclose(sol.resp_ms[0], mva.resp_ms, rtol=1e-9)
 
 
 def test_help_is_fed_back_and_bounded():
@@ -204,6 +250,24 @@ def test_closed_response_obeys_capacity_and_load(d, r0, f, n_gcp, n_ziip, think,
                         n_max=n).resp_ms[0, -1]
     assert gcp <= base[-1] * (1 + 1e-9)
     assert ziip <= base[-1] * (1 + 1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(0.2, 2.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.integers(1, 16), st.integers(1, 6),
+       st.integers(1, 3), st.sampled_from([0.0, 30.0]), st.sampled_from([0.0, 50.0, 1000.0]), st.floats(0.1, 1.5))
+def test_closed_response_without_ziips_obeys_load_and_gcps(d, r0, f, n_gcp, k_e, k_g, bg, think, share):
+    # mixed bursts on the one FCFS pool (the residual beyond exact MVA), other classes beside them:
+    # load and a GCP still move response the right way
+    def dispatch(c):
+        return Dispatch(c, 0, eligible_bursts=k_e, gcp_bursts=k_g, bg_gcp_busy_pct=bg)
+
+    n_star = (d + r0 + think) * dispatch(n_gcp).max_tps(d, f) / 1000.0
+    n = min(max(int(share * n_star), 2), 3000)
+    base = solve_closed(d, r0, f, dispatch(n_gcp), think_time_ms=think, n_max=n).resp_ms[0]
+    assert np.all(np.isfinite(base))
+    assert np.all(np.diff(base) >= -1e-9 * base[1:])
+    gcp = solve_closed(d, r0, f, dispatch(n_gcp + 1), think_time_ms=think, n_max=n).resp_ms[0, -1]
+    assert gcp <= base[-1] * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("n_gcp,n_ziip,d,r0,f,think,n_max", [
