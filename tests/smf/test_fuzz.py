@@ -224,3 +224,29 @@ def test_record_before_the_first_chain_of_records_is_delivered():
     assert recs[1] in got  # before the fix: inside the quarantined bytes before the first chain
     assert all(r in got for r in recs[3:])
     assert bad[0].offset == 0 and "not SMF framing" in bad[0].error
+
+
+def test_spanned_dump_whose_blocks_all_start_with_a_continuation_is_read_after_damage():
+    # junk right after the first block descriptor of a VBS dump of small blocks, where no
+    # later block starts with a record: no block start at a record checked out, so the file was
+    # refused as not an SMF dump (campaign seed 14, input 25768)
+    recs = _records(8)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=800, spanned=True)
+    starts = _blocks(clean)
+    assert all(clean[p + 6] & 0x03 >= 2 for p in starts[1:])  # the premise
+    data = clean[:4] + b"\x07" * 11 + clean[4:]
+    s, got, bad = _delivered(data)
+    assert s.framing == "bdw" and got == recs  # record 0 too: its segments lead to block 1
+    assert bad[0].offset == 0 and bad[0].size == 15
+
+
+def test_block_descriptors_chaining_like_records_do_not_make_a_bdw_file_rdw():
+    # the first record's header damaged: the block descriptors, bytes 2-3 zero and each length
+    # leading to the next, passed as a chain of record descriptors and the file was read as RDW,
+    # every spanned record across a block descriptor lost (campaign seed 14, input 5214)
+    recs = _records(12)
+    data = bytearray(fuzzing.synth.frame_bdw(recs, blksize=2000, spanned=True))
+    data[4 + 13] &= 0xF0  # no sign nibble in SMFxDTE of record 0
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == recs[1:]
+    assert "no SMF record header" in bad[0].error

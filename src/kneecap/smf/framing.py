@@ -676,30 +676,85 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     if 0 in fr.anchors:
         return "rdw", 0  # a record header whose successor is damaged or cut off
     # a file may start with the middle of a spanned record: accept a clean descriptor chain
-    p, k = 0, 0
+    p, k, seen = 0, 0, []
     while p < len(head) and k < 3:
         m = _valid_rdw(head, p)
         if not m:
             break
+        seen.append(p)
         p += m
         k += 1
     if k >= 3 or (k >= 1 and p == len(head)):
+        # block descriptors chain like record descriptors (bytes 2-3 zero, the length leading to
+        # the next one): a BDW file whose first block is damaged starts the same way
+        if any(fb.block(q) is not None for q in seen):
+            return "bdw", 0
         return "rdw", 0
     # The first place framing can start: a block that checks out, or three records that chain.
     # The latter also occurs inside the blocks of a BDW file whose first block is damaged, so a
     # block anywhere in ``head`` decides the framing: read as RDW, every block descriptor would be
-    # damage, and a record between two of them would be lost.
-    g = fb.next_good(0)
+    # damage, and a record between two of them would be lost. A block may start with a record
+    # or with the continuation of a spanned one (in a VBS dump of small blocks, most do).
+    blk = next((q for q in _block_candidates(fb) if fb.block(q) is not None), None)
     chain_at = None
-    while g is not None:
-        if g >= 4 and fb.block(g - 4) is not None:
-            return "bdw", g - 4 if chain_at is None else chain_at
-        if chain_at is None and _chain(fr, g) >= 3:
+    g = fb.next_good(0)
+    while g is not None and (blk is None or g < blk):
+        if _chain(fr, g) >= 3:
             chain_at = g
+            break
         g = fb.next_good(g)
+    if blk is not None:
+        return "bdw", _reached_from(fb, blk if chain_at is None else chain_at)
     if chain_at is not None:
-        return "rdw", chain_at
+        return "rdw", _reached_from(fr, chain_at)
     raise SMFDataError(TRANSFER_HELP, offset=0)
+
+
+def _reached_from(fr: _Frame, start: int) -> int:
+    """The first trusted record start before ``start`` whose descriptors lead exactly to it.
+
+    Framing starts where blocks or records first chain; a spanned record whose first segment
+    comes before that point (its continuation in the first block that checks out, say) is
+    whole, and the segments from its trusted first segment on lead there one descriptor after
+    the other (block descriptors in between, in a blocked file). ``start`` itself when no
+    trusted record start before it does. Each position is walked from at most once.
+    """
+    buf, seen = fr.buf, set()
+    for g in fr.good:
+        if g >= start:
+            break
+        r = g
+        while r < start and r not in seen:
+            seen.add(r)
+            if fr.blocked and r not in fr.anchors and fr.is_bdw_here(r):
+                r += 4
+                continue
+            n = _valid_rdw(buf, r)
+            if not n or (buf[r + 2] & 0x03 < 2 and r not in fr.anchors):
+                break
+            r += n
+        if r == start:
+            return g
+    return start
+
+
+def _block_candidates(fr: _Frame) -> list[int]:
+    """Positions of ``fr.buf`` (ascending) where a block may start.
+
+    That is a plausible block descriptor followed by a trusted record start or by a middle or
+    last segment descriptor.
+    """
+    u8 = np.frombuffer(fr.buf, dtype=np.uint8)
+    n = u8.size - 8
+    out = [g - 4 for g in fr.good if g >= 4]
+    if n > 0:
+        # a continuation segment descriptor at c = q + 4: code 2 or 3, byte 3 zero, length >= 5;
+        # a (non-extended or extended) block descriptor before it
+        c = np.flatnonzero((u8[6 : 6 + n] & 0xFE) == 2) + 4
+        c = c[(u8[c + 3] == 0) & (((u8[c].astype(np.int32) << 8) | u8[c + 1]) >= 5)]
+        out.extend(int(x) - 4 for x in c.tolist()
+                   if _valid_bdw(fr.buf, int(x) - 4) and fr.is_cont(int(x)))
+    return sorted(set(out))
 
 
 def _reaches_block(fr: _Frame, q: int) -> bool:
