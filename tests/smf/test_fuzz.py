@@ -250,3 +250,18 @@ def test_block_descriptors_chaining_like_records_do_not_make_a_bdw_file_rdw():
     s, got, bad = _delivered(bytes(data))
     assert s.framing == "bdw" and got == recs[1:]
     assert "no SMF record header" in bad[0].error
+
+
+def test_record_cut_short_does_not_swallow_an_untrusted_neighbour():
+    # record 3 two bytes short, record 5's header damaged so that record 4 is not trusted:
+    # record 3's descriptor, reached through trusted framing, took the first two bytes of record 4
+    # (delivered as record 3, and record 4 lost) (campaign seed 14, input 28577)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4] + 13] &= 0xF0  # SMFxDTE of record 5: no sign nibble
+    del data[ends[3] - 6:ends[3] - 4]  # inside record 3, near its end
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))
+    assert len(got) == 6 and "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 2

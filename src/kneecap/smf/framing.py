@@ -459,8 +459,15 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
         f = q + n
         if nxt is None or nxt >= f:
             # reached through trusted framing and nothing trusted starts inside it: kept even
-            # if what follows is damaged (that damage is the next step's business)
-            return f, None
+            # if what follows is damaged (that damage is the next step's business) ...
+            a = _header_inside(fr, q, f) if not _ends_plausibly(fr, f) else None
+            if a is None:
+                return f, None
+            # ... unless it ends in no descriptor while a record header inside it leads to one:
+            # its length is damaged and that record (not trusted yet: what follows it may be
+            # damaged too) is the next one
+            return a, (f"record descriptor says {n} bytes, which ends in no descriptor, but "
+                       f"a record header starts {a - q} bytes in (damaged length)")
     if not n:
         why = f"invalid record descriptor word {bytes(buf[q:q + 4]).hex(' ')}"
     elif q + n > fr.n:
@@ -475,6 +482,27 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
     else:  # pragma: no cover - every other case returned above
         why = "damaged descriptor"
     return (nxt if nxt is not None else (fr.n if fr.eof else None)), why
+
+
+def _ends_plausibly(fr: _Frame, f: int) -> bool:
+    """Whether a segment ending at ``f`` may end there.
+
+    It may when a descriptor (of a record, or of a block in a blocked file) follows, and where
+    fewer than four bytes are left to tell (the end of the input, or of what is known of it).
+    """
+    if f + 4 > fr.n:
+        return True
+    return bool(_valid_rdw(fr.buf, f)) or (fr.blocked and bool(_valid_bdw(fr.buf, f)))
+
+
+def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
+    """The first record header strictly inside ``buf[q:f]`` whose descriptor ends plausibly."""
+    al = fr.anchor_list
+    for a in al[bisect_right(al, q):bisect_left(al, f)]:
+        e = a + ((fr.buf[a] << 8) | fr.buf[a + 1])
+        if e <= fr.n and e > f - 4 and _ends_plausibly(fr, e):
+            return a
+    return None
 
 
 def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]]:
