@@ -265,3 +265,23 @@ def test_record_cut_short_does_not_swallow_an_untrusted_neighbour():
     assert recs[4] in got  # before the fix: swallowed by record 3
     assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))
     assert len(got) == 6 and "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 2
+
+
+def test_short_dump_where_three_records_never_chain_is_read():
+    # junk before record 0, after it and inside record 2: no three records chain anywhere, and
+    # the file was refused as not an SMF dump, records 0 and 1 with it (campaign seed 14, 4708)
+    r0, r1, r2 = _records(3)
+    data = b"\x07" * 5 + r0 + b"\x01" + r1 + r2[:600] + b"\x02" * 6 + r2[600:]
+    s, got, bad = _delivered(data)
+    assert s.framing == "rdw" and got[:2] == [r0, r1]
+    assert bad[0].offset == 0 and bad[0].size == 5 and "not SMF framing" in bad[0].error
+
+
+def test_short_blocked_dump_with_a_damaged_first_block_is_read():
+    # four bytes after the block descriptor and the last record cut: records 0-1 chain, no
+    # further, and no block checks out (campaign seed 14, input 3512)
+    recs = _records(3)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=32000)
+    data = clean[:4] + b"\x00\x07\x00\x00" + clean[4:-1]
+    s, got, _bad = _delivered(data)
+    assert got == recs[:2]

@@ -678,11 +678,15 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     (str, int)
         ``"bdw"`` or ``"rdw"`` and the offset of the first block or record. An offset above 0
         means bytes before it are not SMF framing (e.g. one stray byte prepended); the stream
-        quarantines them. Off offset 0, a record start is only accepted when three trusted
-        records follow one another (or the file ends after fewer), so a plain binary transfer
-        is not mistaken for a dump that starts late. A file with a block that checks out
-        anywhere in ``head`` is ``"bdw"``, and its offset may then be that of a record inside
-        a damaged first block.
+        quarantines them. Off offset 0, a record start is preferably one where three trusted
+        records follow one another (or the file ends after fewer); in a file too short or too
+        damaged for that anywhere in ``head``, the first trusted record start (a descriptor
+        leading from one SMF header to another, which a plain binary transfer does not have).
+        A file with a block that checks out anywhere in ``head`` (one starting with a record or
+        with the continuation of a spanned one) is ``"bdw"``, and its offset may then be that
+        of a record inside a damaged first block. A spanned record whose trusted first segment
+        comes before that point, its descriptors leading there, is not cut off: framing starts
+        at it.
 
     Raises
     ------
@@ -735,6 +739,14 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
         return "bdw", _reached_from(fb, blk if chain_at is None else chain_at)
     if chain_at is not None:
         return "rdw", _reached_from(fr, chain_at)
+    # Too short or too damaged for three records to chain anywhere. A trusted record start (its
+    # descriptor and SMF header check out and lead to another record header, a block descriptor
+    # or the end of the input) takes two headers where a plain binary transfer has none: framing
+    # starts there, and the records around the damage are delivered.
+    if fb.good:
+        blocked = not fr.good or any(g >= 4 and _valid_bdw(head, g - 4) for g in fb.good)
+        f = fb if blocked else fr
+        return ("bdw" if blocked else "rdw"), _reached_from(f, f.good[0])
     raise SMFDataError(TRANSFER_HELP, offset=0)
 
 
