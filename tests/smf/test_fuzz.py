@@ -285,3 +285,18 @@ def test_short_blocked_dump_with_a_damaged_first_block_is_read():
     data = clean[:4] + b"\x00\x07\x00\x00" + clean[4:-1]
     s, got, _bad = _delivered(data)
     assert got == recs[:2]
+
+
+def test_record_cut_short_before_bytes_that_pass_for_an_extended_bdw_yields_its_neighbour():
+    # as above in a blocked file, where record 3 now ends at bytes 9-12 of record 4 (80 01 25 06,
+    # SMFxTME's last byte and SMFxDTE), which pass for an extended block descriptor of 75014
+    # bytes: no block descriptor of a block that starts there (campaign seed 14, input 23013)
+    recs = _records(8)
+    assert recs[4][9] & 0x80  # the premise
+    data = bytearray(fuzzing.synth.frame_bdw(recs, blksize=32000))
+    ends = (4 + np.cumsum([len(r) for r in recs])).tolist()
+    data[ends[4] + 13] &= 0xF0  # SMFxDTE of record 5: no sign nibble
+    del data[ends[3] - 20:ends[3] - 11]  # nine bytes inside record 3, near its end
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))

@@ -487,12 +487,13 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
 def _ends_plausibly(fr: _Frame, f: int) -> bool:
     """Whether a segment ending at ``f`` may end there.
 
-    It may when a descriptor (of a record, or of a block in a blocked file) follows, and where
-    fewer than four bytes are left to tell (the end of the input, or of what is known of it).
+    It may when a record descriptor follows (in a blocked file also a block descriptor with a
+    record start or continuation segment after it), and where fewer than four bytes are left to
+    tell (the end of the input, or of what is known of it).
     """
     if f + 4 > fr.n:
         return True
-    return bool(_valid_rdw(fr.buf, f)) or (fr.blocked and bool(_valid_bdw(fr.buf, f)))
+    return bool(_valid_rdw(fr.buf, f)) or (fr.blocked and fr.is_bdw_here(f))
 
 
 def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
