@@ -45,7 +45,9 @@ byte whatever the length of the damage (re-synchronisation is linear).
 When something does not agree:
 
 * a record whose length would swallow a later record that chains correctly is cut at that
-  record: the bytes up to it are quarantined, the later record is delivered;
+  record: the bytes up to it are quarantined, the later record is delivered; so is one whose
+  length ends in no descriptor while a record header inside it leads to one past that end
+  (its length is damaged, and the record it ran into is not trusted yet);
 * a block descriptor that does not match its segments (a flipped length bit, an extended-BDW
   bit, bytes cut from a record) is not trusted: the records inside are framed one by one by
   their own descriptors, and block framing resumes at the next block that checks out. Only an
