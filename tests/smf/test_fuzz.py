@@ -224,3 +224,79 @@ def test_record_before_the_first_chain_of_records_is_delivered():
     assert recs[1] in got  # before the fix: inside the quarantined bytes before the first chain
     assert all(r in got for r in recs[3:])
     assert bad[0].offset == 0 and "not SMF framing" in bad[0].error
+
+
+def test_spanned_dump_whose_blocks_all_start_with_a_continuation_is_read_after_damage():
+    # junk right after the first block descriptor of a VBS dump of small blocks, where no
+    # later block starts with a record: no block start at a record checked out, so the file was
+    # refused as not an SMF dump (campaign seed 14, input 25768)
+    recs = _records(8)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=800, spanned=True)
+    starts = _blocks(clean)
+    assert all(clean[p + 6] & 0x03 >= 2 for p in starts[1:])  # the premise
+    data = clean[:4] + b"\x07" * 11 + clean[4:]
+    s, got, bad = _delivered(data)
+    assert s.framing == "bdw" and got == recs  # record 0 too: its segments lead to block 1
+    assert bad[0].offset == 0 and bad[0].size == 15
+
+
+def test_block_descriptors_chaining_like_records_do_not_make_a_bdw_file_rdw():
+    # the first record's header damaged: the block descriptors, bytes 2-3 zero and each length
+    # leading to the next, passed as a chain of record descriptors and the file was read as RDW,
+    # every spanned record across a block descriptor lost (campaign seed 14, input 5214)
+    recs = _records(12)
+    data = bytearray(fuzzing.synth.frame_bdw(recs, blksize=2000, spanned=True))
+    data[4 + 13] &= 0xF0  # no sign nibble in SMFxDTE of record 0
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == recs[1:]
+    assert "no SMF record header" in bad[0].error
+
+
+def test_record_cut_short_does_not_swallow_an_untrusted_neighbour():
+    # record 3 two bytes short, record 5's header damaged so that record 4 is not trusted:
+    # record 3's descriptor, reached through trusted framing, took the first two bytes of record 4
+    # (delivered as record 3, and record 4 lost) (campaign seed 14, input 28577)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4] + 13] &= 0xF0  # SMFxDTE of record 5: no sign nibble
+    del data[ends[3] - 6:ends[3] - 4]  # inside record 3, near its end
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))
+    assert len(got) == 6 and "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 2
+
+
+def test_short_dump_where_three_records_never_chain_is_read():
+    # junk before record 0, after it and inside record 2: no three records chain anywhere, and
+    # the file was refused as not an SMF dump, records 0 and 1 with it (campaign seed 14, 4708)
+    r0, r1, r2 = _records(3)
+    data = b"\x07" * 5 + r0 + b"\x01" + r1 + r2[:600] + b"\x02" * 6 + r2[600:]
+    s, got, bad = _delivered(data)
+    assert s.framing == "rdw" and got[:2] == [r0, r1]
+    assert bad[0].offset == 0 and bad[0].size == 5 and "not SMF framing" in bad[0].error
+
+
+def test_short_blocked_dump_with_a_damaged_first_block_is_read():
+    # four bytes after the block descriptor and the last record cut: records 0-1 chain, no
+    # further, and no block checks out (campaign seed 14, input 3512)
+    recs = _records(3)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=32000)
+    data = clean[:4] + b"\x00\x07\x00\x00" + clean[4:-1]
+    s, got, _bad = _delivered(data)
+    assert got == recs[:2]
+
+
+def test_record_cut_short_before_bytes_that_pass_for_an_extended_bdw_yields_its_neighbour():
+    # as above in a blocked file, where record 3 now ends at bytes 9-12 of record 4 (80 01 25 06,
+    # SMFxTME's last byte and SMFxDTE), which pass for an extended block descriptor of 75014
+    # bytes: no block descriptor of a block that starts there (campaign seed 14, input 23013)
+    recs = _records(8)
+    assert recs[4][9] & 0x80  # the premise
+    data = bytearray(fuzzing.synth.frame_bdw(recs, blksize=32000))
+    ends = (4 + np.cumsum([len(r) for r in recs])).tolist()
+    data[ends[4] + 13] &= 0xF0  # SMFxDTE of record 5: no sign nibble
+    del data[ends[3] - 20:ends[3] - 11]  # nine bytes inside record 3, near its end
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))

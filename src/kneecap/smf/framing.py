@@ -45,7 +45,9 @@ byte whatever the length of the damage (re-synchronisation is linear).
 When something does not agree:
 
 * a record whose length would swallow a later record that chains correctly is cut at that
-  record: the bytes up to it are quarantined, the later record is delivered;
+  record: the bytes up to it are quarantined, the later record is delivered; so is one whose
+  length ends in no descriptor while a record header inside it leads to one past that end
+  (its length is damaged, and the record it ran into is not trusted yet);
 * a block descriptor that does not match its segments (a flipped length bit, an extended-BDW
   bit, bytes cut from a record) is not trusted: the records inside are framed one by one by
   their own descriptors, and block framing resumes at the next block that checks out. Only an
@@ -459,8 +461,15 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
         f = q + n
         if nxt is None or nxt >= f:
             # reached through trusted framing and nothing trusted starts inside it: kept even
-            # if what follows is damaged (that damage is the next step's business)
-            return f, None
+            # if what follows is damaged (that damage is the next step's business) ...
+            a = _header_inside(fr, q, f) if not _ends_plausibly(fr, f) else None
+            if a is None:
+                return f, None
+            # ... unless it ends in no descriptor while a record header inside it leads to one:
+            # its length is damaged and that record (not trusted yet: what follows it may be
+            # damaged too) is the next one
+            return a, (f"record descriptor says {n} bytes, which ends in no descriptor, but "
+                       f"a record header starts {a - q} bytes in (damaged length)")
     if not n:
         why = f"invalid record descriptor word {bytes(buf[q:q + 4]).hex(' ')}"
     elif q + n > fr.n:
@@ -475,6 +484,28 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
     else:  # pragma: no cover - every other case returned above
         why = "damaged descriptor"
     return (nxt if nxt is not None else (fr.n if fr.eof else None)), why
+
+
+def _ends_plausibly(fr: _Frame, f: int) -> bool:
+    """Whether a segment ending at ``f`` may end there.
+
+    It may when a record descriptor follows (in a blocked file also a block descriptor with a
+    record start or continuation segment after it), and where fewer than four bytes are left to
+    tell (the end of the input, or of what is known of it).
+    """
+    if f + 4 > fr.n:
+        return True
+    return bool(_valid_rdw(fr.buf, f)) or (fr.blocked and fr.is_bdw_here(f))
+
+
+def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
+    """The first record header strictly inside ``buf[q:f]`` whose descriptor ends plausibly."""
+    al = fr.anchor_list
+    for a in al[bisect_right(al, q):bisect_left(al, f)]:
+        e = a + ((fr.buf[a] << 8) | fr.buf[a + 1])
+        if e <= fr.n and e > f - 4 and _ends_plausibly(fr, e):
+            return a
+    return None
 
 
 def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]]:
@@ -650,11 +681,15 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     (str, int)
         ``"bdw"`` or ``"rdw"`` and the offset of the first block or record. An offset above 0
         means bytes before it are not SMF framing (e.g. one stray byte prepended); the stream
-        quarantines them. Off offset 0, a record start is only accepted when three trusted
-        records follow one another (or the file ends after fewer), so a plain binary transfer
-        is not mistaken for a dump that starts late. A file with a block that checks out
-        anywhere in ``head`` is ``"bdw"``, and its offset may then be that of a record inside
-        a damaged first block.
+        quarantines them. Off offset 0, a record start is preferably one where three trusted
+        records follow one another (or the file ends after fewer); in a file too short or too
+        damaged for that anywhere in ``head``, the first trusted record start (a descriptor
+        leading from one SMF header to another, which a plain binary transfer does not have).
+        A file with a block that checks out anywhere in ``head`` (one starting with a record or
+        with the continuation of a spanned one) is ``"bdw"``, and its offset may then be that
+        of a record inside a damaged first block. A spanned record whose trusted first segment
+        comes before that point, its descriptors leading there, is not cut off: framing starts
+        at it.
 
     Raises
     ------
@@ -676,30 +711,93 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     if 0 in fr.anchors:
         return "rdw", 0  # a record header whose successor is damaged or cut off
     # a file may start with the middle of a spanned record: accept a clean descriptor chain
-    p, k = 0, 0
+    p, k, seen = 0, 0, []
     while p < len(head) and k < 3:
         m = _valid_rdw(head, p)
         if not m:
             break
+        seen.append(p)
         p += m
         k += 1
     if k >= 3 or (k >= 1 and p == len(head)):
+        # block descriptors chain like record descriptors (bytes 2-3 zero, the length leading to
+        # the next one): a BDW file whose first block is damaged starts the same way
+        if any(fb.block(q) is not None for q in seen):
+            return "bdw", 0
         return "rdw", 0
     # The first place framing can start: a block that checks out, or three records that chain.
     # The latter also occurs inside the blocks of a BDW file whose first block is damaged, so a
     # block anywhere in ``head`` decides the framing: read as RDW, every block descriptor would be
-    # damage, and a record between two of them would be lost.
-    g = fb.next_good(0)
+    # damage, and a record between two of them would be lost. A block may start with a record
+    # or with the continuation of a spanned one (in a VBS dump of small blocks, most do).
+    blk = next((q for q in _block_candidates(fb) if fb.block(q) is not None), None)
     chain_at = None
-    while g is not None:
-        if g >= 4 and fb.block(g - 4) is not None:
-            return "bdw", g - 4 if chain_at is None else chain_at
-        if chain_at is None and _chain(fr, g) >= 3:
+    g = fb.next_good(0)
+    while g is not None and (blk is None or g < blk):
+        if _chain(fr, g) >= 3:
             chain_at = g
+            break
         g = fb.next_good(g)
+    if blk is not None:
+        return "bdw", _reached_from(fb, blk if chain_at is None else chain_at)
     if chain_at is not None:
-        return "rdw", chain_at
+        return "rdw", _reached_from(fr, chain_at)
+    # Too short or too damaged for three records to chain anywhere. A trusted record start (its
+    # descriptor and SMF header check out and lead to another record header, a block descriptor
+    # or the end of the input) takes two headers where a plain binary transfer has none: framing
+    # starts there, and the records around the damage are delivered.
+    if fb.good:
+        blocked = not fr.good or any(g >= 4 and _valid_bdw(head, g - 4) for g in fb.good)
+        f = fb if blocked else fr
+        return ("bdw" if blocked else "rdw"), _reached_from(f, f.good[0])
     raise SMFDataError(TRANSFER_HELP, offset=0)
+
+
+def _reached_from(fr: _Frame, start: int) -> int:
+    """The first trusted record start before ``start`` whose descriptors lead exactly to it.
+
+    Framing starts where blocks or records first chain; a spanned record whose first segment
+    comes before that point (its continuation in the first block that checks out, say) is
+    whole, and the segments from its trusted first segment on lead there one descriptor after
+    the other (block descriptors in between, in a blocked file). ``start`` itself when no
+    trusted record start before it does. Each position is walked from at most once.
+    """
+    buf, seen = fr.buf, set()
+    for g in fr.good:
+        if g >= start:
+            break
+        r = g
+        while r < start and r not in seen:
+            seen.add(r)
+            if fr.blocked and r not in fr.anchors and fr.is_bdw_here(r):
+                r += 4
+                continue
+            n = _valid_rdw(buf, r)
+            if not n or (buf[r + 2] & 0x03 < 2 and r not in fr.anchors):
+                break
+            r += n
+        if r == start:
+            return g
+    return start
+
+
+def _block_candidates(fr: _Frame) -> list[int]:
+    """Positions of ``fr.buf`` (ascending) where a block may start.
+
+    That is a plausible block descriptor followed by a trusted record start or by a middle or
+    last segment descriptor.
+    """
+    u8 = np.frombuffer(fr.buf, dtype=np.uint8)
+    n = u8.size - 8
+    out = [g - 4 for g in fr.good if g >= 4]
+    if n > 0:
+        # a continuation segment descriptor at c = q + 4: code 2 or 3, byte 3 zero, length >= 5;
+        # a (non-extended or extended) block descriptor before it
+        c = np.flatnonzero((u8[6 : 6 + n] & 0xFE) == 2) + 4
+        c = c[(u8[c + 3] == 0) & (((u8[c].astype(np.int32) << 8) | u8[c + 1]) >= 5)]
+        out.extend(int(x) - 4 for x in c.tolist()
+                   if _valid_bdw(fr.buf, int(x) - 4) and fr.is_cont(int(x)))
+    return sorted(set(out))
 
 
 def _reaches_block(fr: _Frame, q: int) -> bool:
