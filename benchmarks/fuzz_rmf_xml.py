@@ -3,12 +3,13 @@
 Every input is a bundled 34-interval CPU report with one mutation (``tests/rmf/xml_fuzzing.py``
 builds it and keeps the ground truth): bit flips, deleted, inserted or random bytes, a cut,
 a cell's value replaced (blanks, fillers, ``inf``, ``1_000``, junk), an interval repeated, a
-billion-laughs entity declaration, deep nesting, invalid UTF-8. Input ``i`` of seed ``s`` is the
-same on every machine and run. Each goes through :func:`kneecap.rmf.read_postprocessor` in a
-worker process and is counted as
+billion-laughs entity declaration, deep nesting, invalid UTF-8, a broken interval start tag.
+Input ``i`` of seed ``s`` is the same on every machine and run. Each goes through
+:func:`kneecap.rmf.read_postprocessor` in a worker process and is counted as
 
 * a **crash**: any exception but ``RMFReportError``;
-* a **hang**: more than :data:`BUDGET_S` seconds, twice (a busy machine does not make one);
+* a **hang**: more than :data:`BUDGET_S` seconds, twice (a busy machine does not make one), or
+  over :data:`HARD_LIMIT_S` at all (stopped by an alarm);
 * **intervals lost**: intervals wholly before or after the damage not read.
 
 It also prints the intervals quarantined and how many inputs the damage left malformed XML
@@ -20,13 +21,14 @@ Exit status 1 when anything failed.
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/fuzz_rmf_xml.py [--n 5000] [--seed 14] [--workers 2] [--out DIR]
+    PYTHONPATH=src python benchmarks/fuzz_rmf_xml.py [--n 5500] [--seed 14] [--workers 2] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import signal
 import sys
 import time
 from collections import Counter, defaultdict
@@ -37,9 +39,19 @@ sys.path.insert(0, str(ROOT))
 
 #: Seconds one input may take (the reader and the ground truth's own expat parse of 400 KB).
 BUDGET_S = 2.0
+#: An input still running after this long is stopped (an alarm in the worker) and is a hang.
+HARD_LIMIT_S = 30.0
 CHUNK = 100
 
 _BASE = None
+
+
+class _Overdue(BaseException):
+    """Raised by the alarm in a worker; a BaseException so that no ``except Exception`` eats it."""
+
+
+def _alarm(signum, frame):
+    raise _Overdue
 
 
 def _run(args: tuple[int, int]) -> tuple[int, str, float, int, int, int, bool, bool, str | None, str | None, str]:
@@ -54,9 +66,17 @@ def _run(args: tuple[int, int]) -> tuple[int, str, float, int, int, int, bool, b
     kind = xml_fuzzing.KINDS[index % len(xml_fuzzing.KINDS)]
     case = xml_fuzzing.mutate(np.random.default_rng([seed, index]), _BASE, kind)
     secs = 0.0
+    signal.signal(signal.SIGALRM, _alarm)
     for _ in range(2):  # a run over the budget is measured again
         t0 = time.perf_counter()
-        v = xml_fuzzing.verdict(case, _BASE)
+        signal.setitimer(signal.ITIMER_REAL, HARD_LIMIT_S)
+        try:
+            v = xml_fuzzing.verdict(case, _BASE)
+        except _Overdue:  # a runaway input: a hang, and the campaign goes on
+            return (index, kind, HARD_LIMIT_S, 0, 0, 0, xml_fuzzing.well_formed(case.data), True, None, None,
+                    case.log)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         secs = time.perf_counter() - t0
         if secs <= BUDGET_S:
             break
@@ -71,7 +91,7 @@ def _chunk(args: tuple[int, int, int]) -> list:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=5_000, help="inputs (default 5,000)")
+    ap.add_argument("--n", type=int, default=5_500, help="inputs (default 5,500: 500 per kind)")
     ap.add_argument("--seed", type=int, default=14)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("/tmp/kneecap-fuzz-rmf"),

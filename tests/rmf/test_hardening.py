@@ -133,17 +133,22 @@ def test_xml_breaking_off_keeps_the_intervals_before(tmp_path):
     assert interval == 10 and f"{path}: interval 10: malformed XML" in reason and "no interval follows it" in reason
 
 
-@pytest.mark.parametrize("damage", ["unclosed", "junk"])
+@pytest.mark.parametrize("damage", ["unclosed", "junk", "start tag", "renamed tag"])
 def test_xml_broken_inside_an_interval_costs_that_interval_only(tmp_path, damage):
     # after the break the file is read again from the next interval's start tag
     whole = read_postprocessor(WEEK_2020)
     head, *intervals = _intervals(WEEK_2020.read_text())
     if damage == "unclosed":  # interval 12's end tag lost: the intervals after it parse as nested in it
         intervals[11] = intervals[11].replace("</postprocessor>", "", 1)
-    else:  # a stray "<" in a cell of interval 12
+    elif damage == "junk":  # a stray "<" in a cell of interval 12
         intervals[11] = intervals[11].replace("<col>CP</col>", "<col>C<P</col>", 1)
     path = tmp_path / "broken.xml"
-    path.write_text("<postprocessor>".join([head, *intervals]))
+    if damage in ("start tag", "renamed tag"):  # interval 12's own start tag broken, or renamed
+        path.write_text("<postprocessor>".join([head, *intervals[:11]])
+                        + ("<postprocessor =>" if damage == "start tag" else "<postprocesso>")
+                        + "<postprocessor>".join(intervals[11:]))
+    else:
+        path.write_text("<postprocessor>".join([head, *intervals]))
     tables = read_postprocessor(path)
     (interval, reason), = tables.quarantine.itertuples(index=False)
     assert interval == 12 and f"{path}: interval 12: malformed XML" in reason

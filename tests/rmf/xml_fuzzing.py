@@ -25,7 +25,11 @@ from kneecap.rmf import RMFReportError, read_postprocessor
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "raw" / "rmf-samples"
 BASE = SAMPLES / "rmfpp-cpu-RPRT-20200910.xml"
 KINDS = ("flip", "delete", "insert", "truncate", "value", "garbage", "dup_interval", "entity", "nest",
-         "bad_utf8")
+         "bad_utf8", "start_tag")
+#: What a ``start_tag`` mutation makes of an interval's ``<postprocessor>``: the reader reads on
+#: from interval start tags after a break, so one broken there must not stop it.
+BROKEN_TAGS = (b"<postprocessor =>", b"<postprocessorX>", b"<postprocessor a='1>", b"<postprocesso>",
+               b"<postprocessor\x00>", b"<postprocessor")
 #: What a ``value`` mutation writes into a cell: blanks, fillers, Python-only spellings, junk.
 VALUES = ("", "x", "1e400", "-1", "NaN", "inf", "1_000", "1,5", "99999999999999999999999", "\u00e9",
           "&amp;", "0x1F", " 5 ", "--", "N/A", "12.5ms", "00.00.01", "1.2.3.4")
@@ -115,6 +119,10 @@ def mutate(rng: np.random.Generator, base: Base, kind: str) -> Case:
         cell = d.index(b"<col>", lo) + len(b"<col>")
         out = d[:body_at] + decl + d[body_at:cell] + b"&i;" + d[cell:]
         return Case(kind, out, 0, n, f"billion-laughs DTD, referenced in interval {k + 1}")
+    if kind == "start_tag":
+        tag = BROKEN_TAGS[int(rng.integers(0, len(BROKEN_TAGS)))]
+        return Case(kind, d[:lo] + tag + d[lo + len(_OPEN):], lo, lo + len(_OPEN),
+                    f"interval {k + 1}'s start tag -> {tag!r}")
     if kind == "nest":
         depth = int(rng.integers(1_000, 50_000))
         inner = d.index(b"<segment", lo)

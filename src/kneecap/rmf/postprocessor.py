@@ -457,23 +457,30 @@ def iter_reports(source: Source, *, raise_on_error: bool = True,
                                          first, seen)
                 return
             except _XmlBreak as brk:
-                resume = _interval_start(raw, start, seen.started, seen.tag) if _seekable(raw) else None
+                if not _seekable(raw):
+                    resume = None
+                else:
+                    # read on from the first intact start tag the parse did not open; a parse that
+                    # was itself read on from a start tag and broke in that very tag skips it
+                    stuck = bool(prefix) and not seen.started and seen.top is None
+                    resume = _interval_start(raw, start, seen.started + stuck, seen.tag)
+                    if resume is not None and resume <= start:  # never read the same bytes twice
+                        resume = None
                 if brk.before_root and resume is None:
                     raise RMFReportError(f"{where}: malformed XML: {brk.error}") from brk.error
-                # the break is inside an interval (or an element in its place whose tag the damage
-                # renamed): that interval is lost, and counted
-                lost = seen.started > seen.completed or seen.top not in (None, *_HEADER_TAGS)
-                consumed = seen.started + (seen.started == seen.completed and lost)
-                if lost:
-                    then = "read again from the next interval" if resume is not None else "no interval follows it"
-                    assert on_bad is not None  # _iter_bounded raises otherwise
-                    on_bad(first + consumed, f"{where}: interval {first + consumed}: malformed XML: "
-                                             f"{brk.error}; {then}")
+                # lost: the interval the break is in, and any whose start tag the damage broke or
+                # renamed (counted by a looser scan up to where reading goes on)
+                broken = (_tag_count(raw, start, resume, seen.tag[:-1]) - seen.started) if _seekable(raw) else 0
+                lost = max(broken, int(seen.started > seen.completed or seen.top not in (None, *_HEADER_TAGS)))
+                then = "read again from the next interval" if resume is not None else "no interval follows it"
+                assert on_bad is not None  # _iter_bounded raises otherwise
+                for ordinal in range(first + seen.completed + 1, first + seen.completed + 1 + lost):
+                    on_bad(ordinal, f"{where}: interval {ordinal}: malformed XML: {brk.error}; {then}")
                 if resume is None:
                     return
                 # a fresh parse from that start tag, under a root of its own; the file's own
                 # closing </ddsml> closes it
-                start, first, prefix = resume, first + consumed, b"<ddsml>"
+                start, first, prefix = resume, first + seen.completed + lost, b"<ddsml>"
                 raw.seek(start)
 
 
@@ -538,6 +545,23 @@ def _interval_start(raw: IO[bytes], start: int, skip: int, tag: str) -> int | No
             at = max(len(buf) - len(needle), 0)
         pos += at
         buf = buf[at:]
+
+
+def _tag_count(raw: IO[bytes], start: int, end: int | None, prefix: str) -> int:
+    """How many ``<`` + ``prefix`` occur in bytes ``[start, end)`` (to the end of the input when ``end`` is None)."""
+    needle = b"<" + prefix.encode()
+    raw.seek(start)
+    count, pos, tail = 0, start, b""
+    while end is None or pos < end:
+        chunk = raw.read(1 << 20 if end is None else min(1 << 20, end - pos))
+        if not chunk:
+            break
+        buf = tail + chunk
+        count += buf.count(needle)
+        # the tail is one byte shorter than the needle: a needle across reads is counted once
+        tail = buf[-(len(needle) - 1):]
+        pos += len(chunk)
+    return count
 
 
 def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool,
