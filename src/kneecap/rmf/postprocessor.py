@@ -47,6 +47,7 @@ IBM, *z/OS RMF User's Guide*, "How to work with Postprocessor XML reports" (XPRP
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import re
@@ -457,7 +458,8 @@ def iter_reports(source: Source, *, raise_on_error: bool = True,
                                          first, seen)
                 return
             except _XmlBreak as brk:
-                if not _seekable(raw):
+                seekable = _seekable(raw)
+                if not seekable:
                     resume = None
                 else:
                     # read on from the first intact start tag the parse did not open; a parse that
@@ -470,7 +472,7 @@ def iter_reports(source: Source, *, raise_on_error: bool = True,
                     raise RMFReportError(f"{where}: malformed XML: {brk.error}") from brk.error
                 # lost: the interval the break is in, and any whose start tag the damage broke or
                 # renamed (counted by a looser scan up to where reading goes on)
-                broken = (_tag_count(raw, start, resume, seen.tag[:-1]) - seen.started) if _seekable(raw) else 0
+                broken = (_tag_count(raw, start, resume, seen.tag[:-1]) - seen.started) if seekable else 0
                 lost = max(broken, int(seen.started > seen.completed or seen.top not in (None, *_HEADER_TAGS)))
                 then = "read again from the next interval" if resume is not None else "no interval follows it"
                 assert on_bad is not None  # _iter_bounded raises otherwise
@@ -518,50 +520,40 @@ def _seekable(raw: IO[bytes]) -> bool:
         return False
 
 
-def _interval_start(raw: IO[bytes], start: int, skip: int, tag: str) -> int | None:
-    """Offset of the interval start tag ``<tag>`` after the first ``skip`` from byte ``start`` on, or None.
+def _tag_offsets(raw: IO[bytes], start: int, needle: bytes) -> Iterator[tuple[int, bytes]]:
+    """Each offset of ``needle`` from byte ``start`` on, with the byte after it (``b""`` at the end of the input).
 
-    A scan of the bytes, not a parse: it finds the next interval however broken the one before is.
+    A scan of the bytes, not a parse: it finds tags however broken the XML around them is.
     """
-    needle = b"<" + tag.encode()
     raw.seek(start)
-    pos, buf, found = start, b"", 0
-    while True:
+    pos, buf, at, eof = start, b"", 0, False  # pos: the offset of buf[0]
+    while not eof:
         chunk = raw.read(1 << 20)
-        if not chunk:
-            return None
+        eof = not chunk
         buf += chunk
-        at = 0
         while (at := buf.find(needle, at)) >= 0:
-            after = buf[at + len(needle): at + len(needle) + 1]
-            if not after:  # the tag name runs into the next read
+            end = at + len(needle)
+            if end == len(buf) and not eof:  # the byte after it comes with the next read
                 break
-            if after in (b">", b" ", b"\t", b"\r", b"\n", b"/"):
-                if found == skip:
-                    return pos + at
-                found += 1
+            yield pos + at, buf[end:end + 1]
             at += 1
-        else:
-            at = max(len(buf) - len(needle), 0)
-        pos += at
-        buf = buf[at:]
+        # keep what a needle across reads may start in
+        keep = at if at >= 0 else max(len(buf) - len(needle) + 1, 0)
+        pos, buf, at = pos + keep, buf[keep:], 0
+
+
+def _interval_start(raw: IO[bytes], start: int, skip: int, tag: str) -> int | None:
+    """Offset of the interval start tag ``<tag>`` after the first ``skip`` from byte ``start`` on, or None."""
+    intact = (at for at, after in _tag_offsets(raw, start, b"<" + tag.encode())
+              if after in (b">", b" ", b"\t", b"\r", b"\n", b"/"))
+    return next(itertools.islice(intact, skip, None), None)
 
 
 def _tag_count(raw: IO[bytes], start: int, end: int | None, prefix: str) -> int:
     """How many ``<`` + ``prefix`` occur in bytes ``[start, end)`` (to the end of the input when ``end`` is None)."""
     needle = b"<" + prefix.encode()
-    raw.seek(start)
-    count, pos, tail = 0, start, b""
-    while end is None or pos < end:
-        chunk = raw.read(1 << 20 if end is None else min(1 << 20, end - pos))
-        if not chunk:
-            break
-        buf = tail + chunk
-        count += buf.count(needle)
-        # the tail is one byte shorter than the needle: a needle across reads is counted once
-        tail = buf[-(len(needle) - 1):]
-        pos += len(chunk)
-    return count
+    return sum(1 for at, _ in itertools.takewhile(lambda hit: end is None or hit[0] + len(needle) <= end,
+                                                   _tag_offsets(raw, start, needle)))
 
 
 def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool,
