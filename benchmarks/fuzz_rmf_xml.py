@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fuzz_smf_ingest import _alarm, _Overdue  # noqa: E402 - the SMF campaign's alarm, one mechanism for both
+
 #: Seconds one input may take (the reader and the ground truth's own expat parse of 400 KB).
 BUDGET_S = 2.0
 #: An input still running after this long is stopped (an alarm in the worker) and is a hang.
@@ -46,12 +48,14 @@ CHUNK = 100
 _BASE = None
 
 
-class _Overdue(BaseException):
-    """Raised by the alarm in a worker; a BaseException so that no ``except Exception`` eats it."""
+def _base():
+    """The clean report every input mutates, loaded once per process."""
+    from tests.rmf import xml_fuzzing
 
-
-def _alarm(signum, frame):
-    raise _Overdue
+    global _BASE
+    if _BASE is None:
+        _BASE = xml_fuzzing.Base.load()
+    return _BASE
 
 
 def _run(args: tuple[int, int]) -> tuple[int, str, float, int, int, int, bool, bool, str | None, str | None, str]:
@@ -59,19 +63,16 @@ def _run(args: tuple[int, int]) -> tuple[int, str, float, int, int, int, bool, b
 
     from tests.rmf import xml_fuzzing
 
-    global _BASE
-    if _BASE is None:
-        _BASE = xml_fuzzing.Base.load()
     seed, index = args
     kind = xml_fuzzing.KINDS[index % len(xml_fuzzing.KINDS)]
-    case = xml_fuzzing.mutate(np.random.default_rng([seed, index]), _BASE, kind)
+    case = xml_fuzzing.mutate(np.random.default_rng([seed, index]), _base(), kind)
     secs = 0.0
     signal.signal(signal.SIGALRM, _alarm)
     for _ in range(2):  # a run over the budget is measured again
         t0 = time.perf_counter()
         signal.setitimer(signal.ITIMER_REAL, HARD_LIMIT_S)
         try:
-            v = xml_fuzzing.verdict(case, _BASE)
+            v = xml_fuzzing.verdict(case, _base())
         except _Overdue:  # a runaway input: a hang, and the campaign goes on
             return (index, kind, HARD_LIMIT_S, 0, 0, 0, xml_fuzzing.well_formed(case.data), True, None, None,
                     case.log)
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         failed = [c for c, bad in (("crash", crash), ("hang", hang), ("lost", lost)) if bad]
         if failed and kept[failed[0]] < args.keep:
             kept[failed[0]] += 1
-            case = xml_fuzzing.mutate(np.random.default_rng([args.seed, index]), xml_fuzzing.Base.load(), kind)
+            case = xml_fuzzing.mutate(np.random.default_rng([args.seed, index]), _base(), kind)
             args.out.mkdir(parents=True, exist_ok=True)
             stem = args.out / f"{failed[0]}-{index}"
             stem.with_suffix(".xml").write_bytes(case.data)

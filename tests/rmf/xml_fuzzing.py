@@ -47,7 +47,7 @@ class Base:
     @classmethod
     def load(cls, path: Path = BASE) -> Base:
         data = path.read_bytes()
-        opens = [i for i in _find_all(data, _OPEN)]
+        opens = list(_find_all(data, _OPEN))
         ends = [data.index(b"</postprocessor>", i) + len(b"</postprocessor>") for i in opens]
         cpu = read_postprocessor(io.BytesIO(data)).cpu
         starts = tuple(cpu["interval_start_at"].drop_duplicates())
@@ -98,7 +98,7 @@ def mutate(rng: np.random.Generator, base: Base, kind: str) -> Case:
     if kind == "bad_utf8":
         return Case(kind, d[:pos] + b"\xc3\x28\xff" + d[pos:], pos, pos, f"invalid UTF-8 inserted at {pos}")
     if kind == "value":
-        cells = [m for m in _find_all(d, b"<col>")] + [m for m in _find_all(d, b"<value>")]
+        cells = [*_find_all(d, b"<col>"), *_find_all(d, b"<value>")]
         at = cells[int(rng.integers(0, len(cells)))]
         start = d.index(b">", at) + 1
         end = d.index(b"<", start)
