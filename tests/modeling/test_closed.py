@@ -107,6 +107,27 @@ def test_the_knee_curve_and_point_of_one_think_time_share_one_solve(fitted, monk
     assert fresh[0].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=2.0) == \
         replace(fitted, _cache={}).knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=2.0)
 
+
+def test_a_fitted_model_keeps_only_its_latest_solves(fitted, monkeypatch):
+    # each solve of 200 draws holds megabytes: a desk stepping through think times must not keep
+    # them all, but the configuration just solved still serves its curve without solving again
+    from kneecap.modeling import closed
+
+    model = replace(fitted, _cache={})
+    calls = []
+    real = closed.solve_closed
+    monkeypatch.setattr(closed, "solve_closed", lambda *a, **kw: calls.append(kw) or real(*a, **kw))
+    thinks = [300.0 + 10 * i for i in range(closed.SOLVES_KEPT + 3)]
+    for think in thinks:
+        model.knee(n_gcp=2, n_ziip=2, think_time_ms=think, k=3.0, solve_to=100)
+    assert len(model._cache) == closed.SOLVES_KEPT
+    assert {key[2] for key in model._cache} == set(thinks[-closed.SOLVES_KEPT:])
+    model.curve(n_gcp=2, n_ziip=2, think_time_ms=thinks[-1], max_clients=100, points=10)
+    assert len(calls) == len(thinks)
+    model.curve(n_gcp=2, n_ziip=2, think_time_ms=thinks[0], max_clients=100, points=10)
+    assert len(calls) == len(thinks) + 1
+
+
 def test_planner_answers_the_seed_004_questions(fitted):
     # IBM: 2 zIIPs are fine at 300 clients (1.38 ms); 500 clients needed a third (1.63 ms)
     policy = PlannerPolicy(max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6)

@@ -39,6 +39,8 @@ ASSUMED_ZIIP_ELIGIBLE_FRACTION = 0.95
 ELIGIBLE_BURSTS = 4
 
 FAMILY = "closed_mva"
+#: solves a fitted model keeps (:meth:`ClosedMVAResults._solve_all`); the oldest goes first
+SOLVES_KEPT = 8
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
 
 
@@ -266,8 +268,14 @@ class ClosedMVAResults:
             n_cap = n_full
         sol = solve_closed(thetas[:, 1], thetas[:, 0], self.ziip_eligible_fraction, self.dispatch(n_gcp, n_ziip),
                            think_time_ms=think_ms, n_max=n_cap, stop_ratio=stop, n_min=n_full)
-        if len(self._cache) > 256:
-            self._cache.clear()
+        # a few configurations: the cache lets the knee, curve and point of one configuration share
+        # a solve (callers such as the desk cache their answers themselves). A solve of 200 draws
+        # holds megabytes; kept by the hundred (the bound was 256) they kept the process from
+        # reusing memory, and zeroing fresh pages made the desk's served knee solve 65 ms at the
+        # median instead of 46 (benchmarks/bench_browser.py, think-time steps)
+        self._cache.pop(key, None)
+        while len(self._cache) >= SOLVES_KEPT:
+            self._cache.pop(next(iter(self._cache)))
         self._cache[key] = (sol, n_full, stop, n_cap)
         return sol
 
@@ -342,8 +350,9 @@ class ClosedMVAResults:
         then reuses the solve (the estimate does not depend on it).
         """
         thetas = self._thetas(max_draws)
-        d_max = np.array([bottleneck_demand_ms(d, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
-                          for d in thetas[:, 1]])
+        # X_max is capacity / D (Dispatch.max_tps), so D_max scales with each draw's demand
+        per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
+        d_max = thetas[:, 1] * per_ms
         sats = (thetas[:, 1] + thetas[:, 0] + think_time_ms) / d_max
         # the response is at least the bottleneck bound N D_max - Z (throughput never passes
         # 1 / D_max), so it has passed k times the one-client response D + R0 by

@@ -276,7 +276,8 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
     Arrays are ``(B, n_max)``, column ``N - 1`` for ``N`` clients. With ``stop_ratio`` > 0 each
     pair's recursion stops at the first population ``N >= n_min`` whose response passes
     ``stop_ratio`` times its one-client response (the knee needs no population beyond it); the
-    populations after it are NaN and ``solved`` holds each pair's last population solved.
+    populations after it are NaN, ``solved`` holds each pair's last population solved and the
+    arrays end at the last population any pair solved (``solved.max()`` columns).
 
     Notes
     -----
@@ -349,7 +350,8 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
     d, r0, _ = _broadcast(cpu_ms_per_tran, delay_ms, np.ones(1), "clients")
     x, resp, spill, zb, gb, solved = _closed_kernel(d, r0, float(think_time_ms), int(n_max), float(stop_ratio),
                                                     int(n_min), float(ziip_eligible_fraction), *dispatch._args())
-    return DispatchSolution(x * 1000.0, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool), solved=solved)
+    x *= 1000.0  # tran/ms to tps, in place: the array is the kernel's own
+    return DispatchSolution(x, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool), solved=solved)
 
 
 def _broadcast(d, r0, load, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -451,7 +453,7 @@ def _rejoins(kg, ke, on_pool_e):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _mmc_terms(lam, s, c, tau, b_head):  # pragma: no cover - compiled
-    """M/M/c+D at patience ``tau`` given ``b_head = B(c-1, a)``: (P(V > tau), E[min(V, tau)], q).
+    """M/M/c+D at patience ``tau`` given ``b_head = B(c-1, a)``: (P(V > tau), E[min(V, tau)], q, dq/dtau).
 
     ``q = p_c / P(V > 0)`` is the share of waiting bursts that find no other waiting.
     """
@@ -472,13 +474,15 @@ def _mmc_terms(lam, s, c, tau, b_head):  # pragma: no cover - compiled
     w2 = lam * e_x / mu_c
     norm = head + w1 + w2
     q = (a / c) * e_0 / (w1 + w2) if w1 + w2 > 0.0 else 1.0
-    return w2 / norm, (vint + tau * w2) / norm, min(q, 1.0)
+    # dq/dtau = -q lam w2 / (w1 + w2): d(w1)/dtau = lam e^(beta tau), d(w2)/dtau = beta/mu_c of that
+    dq = -q * lam * w2 / (w1 + w2) if q < 1.0 else 0.0
+    return w2 / norm, (vint + tau * w2) / norm, min(q, 1.0), dq
 
 
 @numba.njit(cache=True)
 def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
     """M/M/c+D: (P(V > tau), E[min(V, tau)]) for arrival rate ``lam``/ms, mean service ``s`` ms."""
-    spill, wait, _ = _mmc_terms(lam, s, c, tau, _erlang_b(c - 1, lam * s))
+    spill, wait, _, _ = _mmc_terms(lam, s, c, tau, _erlang_b(c - 1, lam * s))
     return spill, wait
 
 
@@ -499,39 +503,45 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
     """
     b_head = _erlang_b(c - 1, lam * s)
     if not pool or tau <= 0.0:
-        spill, wait, q = _mmc_terms(lam, s, c, tau, b_head)
+        spill, wait, q, _ = _mmc_terms(lam, s, c, tau, b_head)
         return spill, wait, q
     # the patience lies in [tau / 2, tau]: if even tau / 2 spills nothing measurable, neither
     # does the fixed point, and the waits differ by at most that spill times a burst (checked on a
     # cold start only: a warm q0 < 1 comes from a solve that spilled, where the check only costs)
     if q0 >= 1.0:
-        spill, wait, q = _mmc_terms(lam, s, c, tau / 2.0, b_head)
+        spill, wait, q, _ = _mmc_terms(lam, s, c, tau / 2.0, b_head)
         if spill < 1e-12:
             return spill, wait, q0
-    # q = g(q) by the secant method on g(q) - q, safeguarded: g maps [0, 1] into itself, and a
-    # step that leaves it, or a flat secant, falls back to the damped step (q + g(q)) / 2. To 1e-8:
-    # q moves the patience by tau / 2 per unit, so the waits by far less than any answer shows, and
-    # the closed help path calls this a few times per population
-    q_a = q0
-    spill, wait, g_a = _mmc_terms(lam, s, c, tau * (1.0 + q_a) / 2.0, b_head)
-    h_a = g_a - q_a
-    if abs(h_a) < 1e-8:
-        return spill, wait, q_a
-    q_b = q_a + 0.5 * h_a
-    spill, wait, g_b = _mmc_terms(lam, s, c, tau * (1.0 + q_b) / 2.0, b_head)
-    h_b = g_b - q_b
+    # q = g(q) by Newton's method on h(q) = g(q) - q with g's derivative from _mmc_terms: g falls
+    # as the patience grows, so h falls with slope <= -1 and has one root in [0, 1]; a step that
+    # leaves the bracket kept around the root is replaced by bisection. To 1e-8: q moves the
+    # patience by tau / 2 per unit, so the waits by far less than any answer shows. From a warm
+    # start (the population before, or the throughput solve's previous try) one or two steps
+    lo, hi = 0.0, 1.0
+    q = q0
+    spill, wait = 0.0, 0.0
     for _ in range(60):
-        if abs(h_b) < 1e-8:
+        patience = tau * (1.0 + q) / 2.0
+        spill, wait, g, dg = _mmc_terms(lam, s, c, patience, b_head)
+        h = g - q
+        if abs(h) < 1e-8:
             break
-        slope = h_b - h_a
-        q_c = q_b - h_b * (q_b - q_a) / slope if slope != 0.0 else -1.0
-        if not 0.0 <= q_c <= 1.0:
-            q_c = q_b + 0.5 * h_b
-        q_a, h_a = q_b, h_b
-        q_b = q_c
-        spill, wait, g_b = _mmc_terms(lam, s, c, tau * (1.0 + q_b) / 2.0, b_head)
-        h_b = g_b - q_b
-    return spill, wait, q_b
+        if h > 0.0:
+            lo = q
+        else:
+            hi = q
+        step = -h / (dg * tau / 2.0 - 1.0)
+        q_next = q + step
+        if abs(step) < 1e-5 and lo < q_next < hi:
+            # the step lands within ~step^2 of the root: instead of evaluating there, move the
+            # terms along their tangents, d spill / d tau = spill (beta - lam spill) and
+            # d wait / d tau = spill (1 + lam (tau - wait)) with beta = lam - c / s (from
+            # d norm / d tau = lam w2, d w2 / d tau = beta w2 in _mmc_terms)
+            dt = tau * step / 2.0
+            return (spill + spill * (lam - c / s - lam * spill) * dt,
+                    wait + spill * (1.0 + lam * (patience - wait)) * dt, q_next)
+        q = q_next if lo < q_next < hi else 0.5 * (lo + hi)
+    return spill, wait, q
 
 
 @numba.njit(cache=True)
@@ -712,6 +722,16 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s):
 
 
 @numba.njit(cache=True)
+def _push_root(seen, x, t, q):  # pragma: no cover - compiled
+    """Shift ``seen`` (``[X, T]`` of the last three populations, then ``q`` of the last two) and append."""
+    # element by element: a slice assignment between overlapping views copies through a
+    # temporary array, an allocation per population in the help path
+    seen[0], seen[1], seen[2], seen[3] = seen[2], seen[3], seen[4], seen[5]
+    seen[4], seen[5] = x, t
+    seen[6], seen[7] = seen[7], q
+
+
+@numba.njit(cache=True)
 def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s,
                      seen):  # pragma: no cover - compiled
     """The throughput ``X`` (tran/ms) of ``n`` clients while GCPs help: ``X = n / (Z + R0 + T(X))``.
@@ -724,12 +744,18 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
 
     The roots move smoothly with the population, so the first try is the quadratic extrapolation
     ``3 X(n-1) - 3 X(n-2) + X(n-3)`` of the roots before (``seen``: ``[X, T]`` of populations
-    ``n - 3, n - 2, n - 1``, updated in place; zeros where there are none), then the secant method
+    ``n - 3, n - 2, n - 1``, then the pool rule's ``q`` of ``n - 2, n - 1``, updated in place;
+    zeros where there are none), then the secant method
     from it and ``X(n - 1)``: two or three evaluations a population. It falls back to Illinois
     regula falsi on ``[0, n / (Z + R0 + D)]`` if a step leaves that bracket or six do not converge.
     Returns ``(X, zIIP time, GCP time, spill, q)``.
     """
     q = q0
+    if q0 < 1.0 and seen[6] > 0.0:
+        # q moves smoothly too: from the line through the last two populations' q the pool rule's
+        # Newton step is small enough to be taken without evaluating again (see _mmc_help)
+        q = 2.0 * seen[7] - seen[6]
+        q = 0.0 if q < 0.0 else (q0 if q >= 1.0 else q)
     top = n / (z_r0 + d)
     t_z, r_g, spill = 0.0, 0.0, 0.0
     if seen[2] > 0.0 and seen[4] > 0.0 and seen[2] != seen[4]:
@@ -751,8 +777,7 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
             t_z, r_g, spill, q = _help_cpu(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s)
             h = x - n / (z_r0 + t_z + r_g)
             if abs(h) <= 1e-10 * x:
-                seen[:4] = seen[2:]
-                seen[4], seen[5] = x, t_z + r_g
+                _push_root(seen, x, t_z + r_g, q)
                 return x, t_z, r_g, spill, q
             if np.isnan(h_b):
                 h_b = h
@@ -780,9 +805,16 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
             if side == 1:
                 h_lo *= 0.5
             side = 1
-    seen[:4] = seen[2:]
-    seen[4], seen[5] = x, t_z + r_g
+    _push_root(seen, x, t_z + r_g, q)
     return x, t_z, r_g, spill, q
+
+
+@numba.njit(cache=True)
+def _blank_past(out, solved, width):  # pragma: no cover - compiled
+    """NaN in row ``i`` of ``out`` from column ``solved[i]`` (the populations past its crossing) to ``width``."""
+    for i in range(out.shape[0]):
+        for j in range(solved[i], width):
+            out[i, j] = np.nan
 
 
 # parallel over parameter sets (bootstrap draws): each solve is independent, and the desk's
@@ -817,7 +849,7 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
         z_loop = z + r0s[i]
         x_prev = 0.0
         q_help = 1.0
-        seen = np.zeros(6)  # the help solve's last three roots, its start at the next population
+        seen = np.zeros(8)  # the help solve's last three roots and two q, its start at the next population
         spill_prev = 0.0
         # without zIIPs every burst queues FCFS for the GCPs, GCP-only and eligible ones of
         # different sizes with other classes' bursts beside them (see solve_closed); beside zIIPs
@@ -916,11 +948,15 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
             zb_out[i, n - 1] = min(x * d_z * (1.0 - bg_z) / n_z + bg_z, 1.0) if n_z > 0 else np.nan
             gb_out[i, n - 1] = min(x * d_g * (1.0 - bg_g) / n_g + bg_g, 1.0)
             if stop_ratio > 0.0 and n >= n_min and total > stop_ratio * resp_out[i, 0] and n < n_max:
-                solved[i] = n
-                x_out[i, n:] = np.nan
-                resp_out[i, n:] = np.nan
-                spill_out[i, n:] = np.nan
-                zb_out[i, n:] = np.nan
-                gb_out[i, n:] = np.nan
+                solved[i] = n  # the columns after it are blanked below
                 break
-    return x_out, resp_out, spill_out, zb_out, gb_out, solved
+    # the knee's bound on the populations (the bottleneck bound of the slowest set) is often twice
+    # the last crossing: the arrays end at the widest solve and the columns past it are never
+    # written (filling them with NaN took a tenth of the desk's 200-set knee solve), and each set's
+    # columns past its own crossing up to there are NaN
+    width = n_max
+    if stop_ratio > 0.0 and b > 0:
+        width = solved.max()
+        for out in (x_out, resp_out, spill_out, zb_out, gb_out):
+            _blank_past(out, solved, width)
+    return x_out[:, :width], resp_out[:, :width], spill_out[:, :width], zb_out[:, :width], gb_out[:, :width], solved
