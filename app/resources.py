@@ -586,7 +586,8 @@ def ingest_upload(filename: str, payload: bytes,
             return {"kind": "RMF Postprocessor XML", "rows": sum(len(f) for f in found.values()), "tables": found,
                     "quarantine": tables.quarantine.assign(reason=tables.quarantine["reason"].str.replace(
                         str(path), filename, regex=False))}
-        from kneecap.smf.ingest import ingest_paths, table_files  # noqa: PLC0415
+        from kneecap.ingest.smf import ingest_paths  # noqa: PLC0415
+        from kneecap.ingest.store import table_files  # noqa: PLC0415
 
         done = {"bytes": 0, "records": 0}
 

@@ -18,7 +18,8 @@ class Block:
             raise ImportError(f'blocked: {name}')
 sys.meta_path.insert(0, Block())
 import kneecap.modeling, kneecap.warehouse, kneecap.forecasting, kneecap.backtest, kneecap.training
-import kneecap.smf.reader, kneecap.smf.ingest, kneecap.rmf.postprocessor, kneecap.ingest_cli, kneecap.cli
+import kneecap.smf.reader, kneecap.rmf.postprocessor, kneecap.ingest.smf, kneecap.ingest.rmf, kneecap.ingest.cli
+import kneecap.cli
 print('ok')
 """
 

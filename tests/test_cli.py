@@ -197,13 +197,14 @@ def test_ingest_brings_files_into_the_input_area_and_never_writes_a_stage_output
 
 
 def test_ingest_progress_is_a_rich_bar_on_a_terminal_and_silent_in_a_pipe(tmp_path, capsys):
-    from kneecap import ingest_cli
+    from kneecap.ingest import cli as ingest_cli
+    from kneecap.ingest import sniff
 
     plain, packed = tmp_path / "a.smf", tmp_path / "b.smf.gz"
     plain.write_bytes(b"\x00" * 1000)
     packed.write_bytes(gzip.compress(b"\x00" * 1000))
-    assert ingest_cli._total_bytes([plain]) == 1000
-    assert ingest_cli._total_bytes([plain, packed]) is None  # decompressed size unknown until read
+    assert sniff.total_bytes([plain]) == 1000
+    assert sniff.total_bytes([plain, packed]) is None  # decompressed size unknown until read
     progress = ingest_cli._Progress(quiet=False, total_bytes=1000)  # capsys: stderr is no terminal
     progress(10, 500)
     progress(5, 500)

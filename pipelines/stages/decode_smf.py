@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from kneecap import config
-from kneecap.ingest_cli import run_ingest
+from kneecap.ingest.cli import run_ingest
 
 
 def main(argv: list[str] | None = None) -> int:

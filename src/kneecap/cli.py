@@ -226,7 +226,7 @@ def models_table(frame, prefix: str):
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from kneecap.ingest_cli import bring_into, inside_stage_output, run_ingest
+    from kneecap.ingest.cli import bring_into, inside_stage_output, run_ingest
 
     quiet = args.quiet or not log.isEnabledFor(logging.INFO)
     try:

@@ -10,7 +10,7 @@ there is no second copy of any query. :func:`build_marts` takes the inputs
 tables as pandas frames, typed as DuckDB's, which the ``build_marts`` stage publishes as Parquet
 exactly as it does DuckDB's. Given the decoded tables' folder instead of frames
 (``decoded_dir``), Spark reads the partitioned Parquet dataset the ingest wrote
-(:mod:`kneecap.smf.ingest`) itself, on its executors: the driver never holds the decoded rows.
+(:mod:`kneecap.ingest.store`) itself, on its executors: the driver never holds the decoded rows.
 
 This is the only kneecap module that imports pyspark or sqlglot (``.importlinter``); both are the
 ``spark`` extra of ``pyproject.toml`` and need a Java 17+ runtime.
@@ -32,7 +32,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from kneecap import warehouse
-from kneecap.smf.ingest import table_files
+from kneecap.ingest.store import table_files
 from kneecap.smf.tables import DECODED_TABLES
 
 #: Session settings every run needs, whatever the master.
@@ -156,7 +156,7 @@ PARTITION_COLUMNS = ("system", "date")
 def read_decoded(spark: SparkSession, directory: str | os.PathLike[str]) -> dict[str, DataFrame]:
     """The decoded tables ``directory`` holds, read by Spark as partitioned Parquet datasets.
 
-    Only tables with committed files are returned (:func:`kneecap.smf.ingest.table_files`: a
+    Only tables with committed files are returned (:func:`kneecap.ingest.store.table_files`: a
     listing, no rows are read on the driver); the caller binds the others empty. Every input's
     files of a table share one schema (the ingest writes text columns as text even when empty),
     which Spark takes from one file.

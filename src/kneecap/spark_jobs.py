@@ -1,14 +1,14 @@
 """SMF decode and per-workload fits distributed with Spark, running kneecap's own code on the executors.
 
-:func:`ingest_paths` is :func:`kneecap.smf.ingest.ingest_paths` on a cluster: the same folder
+:func:`ingest_paths` is :func:`kneecap.ingest.smf.ingest_paths` on a cluster: the same folder
 layout, tables, quarantine, ``_keys`` and manifest, and the same answer to which input stores a
 record seen in several. It runs two passes over the inputs, one Spark task per input:
 
-1. :func:`kneecap.smf.ingest.scan_input` hashes each input and lists its records' content keys;
+1. :func:`kneecap.ingest.spark.scan_input` hashes each input and lists its records' content keys;
    the driver skips inputs the manifest already holds (or that came earlier in the same run), and
    works out in input order which keys of each input an earlier or committed input already holds
-   (:func:`kneecap.smf.ingest.overlaps`);
-2. :func:`kneecap.smf.ingest.decode_input` decodes each input with kneecap's decoders, skipping
+   (:func:`kneecap.ingest.spark.overlaps`);
+2. :func:`kneecap.ingest.spark.decode_input` decodes each input with kneecap's decoders, skipping
    exactly those records, and writes its partitioned tables and keys into the folder.
 
 The driver holds the folder's lock for the whole run and appends the manifest lines, in input
@@ -50,7 +50,10 @@ from pyspark.sql import SparkSession
 
 from kneecap import spark_engine, training
 from kneecap.config import Params
-from kneecap.smf import ingest
+from kneecap.ingest import manifest, sniff, store
+from kneecap.ingest import spark as tasks
+from kneecap.ingest.manifest import FileResult
+from kneecap.ingest.smf import IngestSummary, summarise
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -90,23 +93,23 @@ def _map(spark: SparkSession, fn: Callable[[T], R], items: Sequence[T], sizes: S
     return out
 
 
-def _scan(item: tuple[str, frozenset[str]]) -> ingest.InputScan:
-    return ingest.scan_input(*item)
+def _scan(item: tuple[str, frozenset[str]]) -> tasks.InputScan:
+    return tasks.scan_input(*item)
 
 
-def _decode(item: tuple[str, str, str, np.ndarray, str]) -> tuple[ingest.FileResult, pd.DataFrame, pd.DataFrame]:
-    return ingest.decode_input(*item)
+def _decode(item: tuple[str, str, str, np.ndarray, str]) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+    return tasks.decode_input(*item)
 
 
 def ingest_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                  out_dir: str | os.PathLike[str], *, codepage: str = "cp037",
-                 spark: SparkSession | None = None, master: str | None = None) -> ingest.IngestSummary:
-    """Decode SMF dumps on Spark into ``out_dir``, as :func:`kneecap.smf.ingest.ingest_paths` does locally.
+                 spark: SparkSession | None = None, master: str | None = None) -> IngestSummary:
+    """Decode SMF dumps on Spark into ``out_dir``, as :func:`kneecap.ingest.smf.ingest_paths` does locally.
 
     Parameters
     ----------
     paths, out_dir, codepage
-        As for :func:`kneecap.smf.ingest.ingest_paths`; the paths are passed to the executors
+        As for :func:`kneecap.ingest.smf.ingest_paths`; the paths are passed to the executors
         as given, so on a cluster they must name the same files there.
     spark
         A running session to use; None uses the active one, else starts one on ``master``.
@@ -121,27 +124,27 @@ def ingest_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = [str(p) for p in ingest.expand_paths(paths)]
+    files = [str(p) for p in sniff.expand_paths(paths)]
     sizes = [Path(f).stat().st_size for f in files]
-    with _session(spark, master, "kneecap-decode") as session, ingest.locked(out):
-        done = ingest.read_manifest(out)
+    with _session(spark, master, "kneecap-decode") as session, manifest.locked(out):
+        done = manifest.read_manifest(out)
         scans = _map(session, _scan, [(f, frozenset(done)) for f in files], sizes)
-        results: dict[int, ingest.FileResult] = {}
+        results: dict[int, FileResult] = {}
         todo: list[int] = []
         taken = set(done)
         for i, scan in enumerate(scans):
             if scan.error is not None:
-                results[i] = ingest.FileResult(files[i], scan.sha256, "failed", bytes=scan.bytes, error=scan.error)
+                results[i] = FileResult(files[i], scan.sha256, "failed", bytes=scan.bytes, error=scan.error)
             elif scan.sha256 in taken:  # committed before, or the same bytes earlier in this run
-                results[i] = ingest.FileResult(files[i], scan.sha256, "skipped", bytes=scan.bytes)
+                results[i] = FileResult(files[i], scan.sha256, "skipped", bytes=scan.bytes)
             else:
                 taken.add(scan.sha256)
                 todo.append(i)
-        stored = ingest.stored_keys(out, done)
-        decoded: dict[int, tuple[ingest.FileResult, pd.DataFrame, pd.DataFrame]] = {}
+        stored = store.stored_keys(out, done)
+        decoded: dict[int, tuple[FileResult, pd.DataFrame, pd.DataFrame]] = {}
         used: dict[int, np.ndarray] = {}
         while True:
-            skips = dict(zip(todo, ingest.overlaps(stored, [_keys(scans[i]) for i in todo]), strict=True))
+            skips = dict(zip(todo, tasks.overlaps(stored, [_keys(scans[i]) for i in todo]), strict=True))
             # an input fails here only if its framing did not fail in the scan, which reads it the
             # same way; should one, the inputs after it are decoded again without its keys
             again = [i for i in todo if i not in used or not np.array_equal(used[i], skips[i])]
@@ -158,15 +161,14 @@ def ingest_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
         counts, quarantines = [], []
         for i in todo:  # commit in input order, as the local ingest does
             res, c, q = decoded[i]
-            ingest.append_manifest(out, ingest.manifest_entry(res, codepage))
+            manifest.append_manifest(out, manifest.manifest_entry(res, codepage))
             results[i] = res
             counts.append(c)
             quarantines.append(q)
-    return ingest.summarise([results[i] for i in range(len(files))], counts, quarantines,
-                            time.perf_counter() - t0)
+    return summarise([results[i] for i in range(len(files))], counts, quarantines, time.perf_counter() - t0)
 
 
-def _keys(scan: ingest.InputScan) -> np.ndarray:
+def _keys(scan: tasks.InputScan) -> np.ndarray:
     if scan.keys is None:
         raise ValueError(f"{scan.path}: not scanned for record keys")
     return scan.keys

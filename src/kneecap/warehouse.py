@@ -696,10 +696,10 @@ def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataF
 
     Every table the SQL expects is returned, empty (with its declared columns) when nothing of
     that record type has been ingested, so the SQL runs the same with or without SMF data. The
-    rows are read in the files' path order (:func:`kneecap.smf.ingest.table_files`); the Spark
+    rows are read in the files' path order (:func:`kneecap.ingest.store.table_files`); the Spark
     engine reads the same folders as a dataset instead (:func:`kneecap.spark_engine.build_marts`).
     """
-    from kneecap.smf.ingest import table_files
+    from kneecap.ingest.store import table_files
     from kneecap.smf.tables import DECODED_TABLES
 
     directory = Path(directory)

@@ -1,6 +1,6 @@
 """SMF decode and per-workload fits on Spark give what the local paths give.
 
-Decode: the same inputs ingested by kneecap.smf.ingest (one process) and by kneecap.spark_jobs
+Decode: the same inputs ingested by kneecap.ingest.smf (one process) and by kneecap.spark_jobs
 (local[2], one task per input) leave byte-identical folders: every partition file, quarantine,
 record counts, ``_keys`` and the manifest but for its timestamps. The inputs hold what the
 semantics turn on: two systems over several days, a record repeated in a later gzip input (stored
@@ -22,7 +22,9 @@ import pandas as pd
 import pytest
 
 from kneecap import config, spark_engine, spark_jobs, tracking, training, warehouse
-from kneecap.smf.ingest import KEYS_DIR, MANIFEST, ingest_paths
+from kneecap.ingest.manifest import MANIFEST
+from kneecap.ingest.smf import ingest_paths
+from kneecap.ingest.store import KEYS_DIR
 from tests.integration.spark_marks import SPARK_TESTS
 from tests.smf import synth
 

@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from kneecap import spark_engine, warehouse
-from kneecap.ingest_cli import run_ingest
-from kneecap.smf.ingest import table_files
+from kneecap.ingest.cli import run_ingest
+from kneecap.ingest.store import table_files
 from kneecap.validation.suites import SUITES
 from tests.integration.spark_marks import SPARK_TESTS
 from tests.rmf.test_postprocessor_wlmgl import SYNTHETIC_WLMGL

@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from kneecap.ingest.manifest import LOCK, MANIFEST, read_manifest
+from kneecap.ingest.rmf import ingest_xml
 from kneecap.rmf import RMFReportError, postprocessor, read_postprocessor
-from kneecap.rmf.ingest import ingest_xml
-from kneecap.smf.ingest import LOCK, MANIFEST, read_manifest
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "raw" / "rmf-samples"
 SMALL = SAMPLES / "rmfpp-cpu-small-RPRT-20220412.xml"

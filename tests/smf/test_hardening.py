@@ -16,8 +16,9 @@ import pandas as pd
 import pytest
 import synth
 
+from kneecap.ingest.manifest import MANIFEST
+from kneecap.ingest.smf import ingest_paths
 from kneecap.smf.framing import TRANSFER_HELP, RecordStream, SMFDataError
-from kneecap.smf.ingest import MANIFEST, ingest_paths
 from kneecap.smf.reader import decode_file
 
 START = dt.datetime(2025, 3, 3)

@@ -6,7 +6,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import synth
 
-from kneecap.smf.ingest import MANIFEST, ingest_paths, table_files
+from kneecap.ingest.manifest import MANIFEST
+from kneecap.ingest.smf import ingest_paths
+from kneecap.ingest.store import table_files
 
 
 def _dump(tmp_path):
@@ -71,7 +73,7 @@ def test_plain_binary_file_fails_with_instructions_others_ingested(tmp_path):
 def test_keys_of_a_failed_input_do_not_hide_its_records_from_the_next(tmp_path, monkeypatch):
     # one key set serves every input of an ingest; an input that fails after decoding must
     # take its keys out of it again, or the same records in a later input would count as stored
-    import kneecap.smf.ingest as ingest
+    import kneecap.ingest.smf as ingest
     from kneecap.smf.framing import SMFDataError
 
     recs, _ = synth.week_of_intervals(days=0.25)
@@ -79,7 +81,7 @@ def test_keys_of_a_failed_input_do_not_hide_its_records_from_the_next(tmp_path, 
     d.mkdir()
     (d / "a.smf").write_bytes(synth.frame_rdw(recs))
     (d / "b.smf").write_bytes(synth.frame_bdw(recs))
-    real = ingest._ingest_one
+    real = ingest.ingest_one
 
     def fails_late(path, *args, **kwargs):
         result = real(path, *args, **kwargs)
@@ -87,7 +89,7 @@ def test_keys_of_a_failed_input_do_not_hide_its_records_from_the_next(tmp_path, 
             raise SMFDataError("cut short", file=str(path), offset=123)
         return result
 
-    monkeypatch.setattr(ingest, "_ingest_one", fails_late)
+    monkeypatch.setattr(ingest, "ingest_one", fails_late)
     s = ingest_paths(d, tmp_path / "out", workers=1)
     assert [f.status for f in s.files] == ["failed", "ingested"]
     assert s.files[1].duplicates == 0

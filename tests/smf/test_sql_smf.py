@@ -14,7 +14,8 @@ import pytest
 import synth
 
 from kneecap import schema
-from kneecap.smf.ingest import ingest_paths, table_files
+from kneecap.ingest.smf import ingest_paths
+from kneecap.ingest.store import table_files
 from kneecap.smf.tables import DECODED_TABLES
 
 SQL = Path(__file__).resolve().parents[2] / "pipelines" / "sql"

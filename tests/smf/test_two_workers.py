@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import synth
 
-from kneecap.smf.ingest import MANIFEST, ingest_paths, sha256_file
+from kneecap.ingest.manifest import MANIFEST, sha256_file
+from kneecap.ingest.smf import ingest_paths
 from kneecap.smf.reader import RecordKeys, decode_file, record_key, record_keys
 
 

@@ -9,7 +9,9 @@ header    standard header, triplets, RMF product section
 type70    SMF 70.1 CPU activity -> ``smf70_cpu``
 type72    SMF 72.3 workload activity -> ``smf72_workload``
 reader    ``decode_file`` and the decoder registry ``DECODERS``
-ingest    ``ingest_paths``: files -> Parquet per table + manifest (the I/O module)
+
+Decoders only: they read an input and return frames. Storing them (Parquet, manifest, lock,
+dedup across inputs) is :mod:`kneecap.ingest`'s.
 """
 
 from kneecap.smf.framing import SMFDataError

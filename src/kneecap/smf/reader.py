@@ -17,7 +17,7 @@ overlapping dumps, the same dump plain and gzipped - is decoded once. Its conten
 the same record framed with RDWs, in blocks
 or as spanned segments has one key. Later copies are counted in ``duplicates`` and skipped
 before decoding, so a repeated 70.1 cannot add its engines twice. :class:`RecordKeys` carries the
-keys seen so far; :mod:`kneecap.smf.ingest` keeps them across files and runs.
+keys seen so far; :mod:`kneecap.ingest.smf` keeps them across files and runs.
 
 Decoder registry
 ----------------
@@ -601,7 +601,7 @@ def iter_decode(
 
     Yields :class:`DecodedChunk` objects. Tables that have a finaliser are yielded in their
     *input* form (e.g. ``smf70_cpu_parts``); :func:`decode_file` and
-    :mod:`kneecap.smf.ingest` apply the finalisers. ``stream_out`` (a dict), if given, receives
+    :mod:`kneecap.ingest.smf` apply the finalisers. ``stream_out`` (a dict), if given, receives
     ``stream`` (the :class:`RecordStream`, or with two workers a :class:`StreamFacts` filled in
     at the end), ``counts`` and ``keys`` for statistics. ``keys`` (default: a fresh
     :class:`RecordKeys`) skips records whose content key was seen before.

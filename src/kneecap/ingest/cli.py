@@ -2,7 +2,8 @@
 
 Files, directories (recursively) or globs. XML documents go to the RMF Postprocessor reader,
 everything else to the SMF reader; documentation files that travel with data (``*.md``, ``*.txt``,
-``*.json``, licences) are skipped and listed. Re-ingesting a file adds no rows (content hash).
+``*.json``, licences) are skipped and listed (:mod:`kneecap.ingest.sniff`). Re-ingesting a file
+adds no rows (content hash, :mod:`kneecap.ingest.manifest`).
 """
 
 from __future__ import annotations
@@ -12,24 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kneecap.rmf.ingest import ingest_xml
+from kneecap.ingest.manifest import sha256_file
+from kneecap.ingest.rmf import ingest_xml
+from kneecap.ingest.smf import IngestSummary, ingest_paths
+from kneecap.ingest.sniff import expand_paths, is_documentation, sort_inputs, total_bytes
 from kneecap.smf.codecs import CODEPAGES, ebcdic
-from kneecap.smf.ingest import IngestSummary, expand_paths, ingest_paths, sha256_file
-
-_NOT_EVIDENCE = {".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"}
-
-
-def _is_documentation(path: Path) -> bool:
-    """Files that travel with data but are not evidence (READMEs, licences, notes)."""
-    return path.suffix.lower() in _NOT_EVIDENCE or path.name.upper().startswith("LICENSE")
-
-
-def _is_xml(path: Path) -> bool:
-    if path.suffix.lower() == ".xml":
-        return True
-    with path.open("rb") as fh:
-        head = fh.read(64).lstrip()
-    return head.startswith(b"<?xml") or head.startswith(b"<ddsml")
 
 
 class _Progress:
@@ -70,17 +58,6 @@ class _Progress:
             self.bar.stop()
 
 
-def _total_bytes(files: list[Path]) -> int | None:
-    """Bytes the decoders will read: the files' sizes, or None when one is gzip (read decompressed)."""
-    total = 0
-    for f in files:
-        with f.open("rb") as fh:
-            if fh.read(2) == b"\x1f\x8b":
-                return None
-        total += f.stat().st_size
-    return total
-
-
 def codepage_error(codepage: str) -> str | None:
     """Why ``codepage`` cannot decode SMF text fields, or None if it can.
 
@@ -119,10 +96,7 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     if not files:
         print(f"ingest: nothing matches {' '.join(paths)}", file=sys.stderr)
         return 1
-    skipped_docs = [f for f in files if _is_documentation(f)]
-    rest = [f for f in files if f not in skipped_docs]
-    xml = [f for f in rest if _is_xml(f)]
-    smf = [f for f in rest if f not in xml]
+    skipped_docs, xml, smf = sort_inputs(files)
     summary: IngestSummary | None
     if engine == "spark" and smf:
         # imported only here: pyspark starts a JVM, and a local ingest must not need it installed
@@ -130,7 +104,7 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
 
         summary = spark_jobs.ingest_paths(smf, out_dir, codepage=codepage, master=spark_master)
     else:
-        progress = _Progress(quiet, _total_bytes(smf))
+        progress = _Progress(quiet, total_bytes(smf))
         try:
             summary = ingest_paths(smf, out_dir, codepage=codepage, progress=progress) if smf else None
         finally:
@@ -235,5 +209,5 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     print(f"ingest: {copied} file(s) copied into {target}, {same} already there"
           + (f", {refused} refused" if refused else "")
           + "; `make run` (or `dvc repro`) decodes and models them")
-    unreadable = [f for f in inputs if f.resolve() not in readable and not _is_documentation(f)]
+    unreadable = [f for f in inputs if f.resolve() not in readable and not is_documentation(f)]
     return 1 if refused or unreadable else 0

@@ -1,26 +1,36 @@
-"""Ingest RMF Postprocessor XML reports into Parquet beside the decoded SMF tables (I/O module).
+"""Ingest RMF Postprocessor XML reports into an ingest folder, beside the decoded SMF tables.
 
 Writes ``<out_dir>/rmf_cpu|rmf_partition|rmf_workload/system=<SID>/date=<YYYY-MM-DD>/<content_sha256>.parquet``
-(the SMF tables' layout, :func:`kneecap.smf.ingest.write_table`) and appends to the same
-``_manifest.jsonl`` as :mod:`kneecap.smf.ingest`, with the same helpers: each input is
-ingested under the folder's lock (:func:`kneecap.smf.ingest.locked`), and the manifest line is
-appended after a torn last line is cut (:func:`kneecap.smf.ingest.append_manifest`), so SMF and
-RMF ingests into one folder, concurrent or interrupted, take turns and never damage it. A report
+(the SMF tables' layout, :func:`kneecap.ingest.store.write_table`) and appends to the same
+``_manifest.jsonl`` as :mod:`kneecap.ingest.smf`, with the same helpers: each input is ingested
+under the folder's lock (:func:`kneecap.ingest.manifest.locked`), and the manifest line is appended
+after a torn last line is cut (:func:`kneecap.ingest.manifest.append_manifest`), so SMF and RMF
+ingests into one folder, concurrent or interrupted, take turns and never damage it. A report
 already ingested (under any name) adds no rows. A DDS error reply (e.g. GPM0739E) or a document
 with no CPU or Workload Activity report is reported as failed with its message. Intervals the
-reader quarantines (a bad value, XML that breaks off) are counted in the result and the manifest,
-their reasons kept in table ``rmf_quarantine`` (file, interval, reason); the other intervals load.
+reader (:func:`kneecap.rmf.postprocessor.read_postprocessor`) quarantines (a bad value, XML that
+breaks off) are counted in the result and the manifest, their reasons kept in table
+``rmf_quarantine`` (file, interval, reason); the other intervals load.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import time
 from pathlib import Path
 
+from kneecap.ingest.manifest import (
+    FileResult,
+    append_manifest,
+    locked,
+    read_manifest,
+    sha256_file,
+    xml_manifest_entry,
+)
+from kneecap.ingest.store import write_table
 from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor
-from kneecap.smf.ingest import FileResult, append_manifest, locked, read_manifest, sha256_file, write_table
+
+__all__ = ["QUARANTINE_TABLE", "TABLES", "ingest_xml"]
 
 TABLES = ("rmf_cpu", "rmf_partition", "rmf_workload")
 QUARANTINE_TABLE = "rmf_quarantine"
@@ -63,8 +73,5 @@ def ingest_xml(paths: list[Path], out_dir: str | os.PathLike[str]) -> tuple[list
             results.append(result)
             if result.status != "ingested":
                 continue
-            append_manifest(out, {
-                "sha256": sha, "path": str(path), "bytes": result.bytes, "records": result.records,
-                "rows": result.rows, "quarantined": result.quarantined, "orphan_segments": 0, "framing": "rmf-xml",
-                "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+            append_manifest(out, xml_manifest_entry(result))
     return results, time.perf_counter() - t0

@@ -1,0 +1,208 @@
+"""The ingest folder's manifest and lock, an input's identity (SHA-256) and its result.
+
+Beside the tables (:mod:`kneecap.ingest.store`) an ingest folder holds::
+
+    _manifest.jsonl                       one JSON line per ingested input
+    .ingest.lock                          held while an input is being ingested
+
+Idempotence: an input whose content SHA-256 is already in the manifest is skipped (it adds no
+rows); the same dump under another name is recognised too. The manifest line is appended last,
+after the input's tables and keys have their final names, so an interrupted ingest leaves nothing
+that looks ingested; a manifest whose last line was torn by a crash is read without it
+(:func:`parse_manifest`) and cut back to its last complete line before the next append
+(:func:`append_manifest`).
+
+Concurrency: every input is ingested while holding an exclusive ``flock`` on ``.ingest.lock``
+(:func:`locked`), so two processes ingesting into one folder take turns per input; the second one
+to reach an input sees it in the manifest and skips it. SMF and RMF ingests share the folder, the
+manifest and the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LOCK", "MANIFEST", "FileResult", "append_manifest", "committed_sizes", "hash_meanwhile",
+           "locked", "manifest_entry", "parse_manifest", "read_manifest", "sha256_file",
+           "xml_manifest_entry"]
+
+MANIFEST = "_manifest.jsonl"
+LOCK = ".ingest.lock"
+
+
+@dataclass
+class FileResult:
+    """Outcome for one input file."""
+
+    path: str
+    sha256: str
+    status: str  # "ingested" | "skipped" (already ingested) | "failed"
+    bytes: int = 0
+    records: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    orphan_segments: int = 0
+    duplicates: int = 0
+    framing: str | None = None
+    error: str | None = None
+    #: What was quarantined and why, where the input's reader gives reasons per item (RMF intervals)
+    quarantine_reasons: list[str] = field(default_factory=list)
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read 1 MiB at a time (the manifest's identity of an input)."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def parse_manifest(text: str, *, path: str = MANIFEST) -> dict[str, dict[str, Any]]:
+    r"""Manifest entries by SHA-256 from the text of ``_manifest.jsonl``.
+
+    A last line that is not complete JSON is an append a crash interrupted: it is ignored (that
+    input was not committed). A damaged line before the last is an error naming the line.
+
+    Examples
+    --------
+    >>> sorted(parse_manifest('{"sha256": "a"}\n{"sha256": "b"}\n{"sha2'))
+    ['a', 'b']
+    """
+    done: dict[str, dict[str, Any]] = {}
+    lines = text.split("\n")
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            done[entry["sha256"]] = entry
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            if i == len(lines):  # torn last line: no newline was written after it
+                break
+            raise ValueError(f"{path}: line {i}: damaged manifest entry ({exc}); remove the "
+                             "line and ingest its file again") from None
+    return done
+
+
+def read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Committed inputs of an ingest folder by SHA-256 (see :func:`parse_manifest`).
+
+    Read it under :func:`locked` when the answer decides whether to ingest.
+    """
+    m = out_dir / MANIFEST
+    if not m.exists():
+        return {}
+    return parse_manifest(m.read_text(encoding="utf-8", errors="replace"), path=str(m))
+
+
+def append_manifest(out_dir: Path, entry: dict[str, Any]) -> None:
+    """Append one line, first cutting a torn last line (caller holds :func:`locked`).
+
+    Shared by SMF and RMF ingest: one manifest per folder, one writer at a time.
+    """
+    m = out_dir / MANIFEST
+    with m.open("a+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size:
+            fh.seek(max(0, size - 65536))
+            tail = fh.read()
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                keep = size - len(tail) + cut + 1 if cut >= 0 else (0 if size <= 65536 else size)
+                fh.truncate(keep)
+        fh.seek(0, os.SEEK_END)
+        fh.write((json.dumps(entry) + "\n").encode("utf-8"))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def locked(out_dir: Path) -> Iterator[None]:
+    """Hold the folder's exclusive ingest lock (released by the OS if the process dies).
+
+    Every writer of an ingest folder (SMF and RMF alike) takes it around read-manifest, write
+    outputs, append-manifest, so concurrent ingests take turns per input.
+    """
+    with (out_dir / LOCK).open("a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def committed_sizes(done: dict[str, dict[str, Any]]) -> set[int] | None:
+    """Byte sizes of the committed inputs ``done``, or None when an entry does not say.
+
+    An input of another size cannot be committed, so its hash need not be known before decoding.
+
+    Examples
+    --------
+    >>> committed_sizes({"a": {"bytes": 10}, "b": {"bytes": 20}}) == {10, 20}
+    True
+    >>> committed_sizes({"a": {"sha256": "a"}}) is None
+    True
+    """
+    sizes = set()
+    for entry in done.values():
+        if not isinstance(entry.get("bytes"), int):
+            return None
+        sizes.add(entry["bytes"])
+    return sizes
+
+
+def hash_meanwhile(path: Path) -> Callable[[], str]:
+    """Start hashing ``path`` in a thread; the returned function waits for the hex digest.
+
+    hashlib releases the GIL on large updates, so the hash runs on another CPU while the file
+    is decoded; its errors are raised by the returned function.
+    """
+    got: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            got["sha"] = sha256_file(path)
+        except BaseException as exc:  # handed to the caller by result()
+            got["error"] = exc
+
+    t = threading.Thread(target=run, name="kneecap-sha256", daemon=True)
+    t.start()
+
+    def result() -> str:
+        t.join()
+        if "error" in got:
+            raise got["error"]
+        return got["sha"]
+
+    return result
+
+
+def manifest_entry(res: FileResult, codepage: str) -> dict[str, Any]:
+    """The manifest line of an ingested SMF dump (the same whichever engine decoded it)."""
+    return {
+        "sha256": res.sha256, "path": res.path, "bytes": res.bytes, "records": res.records,
+        "rows": res.rows, "quarantined": res.quarantined,
+        "orphan_segments": res.orphan_segments, "duplicates": res.duplicates,
+        "framing": res.framing, "codepage": codepage,
+        "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def xml_manifest_entry(res: FileResult) -> dict[str, Any]:
+    """The manifest line of an ingested RMF Postprocessor XML report (no code page, no record keys)."""
+    return {
+        "sha256": res.sha256, "path": res.path, "bytes": res.bytes, "records": res.records,
+        "rows": res.rows, "quarantined": res.quarantined, "orphan_segments": 0, "framing": "rmf-xml",
+        "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }

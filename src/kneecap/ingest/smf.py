@@ -1,0 +1,285 @@
+"""Ingest SMF dumps into an ingest folder: decode with :mod:`kneecap.smf.reader`, store, commit.
+
+Each dump is decoded by :func:`kneecap.smf.reader.iter_decode` and its tables are written one file
+per input, table and system-day (:mod:`kneecap.ingest.store`), under the folder's lock, and then
+committed by a manifest line (:mod:`kneecap.ingest.manifest`).
+
+Dedup: inside a dump, and across dumps ingested into the same folder, each *record* is stored
+once: records whose content key (:func:`kneecap.smf.reader.record_key`) an earlier input already
+stored are skipped and counted as ``duplicates`` - the same dump gzipped, or overlapping dumps, add
+only their new records. The keys each input stored are kept in ``_keys/<sha256>.npy``.
+
+Memory stays flat whatever the input size: tables are written as batches are decoded, and only
+tables with a finaliser (the small 70.1 table) are held per file.
+
+Speed (#14): with two CPUs, each input is framed and checked for duplicates in a forked process
+while this one decodes and writes (:func:`kneecap.smf.reader.iter_decode`, ``workers=2``), and an
+input whose size no committed input has - so whose SHA-256 cannot be in the manifest - is hashed
+in a thread meanwhile; its tables get their final names once the hash is known.
+
+Public API
+----------
+``ingest_paths(paths, out_dir, *, codepage="cp037", progress=None, workers=None) -> IngestSummary``
+``IngestSummary`` / ``summarise``
+``ingest_one`` (one input, the caller holding the lock; :mod:`kneecap.ingest.spark` too)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kneecap.ingest.manifest import (
+    FileResult,
+    append_manifest,
+    committed_sizes,
+    hash_meanwhile,
+    locked,
+    manifest_entry,
+    read_manifest,
+    sha256_file,
+)
+from kneecap.ingest.sniff import expand_paths
+from kneecap.ingest.store import TableWriter, remove_uncommitted, stored_keys, write_keys
+from kneecap.smf import reader
+from kneecap.smf.framing import SMFDataError
+
+__all__ = ["COUNTS_TABLE", "QUARANTINE_TABLE", "IngestSummary", "ProgressFn", "ingest_one", "ingest_paths",
+           "summarise"]
+
+COUNTS_TABLE = "smf_record_counts"
+QUARANTINE_TABLE = "smf_quarantine"
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class IngestSummary:
+    """What :func:`ingest_paths` did.
+
+    ``records_by_type`` sums record counts over the ingested files (record_type, subtype,
+    records, decoded); ``quarantine`` lists every quarantined record with its reason;
+    ``unknown`` counts records of types without a decoder.
+    """
+
+    files: list[FileResult]
+    records_by_type: pd.DataFrame
+    quarantine: pd.DataFrame
+    seconds: float
+
+    @property
+    def ingested(self) -> list[FileResult]:
+        """Files ingested in this run."""
+        return [f for f in self.files if f.status == "ingested"]
+
+    @property
+    def skipped(self) -> list[FileResult]:
+        """Files skipped because they were already ingested."""
+        return [f for f in self.files if f.status == "skipped"]
+
+    @property
+    def failed(self) -> list[FileResult]:
+        """Files that could not be ingested."""
+        return [f for f in self.files if f.status == "failed"]
+
+    @property
+    def mb(self) -> float:
+        """Megabytes (10^6 bytes) of the ingested files."""
+        return sum(f.bytes for f in self.ingested) / 1e6
+
+    @property
+    def mb_per_s(self) -> float:
+        """Ingest throughput, MB per second (NaN when no time was measured)."""
+        return self.mb / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def unknown(self) -> dict[tuple[int, int | None], int]:
+        """Record counts of (type, subtype) without a decoder, over the ingested files."""
+        c = self.records_by_type
+        c = c[~c["decoded"]] if len(c) else c
+        return {
+            (int(t), None if pd.isna(s) else int(s)): int(n)
+            for t, s, n in zip(c["record_type"], c["subtype"], c["records"], strict=True)
+        }
+
+    @property
+    def rows(self) -> dict[str, int]:
+        """Rows written per table, over the ingested files."""
+        out: dict[str, int] = {}
+        for f in self.ingested:
+            for k, v in f.rows.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+
+def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage: str,
+               progress: ProgressFn | None, keys: reader.RecordKeys, workers: int
+               ) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+    """Decode ``path`` into its tables in ``out_dir`` (the caller holds the lock and commits it).
+
+    ``sha`` is the input's SHA-256, or a function that returns it once the tables are written (computed meanwhile);
+    outputs of an interrupted earlier ingest of it are removed before the new ones take their names. Records
+    whose key is in ``keys`` are skipped; the keys this input stored are added to it (``keys.added``), for
+    the caller to write with :func:`kneecap.ingest.store.write_keys`. An input that is not an SMF dump
+    raises :class:`kneecap.smf.framing.SMFDataError` and leaves no table file.
+
+    Returns
+    -------
+    tuple
+        The :class:`kneecap.ingest.manifest.FileResult`, the input's record counts and its quarantine.
+    """
+    writers: dict[str, TableWriter] = {}
+    held: dict[str, list[pd.DataFrame]] = {}
+    finalised_inputs = {src: (out, fn) for out, (src, fn) in reader.FINALIZERS.items()}
+    quarantine: list[dict[str, Any]] = []
+    side: dict[str, Any] = {}
+
+    def w(table: str) -> TableWriter:
+        if table not in writers:
+            writers[table] = TableWriter(out_dir, table)
+        return writers[table]
+
+    try:
+        for chunk in reader.iter_decode(path, codepage=codepage, stream_out=side, keys=keys,
+                                        workers=workers):
+            quarantine.extend(chunk.quarantine)
+            for table, df in chunk.tables.items():
+                if table in finalised_inputs:
+                    held.setdefault(table, []).append(df)
+                else:
+                    w(table).write(df)
+            if progress is not None:
+                progress(chunk.records, chunk.nbytes)
+        for src, dfs in held.items():
+            out, fn = finalised_inputs[src]
+            w(out).write(fn(pd.concat(dfs, ignore_index=True)))
+        counts = side["counts"].frame()
+        q = pd.DataFrame(quarantine, columns=list(reader.QUARANTINE_COLUMNS))
+        q["record_type"] = q["record_type"].astype("Int64")
+        q["bytes"] = q["bytes"].astype("int64")
+        w(COUNTS_TABLE).write(counts)
+        w(QUARANTINE_TABLE).write(q)
+        if callable(sha):
+            sha = sha()
+        remove_uncommitted(out_dir, sha)
+    except BaseException:
+        for tw in writers.values():
+            tw.abort()
+        raise
+    for tw in writers.values():
+        tw.close(sha)
+    stream = side["stream"]
+    res = FileResult(
+        path=str(path), sha256=str(sha), status="ingested", bytes=path.stat().st_size,
+        records=stream.records,
+        rows={t: tw.rows for t, tw in writers.items() if t not in (COUNTS_TABLE, QUARANTINE_TABLE)},
+        quarantined=len(q), orphan_segments=stream.orphan_segments,
+        duplicates=keys.duplicates, framing=stream.framing,
+    )
+    return res, counts, q
+
+
+def ingest_paths(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    codepage: str = "cp037",
+    progress: ProgressFn | None = None,
+    workers: int | None = None,
+) -> IngestSummary:
+    """Decode SMF dumps and write Parquet per table under ``out_dir`` (see the module docstring).
+
+    Parameters
+    ----------
+    paths : path, glob or iterable of them
+        Files, directories (searched recursively) or glob patterns.
+    out_dir : path
+        Output root; created if missing.
+    codepage : str
+        EBCDIC code page of the text fields.
+    progress : callable, optional
+        ``progress(records, bytes)`` called after every decoded batch with the records and input
+        bytes of that batch (increments, not totals) - e.g. to advance a progress bar.
+    workers : int, optional
+        Processes per input: 2 frames in a forked process while this one decodes, 1 does all
+        here; default :func:`kneecap.smf.reader.default_workers` (2 on a machine with two CPUs).
+
+    Returns
+    -------
+    IngestSummary
+        Records already stored in ``out_dir`` (by this or an earlier ingest) are not stored
+        again; ``FileResult.duplicates`` counts them. A file that is not an SMF dump (e.g. a plain
+        binary FTP without RDWs) is reported as ``failed`` with the :class:`SMFDataError` message;
+        the other files are still ingested.
+    """
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[FileResult] = []
+    counts: list[pd.DataFrame] = []
+    quarantines: list[pd.DataFrame] = []
+    # the keys of every committed input, read once and then grown by each input this call
+    # commits; ``absorbed`` names the inputs whose keys are in it (another process may commit
+    # inputs between two of ours)
+    seen: set[int] = set()
+    absorbed: set[str] = set()
+    workers = reader.default_workers() if workers is None else workers
+    for path in expand_paths(paths):
+        size = path.stat().st_size
+        with locked(out):
+            # read under the lock: another process may have ingested this input meanwhile
+            done = read_manifest(out)
+            sizes = committed_sizes(done)
+            sha: str | Callable[[], str]
+            if sizes is None or size in sizes:
+                sha = sha256_file(path)  # it may be committed: know before decoding
+                if sha in done:
+                    files.append(FileResult(str(path), sha, "skipped", bytes=size))
+                    continue
+            else:
+                # no committed input has its size, so none has its SHA-256 either: decode while
+                # the hash is computed (the manifest cannot change, the lock is held)
+                sha = hash_meanwhile(path)
+            fresh = {k: e for k, e in done.items() if k not in absorbed}
+            for stored in stored_keys(out, fresh):
+                seen.update(stored.tolist())
+            absorbed.update(fresh)
+            keys = reader.RecordKeys.sharing(seen)
+            try:
+                res, c, q = ingest_one(path, sha, out, codepage, progress, keys, workers)
+            except SMFDataError as exc:
+                keys.forget()
+                sha = sha() if callable(sha) else sha
+                files.append(FileResult(str(path), sha, "failed", bytes=size, error=str(exc)))
+                continue
+            except BaseException:
+                keys.forget()
+                raise
+            write_keys(out, res.sha256, keys.added)
+            append_manifest(out, manifest_entry(res, codepage))
+            absorbed.add(res.sha256)  # its keys are in ``seen`` already
+        files.append(res)
+        counts.append(c)
+        quarantines.append(q)
+    return summarise(files, counts, quarantines, time.perf_counter() - t0)
+
+
+def summarise(files: list[FileResult], counts: list[pd.DataFrame], quarantines: list[pd.DataFrame],
+              seconds: float) -> IngestSummary:
+    """An :class:`IngestSummary` from the per-input results, record counts and quarantines."""
+    if counts:
+        allc = pd.concat(counts, ignore_index=True)
+        by = (allc.groupby(["record_type", "subtype", "decoded"], dropna=False, as_index=False)
+              ["records"].sum())
+        by = by[list(reader.COUNT_COLUMNS)]
+    else:
+        by = pd.DataFrame(columns=list(reader.COUNT_COLUMNS))
+    q = (pd.concat(quarantines, ignore_index=True) if quarantines
+         else pd.DataFrame(columns=list(reader.QUARANTINE_COLUMNS)))
+    return IngestSummary(files, by, q, seconds)
