@@ -13,7 +13,13 @@ the same scored by the bottleneck pool's busy (the busier of GCPs and zIIPs), fo
 
 ``--save`` writes the table; ``--sim-from`` takes the simulated columns from a saved table (same
 grid and settings) and recomputes only the model, for changing the model without re-simulating
-(with ``--precision`` it also reports the saved half-widths against that target).
+(with ``--precision`` it also reports the saved half-widths against that target). The full grid's
+simulation refined to ``--precision 0.02`` (cap 32 replications) is kept in the repository,
+``benchmarks/reference/dispatch_grid_sim.csv``, so a model change is scored against it in seconds:
+``python benchmarks/bench_dispatch.py --full --sim-from benchmarks/reference/dispatch_grid_sim.csv
+--precision 0.02``. It was made by ``--full --save`` (385 s, one process) then ``--refine-from``
+that table (1,317 s, one process, under load). Each point's seed is fixed, so a rerun simulates
+the same transactions: its summary matched, to the digit, that of the table an earlier run made.
 
 Precision. Without ``--precision`` each point runs ``R`` replications of ``T`` transactions. With
 ``--precision P`` a point runs ``R`` first and then adds replications until the 95 % interval of
