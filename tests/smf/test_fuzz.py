@@ -300,3 +300,35 @@ def test_record_cut_short_before_bytes_that_pass_for_an_extended_bdw_yields_its_
     _s, got, bad = _delivered(bytes(data))
     assert recs[4] in got  # before the fix: swallowed by record 3
     assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))
+
+
+def test_record_cut_short_yields_to_a_neighbour_whose_end_is_damaged_too():
+    # record 3 four bytes short, three junk bytes after record 4: record 3's length ends inside
+    # record 4 at no descriptor, and record 4's at none either; record 4 was swallowed by
+    # record 3 (campaign seed 14, input 33643)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4]:ends[4]] = b"\x07" * 3
+    del data[ends[3] - 20:ends[3] - 16]
+    assert data[ends[3] + 3] != 0  # the premise: no descriptor where record 3's length ends
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i != 3)
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 4
+
+
+def test_record_grown_by_a_flipped_length_bit_yields_to_the_record_inside_it():
+    # record 2's length 2048 bytes longer, record 4's SMFxDTE damaged so that record 3 is not
+    # trusted: record 2 swallowed record 3, whose end is a descriptor but well before record 2's
+    # (campaign seed 14, inputs 6566 and 9244)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    assert ends[3] < ends[1] + len(recs[2]) + 2048 - 4  # the premise: record 3 inside record 2
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[1]] ^= 0x08
+    data[ends[3] + 13] &= 0xF0
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[3] in got  # before the fix: swallowed by record 2
+    assert all(r in got for i, r in enumerate(recs) if i not in (2, 4))
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[2])

@@ -46,8 +46,9 @@ When something does not agree:
 
 * a record whose length would swallow a later record that chains correctly is cut at that
   record: the bytes up to it are quarantined, the later record is delivered; so is one whose
-  length ends in no descriptor while a record header inside it leads to one past that end
-  (its length is damaged, and the record it ran into is not trusted yet);
+  length ends in no descriptor while a record header starts inside it, whether that record
+  ends before or after it and whatever follows that record (its length is damaged, and the
+  record it ran into is not trusted yet);
 * a block descriptor that does not match its segments (a flipped length bit, an extended-BDW
   bit, bytes cut from a record) is not trusted: the records inside are framed one by one by
   their own descriptors, and block framing resumes at the next block that checks out. Only an
@@ -465,8 +466,8 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
             a = _header_inside(fr, q, f) if not _ends_plausibly(fr, f) else None
             if a is None:
                 return f, None
-            # ... unless it ends in no descriptor while a record header inside it leads to one:
-            # its length is damaged and that record (not trusted yet: what follows it may be
+            # ... unless it ends in no descriptor while a record header starts inside it: its
+            # length is damaged and that record (not trusted yet: what follows it may be
             # damaged too) is the next one
             return a, (f"record descriptor says {n} bytes, which ends in no descriptor, but "
                        f"a record header starts {a - q} bytes in (damaged length)")
@@ -499,13 +500,26 @@ def _ends_plausibly(fr: _Frame, f: int) -> bool:
 
 
 def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
-    """The first record header strictly inside ``buf[q:f]`` whose descriptor ends plausibly."""
+    """The record header strictly inside ``buf[q:f]`` where the next record starts, or None.
+
+    Called when the segment ``buf[q:f]`` ends in no descriptor: its length is damaged, or the
+    bytes after it are. A record header inside it is the sign of the former (SMF data does not
+    hold a descriptor followed by a packed SMFxDTE 10 bytes on by chance), whether that record
+    ends inside the segment (a length grown by a flipped bit) or past its end (bytes cut from
+    the segment), and whether or not its own end is followed by a descriptor (the damage may
+    go on after it): the first one whose descriptor ends plausibly, else the first one.
+    """
     al = fr.anchor_list
+    first = None
     for a in al[bisect_right(al, q):bisect_left(al, f)]:
         e = a + ((fr.buf[a] << 8) | fr.buf[a + 1])
-        if e <= fr.n and e > f - 4 and _ends_plausibly(fr, e):
+        if e > fr.n:
+            continue
+        if _ends_plausibly(fr, e):
             return a
-    return None
+        if first is None:
+            first = a
+    return first
 
 
 def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]]:
