@@ -332,3 +332,22 @@ def test_record_grown_by_a_flipped_length_bit_yields_to_the_record_inside_it():
     assert recs[3] in got  # before the fix: swallowed by record 2
     assert all(r in got for i, r in enumerate(recs) if i not in (2, 4))
     assert "damaged length" in bad[0].error and bad[0].size == len(recs[2])
+
+
+def test_record_cut_short_at_bytes_that_pass_for_a_bare_descriptor_yields_its_neighbour():
+    # as above, but record 3's length now ends at "01 00 00 00" in record 4: any two bytes before
+    # two zero bytes pass for a record descriptor, and record 3 was taken to end there, with
+    # record 4 swallowed (campaign seed 14, input 3587, where it was "40 00 03 00")
+    from kneecap.smf.framing import _valid_rdw
+
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    k = 23
+    assert _valid_rdw(recs[4], k)  # the premise
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4]:ends[4]] = b"\x07" * 3
+    del data[ends[3] - 60:ends[3] - 60 + k]
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i != 3)
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - k

@@ -490,13 +490,23 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
 def _ends_plausibly(fr: _Frame, f: int) -> bool:
     """Whether a segment ending at ``f`` may end there.
 
-    It may when a record descriptor follows (in a blocked file also a block descriptor with a
-    record start or continuation segment after it), and where fewer than four bytes are left to
-    tell (the end of the input, or of what is known of it).
+    It may when a record header or a continuation segment descriptor follows (in a blocked file
+    also a block descriptor with one of those after it), and where fewer than four bytes are
+    left to tell (the end of the input, or of what is known of it). A bare record descriptor is
+    not enough: SMF data is mostly zero bytes, and any two bytes before ``00 00`` pass for one.
     """
     if f + 4 > fr.n:
         return True
-    return bool(_valid_rdw(fr.buf, f)) or (fr.blocked and fr.is_bdw_here(f))
+    return f in fr.anchors or _cont_fits(fr, f) or (fr.blocked and fr.is_bdw_here(f))
+
+
+def _cont_fits(fr: _Frame, f: int) -> bool:
+    """A middle or last segment descriptor at ``f`` whose segment ends in the buffer at a
+    descriptor (or at its end)."""
+    if not fr.is_cont(f):
+        return False
+    e = f + ((fr.buf[f] << 8) | fr.buf[f + 1])
+    return e == fr.n or (e < fr.n and bool(_valid_rdw(fr.buf, e) or _valid_bdw(fr.buf, e)))
 
 
 def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
