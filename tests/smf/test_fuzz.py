@@ -351,3 +351,16 @@ def test_record_cut_short_at_bytes_that_pass_for_a_bare_descriptor_yields_its_ne
     assert recs[4] in got  # before the fix: swallowed by record 3
     assert all(r in got for i, r in enumerate(recs) if i != 3)
     assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - k
+
+
+def test_segment_descriptor_inside_zero_bytes_is_no_record_header():
+    # a 72.3 record in 86-byte VBS segments: "27 10 00 00", eight zero bytes and the next
+    # segment's descriptor "00 5a 03 00" pass for a record header dated 1900, day 5, whose length
+    # (10000) ends where the input does. It was trusted, the segment around it cut as damaged
+    # and the record lost (campaign seed 14, input 13052)
+    recs = [r.data for r in POOL[6:30]]
+    data = fuzzing.synth.frame_rdw_segments(recs, max_seg=86)
+    assert data[258:272].hex() == "27100000138800000001000000" "5a"  # the premise
+    s, got, bad = _delivered(data[:258 + 10000])
+    assert s.framing == "rdw" and recs[0] in got
+    assert [r.size for r in bad] == [12]  # the last record, cut

@@ -36,7 +36,7 @@ Damaged framing
 ---------------
 A descriptor is trusted only when the bytes around it agree with it. Every complete record and
 first segment must start with a plausible SMF header (SMFxDTE at offset 10 a packed ``0cyydddF``
-date) - an *anchor* - and its descriptor must lead to the next anchor, continuation segment,
+date from 1970 on, SMFxTME at offset 6 a time of day) - an *anchor* - and its descriptor must lead to the next anchor, continuation segment,
 block descriptor or the end of the input. A block is trusted only when its segments fill it
 exactly and a block descriptor (or the end of input) follows it. Anchors are found for a whole
 buffer at once with numpy, so finding where framing resumes after damage costs the same per
@@ -130,6 +130,8 @@ MIN_RECORD_LEN = 18
 #: Shortest complete record or first segment trusted as a record start: RDW + SMFxDTE (offset
 #: 10-13) must be there to check.
 MIN_ANCHOR_LEN = 14
+#: SMFxTME is hundredths of a second since midnight: always below this.
+MAX_SMF_TIME = 8_640_000
 #: Largest extended-BDW block accepted (large block interface blocks are at most 256 KiB).
 MAX_EXT_BLOCK_LEN = 262144
 #: Bytes kept after the last position a framing decision starts from, so that every decision
@@ -301,13 +303,18 @@ def _plausible_smf_record(b: bytes | memoryview, p: int, n: int) -> bool:
     """Whether a complete record or first segment starts at ``b[p]`` (descriptor length ``n``).
 
     It must be a complete or first segment long enough to hold SMFxDTE, and SMFxDTE (offset 10)
-    must be packed ``0cyydddF`` with c = 0 or 1, a sign nibble A-F and ddd = 1..366 (IBM
-    "Standard SMF record header"). The scalar twin of :func:`_anchor_positions`.
+    must be packed ``0cyydddF`` with c = 0 or 1, a sign nibble A-F, ddd = 1..366 and, for c = 0,
+    yy >= 70 (no SMF record is dated before 1970), and SMFxTME (offset 6) hundredths of a
+    second since midnight, below 8,640,000 (IBM "Standard SMF record header"). Zero-heavy
+    record data with a segment descriptor in it passes for a 1900 date: ``00 00 00 5A``. The
+    scalar twin of :func:`_anchor_positions`.
     """
     if (b[p + 2] & 0x03) not in (0, 1) or n < MIN_ANCHOR_LEN or p + 14 > len(b):
         return False
+    if int.from_bytes(b[p + 6:p + 10], "big") >= MAX_SMF_TIME:
+        return False
     d0, d1, d2, d3 = b[p + 10], b[p + 11], b[p + 12], b[p + 13]
-    if d0 > 0x01 or d3 & 0x0F < 0x0A:
+    if d0 > 0x01 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70):
         return False
     for x in (d1, d2):
         if x >> 4 > 9 or x & 0x0F > 9:
@@ -342,10 +349,13 @@ def _anchor_positions(u8: np.ndarray) -> np.ndarray:
     if idx.size == 0:
         return idx.astype(np.int64)
     ln = (u8[idx].astype(np.int32) << 8) | u8[idx + 1]
-    d1, d2, d3 = u8[idx + 11], u8[idx + 12], u8[idx + 13]
+    d0, d1, d2, d3 = u8[idx + 10], u8[idx + 11], u8[idx + 12], u8[idx + 13]
     ddd = (d2 >> 4).astype(np.int32) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4)
+    tme = ((u8[idx + 7].astype(np.int32) << 16) | (u8[idx + 8].astype(np.int32) << 8)
+           | u8[idx + 9])
     keep = (
         (u8[idx + 2] <= 1)
+        & (u8[idx + 6] == 0) & (tme < MAX_SMF_TIME) & ((d0 == 1) | (d1 >= 0x70))
         & (ln >= MIN_ANCHOR_LEN) & (ln <= MAX_RECORD_LEN)
         & ((d1 >> 4) <= 9) & ((d1 & 0x0F) <= 9) & ((d2 >> 4) <= 9) & ((d2 & 0x0F) <= 9)
         & ((d3 >> 4) <= 9) & (ddd >= 1) & (ddd <= 366)
