@@ -364,3 +364,18 @@ def test_segment_descriptor_inside_zero_bytes_is_no_record_header():
     s, got, bad = _delivered(data[:258 + 10000])
     assert s.framing == "rdw" and recs[0] in got
     assert [r.size for r in bad] == [12]  # the last record, cut
+
+
+def test_descriptor_cut_at_its_front_does_not_make_its_predecessor_damaged():
+    # the first byte of record 4's descriptor deleted: record 3's last byte and what is left of
+    # it ("00 14 00 00") pass for a record header one byte before record 3's end whose length
+    # ends nowhere. Record 3, intact and ending right, was quarantined as if its length were
+    # damaged (campaign seed 14, input 16496)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    del data[ends[3]]
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[3] in got  # before the fix: quarantined as a record of damaged length
+    assert all(r in got for i, r in enumerate(recs) if i != 4)
+    assert bad[0].offset == ends[3]

@@ -500,23 +500,28 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
 def _ends_plausibly(fr: _Frame, f: int) -> bool:
     """Whether a segment ending at ``f`` may end there.
 
-    It may when a record header or a continuation segment descriptor follows (in a blocked file
-    also a block descriptor with one of those after it), and where fewer than four bytes are
-    left to tell (the end of the input, or of what is known of it). A bare record descriptor is
-    not enough: SMF data is mostly zero bytes, and any two bytes before ``00 00`` pass for one.
+    It may when a record header follows (in a blocked file also a block descriptor with a
+    record start or continuation segment after it), or a descriptor (of a record whose header
+    is damaged, or of a continuation segment) whose own segment ends at one of those, at a
+    continuation or at the end of the input; and where fewer than four bytes are left to tell
+    (the end of the input, or of what is known of it). A bare descriptor is not enough: SMF
+    data is mostly zero bytes, and any two bytes before ``00 00`` pass for one.
     """
     if f + 4 > fr.n:
         return True
-    return f in fr.anchors or _cont_fits(fr, f) or (fr.blocked and fr.is_bdw_here(f))
+    return f in fr.anchors or (fr.blocked and fr.is_bdw_here(f)) or _leads_on(fr, f)
 
 
-def _cont_fits(fr: _Frame, f: int) -> bool:
-    """A middle or last segment descriptor at ``f`` whose segment ends in the buffer at a
-    descriptor (or at its end)."""
-    if not fr.is_cont(f):
+def _leads_on(fr: _Frame, f: int) -> bool:
+    """A descriptor at ``f`` whose segment ends at a record header, a continuation segment, a
+    block descriptor or the end of the input."""
+    m = _valid_rdw(fr.buf, f)
+    if not m:
         return False
-    e = f + ((fr.buf[f] << 8) | fr.buf[f + 1])
-    return e == fr.n or (e < fr.n and bool(_valid_rdw(fr.buf, e) or _valid_bdw(fr.buf, e)))
+    e = f + m
+    if e + 4 > fr.n:
+        return e == fr.n
+    return e in fr.anchors or fr.is_cont(e) or (fr.blocked and fr.is_bdw_here(e))
 
 
 def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
@@ -527,7 +532,10 @@ def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
     hold a descriptor followed by a packed SMFxDTE 10 bytes on by chance), whether that record
     ends inside the segment (a length grown by a flipped bit) or past its end (bytes cut from
     the segment), and whether or not its own end is followed by a descriptor (the damage may
-    go on after it): the first one whose descriptor ends plausibly, else the first one.
+    go on after it): the first one whose descriptor ends plausibly, else the first one whose
+    descriptor lies inside the segment. A header whose descriptor starts in the last three
+    bytes of the segment and ends nowhere is the next record's, its descriptor cut short: the
+    segment's last bytes and what is left of that descriptor pass for one.
     """
     al = fr.anchor_list
     first = None
@@ -537,7 +545,7 @@ def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
             continue
         if _ends_plausibly(fr, e):
             return a
-        if first is None:
+        if first is None and a + 4 <= f:
             first = a
     return first
 
