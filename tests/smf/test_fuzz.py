@@ -379,3 +379,19 @@ def test_descriptor_cut_at_its_front_does_not_make_its_predecessor_damaged():
     assert recs[3] in got  # before the fix: quarantined as a record of damaged length
     assert all(r in got for i, r in enumerate(recs) if i != 4)
     assert bad[0].offset == ends[3]
+
+
+def test_record_cut_short_inside_damage_yields_its_neighbour():
+    # as above, but inside a damaged stretch: record 2's header damaged, record 3 four bytes
+    # short, junk after record 4. Of the records inside the damage, record 3 was delivered and
+    # record 4, which it ran into, lost (campaign seed 14, inputs 9450 and 10984)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4]:ends[4]] = b"\x07" * 3
+    del data[ends[3] - 60:ends[3] - 56]
+    data[ends[1] + 13] &= 0xF0  # SMFxDTE of record 2: no sign nibble
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i not in (2, 3))
+    assert bad[0].offset == ends[1] and bad[0].size == len(recs[2]) + len(recs[3]) - 4

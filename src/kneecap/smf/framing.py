@@ -557,7 +557,8 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
     another record; a record with damage on both sides is not one. Its descriptor and header
     still check out, though, and when its length ends inside the stretch, taking it cuts no
     trusted record: it is delivered like a record reached through trusted framing whose
-    successor is damaged (:func:`_record_step`), and only the bytes around it are damaged.
+    successor is damaged (:func:`_record_step`), and only the bytes around it are damaged;
+    and, as there, not when it ends in no descriptor while a record header starts inside it.
     """
     out: list[tuple[Any, ...]] = []
     buf, r = fr.buf, p
@@ -565,6 +566,8 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
         n = (buf[a] << 8) | buf[a + 1]
         if a < r or buf[a + 2] & 0x03 or a + n > q:
             continue  # inside the last record taken, a first segment, or running past the damage
+        if not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None:
+            continue  # its length is damaged: the record header inside it is the next one
         if a > r:
             out.append(("b", r, a, why if r == p else None, True))
         out.append(("s", a, n))
