@@ -395,3 +395,30 @@ def test_record_cut_short_inside_damage_yields_its_neighbour():
     assert recs[4] in got  # before the fix: swallowed by record 3
     assert all(r in got for i, r in enumerate(recs) if i not in (2, 3))
     assert bad[0].offset == ends[1] and bad[0].size == len(recs[2]) + len(recs[3]) - 4
+
+
+def test_spanned_dump_where_no_block_checks_out_is_read_as_blocked():
+    # the first record header damaged in every block that has one: the first three blocks do not
+    # check out, their descriptors chain like record descriptors, and the file was read as RDW;
+    # every spanned record was cut at the block descriptor in it and lost (campaign seed 14,
+    # inputs 6733, 2339, 18241 and 18669, where no block checked out at all)
+    recs = _records(12)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=6000, spanned=True)
+    data = bytearray(clean)
+    damaged = []
+    for p in _blocks(clean):
+        q, end = p + 4, p + int.from_bytes(clean[p:p + 2], "big")
+        while q < end and clean[q + 2] & 0x03:
+            q += int.from_bytes(clean[q:q + 2], "big")
+        if q < end:
+            data[q + 13] &= 0xF0  # SMFxDTE of the block's first complete record
+            damaged.append(clean[q:q + int.from_bytes(clean[q:q + 2], "big")])
+    s, got, _bad = _delivered(bytes(data))
+    assert s.framing == "bdw"  # before the fix: "rdw", and records 4, 7 and 11 lost
+    assert got == [r for r in recs if r not in damaged]
+    # and the last block's descriptor invalid, junk after the first one: no block checks out
+    # anywhere, no descriptor chain from byte 0, records chain after the junk
+    data[_blocks(clean)[-1] + 3] = 0x10
+    data[4:4] = b"\x07" * 3
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == [r for r in recs if r not in damaged]

@@ -767,7 +767,7 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     if k >= 3 or (k >= 1 and p == len(head)):
         # block descriptors chain like record descriptors (bytes 2-3 zero, the length leading to
         # the next one): a BDW file whose first block is damaged starts the same way
-        if any(fb.block(q) is not None for q in seen):
+        if any(fb.block(q) is not None for q in seen) or _spans_a_block(fb):
             return "bdw", 0
         return "rdw", 0
     # The first place framing can start: a block that checks out, or three records that chain.
@@ -786,16 +786,45 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     if blk is not None:
         return "bdw", _reached_from(fb, blk if chain_at is None else chain_at)
     if chain_at is not None:
+        if _spans_a_block(fb):
+            # no block checks out, but a spanned record runs across a block descriptor: read as
+            # RDW, it would be cut there, and every block descriptor would be damage
+            return "bdw", _reached_from(fb, chain_at)
         return "rdw", _reached_from(fr, chain_at)
     # Too short or too damaged for three records to chain anywhere. A trusted record start (its
     # descriptor and SMF header check out and lead to another record header, a block descriptor
     # or the end of the input) takes two headers where a plain binary transfer has none: framing
     # starts there, and the records around the damage are delivered.
     if fb.good:
-        blocked = not fr.good or any(g >= 4 and _valid_bdw(head, g - 4) for g in fb.good)
+        blocked = (not fr.good or any(g >= 4 and _valid_bdw(head, g - 4) for g in fb.good)
+                   or _spans_a_block(fb))
         f = fb if blocked else fr
         return ("bdw" if blocked else "rdw"), _reached_from(f, f.good[0])
     raise SMFDataError(TRANSFER_HELP, offset=0)
+
+
+def _spans_a_block(fr: _Frame) -> bool:
+    """Whether a spanned record runs across a block descriptor somewhere in ``fr.buf``.
+
+    That is a first or middle segment, then four bytes that pass for a block descriptor, then a
+    middle or last segment: in a file of records one after the other (RDW) a segment that
+    continues is followed by its continuation straight away. Its blocks may all be damaged
+    (none checks out), yet this shows the file is blocked.
+    """
+    u8 = np.frombuffer(fr.buf, dtype=np.uint8)
+    n = u8.size - 8
+    if n <= 0:
+        return False
+    # segments that continue: code 1 (a first segment, which is a record start) or 3
+    s = np.flatnonzero((u8[2 : 2 + n] & 0xFD) == 1)
+    s = s[u8[s + 3] == 0]
+    ln = (u8[s].astype(np.int64) << 8) | u8[s + 1]
+    keep = (ln >= 5) & ((u8[s + 2] == 3)
+                        | np.isin(s, np.asarray(fr.anchor_list, dtype=np.int64)))
+    ends = (s + ln)[keep]
+    ends = ends[ends + 8 <= u8.size]
+    return any(_valid_bdw(fr.buf, x) and x not in fr.anchors and fr.is_cont(x + 4)
+               for x in np.unique(ends).tolist())
 
 
 def _reached_from(fr: _Frame, start: int) -> int:
