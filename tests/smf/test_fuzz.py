@@ -422,3 +422,21 @@ def test_spanned_dump_where_no_block_checks_out_is_read_as_blocked():
     data[4:4] = b"\x07" * 3
     s, got, bad = _delivered(bytes(data))
     assert s.framing == "bdw" and got == [r for r in recs if r not in damaged]
+
+
+def test_spanned_record_before_the_first_trusted_block_is_delivered():
+    # junk after the first block descriptor and after the last segment of record 0, which spans
+    # blocks 0 and 1: framing starts after it, and record 0, its segments chaining across the
+    # block descriptor, was quarantined with the junk around it (campaign seed 14, inputs 14146
+    # and 10672)
+    recs = _records(8)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=700, spanned=True)
+    b1 = _blocks(clean)[1]
+    q = b1 + 4 + int.from_bytes(clean[b1 + 4:b1 + 6], "big")  # the end of record 0
+    assert clean[b1 + 6] == 2 and clean[6] == 1  # the premise: first and last segment
+    data = bytearray(clean)
+    data[q:q] = b"\x07" * 3
+    data[4:4] = b"\x07" * 6
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == recs  # before the fix: record 0 lost
+    assert "not SMF framing" in bad[0].error and bad[0].size == 10  # block descriptor + junk

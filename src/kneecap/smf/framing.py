@@ -559,22 +559,57 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
     trusted record: it is delivered like a record reached through trusted framing whose
     successor is damaged (:func:`_record_step`), and only the bytes around it are damaged;
     and, as there, not when it ends in no descriptor while a record header starts inside it.
+    So is a spanned record whose segments, from a first one, follow one another to a last one
+    inside the stretch (a block descriptor between two of them in a blocked file).
     """
     out: list[tuple[Any, ...]] = []
     buf, r = fr.buf, p
+    walked: set[int] = set()
     for a in fr.anchor_list[bisect_left(fr.anchor_list, p):bisect_left(fr.anchor_list, q)]:
         n = (buf[a] << 8) | buf[a + 1]
-        if a < r or buf[a + 2] & 0x03 or a + n > q:
-            continue  # inside the last record taken, a first segment, or running past the damage
-        if not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None:
+        if a < r or a + n > q:
+            continue  # inside the last record taken, or running past the damage
+        if buf[a + 2] & 0x03:
+            segs = _spanned_segments(fr, a, q, walked)
+            if segs is None:
+                continue
+        elif not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None:
             continue  # its length is damaged: the record header inside it is the next one
+        else:
+            segs = [(a, n)]
         if a > r:
             out.append(("b", r, a, why if r == p else None, True))
-        out.append(("s", a, n))
-        r = a + n
+        out.extend(("s", g, m) for g, m in segs)
+        r = segs[-1][0] + segs[-1][1]
     if r < q:
         out.append(("b", r, q, why if r == p else None, True))
     return out
+
+
+def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tuple[int, int]] | None:
+    """The segments (position, length) of the spanned record whose first segment is at ``a``,
+    when they follow one another to a last segment that ends by ``q``; else None.
+
+    In a blocked file a valid block descriptor may sit between two segments. ``walked`` holds
+    the continuations already walked from an earlier first segment (which either took them or
+    failed): walking them again would fail again, so every byte is walked at most once.
+    """
+    buf = fr.buf
+    segs = [(a, (buf[a] << 8) | buf[a + 1])]
+    r = a + segs[0][1]
+    while r + 4 <= q:
+        if fr.blocked and r not in fr.anchors and _valid_bdw(buf, r) and fr.is_cont(r + 4):
+            r += 4
+        m = _valid_rdw(buf, r)
+        code = buf[r + 2] & 0x03 if m and r + 4 <= q else 0
+        if code < 2 or r + m > q or r in walked:
+            return None
+        walked.add(r)
+        segs.append((r, m))
+        r += m
+        if code == 2:
+            return segs
+    return None
 
 
 def prefix_events(buf: bytes, start: int, *, blocked: bool, reason: str) -> list[tuple[Any, ...]]:
