@@ -440,3 +440,20 @@ def test_spanned_record_before_the_first_trusted_block_is_delivered():
     s, got, bad = _delivered(bytes(data))
     assert s.framing == "bdw" and got == recs  # before the fix: record 0 lost
     assert "not SMF framing" in bad[0].error and bad[0].size == 10  # block descriptor + junk
+
+
+def test_record_two_bytes_too_long_yields_a_neighbour_whose_descriptor_is_damaged_after_it():
+    # record 2's length two bytes longer, byte 3 of record 4's descriptor not zero: record 3's
+    # descriptor starts two bytes before record 2's end, and its own end is no descriptor (but
+    # record 4's header is there). Record 3 was swallowed by record 2 (campaign seed 14, inputs
+    # 6878 and 5619, where record 2 was two bytes short)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    assert not data[ends[1] + 1] & 0x02  # the premise: the flip adds 2
+    data[ends[1] + 1] ^= 0x02
+    data[ends[3] + 3] = 0x04
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[3] in got  # before the fix: swallowed by record 2
+    assert all(r in got for i, r in enumerate(recs) if i not in (2, 4))
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[2])

@@ -534,8 +534,11 @@ def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
     the segment), and whether or not its own end is followed by a descriptor (the damage may
     go on after it): the first one whose descriptor ends plausibly, else the first one whose
     descriptor lies inside the segment. A header whose descriptor starts in the last three
-    bytes of the segment and ends nowhere is the next record's, its descriptor cut short: the
-    segment's last bytes and what is left of that descriptor pass for one.
+    bytes of the segment and ends nowhere may be the next record's, the front of its descriptor
+    cut: the segment's last bytes and what is left of that descriptor pass for one, and its
+    length is garbage. It is taken only when the damage its length ends at has a record header
+    next to it (SMFxDTE within a few bytes of where it would be), as the end of a real record
+    does.
     """
     al = fr.anchor_list
     first = None
@@ -545,7 +548,7 @@ def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
             continue
         if _ends_plausibly(fr, e):
             return a
-        if first is None and a + 4 <= f:
+        if first is None and (a + 4 <= f or _header_near(fr, e)):
             first = a
     return first
 
@@ -584,6 +587,21 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
     if r < q:
         out.append(("b", r, q, why if r == p else None, True))
     return out
+
+
+def _header_near(fr: _Frame, e: int) -> bool:
+    """Whether a packed SMFxDTE (``0cyydddF`` as in an anchor) sits within 8 bytes before or 16
+    after offset 10 from ``e``: a record header whose descriptor is damaged, or that a few
+    bytes were cut from or inserted before."""
+    b = fr.buf
+    for x in range(max(e + 2, 0), min(e + 27, fr.n - 3)):
+        d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
+        if (d0 > 1 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70) or d1 >> 4 > 9
+                or d1 & 0x0F > 9 or d2 >> 4 > 9 or d2 & 0x0F > 9 or d3 >> 4 > 9):
+            continue
+        if 1 <= (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4) <= 366:
+            return True
+    return False
 
 
 def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tuple[int, int]] | None:
