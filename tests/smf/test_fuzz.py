@@ -457,3 +457,14 @@ def test_record_two_bytes_too_long_yields_a_neighbour_whose_descriptor_is_damage
     assert recs[3] in got  # before the fix: swallowed by record 2
     assert all(r in got for i, r in enumerate(recs) if i not in (2, 4))
     assert "damaged length" in bad[0].error and bad[0].size == len(recs[2])
+
+
+def test_short_dump_where_no_record_leads_to_another_is_read():
+    # junk inside record 0 and record 3 and after records 1 and 2: no record's descriptor leads
+    # to another record header, and the file was refused as a plain binary transfer, records 1
+    # and 2 with it (campaign seed 14, input 14562)
+    r0, r1, r2, r3 = _records(4)
+    data = r0[:11] + b"\x07" * 3 + r0[11:] + r1 + b"\x07" * 4 + r2 + b"\x07" * 2 + r3[:60] + b"\x05" + r3[60:]
+    s, got, bad = _delivered(data)
+    assert s.framing == "rdw" and got[:2] == [r1, r2]  # before the fix: SMFDataError
+    assert bad[0].offset == 0 and bad[0].size == len(r0) + 3

@@ -853,6 +853,16 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
                    or _spans_a_block(fb))
         f = fb if blocked else fr
         return ("bdw" if blocked else "rdw"), _reached_from(f, f.good[0])
+    # No record start leads to another one anywhere: every record has damage on both sides.
+    # Two record headers whose lengths each end a few bytes before another record header are
+    # still framing a plain binary transfer does not have (it has no descriptors, and where
+    # four bytes before a header pass for one, their length ends anywhere).
+    near = [a for a in fb.anchor_list
+            if a + ((head[a] << 8) | head[a + 1]) <= len(head)
+            and _header_near(fb, a + ((head[a] << 8) | head[a + 1]))]
+    if len(near) >= 2:
+        blocked = (_valid_bdw(head, 0) and bool(_valid_rdw(head, 4))) or _spans_a_block(fb)
+        return ("bdw" if blocked else "rdw"), near[0]
     raise SMFDataError(TRANSFER_HELP, offset=0)
 
 
