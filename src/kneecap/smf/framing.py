@@ -36,11 +36,12 @@ Damaged framing
 ---------------
 A descriptor is trusted only when the bytes around it agree with it. Every complete record and
 first segment must start with a plausible SMF header (SMFxDTE at offset 10 a packed ``0cyydddF``
-date from 1970 on, SMFxTME at offset 6 a time of day) - an *anchor* - and its descriptor must lead to the next anchor, continuation segment,
-block descriptor or the end of the input. A block is trusted only when its segments fill it
-exactly and a block descriptor (or the end of input) follows it. Anchors are found for a whole
-buffer at once with numpy, so finding where framing resumes after damage costs the same per
-byte whatever the length of the damage (re-synchronisation is linear).
+date from 1970 on, SMFxTME at offset 6 a time of day) - an *anchor* - and its descriptor must
+lead to the next anchor, continuation segment, block descriptor or the end of the input. A
+block is trusted only when its segments fill it exactly and a block descriptor (or the end of
+input) follows it. Anchors are found for a whole buffer at once with numpy, so finding where
+framing resumes after damage costs the same per byte whatever the length of the damage
+(re-synchronisation is linear).
 
 When something does not agree:
 
@@ -48,14 +49,21 @@ When something does not agree:
   record: the bytes up to it are quarantined, the later record is delivered; so is one whose
   length ends in no descriptor while a record header starts inside it, whether that record
   ends before or after it and whatever follows that record (its length is damaged, and the
-  record it ran into is not trusted yet);
+  record it ran into is not trusted yet). A record ends in a descriptor when a record header,
+  a continuation, a block descriptor or a descriptor leading to one of those follows: a bare
+  descriptor is no evidence, as SMF data is mostly zero bytes;
 * a block descriptor that does not match its segments (a flipped length bit, an extended-BDW
   bit, bytes cut from a record) is not trusted: the records inside are framed one by one by
   their own descriptors, and block framing resumes at the next block that checks out. Only an
   *invalid* block descriptor is quarantined (its 4 bytes); the records are kept;
 * bytes that belong to no trusted record or block (damaged descriptors or headers, junk before
   the first record, a truncated tail) are yielded as one :class:`RawRecord` per contiguous
-  stretch whose ``error`` says why and whose ``size`` says how many bytes were set aside.
+  stretch whose ``error`` says why and whose ``size`` says how many bytes were set aside. The
+  complete records inside such a stretch whose descriptor and header check out, and spanned
+  records whose segments chain from a first to a last one, are delivered all the same;
+* a spanned record running across a block descriptor (a first or middle segment, four bytes
+  that pass for a block descriptor, a continuation) makes a file blocked even when none of its
+  blocks checks out.
 
 So every byte of an RDW file ends up either in a delivered record or in a quarantined stretch.
 A gzip stream that ends early (or is damaged) delivers every record decompressed before the
@@ -513,8 +521,11 @@ def _ends_plausibly(fr: _Frame, f: int) -> bool:
 
 
 def _leads_on(fr: _Frame, f: int) -> bool:
-    """A descriptor at ``f`` whose segment ends at a record header, a continuation segment, a
-    block descriptor or the end of the input."""
+    """Whether a descriptor at ``f`` leads on.
+
+    Its segment must end at a record header, a continuation segment, a block descriptor or the
+    end of the input.
+    """
     m = _valid_rdw(fr.buf, f)
     if not m:
         return False
@@ -590,9 +601,11 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
 
 
 def _header_near(fr: _Frame, e: int) -> bool:
-    """Whether a packed SMFxDTE (``0cyydddF`` as in an anchor) sits within 8 bytes before or 16
-    after offset 10 from ``e``: a record header whose descriptor is damaged, or that a few
-    bytes were cut from or inserted before."""
+    """Whether a record header is near ``e``, its descriptor damaged or not.
+
+    That is a packed SMFxDTE (``0cyydddF`` as in an anchor) within 8 bytes before or 16 after
+    offset 10 from ``e``: a few bytes may have been cut from the header or inserted before it.
+    """
     b = fr.buf
     for x in range(max(e + 2, 0), min(e + 27, fr.n - 3)):
         d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
@@ -605,9 +618,9 @@ def _header_near(fr: _Frame, e: int) -> bool:
 
 
 def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tuple[int, int]] | None:
-    """The segments (position, length) of the spanned record whose first segment is at ``a``,
-    when they follow one another to a last segment that ends by ``q``; else None.
+    """The segments (position, length) of the spanned record whose first segment is at ``a``.
 
+    They must follow one another to a last segment that ends by ``q``; else None.
     In a blocked file a valid block descriptor may sit between two segments. ``walked`` holds
     the continuations already walked from an earlier first segment (which either took them or
     failed): walking them again would fail again, so every byte is walked at most once.
