@@ -468,3 +468,20 @@ def test_short_dump_where_no_record_leads_to_another_is_read():
     s, got, bad = _delivered(data)
     assert s.framing == "rdw" and got[:2] == [r1, r2]  # before the fix: SMFDataError
     assert bad[0].offset == 0 and bad[0].size == len(r0) + 3
+
+
+def test_record_two_bytes_short_yields_a_neighbour_followed_by_a_record_cut_at_the_end():
+    # record 3 two bytes short, byte 13 of the last record (record 5) deleted: record 4's
+    # descriptor starts two bytes before record 3's end, and ends at record 5's descriptor, whose
+    # header is damaged and whose length runs past the end of the input. Record 4 was swallowed
+    # by record 3 (campaign seed 14, input 28577 again, after a descriptor that leads nowhere no
+    # longer counted as an end)
+    recs = _records(6)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    del data[ends[4] + 13]
+    del data[ends[3] - 60:ends[3] - 58]
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert got == recs[:3] + [recs[4]]
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 2

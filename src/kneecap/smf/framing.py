@@ -547,9 +547,9 @@ def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
     descriptor lies inside the segment. A header whose descriptor starts in the last three
     bytes of the segment and ends nowhere may be the next record's, the front of its descriptor
     cut: the segment's last bytes and what is left of that descriptor pass for one, and its
-    length is garbage. It is taken only when the damage its length ends at has a record header
-    next to it (SMFxDTE within a few bytes of where it would be), as the end of a real record
-    does.
+    length is garbage. It is taken only when its length ends at a descriptor (of a record whose
+    header is damaged) or at damage with a record header next to it (SMFxDTE within a few bytes
+    of where it would be), as the end of a real record does.
     """
     al = fr.anchor_list
     first = None
@@ -559,7 +559,7 @@ def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
             continue
         if _ends_plausibly(fr, e):
             return a
-        if first is None and (a + 4 <= f or _header_near(fr, e)):
+        if first is None and (a + 4 <= f or _valid_rdw(fr.buf, e) or _header_near(fr, e)):
             first = a
     return first
 
