@@ -485,3 +485,21 @@ def test_record_two_bytes_short_yields_a_neighbour_followed_by_a_record_cut_at_t
     assert recs[4] in got  # before the fix: swallowed by record 3
     assert got == recs[:3] + [recs[4]]
     assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 2
+
+
+def test_spanned_record_after_damage_is_kept_across_a_damaged_block_descriptor():
+    # record 1's descriptor invalid, and the block descriptor between the two segments of
+    # record 2 too: framing resumes after the damage at record 2's first segment only if what
+    # follows it may follow it, and a damaged block descriptor before a continuation did not
+    # count, so record 2 was quarantined with record 1 (campaign seed 14, inputs 38806, 74231,
+    # 85060, 88349)
+    recs = _records(12)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=4096, spanned=True)
+    end = int.from_bytes(clean[0:2], "big")  # block 1
+    c = 4 + len(recs[0])  # record 1, the last complete record of block 0; record 2 spans
+    assert clean[c + 2] == 0 and clean[c + len(recs[1]) + 2] == 1 and clean[end + 6] == 2
+    data = bytearray(clean)
+    data[c + 3] = 0x20
+    data[end + 2] = 0x01
+    _s, got, _bad = _delivered(bytes(data))
+    assert got == [r for i, r in enumerate(recs) if i != 1]  # before the fix: record 2 lost

@@ -433,7 +433,9 @@ class _Frame:
                 return True
         elif f in self.anchors:
             return True
-        return self.blocked and self.is_bdw_here(f)
+        # in a blocked file, a block descriptor (valid or damaged) may come between a segment
+        # and its continuation: a record is kept across a damaged one
+        return self.blocked and (self.is_bdw_here(f) or (code in (1, 3) and self.is_bdw_slot(f)))
 
     def next_good(self, p: int, *, inclusive: bool = False) -> int | None:
         """The first trusted anchor after ``p`` (at or after, with ``inclusive``)."""
