@@ -300,3 +300,206 @@ def test_record_cut_short_before_bytes_that_pass_for_an_extended_bdw_yields_its_
     _s, got, bad = _delivered(bytes(data))
     assert recs[4] in got  # before the fix: swallowed by record 3
     assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))
+
+
+def test_record_cut_short_yields_to_a_neighbour_whose_end_is_damaged_too():
+    # record 3 four bytes short, three junk bytes after record 4: record 3's length ends inside
+    # record 4 at no descriptor, and record 4's at none either; record 4 was swallowed by
+    # record 3 (campaign seed 14, input 33643)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4]:ends[4]] = b"\x07" * 3
+    del data[ends[3] - 20:ends[3] - 16]
+    assert data[ends[3] + 3] != 0  # the premise: no descriptor where record 3's length ends
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i != 3)
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 4
+
+
+def test_record_grown_by_a_flipped_length_bit_yields_to_the_record_inside_it():
+    # record 2's length 2048 bytes longer, record 4's SMFxDTE damaged so that record 3 is not
+    # trusted: record 2 swallowed record 3, whose end is a descriptor but well before record 2's
+    # (campaign seed 14, inputs 6566 and 9244)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    assert ends[3] < ends[1] + len(recs[2]) + 2048 - 4  # the premise: record 3 inside record 2
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[1]] ^= 0x08
+    data[ends[3] + 13] &= 0xF0
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[3] in got  # before the fix: swallowed by record 2
+    assert all(r in got for i, r in enumerate(recs) if i not in (2, 4))
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[2])
+
+
+def test_record_cut_short_at_bytes_that_pass_for_a_bare_descriptor_yields_its_neighbour():
+    # as above, but record 3's length now ends at "01 00 00 00" in record 4: any two bytes before
+    # two zero bytes pass for a record descriptor, and record 3 was taken to end there, with
+    # record 4 swallowed (campaign seed 14, input 3587, where it was "40 00 03 00")
+    from kneecap.smf.framing import _valid_rdw
+
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    k = 23
+    assert _valid_rdw(recs[4], k)  # the premise
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4]:ends[4]] = b"\x07" * 3
+    del data[ends[3] - 60:ends[3] - 60 + k]
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i != 3)
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - k
+
+
+def test_segment_descriptor_inside_zero_bytes_is_no_record_header():
+    # a 72.3 record in 86-byte VBS segments: "27 10 00 00", eight zero bytes and the next
+    # segment's descriptor "00 5a 03 00" pass for a record header dated 1900, day 5, whose length
+    # (10000) ends where the input does. It was trusted, the segment around it cut as damaged
+    # and the record lost (campaign seed 14, input 13052)
+    recs = [r.data for r in POOL[6:30]]
+    data = fuzzing.synth.frame_rdw_segments(recs, max_seg=86)
+    assert data[258:272].hex() == "27100000138800000001000000" "5a"  # the premise
+    s, got, bad = _delivered(data[:258 + 10000])
+    assert s.framing == "rdw" and recs[0] in got
+    assert [r.size for r in bad] == [12]  # the last record, cut
+
+
+def test_descriptor_cut_at_its_front_does_not_make_its_predecessor_damaged():
+    # the first byte of record 4's descriptor deleted: record 3's last byte and what is left of
+    # it ("00 14 00 00") pass for a record header one byte before record 3's end whose length
+    # ends nowhere. Record 3, intact and ending right, was quarantined as if its length were
+    # damaged (campaign seed 14, input 16496)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    del data[ends[3]]
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[3] in got  # before the fix: quarantined as a record of damaged length
+    assert all(r in got for i, r in enumerate(recs) if i != 4)
+    assert bad[0].offset == ends[3]
+
+
+def test_record_cut_short_inside_damage_yields_its_neighbour():
+    # as above, but inside a damaged stretch: record 2's header damaged, record 3 four bytes
+    # short, junk after record 4. Of the records inside the damage, record 3 was delivered and
+    # record 4, which it ran into, lost (campaign seed 14, inputs 9450 and 10984)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    data[ends[4]:ends[4]] = b"\x07" * 3
+    del data[ends[3] - 60:ends[3] - 56]
+    data[ends[1] + 13] &= 0xF0  # SMFxDTE of record 2: no sign nibble
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert all(r in got for i, r in enumerate(recs) if i not in (2, 3))
+    assert bad[0].offset == ends[1] and bad[0].size == len(recs[2]) + len(recs[3]) - 4
+
+
+def test_spanned_dump_where_no_block_checks_out_is_read_as_blocked():
+    # the first record header damaged in every block that has one: the first three blocks do not
+    # check out, their descriptors chain like record descriptors, and the file was read as RDW;
+    # every spanned record was cut at the block descriptor in it and lost (campaign seed 14,
+    # inputs 6733, 2339, 18241 and 18669, where no block checked out at all)
+    recs = _records(12)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=6000, spanned=True)
+    data = bytearray(clean)
+    damaged = []
+    for p in _blocks(clean):
+        q, end = p + 4, p + int.from_bytes(clean[p:p + 2], "big")
+        while q < end and clean[q + 2] & 0x03:
+            q += int.from_bytes(clean[q:q + 2], "big")
+        if q < end:
+            data[q + 13] &= 0xF0  # SMFxDTE of the block's first complete record
+            damaged.append(clean[q:q + int.from_bytes(clean[q:q + 2], "big")])
+    s, got, _bad = _delivered(bytes(data))
+    assert s.framing == "bdw"  # before the fix: "rdw", and records 4, 7 and 11 lost
+    assert got == [r for r in recs if r not in damaged]
+    # and the last block's descriptor invalid, junk after the first one: no block checks out
+    # anywhere, no descriptor chain from byte 0, records chain after the junk
+    data[_blocks(clean)[-1] + 3] = 0x10
+    data[4:4] = b"\x07" * 3
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == [r for r in recs if r not in damaged]
+
+
+def test_spanned_record_before_the_first_trusted_block_is_delivered():
+    # junk after the first block descriptor and after the last segment of record 0, which spans
+    # blocks 0 and 1: framing starts after it, and record 0, its segments chaining across the
+    # block descriptor, was quarantined with the junk around it (campaign seed 14, inputs 14146
+    # and 10672)
+    recs = _records(8)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=700, spanned=True)
+    b1 = _blocks(clean)[1]
+    q = b1 + 4 + int.from_bytes(clean[b1 + 4:b1 + 6], "big")  # the end of record 0
+    assert clean[b1 + 6] == 2 and clean[6] == 1  # the premise: first and last segment
+    data = bytearray(clean)
+    data[q:q] = b"\x07" * 3
+    data[4:4] = b"\x07" * 6
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == recs  # before the fix: record 0 lost
+    assert "not SMF framing" in bad[0].error and bad[0].size == 10  # block descriptor + junk
+
+
+def test_record_two_bytes_too_long_yields_a_neighbour_whose_descriptor_is_damaged_after_it():
+    # record 2's length two bytes longer, byte 3 of record 4's descriptor not zero: record 3's
+    # descriptor starts two bytes before record 2's end, and its own end is no descriptor (but
+    # record 4's header is there). Record 3 was swallowed by record 2 (campaign seed 14, inputs
+    # 6878 and 5619, where record 2 was two bytes short)
+    recs = _records(8)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    assert not data[ends[1] + 1] & 0x02  # the premise: the flip adds 2
+    data[ends[1] + 1] ^= 0x02
+    data[ends[3] + 3] = 0x04
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[3] in got  # before the fix: swallowed by record 2
+    assert all(r in got for i, r in enumerate(recs) if i not in (2, 4))
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[2])
+
+
+def test_short_dump_where_no_record_leads_to_another_is_read():
+    # junk inside record 0 and record 3 and after records 1 and 2: no record's descriptor leads
+    # to another record header, and the file was refused as a plain binary transfer, records 1
+    # and 2 with it (campaign seed 14, input 14562)
+    r0, r1, r2, r3 = _records(4)
+    data = r0[:11] + b"\x07" * 3 + r0[11:] + r1 + b"\x07" * 4 + r2 + b"\x07" * 2 + r3[:60] + b"\x05" + r3[60:]
+    s, got, bad = _delivered(data)
+    assert s.framing == "rdw" and got[:2] == [r1, r2]  # before the fix: SMFDataError
+    assert bad[0].offset == 0 and bad[0].size == len(r0) + 3
+
+
+def test_record_two_bytes_short_yields_a_neighbour_followed_by_a_record_cut_at_the_end():
+    # record 3 two bytes short, byte 13 of the last record (record 5) deleted: record 4's
+    # descriptor starts two bytes before record 3's end, and ends at record 5's descriptor, whose
+    # header is damaged and whose length runs past the end of the input. Record 4 was swallowed
+    # by record 3 (campaign seed 14, input 28577 again, after a descriptor that leads nowhere no
+    # longer counted as an end)
+    recs = _records(6)
+    ends = np.cumsum([len(r) for r in recs]).tolist()
+    data = bytearray(fuzzing.synth.frame_rdw(recs))
+    del data[ends[4] + 13]
+    del data[ends[3] - 60:ends[3] - 58]
+    _s, got, bad = _delivered(bytes(data))
+    assert recs[4] in got  # before the fix: swallowed by record 3
+    assert got == recs[:3] + [recs[4]]
+    assert "damaged length" in bad[0].error and bad[0].size == len(recs[3]) - 2
+
+
+def test_spanned_record_after_damage_is_kept_across_a_damaged_block_descriptor():
+    # record 1's descriptor invalid, and the block descriptor between the two segments of
+    # record 2 too: framing resumes after the damage at record 2's first segment only if what
+    # follows it may follow it, and a damaged block descriptor before a continuation did not
+    # count, so record 2 was quarantined with record 1 (campaign seed 14, inputs 38806, 74231,
+    # 85060, 88349)
+    recs = _records(12)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=4096, spanned=True)
+    end = int.from_bytes(clean[0:2], "big")  # block 1
+    c = 4 + len(recs[0])  # record 1, the last complete record of block 0; record 2 spans
+    assert clean[c + 2] == 0 and clean[c + len(recs[1]) + 2] == 1 and clean[end + 6] == 2
+    data = bytearray(clean)
+    data[c + 3] = 0x20
+    data[end + 2] = 0x01
+    _s, got, _bad = _delivered(bytes(data))
+    assert got == [r for i, r in enumerate(recs) if i != 1]  # before the fix: record 2 lost

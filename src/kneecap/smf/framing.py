@@ -36,25 +36,34 @@ Damaged framing
 ---------------
 A descriptor is trusted only when the bytes around it agree with it. Every complete record and
 first segment must start with a plausible SMF header (SMFxDTE at offset 10 a packed ``0cyydddF``
-date) - an *anchor* - and its descriptor must lead to the next anchor, continuation segment,
-block descriptor or the end of the input. A block is trusted only when its segments fill it
-exactly and a block descriptor (or the end of input) follows it. Anchors are found for a whole
-buffer at once with numpy, so finding where framing resumes after damage costs the same per
-byte whatever the length of the damage (re-synchronisation is linear).
+date from 1970 on, SMFxTME at offset 6 a time of day) - an *anchor* - and its descriptor must
+lead to the next anchor, continuation segment, block descriptor or the end of the input. A
+block is trusted only when its segments fill it exactly and a block descriptor (or the end of
+input) follows it. Anchors are found for a whole buffer at once with numpy, so finding where
+framing resumes after damage costs the same per byte whatever the length of the damage
+(re-synchronisation is linear).
 
 When something does not agree:
 
 * a record whose length would swallow a later record that chains correctly is cut at that
   record: the bytes up to it are quarantined, the later record is delivered; so is one whose
-  length ends in no descriptor while a record header inside it leads to one past that end
-  (its length is damaged, and the record it ran into is not trusted yet);
+  length ends in no descriptor while a record header starts inside it, whether that record
+  ends before or after it and whatever follows that record (its length is damaged, and the
+  record it ran into is not trusted yet). A record ends in a descriptor when a record header,
+  a continuation, a block descriptor or a descriptor leading to one of those follows: a bare
+  descriptor is no evidence, as SMF data is mostly zero bytes;
 * a block descriptor that does not match its segments (a flipped length bit, an extended-BDW
   bit, bytes cut from a record) is not trusted: the records inside are framed one by one by
   their own descriptors, and block framing resumes at the next block that checks out. Only an
   *invalid* block descriptor is quarantined (its 4 bytes); the records are kept;
 * bytes that belong to no trusted record or block (damaged descriptors or headers, junk before
   the first record, a truncated tail) are yielded as one :class:`RawRecord` per contiguous
-  stretch whose ``error`` says why and whose ``size`` says how many bytes were set aside.
+  stretch whose ``error`` says why and whose ``size`` says how many bytes were set aside. The
+  complete records inside such a stretch whose descriptor and header check out, and spanned
+  records whose segments chain from a first to a last one, are delivered all the same;
+* a spanned record running across a block descriptor (a first or middle segment, four bytes
+  that pass for a block descriptor, a continuation) makes a file blocked even when none of its
+  blocks checks out.
 
 So every byte of an RDW file ends up either in a delivered record or in a quarantined stretch.
 A gzip stream that ends early (or is damaged) delivers every record decompressed before the
@@ -129,6 +138,8 @@ MIN_RECORD_LEN = 18
 #: Shortest complete record or first segment trusted as a record start: RDW + SMFxDTE (offset
 #: 10-13) must be there to check.
 MIN_ANCHOR_LEN = 14
+#: SMFxTME is hundredths of a second since midnight: always below this.
+MAX_SMF_TIME = 8_640_000
 #: Largest extended-BDW block accepted (large block interface blocks are at most 256 KiB).
 MAX_EXT_BLOCK_LEN = 262144
 #: Bytes kept after the last position a framing decision starts from, so that every decision
@@ -300,13 +311,18 @@ def _plausible_smf_record(b: bytes | memoryview, p: int, n: int) -> bool:
     """Whether a complete record or first segment starts at ``b[p]`` (descriptor length ``n``).
 
     It must be a complete or first segment long enough to hold SMFxDTE, and SMFxDTE (offset 10)
-    must be packed ``0cyydddF`` with c = 0 or 1, a sign nibble A-F and ddd = 1..366 (IBM
-    "Standard SMF record header"). The scalar twin of :func:`_anchor_positions`.
+    must be packed ``0cyydddF`` with c = 0 or 1, a sign nibble A-F, ddd = 1..366 and, for c = 0,
+    yy >= 70 (no SMF record is dated before 1970), and SMFxTME (offset 6) hundredths of a
+    second since midnight, below 8,640,000 (IBM "Standard SMF record header"). Zero-heavy
+    record data with a segment descriptor in it passes for a 1900 date: ``00 00 00 5A``. The
+    scalar twin of :func:`_anchor_positions`.
     """
     if (b[p + 2] & 0x03) not in (0, 1) or n < MIN_ANCHOR_LEN or p + 14 > len(b):
         return False
+    if int.from_bytes(b[p + 6:p + 10], "big") >= MAX_SMF_TIME:
+        return False
     d0, d1, d2, d3 = b[p + 10], b[p + 11], b[p + 12], b[p + 13]
-    if d0 > 0x01 or d3 & 0x0F < 0x0A:
+    if d0 > 0x01 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70):
         return False
     for x in (d1, d2):
         if x >> 4 > 9 or x & 0x0F > 9:
@@ -341,10 +357,13 @@ def _anchor_positions(u8: np.ndarray) -> np.ndarray:
     if idx.size == 0:
         return idx.astype(np.int64)
     ln = (u8[idx].astype(np.int32) << 8) | u8[idx + 1]
-    d1, d2, d3 = u8[idx + 11], u8[idx + 12], u8[idx + 13]
+    d0, d1, d2, d3 = u8[idx + 10], u8[idx + 11], u8[idx + 12], u8[idx + 13]
     ddd = (d2 >> 4).astype(np.int32) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4)
+    tme = ((u8[idx + 7].astype(np.int32) << 16) | (u8[idx + 8].astype(np.int32) << 8)
+           | u8[idx + 9])
     keep = (
         (u8[idx + 2] <= 1)
+        & (u8[idx + 6] == 0) & (tme < MAX_SMF_TIME) & ((d0 == 1) | (d1 >= 0x70))
         & (ln >= MIN_ANCHOR_LEN) & (ln <= MAX_RECORD_LEN)
         & ((d1 >> 4) <= 9) & ((d1 & 0x0F) <= 9) & ((d2 >> 4) <= 9) & ((d2 & 0x0F) <= 9)
         & ((d3 >> 4) <= 9) & (ddd >= 1) & (ddd <= 366)
@@ -414,7 +433,9 @@ class _Frame:
                 return True
         elif f in self.anchors:
             return True
-        return self.blocked and self.is_bdw_here(f)
+        # in a blocked file, a block descriptor (valid or damaged) may come between a segment
+        # and its continuation: a record is kept across a damaged one
+        return self.blocked and (self.is_bdw_here(f) or (code in (1, 3) and self.is_bdw_slot(f)))
 
     def next_good(self, p: int, *, inclusive: bool = False) -> int | None:
         """The first trusted anchor after ``p`` (at or after, with ``inclusive``)."""
@@ -465,8 +486,8 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
             a = _header_inside(fr, q, f) if not _ends_plausibly(fr, f) else None
             if a is None:
                 return f, None
-            # ... unless it ends in no descriptor while a record header inside it leads to one:
-            # its length is damaged and that record (not trusted yet: what follows it may be
+            # ... unless it ends in no descriptor while a record header starts inside it: its
+            # length is damaged and that record (not trusted yet: what follows it may be
             # damaged too) is the next one
             return a, (f"record descriptor says {n} bytes, which ends in no descriptor, but "
                        f"a record header starts {a - q} bytes in (damaged length)")
@@ -489,23 +510,60 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
 def _ends_plausibly(fr: _Frame, f: int) -> bool:
     """Whether a segment ending at ``f`` may end there.
 
-    It may when a record descriptor follows (in a blocked file also a block descriptor with a
-    record start or continuation segment after it), and where fewer than four bytes are left to
-    tell (the end of the input, or of what is known of it).
+    It may when a record header follows (in a blocked file also a block descriptor with a
+    record start or continuation segment after it), or a descriptor (of a record whose header
+    is damaged, or of a continuation segment) whose own segment ends at one of those, at a
+    continuation or at the end of the input; and where fewer than four bytes are left to tell
+    (the end of the input, or of what is known of it). A bare descriptor is not enough: SMF
+    data is mostly zero bytes, and any two bytes before ``00 00`` pass for one.
     """
     if f + 4 > fr.n:
         return True
-    return bool(_valid_rdw(fr.buf, f)) or (fr.blocked and fr.is_bdw_here(f))
+    return f in fr.anchors or (fr.blocked and fr.is_bdw_here(f)) or _leads_on(fr, f)
+
+
+def _leads_on(fr: _Frame, f: int) -> bool:
+    """Whether a descriptor at ``f`` leads on.
+
+    Its segment must end at a record header, a continuation segment, a block descriptor or the
+    end of the input.
+    """
+    m = _valid_rdw(fr.buf, f)
+    if not m:
+        return False
+    e = f + m
+    if e + 4 > fr.n:
+        return e == fr.n
+    return e in fr.anchors or fr.is_cont(e) or (fr.blocked and fr.is_bdw_here(e))
 
 
 def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
-    """The first record header strictly inside ``buf[q:f]`` whose descriptor ends plausibly."""
+    """The record header strictly inside ``buf[q:f]`` where the next record starts, or None.
+
+    Called when the segment ``buf[q:f]`` ends in no descriptor: its length is damaged, or the
+    bytes after it are. A record header inside it is the sign of the former (SMF data does not
+    hold a descriptor followed by a packed SMFxDTE 10 bytes on by chance), whether that record
+    ends inside the segment (a length grown by a flipped bit) or past its end (bytes cut from
+    the segment), and whether or not its own end is followed by a descriptor (the damage may
+    go on after it): the first one whose descriptor ends plausibly, else the first one whose
+    descriptor lies inside the segment. A header whose descriptor starts in the last three
+    bytes of the segment and ends nowhere may be the next record's, the front of its descriptor
+    cut: the segment's last bytes and what is left of that descriptor pass for one, and its
+    length is garbage. It is taken only when its length ends at a descriptor (of a record whose
+    header is damaged) or at damage with a record header next to it (SMFxDTE within a few bytes
+    of where it would be), as the end of a real record does.
+    """
     al = fr.anchor_list
+    first = None
     for a in al[bisect_right(al, q):bisect_left(al, f)]:
         e = a + ((fr.buf[a] << 8) | fr.buf[a + 1])
-        if e <= fr.n and e > f - 4 and _ends_plausibly(fr, e):
+        if e > fr.n:
+            continue
+        if _ends_plausibly(fr, e):
             return a
-    return None
+        if first is None and (a + 4 <= f or _valid_rdw(fr.buf, e) or _header_near(fr, e)):
+            first = a
+    return first
 
 
 def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]]:
@@ -515,21 +573,76 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
     another record; a record with damage on both sides is not one. Its descriptor and header
     still check out, though, and when its length ends inside the stretch, taking it cuts no
     trusted record: it is delivered like a record reached through trusted framing whose
-    successor is damaged (:func:`_record_step`), and only the bytes around it are damaged.
+    successor is damaged (:func:`_record_step`), and only the bytes around it are damaged;
+    and, as there, not when it ends in no descriptor while a record header starts inside it.
+    So is a spanned record whose segments, from a first one, follow one another to a last one
+    inside the stretch (a block descriptor between two of them in a blocked file).
     """
     out: list[tuple[Any, ...]] = []
     buf, r = fr.buf, p
+    walked: set[int] = set()
     for a in fr.anchor_list[bisect_left(fr.anchor_list, p):bisect_left(fr.anchor_list, q)]:
         n = (buf[a] << 8) | buf[a + 1]
-        if a < r or buf[a + 2] & 0x03 or a + n > q:
-            continue  # inside the last record taken, a first segment, or running past the damage
+        if a < r or a + n > q:
+            continue  # inside the last record taken, or running past the damage
+        if buf[a + 2] & 0x03:
+            segs = _spanned_segments(fr, a, q, walked)
+            if segs is None:
+                continue
+        elif not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None:
+            continue  # its length is damaged: the record header inside it is the next one
+        else:
+            segs = [(a, n)]
         if a > r:
             out.append(("b", r, a, why if r == p else None, True))
-        out.append(("s", a, n))
-        r = a + n
+        out.extend(("s", g, m) for g, m in segs)
+        r = segs[-1][0] + segs[-1][1]
     if r < q:
         out.append(("b", r, q, why if r == p else None, True))
     return out
+
+
+def _header_near(fr: _Frame, e: int) -> bool:
+    """Whether a record header is near ``e``, its descriptor damaged or not.
+
+    That is a packed SMFxDTE (``0cyydddF`` as in an anchor) within 8 bytes before or 16 after
+    offset 10 from ``e``: a few bytes may have been cut from the header or inserted before it.
+    """
+    b = fr.buf
+    for x in range(max(e + 2, 0), min(e + 27, fr.n - 3)):
+        d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
+        if (d0 > 1 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70) or d1 >> 4 > 9
+                or d1 & 0x0F > 9 or d2 >> 4 > 9 or d2 & 0x0F > 9 or d3 >> 4 > 9):
+            continue
+        if 1 <= (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4) <= 366:
+            return True
+    return False
+
+
+def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tuple[int, int]] | None:
+    """The segments (position, length) of the spanned record whose first segment is at ``a``.
+
+    They must follow one another to a last segment that ends by ``q``; else None.
+    In a blocked file a valid block descriptor may sit between two segments. ``walked`` holds
+    the continuations already walked from an earlier first segment (which either took them or
+    failed): walking them again would fail again, so every byte is walked at most once.
+    """
+    buf = fr.buf
+    segs = [(a, (buf[a] << 8) | buf[a + 1])]
+    r = a + segs[0][1]
+    while r + 4 <= q:
+        if fr.blocked and r not in fr.anchors and _valid_bdw(buf, r) and fr.is_cont(r + 4):
+            r += 4
+        m = _valid_rdw(buf, r)
+        code = buf[r + 2] & 0x03 if m and r + 4 <= q else 0
+        if code < 2 or r + m > q or r in walked:
+            return None
+        walked.add(r)
+        segs.append((r, m))
+        r += m
+        if code == 2:
+            return segs
+    return None
 
 
 def prefix_events(buf: bytes, start: int, *, blocked: bool, reason: str) -> list[tuple[Any, ...]]:
@@ -722,7 +835,7 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     if k >= 3 or (k >= 1 and p == len(head)):
         # block descriptors chain like record descriptors (bytes 2-3 zero, the length leading to
         # the next one): a BDW file whose first block is damaged starts the same way
-        if any(fb.block(q) is not None for q in seen):
+        if any(fb.block(q) is not None for q in seen) or _spans_a_block(fb):
             return "bdw", 0
         return "rdw", 0
     # The first place framing can start: a block that checks out, or three records that chain.
@@ -741,16 +854,55 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     if blk is not None:
         return "bdw", _reached_from(fb, blk if chain_at is None else chain_at)
     if chain_at is not None:
+        if _spans_a_block(fb):
+            # no block checks out, but a spanned record runs across a block descriptor: read as
+            # RDW, it would be cut there, and every block descriptor would be damage
+            return "bdw", _reached_from(fb, chain_at)
         return "rdw", _reached_from(fr, chain_at)
     # Too short or too damaged for three records to chain anywhere. A trusted record start (its
     # descriptor and SMF header check out and lead to another record header, a block descriptor
     # or the end of the input) takes two headers where a plain binary transfer has none: framing
     # starts there, and the records around the damage are delivered.
     if fb.good:
-        blocked = not fr.good or any(g >= 4 and _valid_bdw(head, g - 4) for g in fb.good)
+        blocked = (not fr.good or any(g >= 4 and _valid_bdw(head, g - 4) for g in fb.good)
+                   or _spans_a_block(fb))
         f = fb if blocked else fr
         return ("bdw" if blocked else "rdw"), _reached_from(f, f.good[0])
+    # No record start leads to another one anywhere: every record has damage on both sides.
+    # Two record headers whose lengths each end a few bytes before another record header are
+    # still framing a plain binary transfer does not have (it has no descriptors, and where
+    # four bytes before a header pass for one, their length ends anywhere).
+    near = [a for a in fb.anchor_list
+            if a + ((head[a] << 8) | head[a + 1]) <= len(head)
+            and _header_near(fb, a + ((head[a] << 8) | head[a + 1]))]
+    if len(near) >= 2:
+        blocked = (_valid_bdw(head, 0) and bool(_valid_rdw(head, 4))) or _spans_a_block(fb)
+        return ("bdw" if blocked else "rdw"), near[0]
     raise SMFDataError(TRANSFER_HELP, offset=0)
+
+
+def _spans_a_block(fr: _Frame) -> bool:
+    """Whether a spanned record runs across a block descriptor somewhere in ``fr.buf``.
+
+    That is a first or middle segment, then four bytes that pass for a block descriptor, then a
+    middle or last segment: in a file of records one after the other (RDW) a segment that
+    continues is followed by its continuation straight away. Its blocks may all be damaged
+    (none checks out), yet this shows the file is blocked.
+    """
+    u8 = np.frombuffer(fr.buf, dtype=np.uint8)
+    n = u8.size - 8
+    if n <= 0:
+        return False
+    # segments that continue: code 1 (a first segment, which is a record start) or 3
+    s = np.flatnonzero((u8[2 : 2 + n] & 0xFD) == 1)
+    s = s[u8[s + 3] == 0]
+    ln = (u8[s].astype(np.int64) << 8) | u8[s + 1]
+    keep = (ln >= 5) & ((u8[s + 2] == 3)
+                        | np.isin(s, np.asarray(fr.anchor_list, dtype=np.int64)))
+    ends = (s + ln)[keep]
+    ends = ends[ends + 8 <= u8.size]
+    return any(_valid_bdw(fr.buf, x) and x not in fr.anchors and fr.is_cont(x + 4)
+               for x in np.unique(ends).tolist())
 
 
 def _reached_from(fr: _Frame, start: int) -> int:
