@@ -321,16 +321,20 @@ def _plausible_smf_record(b: bytes | memoryview, p: int, n: int) -> bool:
         return False
     if int.from_bytes(b[p + 6:p + 10], "big") >= MAX_SMF_TIME:
         return False
-    d0, d1, d2, d3 = b[p + 10], b[p + 11], b[p + 12], b[p + 13]
+    return _packed_smf_date(b, p + 10)
+
+
+def _packed_smf_date(b: bytes | memoryview, x: int) -> bool:
+    """Whether ``b[x:x+4]`` is a packed SMFxDTE ``0cyydddF``: c 0 or 1, 1970 on, ddd 1..366, sign A-F."""
+    d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
     if d0 > 0x01 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70):
         return False
-    for x in (d1, d2):
-        if x >> 4 > 9 or x & 0x0F > 9:
+    for v in (d1, d2):
+        if v >> 4 > 9 or v & 0x0F > 9:
             return False
     if d3 >> 4 > 9:
         return False
-    ddd = (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4)
-    return 1 <= ddd <= 366
+    return 1 <= (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4) <= 366
 
 
 def _anchor_positions(u8: np.ndarray) -> np.ndarray:
@@ -608,15 +612,7 @@ def _header_near(fr: _Frame, e: int) -> bool:
     That is a packed SMFxDTE (``0cyydddF`` as in an anchor) within 8 bytes before or 16 after
     offset 10 from ``e``: a few bytes may have been cut from the header or inserted before it.
     """
-    b = fr.buf
-    for x in range(max(e + 2, 0), min(e + 27, fr.n - 3)):
-        d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
-        if (d0 > 1 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70) or d1 >> 4 > 9
-                or d1 & 0x0F > 9 or d2 >> 4 > 9 or d2 & 0x0F > 9 or d3 >> 4 > 9):
-            continue
-        if 1 <= (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4) <= 366:
-            return True
-    return False
+    return any(_packed_smf_date(fr.buf, x) for x in range(max(e + 2, 0), min(e + 27, fr.n - 3)))
 
 
 def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tuple[int, int]] | None:
