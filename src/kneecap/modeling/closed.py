@@ -272,7 +272,7 @@ class ClosedMVAResults:
         # a solve (callers such as the desk cache their answers themselves). A solve of 200 draws
         # holds megabytes; kept by the hundred (the bound was 256) they kept the process from
         # reusing memory, and zeroing fresh pages made the desk's served knee solve 65 ms at the
-        # median instead of 46 (benchmarks/bench_browser.py, think-time steps)
+        # median instead of 46 (timed inside the served desk during benchmarks/bench_browser.py)
         self._cache.pop(key, None)
         while len(self._cache) >= SOLVES_KEPT:
             self._cache.pop(next(iter(self._cache)))
