@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["LOCK", "MANIFEST", "FileResult", "append_manifest", "committed_sizes", "hash_meanwhile",
-           "locked", "manifest_entry", "parse_manifest", "read_manifest", "sha256_file",
-           "xml_manifest_entry"]
+           "locked", "manifest_entry", "parse_manifest", "read_manifest", "sha256_file"]
 
 MANIFEST = "_manifest.jsonl"
 LOCK = ".ingest.lock"
@@ -188,21 +187,17 @@ def hash_meanwhile(path: Path) -> Callable[[], str]:
     return result
 
 
-def manifest_entry(res: FileResult, codepage: str) -> dict[str, Any]:
-    """The manifest line of an ingested SMF dump (the same whichever engine decoded it)."""
+def manifest_entry(res: FileResult, codepage: str | None) -> dict[str, Any]:
+    """The manifest line of an ingested input, the same whichever engine decoded it.
+
+    ``codepage`` None for an RMF Postprocessor XML report: its line has no code page and no
+    duplicate count (reports are not deduplicated by record key).
+    """
+    smf = codepage is not None
     return {
         "sha256": res.sha256, "path": res.path, "bytes": res.bytes, "records": res.records,
-        "rows": res.rows, "quarantined": res.quarantined,
-        "orphan_segments": res.orphan_segments, "duplicates": res.duplicates,
-        "framing": res.framing, "codepage": codepage,
-        "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }
-
-
-def xml_manifest_entry(res: FileResult) -> dict[str, Any]:
-    """The manifest line of an ingested RMF Postprocessor XML report (no code page, no record keys)."""
-    return {
-        "sha256": res.sha256, "path": res.path, "bytes": res.bytes, "records": res.records,
-        "rows": res.rows, "quarantined": res.quarantined, "orphan_segments": 0, "framing": "rmf-xml",
+        "rows": res.rows, "quarantined": res.quarantined, "orphan_segments": res.orphan_segments,
+        **({"duplicates": res.duplicates} if smf else {}), "framing": res.framing,
+        **({"codepage": codepage} if smf else {}),
         "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

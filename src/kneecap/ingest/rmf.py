@@ -23,9 +23,9 @@ from kneecap.ingest.manifest import (
     FileResult,
     append_manifest,
     locked,
+    manifest_entry,
     read_manifest,
     sha256_file,
-    xml_manifest_entry,
 )
 from kneecap.ingest.store import write_table
 from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor
@@ -73,5 +73,5 @@ def ingest_xml(paths: list[Path], out_dir: str | os.PathLike[str]) -> tuple[list
             results.append(result)
             if result.status != "ingested":
                 continue
-            append_manifest(out, xml_manifest_entry(result))
+            append_manifest(out, manifest_entry(result, None))
     return results, time.perf_counter() - t0
