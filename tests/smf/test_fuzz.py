@@ -302,15 +302,25 @@ def test_record_cut_short_before_bytes_that_pass_for_an_extended_bdw_yields_its_
     assert all(r in got for i, r in enumerate(recs) if i not in (3, 5))
 
 
-def test_record_cut_short_yields_to_a_neighbour_whose_end_is_damaged_too():
-    # record 3 four bytes short, three junk bytes after record 4: record 3's length ends inside
-    # record 4 at no descriptor, and record 4's at none either; record 4 was swallowed by
-    # record 3 (campaign seed 14, input 33643)
+def _record_3_four_bytes_short(cut_before_end: int) -> tuple[list[bytes], list[int], bytearray]:
+    """Eight RDW records with three junk bytes after record 4 and four bytes cut from record 3.
+
+    The cut starts ``cut_before_end`` bytes before record 3's end; ``ends`` are the records' ends
+    in the undamaged dump.
+    """
     recs = _records(8)
     ends = np.cumsum([len(r) for r in recs]).tolist()
     data = bytearray(fuzzing.synth.frame_rdw(recs))
     data[ends[4]:ends[4]] = b"\x07" * 3
-    del data[ends[3] - 20:ends[3] - 16]
+    del data[ends[3] - cut_before_end:ends[3] - cut_before_end + 4]
+    return recs, ends, data
+
+
+def test_record_cut_short_yields_to_a_neighbour_whose_end_is_damaged_too():
+    # record 3 four bytes short, three junk bytes after record 4: record 3's length ends inside
+    # record 4 at no descriptor, and record 4's at none either; record 4 was swallowed by
+    # record 3 (campaign seed 14, input 33643)
+    recs, ends, data = _record_3_four_bytes_short(cut_before_end=20)
     assert data[ends[3] + 3] != 0  # the premise: no descriptor where record 3's length ends
     _s, got, bad = _delivered(bytes(data))
     assert recs[4] in got  # before the fix: swallowed by record 3
@@ -385,11 +395,7 @@ def test_record_cut_short_inside_damage_yields_its_neighbour():
     # as above, but inside a damaged stretch: record 2's header damaged, record 3 four bytes
     # short, junk after record 4. Of the records inside the damage, record 3 was delivered and
     # record 4, which it ran into, lost (campaign seed 14, inputs 9450 and 10984)
-    recs = _records(8)
-    ends = np.cumsum([len(r) for r in recs]).tolist()
-    data = bytearray(fuzzing.synth.frame_rdw(recs))
-    data[ends[4]:ends[4]] = b"\x07" * 3
-    del data[ends[3] - 60:ends[3] - 56]
+    recs, ends, data = _record_3_four_bytes_short(cut_before_end=60)
     data[ends[1] + 13] &= 0xF0  # SMFxDTE of record 2: no sign nibble
     _s, got, bad = _delivered(bytes(data))
     assert recs[4] in got  # before the fix: swallowed by record 3

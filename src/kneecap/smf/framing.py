@@ -869,8 +869,7 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     # still framing a plain binary transfer does not have (it has no descriptors, and where
     # four bytes before a header pass for one, their length ends anywhere).
     near = [a for a in fb.anchor_list
-            if a + ((head[a] << 8) | head[a + 1]) <= len(head)
-            and _header_near(fb, a + ((head[a] << 8) | head[a + 1]))]
+            if (e := a + ((head[a] << 8) | head[a + 1])) <= len(head) and _header_near(fb, e)]
     if len(near) >= 2:
         blocked = (_valid_bdw(head, 0) and bool(_valid_rdw(head, 4))) or _spans_a_block(fb)
         return ("bdw" if blocked else "rdw"), near[0]
