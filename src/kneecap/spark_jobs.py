@@ -53,7 +53,7 @@ from kneecap.config import Params
 from kneecap.ingest import manifest, sniff, store
 from kneecap.ingest import spark as tasks
 from kneecap.ingest.manifest import FileResult
-from kneecap.ingest.smf import IngestSummary, summarise
+from kneecap.ingest.smf import CountRow, IngestSummary, summarise
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -97,7 +97,7 @@ def _scan(item: tuple[str, frozenset[str]]) -> tasks.InputScan:
     return tasks.scan_input(*item)
 
 
-def _decode(item: tuple[str, str, str, np.ndarray, str]) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+def _decode(item: tuple[str, str, str, np.ndarray, str]) -> tuple[FileResult, list[CountRow], list[dict[str, Any]]]:
     return tasks.decode_input(*item)
 
 
@@ -141,7 +141,7 @@ def ingest_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
                 taken.add(scan.sha256)
                 todo.append(i)
         stored = store.stored_keys(out, done)
-        decoded: dict[int, tuple[FileResult, pd.DataFrame, pd.DataFrame]] = {}
+        decoded: dict[int, tuple[FileResult, list[CountRow], list[dict[str, Any]]]] = {}
         used: dict[int, np.ndarray] = {}
         while True:
             skips = dict(zip(todo, tasks.overlaps(stored, [_keys(scans[i]) for i in todo]), strict=True))

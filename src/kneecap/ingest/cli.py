@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 
 from kneecap.ingest.manifest import sha256_file
-from kneecap.ingest.rmf import ingest_xml
-from kneecap.ingest.smf import IngestSummary, ingest_paths
+from kneecap.ingest.smf import IngestSummary, format_counts, ingest_paths
 from kneecap.ingest.sniff import expand_paths, is_documentation, sort_inputs, total_bytes
 from kneecap.smf.codecs import CODEPAGES, ebcdic
 
@@ -109,7 +108,13 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
             summary = ingest_paths(smf, out_dir, codepage=codepage, progress=progress) if smf else None
         finally:
             progress.done()
-    xml_results, _ = ingest_xml(xml, out_dir) if xml else ([], 0.0)
+    xml_results: list = []
+    if xml:
+        # imported only for XML: the RMF reader builds DataFrames, and pandas is 0.35 s of start-up an SMF-only
+        # ingest need not pay
+        from kneecap.ingest.rmf import ingest_xml
+
+        xml_results, _ = ingest_xml(xml, out_dir)
     results = (summary.files if summary else []) + xml_results
     if read_ok is not None:
         read_ok.extend(Path(r.path) for r in results if r.status != "failed")
@@ -128,13 +133,14 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
         if len(r.quarantine_reasons) > 50:
             print(f"ingest:   ... and {len(r.quarantine_reasons) - 50} more")
     if summary is not None:
-        if not summary.records_by_type.empty:
+        counted = summary.record_counts
+        if counted:
             print("ingest: records by type/subtype:")
-            print(summary.records_by_type.to_string(index=False))
+            print(format_counts(counted))
         if summary.unknown:
             print("ingest: records of types without a decoder (counted, not decoded): "
                   + ", ".join(f"{t}.{s}: {n}" for (t, s), n in sorted(summary.unknown.items(), key=str)))
-        if not summary.quarantine.empty:
+        if summary.quarantined:
             print(f"ingest: {len(summary.quarantine)} records quarantined:")
             print(summary.quarantine.to_string(index=False, max_rows=50))
         print(f"ingest: SMF {summary.mb:.2f} MB at {summary.mb_per_s:.1f} MB/s")

@@ -15,12 +15,15 @@ tables with a finaliser (the small 70.1 table) are held per file.
 Speed (#14): with two CPUs, each input is framed and checked for duplicates in a forked process
 while this one decodes and writes (:func:`kneecap.smf.reader.iter_decode`, ``workers=2``), and an
 input whose size no committed input has - so whose SHA-256 cannot be in the manifest - is hashed
-in a thread meanwhile; its tables get their final names once the hash is known.
+in a thread meanwhile; its tables get their final names once the hash is known. Nothing here
+imports pandas (0.35 s of start-up): the decoders' plain columns go to Arrow directly
+(:func:`kneecap.ingest.store.arrow_table`, the same bytes as from a frame), and the summary is
+kept as plain counts and rows, made DataFrames only when asked for.
 
 Public API
 ----------
 ``ingest_paths(paths, out_dir, *, codepage="cp037", progress=None, workers=None) -> IngestSummary``
-``IngestSummary`` / ``summarise``
+``IngestSummary`` / ``summarise`` / ``format_counts``
 ``ingest_one`` (one input, the caller holding the lock; :mod:`kneecap.ingest.spark` too)
 """
 
@@ -28,12 +31,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+import numpy as np
 
 from kneecap.ingest.manifest import (
     FileResult,
@@ -50,28 +54,113 @@ from kneecap.ingest.store import TableWriter, remove_uncommitted, stored_keys, w
 from kneecap.smf import reader
 from kneecap.smf.framing import SMFDataError
 
-__all__ = ["COUNTS_TABLE", "QUARANTINE_TABLE", "IngestSummary", "ProgressFn", "ingest_one", "ingest_paths",
-           "summarise"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["COUNTS_TABLE", "QUARANTINE_TABLE", "CountRow", "IngestSummary", "ProgressFn", "format_counts",
+           "ingest_one", "ingest_paths", "summarise"]
 
 COUNTS_TABLE = "smf_record_counts"
 QUARANTINE_TABLE = "smf_quarantine"
 
 ProgressFn = Callable[[int, int], None]
+#: One input's records of one type and subtype: (record_type, subtype or None, records, decoded).
+CountRow = tuple[int, "int | None", int, bool]
+
+
+def _counts_frame(rows: list[CountRow]) -> pd.DataFrame:
+    """Record counts as the ``smf_record_counts`` frame (:meth:`kneecap.smf.reader._Counts.frame`'s types)."""
+    import pandas as pd
+
+    df = pd.DataFrame([dict(zip(reader.COUNT_COLUMNS, r, strict=True)) for r in rows],
+                      columns=list(reader.COUNT_COLUMNS))
+    df["subtype"] = df["subtype"].astype("Int64")
+    df["record_type"] = df["record_type"].astype("int64")
+    df["records"] = df["records"].astype("int64")
+    df["decoded"] = df["decoded"].astype(bool)
+    return df
+
+
+def _quarantine_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One input's quarantine rows as a frame (what the ingest has always returned for it)."""
+    import pandas as pd
+
+    q = pd.DataFrame(rows, columns=list(reader.QUARANTINE_COLUMNS))
+    q["record_type"] = q["record_type"].astype("Int64")
+    q["bytes"] = q["bytes"].astype("int64")
+    return q
+
+
+def format_counts(rows: list[CountRow]) -> str:
+    """``rows`` as a table, as ``DataFrame.to_string(index=False)`` prints the ``records_by_type`` frame.
+
+    Printed without pandas (the ingest does not import it). Every column is right-aligned to its
+    widest cell, a header being its name after one space; a missing subtype is ``<NA>``.
+
+    Examples
+    --------
+    >>> print(format_counts([(30, 2, 69120, True), (6, None, 3, False)]))
+     record_type  subtype  records  decoded
+              30        2    69120     True
+               6     <NA>        3    False
+    """
+    cells = [[f" {c}" for c in reader.COUNT_COLUMNS]]
+    cells += [[str(t), "<NA>" if s is None else str(s), str(n), str(bool(d))] for t, s, n, d in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(reader.COUNT_COLUMNS))]
+    return "\n".join(" ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in cells)
 
 
 @dataclass
 class IngestSummary:
     """What :func:`ingest_paths` did.
 
-    ``records_by_type`` sums record counts over the ingested files (record_type, subtype,
-    records, decoded); ``quarantine`` lists every quarantined record with its reason;
-    ``unknown`` counts records of types without a decoder.
+    ``record_counts`` sums record counts over the ingested files, as (record_type, subtype,
+    records, decoded) sorted by type and subtype, and ``records_by_type`` is the same as a frame;
+    ``quarantine`` lists every quarantined record with its reason (``quarantine_rows`` holds each
+    input's rows); ``unknown`` counts records of types without a decoder. The frames are built on
+    first use, so that an ingest that does not ask for them does not import pandas.
     """
 
     files: list[FileResult]
-    records_by_type: pd.DataFrame
-    quarantine: pd.DataFrame
+    count_rows: list[list[CountRow]]
+    quarantine_rows: list[list[dict[str, Any]]]
     seconds: float
+
+    @property
+    def record_counts(self) -> list[CountRow]:
+        """Records by (type, subtype, decoded), summed over the ingested files, in that order (None subtype last)."""
+        total: Counter[tuple[int, int | None, bool]] = Counter()
+        for rows in self.count_rows:
+            for t, s, n, d in rows:
+                total[(t, s, d)] += n
+        order = sorted(total, key=lambda k: (k[0], k[1] is None, k[1] or 0, k[2]))
+        return [(t, s, total[(t, s, d)], d) for t, s, d in order]
+
+    @property
+    def records_by_type(self) -> pd.DataFrame:
+        """:attr:`record_counts` as a frame (record_type, subtype, records, decoded)."""
+        import pandas as pd
+
+        if not self.count_rows:
+            return pd.DataFrame(columns=list(reader.COUNT_COLUMNS))
+        allc = pd.concat([_counts_frame(rows) for rows in self.count_rows], ignore_index=True)
+        by = (allc.groupby(["record_type", "subtype", "decoded"], dropna=False, as_index=False)
+              ["records"].sum())
+        return by[list(reader.COUNT_COLUMNS)]
+
+    @property
+    def quarantine(self) -> pd.DataFrame:
+        """Every quarantined record with its reason (file, record_no, offset, bytes, record_type, reason)."""
+        import pandas as pd
+
+        if not self.quarantine_rows:
+            return pd.DataFrame(columns=list(reader.QUARANTINE_COLUMNS))
+        return pd.concat([_quarantine_frame(rows) for rows in self.quarantine_rows], ignore_index=True)
+
+    @property
+    def quarantined(self) -> int:
+        """Records quarantined, over the ingested files."""
+        return sum(len(rows) for rows in self.quarantine_rows)
 
     @property
     def ingested(self) -> list[FileResult]:
@@ -101,12 +190,7 @@ class IngestSummary:
     @property
     def unknown(self) -> dict[tuple[int, int | None], int]:
         """Record counts of (type, subtype) without a decoder, over the ingested files."""
-        c = self.records_by_type
-        c = c[~c["decoded"]] if len(c) else c
-        return {
-            (int(t), None if pd.isna(s) else int(s)): int(n)
-            for t, s, n in zip(c["record_type"], c["subtype"], c["records"], strict=True)
-        }
+        return {(t, s): n for t, s, n, decoded in self.record_counts if not decoded}
 
     @property
     def rows(self) -> dict[str, int]:
@@ -120,7 +204,7 @@ class IngestSummary:
 
 def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage: str,
                progress: ProgressFn | None, keys: reader.RecordKeys, workers: int
-               ) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+               ) -> tuple[FileResult, list[CountRow], list[dict[str, Any]]]:
     """Decode ``path`` into its tables in ``out_dir`` (the caller holds the lock and commits it).
 
     ``sha`` is the input's SHA-256, or a function that returns it once the tables are written (computed meanwhile);
@@ -132,11 +216,12 @@ def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage
     Returns
     -------
     tuple
-        The :class:`kneecap.ingest.manifest.FileResult`, the input's record counts and its quarantine.
+        The :class:`kneecap.ingest.manifest.FileResult`, the input's record counts (:data:`CountRow`) and its
+        quarantine rows (:data:`kneecap.smf.reader.QUARANTINE_COLUMNS`).
     """
     writers: dict[str, TableWriter] = {}
-    held: dict[str, list[pd.DataFrame]] = {}
-    finalised_inputs = {src: (out, fn) for out, (src, fn) in reader.FINALIZERS.items()}
+    held: dict[str, list[Any]] = {}
+    finalised_inputs = {src: out for out, (src, _) in reader.FINALIZERS.items()}
     quarantine: list[dict[str, Any]] = []
     side: dict[str, Any] = {}
 
@@ -147,7 +232,7 @@ def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage
 
     try:
         for chunk in reader.iter_decode(path, codepage=codepage, stream_out=side, keys=keys,
-                                        workers=workers):
+                                        workers=workers, frames=False):
             quarantine.extend(chunk.quarantine)
             for table, df in chunk.tables.items():
                 if table in finalised_inputs:
@@ -156,15 +241,17 @@ def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage
                     w(table).write(df)
             if progress is not None:
                 progress(chunk.records, chunk.nbytes)
-        for src, dfs in held.items():
-            out, fn = finalised_inputs[src]
-            w(out).write(fn(pd.concat(dfs, ignore_index=True)))
-        counts = side["counts"].frame()
-        q = pd.DataFrame(quarantine, columns=list(reader.QUARANTINE_COLUMNS))
-        q["record_type"] = q["record_type"].astype("Int64")
-        q["bytes"] = q["bytes"].astype("int64")
-        w(COUNTS_TABLE).write(counts)
-        w(QUARANTINE_TABLE).write(q)
+        for src, parts in held.items():
+            w(finalised_inputs[src]).write(_finalise(finalised_inputs[src], reader.concat_tables(parts)))
+        counts: list[CountRow] = side["counts"].rows()
+        w(COUNTS_TABLE).write({
+            "record_type": np.array([r[0] for r in counts], dtype=np.int64),
+            "subtype": [r[1] for r in counts],  # a list of int or None: pandas' Int64, as the frame had it
+            "records": np.array([r[2] for r in counts], dtype=np.int64),
+            "decoded": np.array([r[3] for r in counts], dtype=bool),
+        })
+        if quarantine:  # rare (damaged input): the frame's own conversion, as before
+            w(QUARANTINE_TABLE).write(_quarantine_frame(quarantine))
         if callable(sha):
             sha = sha()
         remove_uncommitted(out_dir, sha)
@@ -179,10 +266,24 @@ def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage
         path=str(path), sha256=str(sha), status="ingested", bytes=path.stat().st_size,
         records=stream.records,
         rows={t: tw.rows for t, tw in writers.items() if t not in (COUNTS_TABLE, QUARANTINE_TABLE)},
-        quarantined=len(q), orphan_segments=stream.orphan_segments,
+        quarantined=len(quarantine), orphan_segments=stream.orphan_segments,
         duplicates=keys.duplicates, framing=stream.framing,
     )
-    return res, counts, q
+    return res, counts, quarantine
+
+
+def _finalise(table: str, parts: Any) -> Any:
+    """The finaliser of ``table`` applied to its whole input table.
+
+    On plain columns where one is registered for them (:data:`kneecap.smf.reader.COLUMN_FINALIZERS`), else on a
+    frame.
+    """
+    if isinstance(parts, dict) and table in reader.COLUMN_FINALIZERS:
+        return reader.COLUMN_FINALIZERS[table][1](parts)
+    import pandas as pd
+
+    frame = parts if isinstance(parts, pd.DataFrame) else pd.DataFrame(parts)
+    return reader.FINALIZERS[table][1](frame)
 
 
 def ingest_paths(
@@ -222,8 +323,8 @@ def ingest_paths(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: list[FileResult] = []
-    counts: list[pd.DataFrame] = []
-    quarantines: list[pd.DataFrame] = []
+    counts: list[list[CountRow]] = []
+    quarantines: list[list[dict[str, Any]]] = []
     # the keys of every committed input, read once and then grown by each input this call
     # commits; ``absorbed`` names the inputs whose keys are in it (another process may commit
     # inputs between two of ours)
@@ -270,16 +371,7 @@ def ingest_paths(
     return summarise(files, counts, quarantines, time.perf_counter() - t0)
 
 
-def summarise(files: list[FileResult], counts: list[pd.DataFrame], quarantines: list[pd.DataFrame],
+def summarise(files: list[FileResult], counts: list[list[CountRow]], quarantines: list[list[dict[str, Any]]],
               seconds: float) -> IngestSummary:
-    """An :class:`IngestSummary` from the per-input results, record counts and quarantines."""
-    if counts:
-        allc = pd.concat(counts, ignore_index=True)
-        by = (allc.groupby(["record_type", "subtype", "decoded"], dropna=False, as_index=False)
-              ["records"].sum())
-        by = by[list(reader.COUNT_COLUMNS)]
-    else:
-        by = pd.DataFrame(columns=list(reader.COUNT_COLUMNS))
-    q = (pd.concat(quarantines, ignore_index=True) if quarantines
-         else pd.DataFrame(columns=list(reader.QUARANTINE_COLUMNS)))
-    return IngestSummary(files, by, q, seconds)
+    """An :class:`IngestSummary` from the per-input results, record counts and quarantine rows (``ingest_one``'s)."""
+    return IngestSummary(files, counts, quarantines, seconds)

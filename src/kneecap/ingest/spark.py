@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from kneecap.ingest.manifest import FileResult, sha256_file
-from kneecap.ingest.smf import ingest_one
+from kneecap.ingest.smf import CountRow, ingest_one
 from kneecap.ingest.store import write_keys
 from kneecap.smf import reader
 from kneecap.smf.framing import RecordStream, SMFDataError
@@ -89,7 +89,7 @@ def overlaps(stored: list[np.ndarray], scanned: list[np.ndarray]) -> list[np.nda
 
 def decode_input(path: str | os.PathLike[str], sha: str, out_dir: str | os.PathLike[str],
                  skip_keys: np.ndarray, codepage: str = "cp037"
-                 ) -> tuple[FileResult, pd.DataFrame, pd.DataFrame]:
+                 ) -> tuple[FileResult, list[CountRow], list[dict[str, Any]]]:
     """Decode one input into the folder's layout, skipping the records ``skip_keys`` names.
 
     Writes its tables and ``_keys/<sha>.npy`` but no manifest line: the caller commits it (holding
@@ -100,7 +100,7 @@ def decode_input(path: str | os.PathLike[str], sha: str, out_dir: str | os.PathL
     -------
     tuple
         The :class:`FileResult` (``failed`` with the message for an input that is not an SMF
-        dump), its record counts and its quarantine.
+        dump), its record counts and its quarantine rows (:func:`kneecap.ingest.smf.ingest_one`'s).
     """
     path, out = Path(path), Path(out_dir)
     keys = reader.RecordKeys(skip_keys.tolist())
@@ -108,7 +108,6 @@ def decode_input(path: str | os.PathLike[str], sha: str, out_dir: str | os.PathL
         res, counts, q = ingest_one(path, sha, out, codepage, None, keys, workers=1)
     except SMFDataError as exc:
         failed = FileResult(str(path), sha, "failed", bytes=path.stat().st_size, error=str(exc))
-        return failed, pd.DataFrame(columns=list(reader.COUNT_COLUMNS)), \
-            pd.DataFrame(columns=list(reader.QUARANTINE_COLUMNS))
+        return failed, [], []
     write_keys(out, sha, keys.added)
     return res, counts, q

@@ -23,28 +23,40 @@ name unique to the process and writer and renamed when complete, so an interrupt
 nothing that looks stored; what it did rename before its manifest line was written is removed by
 :func:`remove_uncommitted` when the input is ingested again.
 
-This is the only kneecap module that writes Parquet from decoded frames: the decoders
-(:mod:`kneecap.smf`, :mod:`kneecap.rmf`) return frames and write nothing.
+This is the only kneecap module that writes Parquet from decoded tables: the decoders
+(:mod:`kneecap.smf`, :mod:`kneecap.rmf`) return frames or plain columns and write nothing.
+A table comes as a DataFrame or as plain columns (:data:`Columns`, what the SMF ingest hands
+over so that ``kneecap ingest`` need not import pandas, 0.35 s of its start-up); both give the
+same Arrow schema, pandas metadata included (:func:`arrow_table`), so the files are byte for
+byte the same.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import os
 import urllib.parse
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "TableWriter", "partition_columns",
-           "partition_path", "remove_uncommitted", "split_partitions", "stored_keys", "table_files",
-           "write_keys", "write_table"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "Columns", "TableWriter", "arrow_table",
+           "partition_columns", "partition_path", "remove_uncommitted", "split_partitions", "stored_keys",
+           "table_files", "write_keys", "write_table"]
+
+#: A decoded table as plain columns: name -> equal-length numpy arrays, text as object arrays of
+#: str or None (what :func:`kneecap.smf.reader.iter_decode` gives with ``frames=False``).
+Columns = Mapping[str, np.ndarray]
 
 KEYS_DIR = "_keys"
 #: Hive's name for a partition whose value is null (Spark reads it back as null).
@@ -52,6 +64,8 @@ NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 #: Partition files of one table and input open at once; a dump spanning more system-days closes
 #: the least recently written one (file descriptors and writer buffers stay bounded).
 MAX_OPEN_PARTITIONS = 64
+#: None as a numpy scalar, to find the None values of an object array in one vectorised comparison.
+_NONE = np.asarray(None, dtype=object)
 
 
 def stored_keys(out_dir: Path, done: dict[str, dict[str, Any]]) -> list[np.ndarray]:
@@ -133,6 +147,7 @@ def split_partitions(frame: pd.DataFrame, columns: tuple[str, str] | None) -> li
 
     Examples
     --------
+    >>> import pandas as pd
     >>> f = pd.DataFrame({"system_id": ["B", "A", "B"],
     ...                   "interval_start_at": pd.to_datetime(["2026-01-02 23:45", "2026-01-02 00:00",
     ...                                                      "2026-01-03 00:15"])})
@@ -141,12 +156,46 @@ def split_partitions(frame: pd.DataFrame, columns: tuple[str, str] | None) -> li
     """
     if columns is None or frame.empty:
         return [("", frame)]
+    import pandas as pd  # only for frames: the SMF ingest hands over plain columns
     system_col, time_col = columns
     # group on the raw values (vectorised), then name each group's folder once
     system = frame[system_col].astype(object).where(frame[system_col].notna(), "")
     days = pd.to_datetime(frame[time_col]).to_numpy().astype("datetime64[D]").astype(str)
     groups = frame.groupby([system.to_numpy(), days], sort=False)
     parts = [(partition_path(str(s), None if d == "NaT" else str(d)), rows) for (s, d), rows in groups]
+    return sorted(parts, key=lambda part: part[0])
+
+
+def column_partitions(table: Columns, columns: tuple[str, str] | None) -> list[tuple[str, np.ndarray | None]]:
+    """:func:`split_partitions` for plain columns: (relative folder, row numbers in order), sorted by folder.
+
+    The row numbers are None when every row lies in one partition (no copy needed); a missing system id is
+    Hive's default partition, as in :func:`split_partitions`.
+
+    Examples
+    --------
+    >>> t = {"system_id": np.array(["B", "A", "B"], dtype=object),
+    ...      "interval_start_at": np.array(["2026-01-02T23:45", "2026-01-02", "2026-01-03T00:15"], "datetime64[us]")}
+    >>> [(path, rows.tolist()) for path, rows in column_partitions(t, ("system_id", "interval_start_at"))]
+    [('system=A/date=2026-01-02', [1]), ('system=B/date=2026-01-02', [0]), ('system=B/date=2026-01-03', [2])]
+    """
+    if columns is None:
+        return [("", None)]
+    system_col, time_col = columns
+    system = np.asarray(table[system_col], dtype=object)
+    missing = np.equal(system, _NONE) | (system != system)  # None, or NaN as pandas reads it: no system
+    if missing.any():
+        system = np.where(missing, "", system)
+    days = np.asarray(table[time_col]).astype("datetime64[us]").astype("datetime64[D]")
+    systems, system_no = np.unique(system, return_inverse=True)
+    day_values, day_no = np.unique(days, return_inverse=True)
+    group = system_no.astype(np.int64) * day_values.size + day_no
+    found = np.unique(group)
+    parts = []
+    for g in found.tolist():
+        sys_value, day = systems[g // day_values.size], day_values[g % day_values.size]
+        path = partition_path(str(sys_value), None if np.isnat(day) else str(day))
+        parts.append((path, None if found.size == 1 else np.flatnonzero(group == g)))
     return sorted(parts, key=lambda part: part[0])
 
 
@@ -169,12 +218,157 @@ def _arrow(frame: pd.DataFrame, schema: pa.Schema | None = None) -> pa.Table:
     Every input's files of a table then have one schema, which Spark needs to read the dataset
     (it takes the schema from one file), whatever columns happened to be empty in the first chunk.
     """
+    import pandas as pd  # noqa: F401 - pyarrow's pandas conversion needs it; only frames come here
+
     table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
     if schema is None:
         for i, f in enumerate(table.schema):
             if pa.types.is_null(f.type):
                 table = table.set_column(i, pa.field(f.name, pa.string()), table.column(i).cast(pa.string()))
     return table
+
+
+#: The name pandas' Arrow conversion gives a column's Arrow type in its metadata (pyarrow's
+#: ``get_logical_type``) for the types plain columns are converted to.
+_LOGICAL_TYPES = {pa.null(): "empty", pa.bool_(): "bool", pa.float64(): "float64", pa.float32(): "float32",
+                  pa.large_string(): "object", pa.string(): "unicode"}
+
+
+def _logical_type(arrow_type: pa.DataType) -> str | None:
+    if arrow_type in _LOGICAL_TYPES:
+        return _LOGICAL_TYPES[arrow_type]
+    if pa.types.is_integer(arrow_type):
+        return str(arrow_type)  # int64, uint8, ...: pandas names them as Arrow does
+    if pa.types.is_timestamp(arrow_type) and arrow_type.tz is None:
+        return "datetime"
+    return None
+
+
+def _pandas_version() -> str:
+    """The installed pandas' version, read from its distribution (importing pandas costs 0.35 s)."""
+    return importlib.metadata.version("pandas")
+
+
+def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
+    """Arrow's validity bitmap of ``valid`` (None when every value is there) and the null count."""
+    nulls = int(valid.size - np.count_nonzero(valid))
+    return (pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None), nulls
+
+
+def _text_array(values: np.ndarray, arrow_type: pa.DataType) -> pa.Array | None:
+    """An object array of str or None as an Arrow text array; None if it holds anything else.
+
+    Built from buffers: ``pa.array`` asks pandas whether a numpy array is a Series, which imports it (0.35 s).
+    """
+    items = values.tolist()
+    try:
+        joined = "".join(items)
+        valid = None
+    except TypeError:  # None (or not text) among them
+        valid = ~np.equal(values, _NONE)
+        if not all(isinstance(v, str) for v, ok in zip(items, valid.tolist(), strict=True) if ok):
+            return None
+        items = [v if ok else "" for v, ok in zip(items, valid.tolist(), strict=True)]
+        joined = "".join(items)
+    data = joined.encode("utf-8")
+    # byte lengths: the characters' count when all are ASCII (the usual case), else each one encoded
+    sizes = (np.fromiter(map(len, items), dtype=np.int64, count=len(items)) if len(data) == len(joined)
+             else np.fromiter((len(v.encode("utf-8")) for v in items), dtype=np.int64, count=len(items)))
+    offset_type = np.int64 if arrow_type == pa.large_string() else np.int32
+    offsets = np.zeros(len(items) + 1, dtype=offset_type)
+    np.cumsum(sizes, out=offsets[1:])
+    bitmap, nulls = _validity(valid) if valid is not None else (None, 0)
+    return pa.Array.from_buffers(arrow_type, len(items), [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=nulls)
+
+
+def _numeric_array(values: np.ndarray, arrow_type: pa.DataType | None) -> pa.Array | None:
+    """A numeric, bool or datetime64 array as Arrow, NaN and NaT as nulls (as pandas' conversion makes them).
+
+    From buffers, for the reason :func:`_text_array` gives; None for a dtype that is not the target type's.
+    """
+    kind = values.dtype.kind
+    own = pa.timestamp(np.datetime_data(values.dtype)[0]) if kind == "M" else pa.from_numpy_dtype(values.dtype)
+    if arrow_type is not None and arrow_type != own:
+        return None  # a conversion: pandas' rules decide
+    values = np.ascontiguousarray(values)
+    if kind == "f":
+        bitmap, nulls = _validity(~np.isnan(values))
+    elif kind == "M":
+        bitmap, nulls = _validity(~np.isnat(values))
+    else:
+        bitmap, nulls = None, 0
+    data = np.packbits(values, bitorder="little") if kind == "b" else values
+    return pa.Array.from_buffers(own, values.size, [bitmap, pa.py_buffer(data)], null_count=nulls)
+
+
+def _plain_array(values: Any, arrow_type: pa.DataType | None) -> tuple[pa.Array, str] | None:
+    """One plain column as Arrow, with the dtype name pandas would give it; None for a kind not handled here."""
+    if isinstance(values, list):  # ints or None: pandas' nullable Int64, as the record counts' subtype
+        if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
+            return None
+        if arrow_type not in (None, pa.int64()):
+            return None
+        present = np.array([v is not None for v in values], dtype=bool)
+        ints = np.array([0 if v is None else v for v in values], dtype=np.int64)
+        bitmap, nulls = _validity(present)
+        return pa.Array.from_buffers(pa.int64(), ints.size, [bitmap, pa.py_buffer(ints)], null_count=nulls), "Int64"
+    values = np.asarray(values)
+    kind = values.dtype.kind
+    if kind == "U":
+        values = values.astype(object)
+        kind = "O"
+    if kind == "O":
+        if arrow_type is not None and arrow_type not in (pa.large_string(), pa.string()):
+            return None
+        arr = _text_array(values, arrow_type or pa.large_string())
+        if arr is None:
+            return None  # not text: pandas decides
+        if arrow_type is None and arr.null_count == len(arr):
+            return pa.nulls(len(arr)), "object"  # pandas keeps an all-None column as object, Arrow's null type
+        return arr, "str"  # pandas 3's text dtype
+    if kind in "biufM" and values.ndim == 1:
+        arr = _numeric_array(values, arrow_type)
+        return None if arr is None else (arr, str(values.dtype))
+    return None
+
+
+def arrow_table(columns: Columns, schema: pa.Schema | None = None) -> pa.Table:
+    """Plain columns as the Arrow table ``pa.Table.from_pandas(pd.DataFrame(columns), preserve_index=False)`` is.
+
+    The same types and the same ``pandas`` schema metadata, built without importing pandas, so a file written from
+    either is the same byte for byte (``tests/smf/test_ingest_columns.py`` compares them). Text columns are object
+    arrays of str or None (pandas 3's text dtype, Arrow ``large_string``); a text column that is all None is typed
+    as text, as :func:`_arrow` types a frame's; a list of int or None is pandas' nullable ``Int64``. With ``schema``
+    (a table's first chunk's) the columns are converted to its types, as ``from_pandas(schema=...)`` does. A column
+    of any other kind goes through pandas itself.
+    """
+    arrays, fields, described = [], [], []
+    for i, (name, values) in enumerate(columns.items()):
+        got = _plain_array(values, None if schema is None else schema.field(i).type)
+        if got is None:
+            import pandas as pd
+
+            return _arrow(pd.DataFrame(dict(columns)), schema)
+        arr, numpy_type = got
+        logical = _logical_type(arr.type)
+        if logical is None:
+            import pandas as pd
+
+            return _arrow(pd.DataFrame(dict(columns)), schema)
+        described.append({"name": name, "field_name": name, "pandas_type": logical, "numpy_type": numpy_type,
+                          "metadata": None})
+        if arr.type == pa.null():
+            arr = arr.cast(pa.string())
+        arrays.append(arr)
+        fields.append(pa.field(name, arr.type))
+    if schema is not None:
+        return pa.Table.from_arrays(arrays, schema=schema)
+    # what pyarrow's pandas_compat.construct_metadata writes for a frame without its index
+    meta = json.dumps({"index_columns": [], "column_indexes": [], "columns": described, "attributes": {},
+                       "creator": {"library": "pyarrow", "version": pa.__version__},
+                       "pandas_version": _pandas_version()})
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata={b"pandas": meta.encode("utf8")}))
 
 
 class TableWriter:
@@ -194,9 +388,14 @@ class TableWriter:
         self.files: dict[str, int] = {}
         self.rows = 0
 
-    def write(self, df: pd.DataFrame) -> None:
-        """Append ``df``'s rows to their partitions' files (the first frame fixes the schema)."""
-        if df is None or len(df) == 0:
+    def write(self, df: pd.DataFrame | Columns) -> None:
+        """Append ``df``'s rows to their partitions' files (the first frame or columns fix the schema)."""
+        if df is None:
+            return
+        if isinstance(df, Mapping):
+            self._write_columns(df)
+            return
+        if len(df) == 0:
             return
         if self.schema is None:
             self.schema = _arrow(df).schema
@@ -204,6 +403,19 @@ class TableWriter:
         for part, rows in split_partitions(df, self.columns):
             self._writer(part).write_table(_arrow(rows, self.schema))
         self.rows += len(df)
+
+    def _write_columns(self, table: Columns) -> None:
+        n = len(next(iter(table.values()))) if table else 0
+        if n == 0:
+            return
+        if self.schema is None:
+            self.schema = arrow_table(table).schema
+            self.columns = partition_columns(table)
+        for part, rows in column_partitions(table, self.columns):
+            chunk = table if rows is None else {k: np.asarray(v)[rows] if not isinstance(v, list)
+                                                else [v[i] for i in rows.tolist()] for k, v in table.items()}
+            self._writer(part).write_table(arrow_table(chunk, self.schema))
+        self.rows += n
 
     def _writer(self, part: str) -> pq.ParquetWriter:
         if part in self.open:

@@ -52,10 +52,13 @@ descriptions.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from kneecap.smf.framing import SMFDataError
 from kneecap.smf.header import (
@@ -78,6 +81,7 @@ __all__ = [
     "CPU_TYPE_BY_SMF70TYP",
     "decode_record",
     "finalize",
+    "finalize_columns",
 ]
 
 TABLE = "smf70_cpu"
@@ -233,7 +237,9 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
         rows.append({
             "system_id": hdr.system_id,
             "sysplex": prod.sysplex,
-            "interval_start_at": pd.Timestamp(prod.interval_start_at),
+            # a datetime, not a pd.Timestamp: the ingest reads these rows without pandas, and a
+            # frame of them still gets datetime64[us]
+            "interval_start_at": prod.interval_start_at,
             "interval_s": prod.interval_s,
             "cpu_type": cpu_type,
             **p,
@@ -250,6 +256,8 @@ def finalize(parts: pd.DataFrame) -> pd.DataFrame:
     PR/SM data), or - without PR/SM data - the CPU data sections that were not parked all
     interval; ``online_s`` is their summed online time.
     """
+    import pandas as pd  # here: the ingest finalises plain columns (finalize_columns) without pandas
+
     if parts.empty:
         return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in COLUMNS})
     keys = ["system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type"]
@@ -266,6 +274,70 @@ def finalize(parts: pd.DataFrame) -> pd.DataFrame:
     out["mvs_busy_pct"] = mvs
     out["n_records"] = s["n_records"].astype(np.int64)
     return out[list(COLUMNS)].reset_index(drop=True)
+
+
+_KEYS = ("system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type")
+
+
+def _kahan_group_sums(values: np.ndarray, group: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Sums of ``values`` per group as pandas' groupby ``sum`` forms them, bit for bit.
+
+    pandas adds a group's values in row order with Kahan compensation and skips NaN; doing the same here (one step
+    per position within the groups, over all groups at once) keeps :func:`finalize_columns` equal to
+    :func:`finalize` to the last bit when RMF broke an interval's record into three or more.
+    """
+    n_groups = sizes.size
+    order = np.argsort(group, kind="stable")
+    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    total = np.zeros(n_groups)
+    comp = np.zeros(n_groups)
+    for k in range(int(sizes.max()) if n_groups else 0):
+        live = np.flatnonzero(sizes > k)
+        val = values[order[first[live] + k]]
+        y = val - comp[live]
+        t = total[live] + y
+        c = t - total[live] - y
+        c[c != c] = 0.0  # pandas resets it when a value is infinite
+        counted = ~np.isnan(val)
+        total[live] = np.where(counted, t, total[live])
+        comp[live] = np.where(counted, c, comp[live])
+    return total
+
+
+def finalize_columns(parts: Mapping[str, Sequence[Any]]) -> dict[str, np.ndarray]:
+    """:func:`finalize` on plain columns (``smf70_cpu_parts`` rows as lists per column), without pandas.
+
+    The same rows in the same order with the same values and dtypes as ``finalize(pd.DataFrame(parts))``: groups
+    sorted by their keys, rows with a missing key dropped (as pandas' groupby drops them), sums in pandas' order.
+    """
+    n = len(parts["system_id"]) if parts else 0
+    stamps = np.asarray(parts["interval_start_at"] if n else [], dtype="datetime64[us]")
+    keys = list(zip(parts["system_id"], parts["sysplex"], stamps.astype(np.int64).tolist(),
+                    parts["interval_s"], parts["cpu_type"], strict=True)) if n else []
+    present = [not any(k is None or k != k for k in key) and not np.isnat(stamps[i])
+               for i, key in enumerate(keys)]
+    number = {key: g for g, key in enumerate(sorted({key for key, ok in zip(keys, present, strict=True) if ok}))}
+    rows = np.flatnonzero(np.array(present, dtype=bool)) if n else np.zeros(0, np.int64)
+    group = np.array([number[keys[i]] for i in rows.tolist()], dtype=np.int64)
+    sizes = np.bincount(group, minlength=len(number)).astype(np.int64)
+    sums = {c: _kahan_group_sums(np.asarray(parts[c], dtype=np.float64)[rows], group, sizes) for c in _PART_SUMS}
+    ordered = sorted(number, key=number.__getitem__)
+    out: dict[str, np.ndarray] = {
+        "system_id": np.array([k[0] for k in ordered], dtype=object),
+        "sysplex": np.array([k[1] for k in ordered], dtype=object),
+        "interval_start_at": np.array([k[2] for k in ordered], dtype=np.int64).astype("datetime64[us]"),
+        "interval_s": np.array([k[3] for k in ordered], dtype=np.float64),
+        "cpu_type": np.array([k[4] for k in ordered], dtype=object),
+    }
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["n_online"] = np.where(sums["n_lp"] > 0, sums["n_lp"], sums["n_mvs"]).astype(np.int64)
+        out["online_s"] = np.where(sums["online_us"] > 0, sums["online_us"] / 1e6, np.nan)
+        out["lpar_busy_pct"] = np.where(sums["online_us"] > 0, 100.0 * sums["dispatch_us"] / sums["online_us"],
+                                        np.nan)
+        out["mvs_busy_pct"] = np.where(sums["unparked_us"] > 0, 100.0 * sums["busy_us"] / sums["unparked_us"],
+                                       np.nan)
+    out["n_records"] = sizes
+    return {c: out[c] for c in COLUMNS}
 
 
 def _dtype(c: str) -> str:
