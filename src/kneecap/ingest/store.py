@@ -187,7 +187,10 @@ def column_partitions(table: Columns, columns: tuple[str, str] | None) -> list[t
     if missing.any():
         system = np.where(missing, "", system)
     days = np.asarray(table[time_col]).astype("datetime64[us]").astype("datetime64[D]")
-    systems, system_no = np.unique(system, return_inverse=True)
+    if system.size and (system == system[0]).all():  # one system, as in nearly every dump: no sort of text
+        systems, system_no = system[:1], np.zeros(system.size, dtype=np.int64)
+    else:
+        systems, system_no = np.unique(system, return_inverse=True)
     day_values, day_no = np.unique(days, return_inverse=True)
     group = system_no.astype(np.int64) * day_values.size + day_no
     found = np.unique(group)

@@ -166,6 +166,19 @@ COLUMNS: tuple[str, ...] = (
 _PART_SUMS = ("n_lp", "online_us", "dispatch_us", "n_mvs", "unparked_us", "busy_us")
 
 
+def _field_index(layout: Layout, name: str) -> int:
+    """Where field ``name`` is in the tuple ``layout.struct.unpack_from`` returns."""
+    return [f.name for f in layout.fields].index(name)
+
+
+# the sections decode_record reads most (16 to 48 per record on a busy CEC) are unpacked with the
+# layouts' structs straight into tuples: they have no text field, and read_triplet has already
+# checked that every section lies whole inside the record, which Layout.unpack would check again
+_CPU_WAT, _CPU_TYP, _CPU_PAT = (_field_index(CPU_DATA, n) for n in ("wat", "cpu_type_code", "pat"))
+_LP_PDT, _LP_CIX, _LP_ONT = (_field_index(LOGICAL_PROCESSOR, n) for n in ("pdt_us", "cix", "ont_us"))
+_LPN_AT = PARTITION.field("lpar_no").offset
+
+
 def _sections(rec: bytes, trip_at: int, name: str, layout: Layout) -> list[int]:
     t = read_triplet(rec, trip_at, name=name, min_length=layout.size)
     return t.positions()
@@ -189,14 +202,15 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
     parts: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(_PART_SUMS, 0.0))
 
     # MVS view: this image's logical CPUs (CPU data sections)
+    cpu_struct = CPU_DATA.struct
     for pos in _sections(rec, 44, "CPU data", CPU_DATA):
-        c = CPU_DATA.unpack(rec, pos, codepage=codepage)
-        name = CPU_TYPE_BY_SMF70TYP.get(c["cpu_type_code"])
+        c = cpu_struct.unpack_from(rec, pos)
+        name = CPU_TYPE_BY_SMF70TYP.get(c[_CPU_TYP])
         if name is None:
-            raise SMFDataError(f"SMF70TYP {c['cpu_type_code']} is not 0, 1 or 2",
+            raise SMFDataError(f"SMF70TYP {c[_CPU_TYP]} is not 0, 1 or 2",
                                offset=pos + 15)
-        unparked = interval_us - c["pat"] / 4096.0
-        wait = c["wat"] / 4096.0
+        unparked = interval_us - c[_CPU_PAT] / 4096.0
+        wait = c[_CPU_WAT] / 4096.0
         if unparked < 0 or wait > interval_us * 1.01:
             raise SMFDataError("SMF70WAT/SMF70PAT exceed the interval length", offset=pos)
         if unparked > 0:
@@ -211,9 +225,12 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
         for pos in _sections(rec, 76, "CPU-identification name", CPU_ID)
     ]
     lp_pos = _sections(rec, 68, "PR/SM logical processor", LOGICAL_PROCESSOR)
+    lp_struct = LOGICAL_PROCESSOR.struct
     for pos in _sections(rec, 60, "PR/SM partition", PARTITION):
+        if rec[pos + _LPN_AT] != prod.partition_no:  # another partition: its name need not be decoded
+            continue
         part = PARTITION.unpack(rec, pos, codepage=codepage)
-        if part["lpar_no"] != prod.partition_no or part["lpar_name"] == "PHYSICAL":
+        if part["lpar_name"] == "PHYSICAL":
             continue
         first, n_lp = part["first_lp"], part["n_lp"]
         if first + n_lp > len(lp_pos):
@@ -221,15 +238,16 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
                 f"partition {part['lpar_name']}: logical processors {first}..{first + n_lp - 1} "
                 f"but only {len(lp_pos)} logical processor sections", offset=pos + 10)
         for lpos in lp_pos[first : first + n_lp]:
-            lp = LOGICAL_PROCESSOR.unpack(rec, lpos, codepage=codepage)
-            if not 1 <= lp["cix"] <= len(names):
-                raise SMFDataError(f"SMF70CIX {lp['cix']} outside 1..{len(names)}",
+            lp = lp_struct.unpack_from(rec, lpos)
+            cix = lp[_LP_CIX]
+            if not 1 <= cix <= len(names):
+                raise SMFDataError(f"SMF70CIX {cix} outside 1..{len(names)}",
                                    offset=lpos + 14)
-            p = parts[names[lp["cix"] - 1]]
-            if lp["ont_us"] > 0:
+            p = parts[names[cix - 1]]
+            if lp[_LP_ONT] > 0:
                 p["n_lp"] += 1
-            p["online_us"] += lp["ont_us"]
-            p["dispatch_us"] += lp["pdt_us"]
+            p["online_us"] += lp[_LP_ONT]
+            p["dispatch_us"] += lp[_LP_PDT]
         break
 
     rows = []
