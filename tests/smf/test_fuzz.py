@@ -509,3 +509,23 @@ def test_spanned_record_after_damage_is_kept_across_a_damaged_block_descriptor()
     data[end + 2] = 0x01
     _s, got, _bad = _delivered(bytes(data))
     assert got == [r for i, r in enumerate(recs) if i != 1]  # before the fix: record 2 lost
+
+
+def test_continuation_whose_data_passes_for_a_continuation_is_not_taken_for_a_block_descriptor():
+    # a block descriptor invalid, and the continuation segment after it starting with data bytes
+    # "54 00 03 00" that pass for a middle segment's descriptor: the real continuation descriptor,
+    # four bytes before a "continuation", was taken for a second, damaged, block descriptor and
+    # its record lost (campaign seed 14, inputs 51105, 26330, 33519 and 79435, the last three in
+    # duplicated spanned records, where it happened without a block descriptor)
+    from kneecap.smf.framing import _valid_rdw
+
+    recs = _records(12)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=475, spanned=True)
+    p = _blocks(clean)[7]
+    assert clean[p + 4:p + 12].hex(" ") == "01 d7 03 00 54 00 03 00"  # the premise
+    assert _valid_rdw(clean, p + 8)
+    data = bytearray(clean)
+    data[p + 3] = 0x10
+    _s, got, bad = _delivered(bytes(data))
+    assert got == recs  # before the fix: the record whose middle segment is at p + 4 lost
+    assert [(r.offset, r.size) for r in bad] == [(p, 4)]

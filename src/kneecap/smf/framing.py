@@ -422,9 +422,21 @@ class _Frame:
         """Whether four bytes at ``f`` sit where a (possibly damaged) block descriptor does.
 
         They are no record start and are followed by a record start or a continuation segment.
+        Four bytes that are themselves a continuation whose segment leads on (to a record
+        header, a continuation, a block descriptor or the end of input) are that continuation
+        when the one after them does not lead on: SMF data (a 72.3 or 123 section) often starts
+        with bytes such as ``40 00 03 00`` that pass for a middle segment's descriptor, and
+        taking the real descriptor for a damaged block descriptor lost its record. A block
+        descriptor with a flipped bit in byte 2 passes for a continuation leading to the next
+        block, but the real continuation after it leads on too, so that stays a slot.
         """
-        return f not in self.anchors and f + 4 < self.n and (
-            f + 4 in self.anchors or self.is_cont(f + 4))
+        if f in self.anchors or f + 4 >= self.n:
+            return False
+        if f + 4 in self.anchors:
+            return True
+        if not self.is_cont(f + 4):
+            return False
+        return not (self.is_cont(f) and _leads_on(self, f)) or _leads_on(self, f + 4)
 
     def _follows(self, f: int, code: int) -> bool:
         """Whether a segment with segment code ``code`` may be followed by what is at ``f``."""
