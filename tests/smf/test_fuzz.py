@@ -546,3 +546,21 @@ def test_duplicating_a_block_after_a_cut_places_its_records_where_they_are():
     assert len(d.intact()) >= 2
     for pl in d.intact():
         assert b"".join(data[s:e] for s, e in pl.pieces) == pl.rec.data
+
+
+def test_spanned_record_cut_short_before_the_first_trusted_block_does_not_swallow_its_neighbour():
+    # junk after the first block descriptor, three bytes cut from the last segment of record 1
+    # and junk after record 3: blocks first chain after record 3, and before that point record
+    # 1's segments, chaining from first to last, were delivered with the first three bytes of
+    # record 2, a trusted record start, which was lost (campaign seed 14, input 89946)
+    d = fuzzing.Dump.build(POOL[:12], "vbs", blksize=2430)
+    _first, (s, e) = d.placed[1].pieces
+    assert d.placed[2].pieces == [[e, e + len(POOL[2].data)]]  # the premise: 2 right after 1
+    d.insert(d.placed[3].pieces[0][1], b"\x05" * 5)
+    d.delete((s + e) // 2, 3)
+    d.insert(4, b"\x07" * 3)
+    recs = [r.data for r in POOL[:12]]
+    _s, got, bad = _delivered(bytes(d.data))
+    assert recs[2] in got  # before the fix: swallowed by record 1's last segment
+    assert got == [r for i, r in enumerate(recs) if i != 1]
+    assert "not SMF framing" in bad[0].error

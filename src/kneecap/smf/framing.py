@@ -590,9 +590,11 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
     still check out, though, and when its length ends inside the stretch, taking it cuts no
     trusted record: it is delivered like a record reached through trusted framing whose
     successor is damaged (:func:`_record_step`), and only the bytes around it are damaged;
-    and, as there, not when it ends in no descriptor while a record header starts inside it.
-    So is a spanned record whose segments, from a first one, follow one another to a last one
-    inside the stretch (a block descriptor between two of them in a blocked file).
+    and, as there, not when a trusted record starts inside it (before the first trusted chain,
+    :func:`prefix_events`, there are such), nor when it ends in no descriptor while a record
+    header starts inside it. So is a spanned record whose segments, from a first one, follow
+    one another to a last one inside the stretch (a block descriptor between two of them in a
+    blocked file), none of them swallowing a trusted record start.
     """
     out: list[tuple[Any, ...]] = []
     buf, r = fr.buf, p
@@ -605,7 +607,8 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
             segs = _spanned_segments(fr, a, q, walked)
             if segs is None:
                 continue
-        elif not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None:
+        elif _trusted_inside(fr, a, a + n) or (
+                not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None):
             continue  # its length is damaged: the record header inside it is the next one
         else:
             segs = [(a, n)]
@@ -630,14 +633,18 @@ def _header_near(fr: _Frame, e: int) -> bool:
 def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tuple[int, int]] | None:
     """The segments (position, length) of the spanned record whose first segment is at ``a``.
 
-    They must follow one another to a last segment that ends by ``q``; else None.
-    In a blocked file a valid block descriptor may sit between two segments. ``walked`` holds
+    They must follow one another to a last segment that ends by ``q``, and no trusted record
+    may start inside one of them; else None. In a blocked file a valid block descriptor may sit between two segments. ``walked`` holds
     the continuations already walked from an earlier first segment (which either took them or
     failed): walking them again would fail again, so every byte is walked at most once.
     """
     buf = fr.buf
     segs = [(a, (buf[a] << 8) | buf[a + 1])]
     r = a + segs[0][1]
+    # a segment that swallows a trusted record start has a damaged length (bytes cut from it),
+    # as in _record_step: that record is the next one, not a part of this one
+    if _trusted_inside(fr, a, r):
+        return None
     while r + 4 <= q:
         if fr.blocked and r not in fr.anchors and _valid_bdw(buf, r) and fr.is_cont(r + 4):
             r += 4
@@ -648,9 +655,17 @@ def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tupl
         walked.add(r)
         segs.append((r, m))
         r += m
+        if _trusted_inside(fr, segs[-1][0], r):
+            return None
         if code == 2:
             return segs
     return None
+
+
+def _trusted_inside(fr: _Frame, a: int, e: int) -> bool:
+    """Whether a trusted record start lies strictly inside ``buf[a:e]``."""
+    i = bisect_right(fr.good, a)
+    return i < len(fr.good) and fr.good[i] < e
 
 
 def prefix_events(buf: bytes, start: int, *, blocked: bool, reason: str) -> list[tuple[Any, ...]]:
