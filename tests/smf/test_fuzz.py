@@ -564,3 +564,20 @@ def test_spanned_record_cut_short_before_the_first_trusted_block_does_not_swallo
     assert recs[2] in got  # before the fix: swallowed by record 1's last segment
     assert got == [r for i, r in enumerate(recs) if i != 1]
     assert "not SMF framing" in bad[0].error
+
+
+def test_two_block_spanned_dump_with_both_descriptors_at_its_start_damaged_is_read_as_blocked():
+    # record 0's descriptor and the second block descriptor invalid: no block checks out, no
+    # valid block descriptor sits between two segments, and the file was read as RDW, cutting
+    # record 2 (first segment in block 0, last in block 1) at the damaged block descriptor
+    # (campaign seed 14, input 32332)
+    recs = [r.data for r in (POOL[5], POOL[3], POOL[9])]
+    data = bytearray(fuzzing.synth.frame_bdw(recs, blksize=1254, spanned=True))
+    b1 = _blocks(bytes(data))[1]
+    f = 4 + len(recs[0]) + len(recs[1])
+    assert len(_blocks(bytes(data))) == 2 and data[f + 2] == 1 and data[b1 + 6] == 2  # premise
+    data[4 + 2] ^= 0x08
+    data[b1] ^= 0x80  # an extended block descriptor, far too long
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == recs[1:]  # before the fix: "rdw", record 2 lost
+    assert bad[0].offset == 0 and bad[-1].offset == b1 and bad[-1].size == 4

@@ -909,7 +909,11 @@ def _spans_a_block(fr: _Frame) -> bool:
     That is a first or middle segment, then four bytes that pass for a block descriptor, then a
     middle or last segment: in a file of records one after the other (RDW) a segment that
     continues is followed by its continuation straight away. Its blocks may all be damaged
-    (none checks out), yet this shows the file is blocked.
+    (none checks out), yet this shows the file is blocked. The four bytes may be an invalid
+    block descriptor when the segment before them is a first segment (an SMF record header)
+    and the continuation after them leads on (to a record header, a continuation, a block
+    descriptor or the end of input): a dump of two blocks, the first one's first record and
+    the second one's descriptor damaged, has nothing else to show it is blocked.
     """
     u8 = np.frombuffer(fr.buf, dtype=np.uint8)
     n = u8.size - 8
@@ -919,12 +923,15 @@ def _spans_a_block(fr: _Frame) -> bool:
     s = np.flatnonzero((u8[2 : 2 + n] & 0xFD) == 1)
     s = s[u8[s + 3] == 0]
     ln = (u8[s].astype(np.int64) << 8) | u8[s + 1]
-    keep = (ln >= 5) & ((u8[s + 2] == 3)
-                        | np.isin(s, np.asarray(fr.anchor_list, dtype=np.int64)))
-    ends = (s + ln)[keep]
-    ends = ends[ends + 8 <= u8.size]
-    return any(_valid_bdw(fr.buf, x) and x not in fr.anchors and fr.is_cont(x + 4)
-               for x in np.unique(ends).tolist())
+    first = np.isin(s, np.asarray(fr.anchor_list, dtype=np.int64))
+    keep = (ln >= 5) & ((u8[s + 2] == 3) | first)
+    ends, first = (s + ln)[keep], first[keep]
+    inside = ends + 8 <= u8.size
+    ends, first = ends[inside], first[inside]
+    firsts = set(ends[first].tolist())
+    return any(x not in fr.anchors and fr.is_cont(x + 4) and (
+        _valid_bdw(fr.buf, x) or (x in firsts and not fr.is_cont(x) and _leads_on(fr, x + 4)))
+        for x in np.unique(ends).tolist())
 
 
 def _reached_from(fr: _Frame, start: int) -> int:
