@@ -60,10 +60,13 @@ When something does not agree:
   the first record, a truncated tail) are yielded as one :class:`RawRecord` per contiguous
   stretch whose ``error`` says why and whose ``size`` says how many bytes were set aside. The
   complete records inside such a stretch whose descriptor and header check out, and spanned
-  records whose segments chain from a first to a last one, are delivered all the same;
+  records whose segments chain from a first to a last one, are delivered all the same, unless
+  a trusted record starts inside one of them (its length is damaged);
 * a spanned record running across a block descriptor (a first or middle segment, four bytes
-  that pass for a block descriptor, a continuation) makes a file blocked even when none of its
-  blocks checks out.
+  that pass for a block descriptor, a continuation; after a first segment, any four bytes
+  before a continuation that leads on) makes a file blocked even when none of its blocks
+  checks out. A continuation descriptor whose segment leads on is not taken for a damaged
+  block descriptor because its data starts with bytes that pass for another continuation.
 
 So every byte of an RDW file ends up either in a delivered record or in a quarantined stretch.
 A gzip stream that ends early (or is damaged) delivers every record decompressed before the
