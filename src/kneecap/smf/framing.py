@@ -637,9 +637,10 @@ def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tupl
     """The segments (position, length) of the spanned record whose first segment is at ``a``.
 
     They must follow one another to a last segment that ends by ``q``, and no trusted record
-    may start inside one of them; else None. In a blocked file a valid block descriptor may sit between two segments. ``walked`` holds
-    the continuations already walked from an earlier first segment (which either took them or
-    failed): walking them again would fail again, so every byte is walked at most once.
+    may start inside one of them; else None. In a blocked file a valid block descriptor may sit
+    between two segments. ``walked`` holds the continuations already walked from an earlier
+    first segment (which either took them or failed): walking them again would fail again, so
+    every byte is walked at most once.
     """
     buf = fr.buf
     segs = [(a, (buf[a] << 8) | buf[a + 1])]
