@@ -258,6 +258,9 @@ class Dump:
         for pl in self.placed:
             if pl.span[1] > pos:
                 pl.touched = True
+        # a block cut short is no block: duplicating one that ran past the cut inserted the rest
+        # of the file somewhere else and placed its records where they are not
+        self.blocks = [(s, e) for s, e in self.blocks if e <= pos]
         self.log.append(f"truncate {pos}")
 
     def _touch_pieces(self, a: int, b: int) -> None:

@@ -509,3 +509,75 @@ def test_spanned_record_after_damage_is_kept_across_a_damaged_block_descriptor()
     data[end + 2] = 0x01
     _s, got, _bad = _delivered(bytes(data))
     assert got == [r for i, r in enumerate(recs) if i != 1]  # before the fix: record 2 lost
+
+
+def test_continuation_whose_data_passes_for_a_continuation_is_not_taken_for_a_block_descriptor():
+    # a block descriptor invalid, and the continuation segment after it starting with data bytes
+    # "54 00 03 00" that pass for a middle segment's descriptor: the real continuation descriptor,
+    # four bytes before a "continuation", was taken for a second, damaged, block descriptor and
+    # its record lost (campaign seed 14, inputs 51105, 26330, 33519 and 79435, the last three in
+    # duplicated spanned records, where it happened without a block descriptor)
+    from kneecap.smf.framing import _valid_rdw
+
+    recs = _records(12)
+    clean = fuzzing.synth.frame_bdw(recs, blksize=475, spanned=True)
+    p = _blocks(clean)[7]
+    assert clean[p + 4:p + 12].hex(" ") == "01 d7 03 00 54 00 03 00"  # the premise
+    assert _valid_rdw(clean, p + 8)
+    data = bytearray(clean)
+    data[p + 3] = 0x10
+    _s, got, bad = _delivered(bytes(data))
+    assert got == recs  # before the fix: the record whose middle segment is at p + 4 lost
+    assert [(r.offset, r.size) for r in bad] == [(p, 4)]
+
+
+def test_duplicating_a_block_after_a_cut_places_its_records_where_they_are():
+    # the campaign's ground truth: a block that ran past a cut was duplicated all the same, the
+    # copy (the rest of the file) inserted at its old end modulo the length and its records placed
+    # at that old end; a record duplicated from one of those copied other bytes. Records counted
+    # intact that were not in the input made the campaign report losses (seed 14, inputs 26376,
+    # 37244, 70927 and 98253)
+    d = fuzzing.Dump.build([POOL[i] for i in range(12)], "bdw", blksize=4000)
+    d.truncate(d.blocks[0][1] - 100)  # the last record of block 0 cut, the others intact
+    n = len(d.placed)
+    d.duplicate_block(0)
+    d.duplicate_record(n, 0)  # the first record of the copy, if any, copied again
+    data = bytes(d.data)
+    assert len(d.intact()) >= 2
+    for pl in d.intact():
+        assert b"".join(data[s:e] for s, e in pl.pieces) == pl.rec.data
+
+
+def test_spanned_record_cut_short_before_the_first_trusted_block_does_not_swallow_its_neighbour():
+    # junk after the first block descriptor, three bytes cut from the last segment of record 1
+    # and junk after record 3: blocks first chain after record 3, and before that point record
+    # 1's segments, chaining from first to last, were delivered with the first three bytes of
+    # record 2, a trusted record start, which was lost (campaign seed 14, input 89946)
+    d = fuzzing.Dump.build(POOL[:12], "vbs", blksize=2430)
+    _first, (s, e) = d.placed[1].pieces
+    assert d.placed[2].pieces == [[e, e + len(POOL[2].data)]]  # the premise: 2 right after 1
+    d.insert(d.placed[3].pieces[0][1], b"\x05" * 5)
+    d.delete((s + e) // 2, 3)
+    d.insert(4, b"\x07" * 3)
+    recs = [r.data for r in POOL[:12]]
+    _s, got, bad = _delivered(bytes(d.data))
+    assert recs[2] in got  # before the fix: swallowed by record 1's last segment
+    assert got == [r for i, r in enumerate(recs) if i != 1]
+    assert "not SMF framing" in bad[0].error
+
+
+def test_two_block_spanned_dump_with_both_descriptors_at_its_start_damaged_is_read_as_blocked():
+    # record 0's descriptor and the second block descriptor invalid: no block checks out, no
+    # valid block descriptor sits between two segments, and the file was read as RDW, cutting
+    # record 2 (first segment in block 0, last in block 1) at the damaged block descriptor
+    # (campaign seed 14, input 32332)
+    recs = [r.data for r in (POOL[5], POOL[3], POOL[9])]
+    data = bytearray(fuzzing.synth.frame_bdw(recs, blksize=1254, spanned=True))
+    b1 = _blocks(bytes(data))[1]
+    f = 4 + len(recs[0]) + len(recs[1])
+    assert len(_blocks(bytes(data))) == 2 and data[f + 2] == 1 and data[b1 + 6] == 2  # premise
+    data[4 + 2] ^= 0x08
+    data[b1] ^= 0x80  # an extended block descriptor, far too long
+    s, got, bad = _delivered(bytes(data))
+    assert s.framing == "bdw" and got == recs[1:]  # before the fix: "rdw", record 2 lost
+    assert bad[0].offset == 0 and bad[-1].offset == b1 and bad[-1].size == 4

@@ -60,10 +60,13 @@ When something does not agree:
   the first record, a truncated tail) are yielded as one :class:`RawRecord` per contiguous
   stretch whose ``error`` says why and whose ``size`` says how many bytes were set aside. The
   complete records inside such a stretch whose descriptor and header check out, and spanned
-  records whose segments chain from a first to a last one, are delivered all the same;
+  records whose segments chain from a first to a last one, are delivered all the same, unless
+  a trusted record starts inside one of them (its length is damaged);
 * a spanned record running across a block descriptor (a first or middle segment, four bytes
-  that pass for a block descriptor, a continuation) makes a file blocked even when none of its
-  blocks checks out.
+  that pass for a block descriptor, a continuation; after a first segment, any four bytes
+  before a continuation that leads on) makes a file blocked even when none of its blocks
+  checks out. A continuation descriptor whose segment leads on is not taken for a damaged
+  block descriptor because its data starts with bytes that pass for another continuation.
 
 So every byte of an RDW file ends up either in a delivered record or in a quarantined stretch.
 A gzip stream that ends early (or is damaged) delivers every record decompressed before the
@@ -422,9 +425,21 @@ class _Frame:
         """Whether four bytes at ``f`` sit where a (possibly damaged) block descriptor does.
 
         They are no record start and are followed by a record start or a continuation segment.
+        Four bytes that are themselves a continuation whose segment leads on (to a record
+        header, a continuation, a block descriptor or the end of input) are that continuation
+        when the one after them does not lead on: SMF data (a 72.3 or 123 section) often starts
+        with bytes such as ``40 00 03 00`` that pass for a middle segment's descriptor, and
+        taking the real descriptor for a damaged block descriptor lost its record. A block
+        descriptor with a flipped bit in byte 2 passes for a continuation leading to the next
+        block, but the real continuation after it leads on too, so that stays a slot.
         """
-        return f not in self.anchors and f + 4 < self.n and (
-            f + 4 in self.anchors or self.is_cont(f + 4))
+        if f in self.anchors or f + 4 >= self.n:
+            return False
+        if f + 4 in self.anchors:
+            return True
+        if not self.is_cont(f + 4):
+            return False
+        return not (self.is_cont(f) and _leads_on(self, f)) or _leads_on(self, f + 4)
 
     def _follows(self, f: int, code: int) -> bool:
         """Whether a segment with segment code ``code`` may be followed by what is at ``f``."""
@@ -578,9 +593,11 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
     still check out, though, and when its length ends inside the stretch, taking it cuts no
     trusted record: it is delivered like a record reached through trusted framing whose
     successor is damaged (:func:`_record_step`), and only the bytes around it are damaged;
-    and, as there, not when it ends in no descriptor while a record header starts inside it.
-    So is a spanned record whose segments, from a first one, follow one another to a last one
-    inside the stretch (a block descriptor between two of them in a blocked file).
+    and, as there, not when a trusted record starts inside it (before the first trusted chain,
+    :func:`prefix_events`, there are such), nor when it ends in no descriptor while a record
+    header starts inside it. So is a spanned record whose segments, from a first one, follow
+    one another to a last one inside the stretch (a block descriptor between two of them in a
+    blocked file), none of them swallowing a trusted record start.
     """
     out: list[tuple[Any, ...]] = []
     buf, r = fr.buf, p
@@ -593,7 +610,8 @@ def _damage(fr: _Frame, p: int, q: int, why: str | None) -> list[tuple[Any, ...]
             segs = _spanned_segments(fr, a, q, walked)
             if segs is None:
                 continue
-        elif not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None:
+        elif _trusted_inside(fr, a, a + n) or (
+                not _ends_plausibly(fr, a + n) and _header_inside(fr, a, a + n) is not None):
             continue  # its length is damaged: the record header inside it is the next one
         else:
             segs = [(a, n)]
@@ -618,14 +636,19 @@ def _header_near(fr: _Frame, e: int) -> bool:
 def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tuple[int, int]] | None:
     """The segments (position, length) of the spanned record whose first segment is at ``a``.
 
-    They must follow one another to a last segment that ends by ``q``; else None.
-    In a blocked file a valid block descriptor may sit between two segments. ``walked`` holds
-    the continuations already walked from an earlier first segment (which either took them or
-    failed): walking them again would fail again, so every byte is walked at most once.
+    They must follow one another to a last segment that ends by ``q``, and no trusted record
+    may start inside one of them; else None. In a blocked file a valid block descriptor may sit
+    between two segments. ``walked`` holds the continuations already walked from an earlier
+    first segment (which either took them or failed): walking them again would fail again, so
+    every byte is walked at most once.
     """
     buf = fr.buf
     segs = [(a, (buf[a] << 8) | buf[a + 1])]
     r = a + segs[0][1]
+    # a segment that swallows a trusted record start has a damaged length (bytes cut from it),
+    # as in _record_step: that record is the next one, not a part of this one
+    if _trusted_inside(fr, a, r):
+        return None
     while r + 4 <= q:
         if fr.blocked and r not in fr.anchors and _valid_bdw(buf, r) and fr.is_cont(r + 4):
             r += 4
@@ -636,9 +659,17 @@ def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tupl
         walked.add(r)
         segs.append((r, m))
         r += m
+        if _trusted_inside(fr, segs[-1][0], r):
+            return None
         if code == 2:
             return segs
     return None
+
+
+def _trusted_inside(fr: _Frame, a: int, e: int) -> bool:
+    """Whether a trusted record start lies strictly inside ``buf[a:e]``."""
+    i = bisect_right(fr.good, a)
+    return i < len(fr.good) and fr.good[i] < e
 
 
 def prefix_events(buf: bytes, start: int, *, blocked: bool, reason: str) -> list[tuple[Any, ...]]:
@@ -882,7 +913,11 @@ def _spans_a_block(fr: _Frame) -> bool:
     That is a first or middle segment, then four bytes that pass for a block descriptor, then a
     middle or last segment: in a file of records one after the other (RDW) a segment that
     continues is followed by its continuation straight away. Its blocks may all be damaged
-    (none checks out), yet this shows the file is blocked.
+    (none checks out), yet this shows the file is blocked. The four bytes may be an invalid
+    block descriptor when the segment before them is a first segment (an SMF record header)
+    and the continuation after them leads on (to a record header, a continuation, a block
+    descriptor or the end of input): a dump of two blocks, the first one's first record and
+    the second one's descriptor damaged, has nothing else to show it is blocked.
     """
     u8 = np.frombuffer(fr.buf, dtype=np.uint8)
     n = u8.size - 8
@@ -892,12 +927,15 @@ def _spans_a_block(fr: _Frame) -> bool:
     s = np.flatnonzero((u8[2 : 2 + n] & 0xFD) == 1)
     s = s[u8[s + 3] == 0]
     ln = (u8[s].astype(np.int64) << 8) | u8[s + 1]
-    keep = (ln >= 5) & ((u8[s + 2] == 3)
-                        | np.isin(s, np.asarray(fr.anchor_list, dtype=np.int64)))
-    ends = (s + ln)[keep]
-    ends = ends[ends + 8 <= u8.size]
-    return any(_valid_bdw(fr.buf, x) and x not in fr.anchors and fr.is_cont(x + 4)
-               for x in np.unique(ends).tolist())
+    first = np.isin(s, np.asarray(fr.anchor_list, dtype=np.int64))
+    keep = (ln >= 5) & ((u8[s + 2] == 3) | first)
+    ends, first = (s + ln)[keep], first[keep]
+    inside = ends + 8 <= u8.size
+    ends, first = ends[inside], first[inside]
+    firsts = set(ends[first].tolist())
+    return any(x not in fr.anchors and fr.is_cont(x + 4) and (
+        _valid_bdw(fr.buf, x) or (x in firsts and not fr.is_cont(x) and _leads_on(fr, x + 4)))
+        for x in np.unique(ends).tolist())
 
 
 def _reached_from(fr: _Frame, start: int) -> int:
