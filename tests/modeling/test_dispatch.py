@@ -229,7 +229,9 @@ def test_open_response_obeys_capacity_and_load(case):
     if n_ziip >= 1:
         more_ziip = solve_open(tps, d, 0.2, f, Dispatch(n_gcp, n_ziip + 1, honor_priority=honor, help_wait_ms=tau,
                                                         eligible_bursts=bursts, help_rule=rule)).resp_ms[0, 0]
-        assert more_ziip <= base[0] * (1 + 1e-9)
+        # a zIIP added may predict worse only where the simulation does too: GCPs help a pool
+        # that cannot keep up (test_a_ziip_added_can_raise_response_where_the_ziips_fall_behind)
+        assert more_ziip <= base[0] * (1 + 1e-9) or dispatch.ziips_fall_behind(tps, d, f)
 
 
 @settings(max_examples=150, deadline=None)
@@ -249,7 +251,8 @@ def test_closed_response_obeys_capacity_and_load(d, r0, f, n_gcp, n_ziip, think,
     ziip = solve_closed(d, r0, f, Dispatch(n_gcp, n_ziip + 1, help_rule=rule), think_time_ms=think,
                         n_max=n).resp_ms[0, -1]
     assert gcp <= base[-1] * (1 + 1e-9)
-    assert ziip <= base[-1] * (1 + 1e-9)
+    tps = solve_closed(d, r0, f, dispatch, think_time_ms=think, n_max=n).tps[0, -1]
+    assert ziip <= base[-1] * (1 + 1e-9) or dispatch.ziips_fall_behind(tps, d, f)
 
 
 @settings(max_examples=100, deadline=None)

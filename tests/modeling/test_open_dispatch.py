@@ -135,9 +135,17 @@ def test_more_engines_never_worse_more_load_never_better(fitted, share, n_gcp, n
 
     here = r()
     assert r(n_gcp=n_gcp + 1) <= here * (1 + 1e-9)
-    assert r(n_ziip=n_ziip + 1) <= here * (1 + 1e-9)
+    lp = res.lpar(pd.DataFrame([cfg]))
+    lpar = res.dispatch(**{k: float(v[0]) for k, v in lp.items()})
+    # a zIIP added may predict worse only where GCPs help a zIIP pool that cannot keep up (the
+    # simulation agrees: tests/modeling/test_dispatch.py)
+    assert (r(n_ziip=n_ziip + 1) <= here * (1 + 1e-9)
+            or lpar.ziips_fall_behind(x, res.cpu_ms_per_tran, res.ziip_eligible_fraction))
     assert r(tps=x * 1.05) >= here * (1 - 1e-9)
-    assert r(bg_load_factor=bg_factor + 0.1) >= here * (1 - 1e-9)
+    # the other classes' zIIP work takes zIIP capacity: where the zIIPs fall behind, less of it
+    # is like fewer zIIPs (above)
+    assert (r(bg_load_factor=bg_factor + 0.1) >= here * (1 - 1e-9)
+            or lpar.ziips_fall_behind(x, res.cpu_ms_per_tran, res.ziip_eligible_fraction))
 
 
 def test_filters_and_errors_name_what_was_left_out():

@@ -18,6 +18,13 @@ Dispatch rules (equal-speed engines, times in CP-equivalent ms):
   themselves waited ``ZIIPAWMT``; with NO eligible work waits for a zIIP;
 * other classes load the pools at ``bg_gcp_busy_pct`` / ``bg_ziip_busy_pct`` per engine; their
   zIIP work is helped like the class's own.
+
+Under the pool rule, where the class's eligible load is more than its zIIPs can run, help comes
+in cycles (:func:`_help_cycle`) that the M/M/c+D queue of independent bursts misses; the model
+takes the smaller of the two, the cycle weighted by how many bursts ZIIPAWMT spans, and holds the
+cycle's waits at their least below the load where they are least, so response never falls as
+load rises. A zIIP added (or other classes' zIIP work taken away) can then raise response, as in
+the simulation: :meth:`Dispatch.ziips_fall_behind` says where.
 """
 
 from __future__ import annotations
@@ -42,6 +49,19 @@ HELP_RULES = ("pool", "burst")
 HONOR_PRIORITY = True
 HELP_WAIT_MS = 3.2
 HELP_RULE = "pool"
+
+#: The help phase's mean backlog over the backlog it starts with (:func:`_help_cycle`): a straight
+#: drain gives 1/2, a batch of transactions that leave together nearly 1. Measured in the dispatcher
+#: simulation (``benchmarks/probe_help_phases.py --cycles``), 0.60-0.93 over 1-8 eligible bursts per
+#: transaction on 4 + 1 and 8 + 1 engines, f 0.3-0.95, open and closed; the middle of that range.
+HELP_BACKLOG_SHAPE = 0.75
+
+#: The help cycle (:func:`_help_cycle`) is a fluid picture of a backlog of ``mu tau`` bursts (the
+#: backlog at which a burst has waited ZIIPAWMT): it is given no weight up to 8 such bursts and full
+#: weight from 16, between the two in proportion. Where ``mu tau`` is a few bursts the cycle lasts a
+#: few bursts and the M/M/c+D queue describes it better (3 GCPs + 1 zIIP, 2 bursts of 0.5 ms,
+#: ZIIPAWMT 1 ms, ``mu tau`` 2: simulation 2.42 ms, M/M/c+D 2.46, the cycle 2.00).
+HELP_CYCLE_BURSTS = (2.0, 8.0)
 
 
 @dataclass(frozen=True)
@@ -129,6 +149,21 @@ class Dispatch:
         eligible = c_z / (f * d) if f * d > 0 else math.inf
         return 1000.0 * min(eligible, native)
 
+    def ziips_fall_behind(self, tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: float) -> bool:
+        r"""True where the zIIPs cannot run the class's eligible load and GCPs help as a matter of course.
+
+        That is ``f D X > c_Z`` at ``X = tps`` with ``c_Z`` the zIIPs left by other classes, under
+        IIPHONORPRIORITY=YES, ``help_rule="pool"`` and ZIIPAWMT > 0.
+
+        There a zIIP added can raise response, in the dispatcher simulation as in the model: the
+        pool needs help less often, and more of the eligible bursts wait up to ZIIPAWMT for it
+        (README, Models). Everywhere else another engine of either kind never predicts worse.
+        """
+        if self.n_ziip == 0 or not self.honor_priority or self.help_rule != "pool" or self.help_wait_ms <= 0:
+            return False
+        c_z = self.n_ziip * (1.0 - self.bg_ziip_busy_pct / 100.0)
+        return float(ziip_eligible_fraction) * float(cpu_ms_per_tran) * float(tps) / 1000.0 > c_z
+
 
 @dataclass(frozen=True)
 class DispatchSolution:
@@ -185,6 +220,11 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
 
     with ``B`` Erlang's loss formula. The spill is ``P(V > tau)`` and an eligible burst waits
     ``E[min(V, tau)]`` for a zIIP before it runs there or is helped. With NO, M/M/c (Erlang C).
+
+    *Pool rule, zIIPs behind* — where ``f D X`` exceeds the zIIPs, the help cycle of
+    :func:`_help_cycle` (zIIPs alone until a burst has waited ZIIPAWMT, then every spare GCP until
+    the queue empties), weighted by :func:`_cycle_weight`, replaces the M/M/c+D residence where it
+    is the smaller; below the load where its waits are least they are held there.
 
     *GCP pool* — M/M/c with two non-preemptive priorities (Cobham): GCP-native work and
     background, then helped eligible work (load ``pi a_Z``). With ``C`` Erlang C at the total load
@@ -498,8 +538,8 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
     ``tau (1 + q) / 2``; ``q`` and the queue it comes from are solved together, starting from
     ``q0`` (the previous population's ``q`` in the closed recursion, which converges in a few
     steps from there). Returns ``(spill, wait, q)``. Bursts are taken as independent arrivals;
-    a transaction's bursts come one after another, so while it waits it offers none, and where
-    GCPs help a busy pool the simulation waits less than this (README, Benchmarks).
+    a transaction's bursts come one after another, so while it waits it offers none: where the
+    zIIPs cannot keep up, :func:`_help_cycle` describes that and the callers take it beside this.
     """
     b_head = _erlang_b(c - 1, lam * s)
     if not pool or tau <= 0.0:
@@ -542,6 +582,165 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
                     wait + spill * (1.0 + lam * (patience - wait)) * dt, q_next)
         q = q_next if lo < q_next < hi else 0.5 * (lo + hi)
     return spill, wait, q
+
+
+@numba.njit(cache=True)
+def _cycle_weight(c_z, tau, s):  # pragma: no cover - compiled
+    """The help cycle's weight beside M/M/c+D: 0 to 1 as ``mu tau = c_Z tau / s`` passes :data:`HELP_CYCLE_BURSTS`."""
+    if s <= 0.0:
+        return 0.0
+    lo, hi = HELP_CYCLE_BURSTS
+    share = (c_z * tau / s - lo) / (hi - lo)
+    return 0.0 if share <= 0.0 else (1.0 if share >= 1.0 else share)
+
+
+@numba.njit(cache=True)
+def _help_cycle(lam, s, ke, c_z, g_cap, a_n, rate_n, a_zbg, rate_zbg, n_pool, tau):  # pragma: no cover
+    r"""The pool rule's help cycle where the zIIPs cannot keep up: (eligible wait per burst ms, spill).
+
+    ``inf`` wait outside that regime (the eligible load ``a_E = lam k_E s`` within the zIIPs'
+    capacity ``c_Z``, or beyond what zIIPs and the GCPs' spare capacity ``G = g_cap - a_n`` carry).
+
+    Notes
+    -----
+    With ``a_E > c_Z`` the pool needs help as a matter of course and the help comes in cycles (the
+    instrumented simulation, ``benchmarks/probe_help_phases.py``): *off*, the zIIPs work alone and
+    a backlog of transactions builds until its oldest burst has waited ``tau``; *on*, every spare
+    GCP takes queued bursts with the zIIPs until a zIIP finds the queue empty. A transaction waiting
+    offers no burst, and one whose burst ends offers its next at once (``p = (k_E - 1) / k_E``), so
+    the queue takes ``A = lam + p mu`` bursts/ms while ``mu`` are served. With ``mu = c_Z / s``,
+    ``M = (c_Z + G) / s``, a backlog of ``Q_0 = p G`` when help stops (the helped bursts' next ones):
+
+    .. math::
+
+        u = \max\Big(\frac{\mu\tau - Q_0}{\lambda - \mu / k_E}, 0\Big), \quad
+        T_{off} = u + \tau, \quad Q_1 = Q_0 + (\lambda - \mu / k_E)\, T_{off}, \quad
+        h = \frac{a_E - c_Z}{G}, \quad T_{on} = \frac{h}{1 - h} T_{off}
+
+    (``h``, the share of time in help, from work conservation: the zIIPs are always busy, the spare
+    GCPs while help is on). A burst offered off waits for a zIIP or for help, whichever comes first,
+    on the fluid backlog; one offered on waits behind the backlog, drained by every engine:
+
+    .. math::
+
+        w_{off} = \frac{(Q_0 u + (\lambda - \mu / k_E) u^2 / 2) / \mu + \tau^2 / 2}{T_{off}}, \quad
+        w_{on} = \kappa \frac{(Q_1 - G)^+}{M} + W_C(c_Z + c_G)
+
+    with ``kappa`` :data:`HELP_BACKLOG_SHAPE` and ``W_C`` the Erlang C wait of all engines pooled
+    at the total load (the queue's randomness, which the fluid backlog leaves out). Bursts are
+    offered at ``lam + p mu`` off and ``lam + p M`` on; ``theta`` is the share offered on and the
+    wait per burst ``(1 - theta) w_off + theta w_on``. The spill is ``(a_E - c_Z) / a_E``.
+
+    Where help is occasional (``a_E`` below or near ``c_Z``) the M/M/c+D queue of
+    :func:`_mmc_help` describes it and this cycle, which always waits a full ``tau`` for help,
+    overstates the wait; callers take the smaller of the two, which keeps both monotone.
+    """
+    a_e = lam * ke * s
+    spare = g_cap - a_n
+    if ke < 1 or tau <= 0.0 or a_e <= c_z or a_e >= c_z + spare or c_z <= 0.0:
+        return np.inf, 0.0
+    p = (ke - 1.0) / ke
+    mu = c_z / s
+    big_m = (c_z + spare) / s
+    rise = lam - mu / ke
+    q_0 = p * spare
+    u = (mu * tau - q_0) / rise if mu * tau > q_0 else 0.0
+    t_off = u + tau
+    q_1 = q_0 + rise * t_off
+    h = (a_e - c_z) / spare
+    t_on = h / (1.0 - h) * t_off
+    w_off = ((q_0 * u + rise * u * u / 2.0) / mu + tau * tau / 2.0) / t_off
+    a_tot = a_e + a_n + a_zbg
+    if a_tot >= n_pool:
+        return np.inf, 0.0
+    rate = lam * ke + rate_n + rate_zbg
+    w_pool = _erlang_c(n_pool, a_tot) * (a_tot / rate) / (n_pool - a_tot)
+    w_on = HELP_BACKLOG_SHAPE * max(q_1 - spare, 0.0) / big_m + w_pool
+    offered_on = (lam + p * big_m) * t_on
+    theta = offered_on / (offered_on + (lam + p * mu) * t_off)
+    return (1.0 - theta) * w_off + theta * w_on, (a_e - c_z) / a_e
+
+
+@numba.njit(cache=True)
+def _cycle_waits(lam, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pragma: no cover - compiled
+    """(eligible waits, GCP-only waits) per transaction, spill and GCP load under :func:`_help_cycle`.
+
+    ``d_n`` is the GCP-only demand per transaction; ``inf`` waits outside the cycle's regime.
+    """
+    w_c, spill_c = _help_cycle(lam, s, ke, c_z, float(n_g), lam * d_n + a_bg_g, lam * kg + a_bg_g / bg_s,
+                               a_bz, a_bz / bg_s, n_g + n_z, tau)
+    if w_c == np.inf:
+        return np.inf, np.inf, 0.0, 0.0
+    a_lo = spill_c * lam * ke * s
+    a_hi = lam * d_n + a_bg_g
+    a_g = a_hi + a_lo
+    if a_g >= n_g:
+        return np.inf, np.inf, spill_c, a_g
+    w_hi = 0.0
+    rate_hi = lam * kg + a_bg_g / bg_s
+    if rate_hi > 0.0:
+        # Cobham's first class beside the helped work (as _gcp_waits, whose load terms these are)
+        base = _erlang_c(n_g, a_g) * (a_g / (rate_hi + a_lo / s)) / n_g
+        w_hi = base / (1.0 - a_hi / n_g)
+    return ke * w_c, kg * w_hi, spill_c, a_g
+
+
+@numba.njit(cache=True)
+def _cycle_floor(s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pragma: no cover - compiled
+    """The rate (tran/ms) at which :func:`_help_cycle`'s waits are least, and those waits.
+
+    ``(rate, eligible waits, GCP-only waits)`` per transaction (:func:`_cycle_waits`); ``(0, inf,
+    inf)`` where the cycle has no regime. In the simulation as in the cycle, a pool that needs
+    help more often can serve a transaction sooner (more of its bursts are offered while GCPs
+    help), so the waits fall as the load rises from where the zIIPs stop keeping up, then rise to
+    the GCPs' saturation. The model keeps response from falling with load by holding the waits
+    at their least below this rate (:func:`_help_cycle_env`). Golden-section search over the
+    regime, where the waits are unimodal (down while the help share grows, up as the pooled
+    engines fill), to a millionth of the rate: holding a rate that far off the least moves the
+    waits by its square.
+    """
+    lo = c_z / (ke * s)
+    hi = (c_z + n_g - a_bg_g) / (ke * s + d_n)
+    if ke < 1 or tau <= 0.0 or c_z <= 0.0 or hi <= lo:
+        return 0.0, np.inf, np.inf
+    ratio = 0.3819660112501051
+    a = lo + 1e-9 * (hi - lo)
+    b = hi - 1e-9 * (hi - lo)
+    x1 = a + ratio * (b - a)
+    x2 = b - ratio * (b - a)
+    e1, g1, _, _ = _cycle_waits(x1, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+    e2, g2, _, _ = _cycle_waits(x2, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+    f1, f2 = e1 + g1, e2 + g2
+    while b - a > 1e-6 * hi:
+        if f1 <= f2:
+            b, x2, f2, e2, g2 = x2, x1, f1, e1, g1
+            x1 = a + ratio * (b - a)
+            e1, g1, _, _ = _cycle_waits(x1, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+            f1 = e1 + g1
+        else:
+            a, x1, f1, e1, g1 = x1, x2, f2, e2, g2
+            x2 = b - ratio * (b - a)
+            e2, g2, _, _ = _cycle_waits(x2, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+            f2 = e2 + g2
+    if f1 <= f2:
+        return x1, e1, g1
+    return x2, e2, g2
+
+
+@numba.njit(cache=True)
+def _help_cycle_env(lam, floor, e_floor, g_floor, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz,
+                    tau):  # pragma: no cover - compiled
+    """:func:`_cycle_waits` with the waits held at their least (``e_floor``, ``g_floor``) below ``floor``.
+
+    :func:`_cycle_floor` gives the three. Below the cycle's regime too: its least waits bound the
+    response from the right, so the response cannot fall where the cycle starts to apply. The
+    spill stays that of ``lam`` (none below the regime): only the waits are held.
+    """
+    if lam <= floor:
+        a_e = lam * ke * s
+        return e_floor, g_floor, (a_e - c_z) / a_e if a_e > c_z else 0.0
+    e, g, spill_c, _ = _cycle_waits(lam, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+    return e, g, spill_c
 
 
 @numba.njit(cache=True)
@@ -589,10 +788,32 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
             wait_z = _erlang_c(n_z, a_z) * s_z / (n_z - a_z)
     ziip_busy = a_z * (1.0 - spill) / n_z
     w_hi, w_lo, a_g = _gcp_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, spill * a_z, spill * rate_z)
+    resid = d + kg * w_hi + ke * (wait_z + spill * w_lo) if a_g < n_g else inf
+    wait_e = ke * (wait_z + spill * w_lo)
+    wait_g = kg * w_hi
+    if honor and pool and ke > 0 and resid < inf:
+        # where the zIIPs cannot keep up, help comes in cycles (see _help_cycle): the smaller
+        # response of the two, in proportion to the cycle's weight
+        s_e = f * d / ke
+        c_z = n_z * (1.0 - bg_z)
+        weight = _cycle_weight(c_z, tau, s_e)
+        if weight > 0.0:
+            d_n = (1.0 - f) * d
+            floor, e_f, g_f = _cycle_floor(s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+            e_c, g_c, spill_c = _help_cycle_env(lam, floor, e_f, g_f, s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g,
+                                                bg_s, a_bz, tau)
+            if d + e_c + g_c < resid:
+                resid -= weight * (resid - d - e_c - g_c)
+                wait_e += weight * (e_c - wait_e)
+                wait_g += weight * (g_c - wait_g)
+            if spill_c > spill:
+                moved = weight * (spill_c - spill)
+                spill += moved
+                a_g += moved * a_z
+                ziip_busy -= moved * a_z / n_z
     if a_g >= n_g:
         return inf, spill, ziip_busy, a_g / n_g, inf, inf
-    return (d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g,
-            ke * (wait_z + spill * w_lo), kg * w_hi)
+    return resid, spill, ziip_busy, a_g / n_g, wait_e, wait_g
 
 
 @numba.njit(cache=True)
@@ -704,7 +925,7 @@ def _open_gcp_residence(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill):  # pragma: n
 
 
 @numba.njit(cache=True)
-def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s):  # pragma: no cover
+def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, floor, weight):  # pragma: no cover
     """(zIIP time, GCP time, spill, q) of a transaction at ``x`` tran/ms while GCPs help.
 
     The zIIP pool is the open M/M/c+D queue at the burst rate ``k_E x``; the GCP time is the open
@@ -718,7 +939,23 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s):
     t_z = ke * ((1.0 - spill) * s + wait_open)
     r_g = _open_gcp_residence(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill)
     r_mva = ((1.0 - f) * d + spill * f * d) * gcp_mva
-    return t_z, r_g if r_g < r_mva else r_mva, spill, q
+    if r_mva < r_g:
+        r_g = r_mva
+    if pool and weight > 0.0:
+        # where the zIIPs cannot keep up, help comes in cycles (see _help_cycle); as in the open
+        # model (_residence), the smaller time in proportion to the cycle's weight
+        e_c, g_c, spill_c = _help_cycle_env(x, floor[0], floor[1], floor[2], s, ke, kg, float(m), n_g, m,
+                                            (1.0 - f) * d, a_bg_g, bg_s, 0.0, tau)
+        if e_c < np.inf:
+            t_z_c = ke * (1.0 - spill_c) * s + e_c
+            r_g_c = (1.0 - f) * d + spill_c * f * d + g_c
+            if t_z_c + r_g_c < t_z + r_g:
+                # all of the gain on the zIIP side: the GCP time feeds the GCP pool's MVA state
+                # (its queue at the next population), which the cycle does not describe
+                t_z -= weight * (t_z + r_g - t_z_c - r_g_c)
+        if spill_c > spill:
+            spill += weight * (spill_c - spill)
+    return t_z, r_g, spill, q
 
 
 @numba.njit(cache=True)
@@ -733,7 +970,7 @@ def _push_root(seen, x, t, q):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s,
-                     seen):  # pragma: no cover - compiled
+                     seen, floor, weight):  # pragma: no cover - compiled
     """The throughput ``X`` (tran/ms) of ``n`` clients while GCPs help: ``X = n / (Z + R0 + T(X))``.
 
     ``T`` is :func:`_help_cpu`'s zIIP plus GCP time, solved together with the spill it sets (a spill
@@ -774,7 +1011,8 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
                 x = x_b - h_b * (x_b - x_a) / (h_b - h_a)
             if not 0.0 < x <= top:
                 break
-            t_z, r_g, spill, q = _help_cpu(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s)
+            t_z, r_g, spill, q = _help_cpu(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s, floor,
+                                           weight)
             h = x - n / (z_r0 + t_z + r_g)
             if abs(h) <= 1e-10 * x:
                 _push_root(seen, x, t_z + r_g, q)
@@ -785,13 +1023,13 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
                 x_a, h_a, x_b, h_b = x_b, h_b, x, h
     lo, h_lo = 0.0, -top
     hi = top
-    t_z, r_g, spill, q = _help_cpu(hi, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s)
+    t_z, r_g, spill, q = _help_cpu(hi, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s, floor, weight)
     h_hi = hi - n / (z_r0 + t_z + r_g)
     side = 0
     x = hi
     for _ in range(200):
         x = (lo * h_hi - hi * h_lo) / (h_hi - h_lo) if h_hi > h_lo else 0.5 * (lo + hi)
-        t_z, r_g, spill, q = _help_cpu(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s)
+        t_z, r_g, spill, q = _help_cpu(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s, floor, weight)
         h = x - n / (z_r0 + t_z + r_g)
         if abs(h) <= 1e-12 * x or hi - lo <= 1e-14 * hi:
             break
@@ -851,6 +1089,11 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
         q_help = 1.0
         seen = np.zeros(8)  # the help solve's last three roots and two q, its start at the next population
         spill_prev = 0.0
+        # _help_cycle's least-wait rate and its waits (_cycle_floor) and the cycle's weight, found
+        # the first time GCPs help
+        floor = np.empty(3)
+        floor[0] = -1.0
+        weight = 0.0
         # without zIIPs every burst queues FCFS for the GCPs, GCP-only and eligible ones of
         # different sizes with other classes' bursts beside them (see solve_closed); beside zIIPs
         # the GCP pool is left exponential, as in the open model (cpu_residence)
@@ -894,8 +1137,14 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                 # solved with it (see solve_closed); the GCP pool's MVA time per ms of demand
                 # bounds the open one
                 gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - bg_g))
+                if floor[0] < 0.0:
+                    weight = _cycle_weight(float(n_z), tau, s) if pool else 0.0
+                    floor[0], floor[1], floor[2] = (_cycle_floor(s, ke, kg_on, float(n_z), n_g, n_z, (1.0 - f) * d,
+                                                                 a_bg_g, bg_s, 0.0, tau)
+                                                    if weight > 0.0 else (0.0, np.inf, np.inf))
                 x, t_z, r_g, spill, q_help = _help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
-                                                              q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s, seen)
+                                                              q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s, seen,
+                                                              floor, weight)
                 if spill <= 1e-12:
                     spill = 0.0
                 d_z = (1.0 - spill) * f * d / (1.0 - bg_z)

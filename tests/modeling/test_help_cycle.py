@@ -1,0 +1,79 @@
+"""The pool rule's help cycle (``dispatch._help_cycle``) against the dispatcher simulation.
+
+Where the zIIPs cannot keep up, GCPs help in cycles; the model takes the cycle beside M/M/c+D.
+Each comparison here simulates afresh (or reads the reference grid the bench keeps) and checks the
+model against it, not against numbers the model once gave.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kneecap.modeling.dispatch import Dispatch, solve_open
+from kneecap.simulation import SimScenario, simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sim_and_model(n_gcp, n_ziip, d, f, tau, bursts, tps):
+    scenario = SimScenario(tps=tps, n_gcp=n_gcp, n_ziip=n_ziip, cpu_ms_per_tran=d, ziip_eligible_fraction=f,
+                           delay_ms=0.2, help_wait_ms=tau, eligible_bursts=bursts, gcp_bursts=1)
+    row = simulate(scenario, replications=6, transactions=20000, seed=7).iloc[0]
+    dispatch = Dispatch(n_gcp, n_ziip, help_wait_ms=tau, eligible_bursts=bursts)
+    return row, float(solve_open(tps, d, 0.2, f, dispatch).resp_ms[0, 0]), dispatch
+
+
+def test_a_ziip_added_can_raise_response_where_the_ziips_fall_behind():
+    # 3 GCPs, f 0.9, four eligible bursts, ZIIPAWMT 3.2 ms, 2985 tps: 2.7 engines of eligible work.
+    # With one zIIP the pool needs help most of the time and the bursts offered then wait little;
+    # with two it needs help less often and more bursts wait up to ZIIPAWMT for it
+    one, model_one, dispatch = _sim_and_model(3, 1, 1.005, 0.9, 3.2, 4, 2985.0)
+    two, model_two, _ = _sim_and_model(3, 2, 1.005, 0.9, 3.2, 4, 2985.0)
+    assert dispatch.ziips_fall_behind(2985.0, 1.005, 0.9)
+    assert two["resp_ms_lo"] > one["resp_ms_hi"]  # the simulation: worse with the second zIIP
+    assert model_two > model_one  # and the model, the same way
+    for row, model in ((one, model_one), (two, model_two)):
+        assert model == pytest.approx(row["resp_ms"], rel=0.10)
+
+
+def test_the_cycle_follows_the_simulation_where_help_is_long_in_coming():
+    # ZIIPAWMT 10 ms on 2 GCPs + 1 zIIP, every burst eligible: the M/M/c+D rule alone was 32 % high
+    one, model, _ = _sim_and_model(2, 1, 1.0, 1.0, 10.0, 4, 2250.0)
+    assert model == pytest.approx(one["resp_ms"], rel=0.05)
+
+
+def _grid_scores() -> pd.DataFrame:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_dispatch
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    table = pd.read_csv(ROOT / "benchmarks" / "reference" / "dispatch_grid_sim.csv")
+    model = [bench_dispatch._model_resp_ms(int(r.n_gcp), int(r.n_ziip), float(r.f), r.honor == "YES", r.load,
+                                           float(r.share))[0] for r in table.itertuples()]
+    table["err_pct"] = 100.0 * (np.array(model) / table["sim_resp_ms"] - 1.0)
+    return table
+
+
+def test_the_grid_against_its_reference_simulation():
+    # the bench's grid (n_gcp 1-8, n_ziip 0-4, f 0.3 / 0.95, honor YES / NO, closed and open) scored
+    # against the simulation kept in benchmarks/reference: before the help cycle 32 points at
+    # <= 85 % busy were 10-73 % off, all with GCPs helping a zIIP pool that could not keep up
+    table = _grid_scores()
+    err = table["err_pct"].abs()
+    low, high = err[table["busy_pct"] <= 85.0], err[table["busy_pct"] <= 95.0]
+    assert low.mean() <= 2.5 and low.max() <= 25.0
+    assert (high <= 25.0).mean() >= 0.99 and high.max() <= 35.0
+
+
+@pytest.mark.xfail(strict=True, reason="known (#10): 12 of 374 points at <= 85 % busy are 11-22 % off; six of "
+                   "them at 30 % load, where the simulation's response falls as load rises and the model holds "
+                   "it (README, Benchmarks)")
+def test_every_grid_point_up_to_85_percent_busy_is_within_10_percent():
+    table = _grid_scores()
+    assert (table.loc[table["busy_pct"] <= 85.0, "err_pct"].abs() <= 10.0).all()
