@@ -1126,8 +1126,11 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     if wait_open < wait:
                         wait_z = wait_open
                     # a spill below 1e-12 moves no measurable work; counting it as none keeps
-                    # the network product-form and the recursion exact
-                    spill = spill_open if spill_open > 1e-12 else 0.0
+                    # the network product-form and the recursion exact. Help is solved (below)
+                    # from the population whose open zIIP wait is no longer above the exact
+                    # closed one: the help path takes the open wait, so switching earlier made
+                    # response jump up where help began and fall back after it
+                    spill = spill_open if spill_open > 1e-12 and wait_open <= wait else 0.0
                 t_z = ke * ((1.0 - spill) * s + wait_z)
                 d_z = (1.0 - spill) * d_e
             if spill > 0.0 and n_z > 0:
