@@ -17,10 +17,15 @@ TRUE = {"cpu_ms_per_tran": 0.8, "ziip_eligible_fraction": 0.9, "delay_ms": 1.0, 
 
 
 def intervals(days: int = 6, *, noise: float = 0.03, seed: int = 1, bg_gcp: float = 30.0,
-              bg_ziip: float = 10.0, peak_tps: float = 1100.0) -> pd.DataFrame:
+              bg_ziip: float = 10.0, peak_tps: float = 1100.0, cpu_samples: float | None = None) -> pd.DataFrame:
     """15-minute intervals of a class on 2 GCPs + 2 zIIPs answered by the dispatch model itself,
     with a daily profile, growth from day to day, other classes' busy varying by interval and
-    lognormal scatter on response."""
+    lognormal scatter on response.
+
+    ``cpu_samples`` adds the 72.3 CPU using / delay samples (WLM's 250 ms sampling, Poisson): the
+    using ones from APPL% CP, the delay ones from the model's own GCP waits times ``cpu_samples``
+    (1: the model's truth; another factor: a class whose CPU delay the model does not explain).
+    """
     rng = np.random.default_rng(seed)
     n = days * 96
     start = pd.Timestamp("2026-03-02")
@@ -39,7 +44,13 @@ def intervals(days: int = 6, *, noise: float = 0.03, seed: int = 1, bg_gcp: floa
     cpu = tps * d / 10.0
     iip, iipcp = cpu * f * (1 - spill), cpu * f * spill
     cp = cpu - iip
-    return pd.DataFrame({"workload": "ZCON", "tps": tps, "resp_ms": resp, "n_gcp": 2.0, "n_ziip": 2.0,
+    samples = {}
+    if cpu_samples is not None:
+        per_state = 900.0 / 0.25  # samples per unit time-average count in a 15-minute interval
+        samples = {"cpu_using_samples": rng.poisson(cp / 100.0 * per_state).astype(float),
+                   "cpu_delay_samples": rng.poisson(cpu_samples * tps * sol.gcp_wait_ms[0] / 1000.0
+                                                    * per_state).astype(float)}
+    return pd.DataFrame({**samples, "workload": "ZCON", "tps": tps, "resp_ms": resp, "n_gcp": 2.0, "n_ziip": 2.0,
                          "cpu_gcp_pct": cp, "cpu_ziip_pct": iip, "ziip_eligible_on_gcp_pct": iipcp,
                          "interval_s": 900.0, "lpar_gcp_busy_pct": bg_g + cp / 2,
                          "lpar_ziip_busy_pct": bg_z + iip / 2, "interval_start_at": at})
@@ -74,6 +85,52 @@ def test_held_out_days_are_predicted_from_their_own_lpar_state():
     err = np.abs(pred["resp_ms"] - test["resp_ms"]) / test["resp_ms"]
     assert 100 * err.mean() < 4.0
     assert test["tps"].max() > train["tps"].max()  # the held-out days are busier than any fitted
+
+
+def test_cpu_delay_samples_check_the_gcp_side_without_moving_the_fit(fitted):
+    """The 72.3 CPU delay samples (R723CCDE) reach the results, the notes and the summary: a check."""
+    table, res = fitted
+    assert res.cpu_delay == {} and not any("CPU delay" in n for n in res.notes)  # no samples, no check
+    with_samples = intervals(cpu_samples=1.0)
+    checked = OpenDispatchModel(n_boot=0, seed=3).fit(with_samples)
+    c = checked.cpu_delay
+    assert c["intervals"] == len(table) and not c["flagged"]
+    # Little's law both sides: the model's GCP wait per transaction is what the samples measure
+    assert c["ratio"] == pytest.approx(1.0, abs=0.05) and c["peak_ratio"] == pytest.approx(1.0, abs=0.1)
+    assert c["measured_ms_per_tran"] == pytest.approx(c["model_ms_per_tran"], rel=0.05)
+    assert 0 < c["share_of_resp_pct"] < 5
+    assert any(n.startswith(f"CPU delay samples (R723CCDE) of {len(table)} interval(s)") for n in checked.notes)
+    assert "CPU delay (R723CCDE)" in checked.summary() and "a check, not fitted" in checked.summary()
+    # not fitted: the same parameters as without the samples
+    plain = OpenDispatchModel(n_boot=0, seed=3).fit(intervals())
+    assert (checked.delay_ms, checked.eligible_bursts) == (plain.delay_ms, plain.eligible_bursts)
+    back = loads(dumps(checked))
+    assert back.cpu_delay == c
+    old = checked.to_dict()
+    old.pop("cpu_delay")  # a document stored before the check reads back without it
+    assert type(checked).from_dict(old).cpu_delay == {}
+
+
+@pytest.mark.parametrize(("factor", "says"), [(4.0, "optimistic"), (0.2, "pessimistic")])
+def test_a_class_whose_cpu_delay_contradicts_the_model_is_flagged(factor, says):
+    res = OpenDispatchModel(n_boot=0).fit(intervals(days=2, cpu_samples=factor))
+    assert res.cpu_delay["flagged"]
+    assert res.cpu_delay["ratio"] == pytest.approx(factor, rel=0.1)
+    flag = [n for n in res.notes if n.startswith("CPU delay samples contradict the model")]
+    assert len(flag) == 1 and says in flag[0]
+    assert "CONTRADICTS the model" in res.summary()
+
+
+def test_a_handful_of_cpu_delay_samples_flags_nothing():
+    table = intervals(days=1, cpu_samples=4.0)
+    # one sample in 500 kept (a unit sampled every 2 minutes): tens of samples, whose Poisson
+    # scatter says nothing even at a factor 4
+    rng = np.random.default_rng(5)
+    table = table.assign(**{c: rng.binomial(table[c].astype(int), 0.002).astype(float)
+                            for c in ("cpu_using_samples", "cpu_delay_samples")})
+    res = OpenDispatchModel(n_boot=0).fit(table)
+    assert max(res.cpu_delay["measured_samples"], res.cpu_delay["model_samples"]) < 100
+    assert not res.cpu_delay["flagged"] and not any("contradict" in n for n in res.notes)
 
 
 def test_demand_is_ibms_cost_formula_over_the_history(fitted):

@@ -18,7 +18,9 @@ from kneecap import config, forecasting, warehouse
 from kneecap.config import planner_policy
 from kneecap.modeling import choose_response_model
 from kneecap.modeling.open import OpenMMcModel
+from kneecap.modeling.select import _open_dispatch
 from kneecap.smf.tables import DECODED_TABLES
+from kneecap.training import modeling_config
 from tests.conftest import REPO
 from tests.smf import simdays
 
@@ -42,8 +44,6 @@ def days():
     later = cls[cls["day"] > TRAIN_DAYS]
     peaks = later.groupby("day", group_keys=False).apply(lambda g: g.nlargest(PEAK_INTERVALS_PER_DAY, "tps"))
     params = config.load_params(REPO / "params.yaml")
-    from kneecap.training import modeling_config
-
     choice = choose_response_model(train, modeling_config(params))
     return truth, train, peaks, choice, params
 
@@ -89,6 +89,33 @@ def test_the_delay_samples_find_the_simulated_burst_count(days):
     # every refit agrees: the samples say how the eligible CPU is cut into dispatches
     assert set(res.boot_params[:, 3].astype(int)) == {truth.config.eligible_bursts}
     assert any("zIIP delay samples of 576 interval(s)" in n for n in res.notes)
+
+
+def test_the_cpu_delay_samples_check_the_gcp_side(days):
+    """R723CCDE over R723CCUS times the GCP CPU per transaction is the simulation's GCP delay."""
+    truth, train, _, choice, _ = days
+    res = choice.results
+    c = res.cpu_delay
+    assert c["intervals"] == 576 and not c["flagged"]
+    fitted = truth.per_interval[truth.per_interval["day"] <= TRAIN_DAYS]
+    # Little's law: the simulation's time-average number in CPU delay over its tps, transaction-weighted
+    true_ms = 1000 * fitted["n_gcp_delay"].sum() / fitted["tps"].sum()
+    assert c["measured_ms_per_tran"] == pytest.approx(true_ms, rel=0.03)
+    # the model's GCP waits: 9 % short of the simulation's on these days, well inside the tolerance
+    assert 0.8 <= c["ratio"] <= 1.25 and 0.8 <= c["peak_ratio"] <= 1.25
+    assert any("CPU delay samples (R723CCDE) of 576 interval(s)" in n for n in res.notes)
+    assert "CPU delay (R723CCDE)" in res.summary()
+
+
+def test_cpu_delay_the_model_cannot_explain_is_flagged(days):
+    """Three times the CPU delay samples (the class behind other work, say) contradict the model."""
+    _, train, _, choice, params = days
+    slow = train.assign(cpu_delay_samples=3 * train["cpu_delay_samples"])
+    res = _open_dispatch(modeling_config(params), n_boot=0).fit(slow)
+    assert res.cpu_delay["flagged"] and res.cpu_delay["ratio"] == pytest.approx(3 * choice.results.cpu_delay["ratio"])
+    assert any(n.startswith("CPU delay samples contradict the model") and "optimistic" in n for n in res.notes)
+    # a check, not fitted: the response model is the same
+    assert res.delay_ms == choice.results.delay_ms and res.eligible_bursts == choice.results.eligible_bursts
 
 
 @pytest.mark.xfail(strict=True, reason="known: the knee interval is the refits' (parameter) uncertainty; the "

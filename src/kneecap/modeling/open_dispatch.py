@@ -38,6 +38,15 @@ _KNEE_GRID = 801
 #: Fewest zIIP using samples (eligible work on a zIIP or a CP) an interval needs before its zIIP
 #: delay samples count as a second signal: with 250 ms sampling, 100 samples are 25 s of CPU.
 MIN_USING_SAMPLES = 100
+#: How far the measured CPU delay may be from the model's before the fit flags it: a factor of 2 either
+#: way. A queue's wait scales with ``(1 + C^2) / 2`` of its service times' squared coefficient of
+#: variation ``C^2`` (Pollaczek-Khinchine), so 2 spans bursts from constant (``C^2 = 0``, half the
+#: exponential's wait) to very irregular (``C^2 = 3``, twice it); further off, something the model
+#: does not have is at work (dispatching priority, a local lock, capping).
+CPU_DELAY_TOLERANCE = 2.0
+#: Fewest CPU delay samples (measured or predicted, the larger) a comparison needs before it can
+#: flag anything: with 100 the Poisson scatter of the sum is 10 %, a factor of 2 is 7 of it.
+MIN_DELAY_SAMPLES = 100
 
 
 def class_intervals(table: pd.DataFrame) -> np.ndarray:
@@ -73,6 +82,8 @@ class _Intervals:
     day: np.ndarray           # bootstrap block: intervals of one day share that day's conditions
     ziip_using_samples: np.ndarray   # eligible work using a zIIP or a CP (NaN: no usable samples)
     ziip_delay_samples: np.ndarray
+    cpu_using_samples: np.ndarray    # R723CCUS: work on a GCP, IIPCP included (NaN: not usable)
+    cpu_delay_samples: np.ndarray    # R723CCDE
 
     def take(self, idx: np.ndarray) -> _Intervals:
         return _Intervals(**{k: getattr(self, k)[idx] for k in self.__dataclass_fields__})
@@ -119,9 +130,15 @@ def _intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[_Intervals, list[
     using = column_or(t, "ziip_using_samples", np.nan) + np.nan_to_num(column_or(t, "ziip_on_cp_using_samples", 0.0))
     delay = column_or(t, "ziip_delay_samples", np.nan)
     usable = (n_ziip > 0) & np.isfinite(using) & (using >= MIN_USING_SAMPLES) & np.isfinite(delay) & (delay >= 0)
+    cpu_using = column_or(t, "cpu_using_samples", np.nan)
+    cpu_delay = column_or(t, "cpu_delay_samples", np.nan)
+    with np.errstate(invalid="ignore"):
+        cpu_usable = (np.isfinite(cpu_using) & (cpu_using >= 0) & np.isfinite(cpu_delay) & (cpu_delay >= 0)
+                      & (cp > 0))
     return _Intervals(column_or(t, "tps", np.nan), column_or(t, "resp_ms", np.nan), n_gcp, n_ziip,
                       cp, iip, iipcp, weight, bg_g, bg_z, day, np.where(usable, using, np.nan),
-                      np.where(usable, delay, np.nan)), notes
+                      np.where(usable, delay, np.nan), np.where(cpu_usable, cpu_using, np.nan),
+                      np.where(cpu_usable, cpu_delay, np.nan)), notes
 
 
 def demand_and_eligibility(iv: _Intervals) -> tuple[float, float]:
@@ -175,6 +192,125 @@ def _predicted_delay_samples(iv: _Intervals, ziip_wait_ms: np.ndarray, d: float,
     """``(intervals with usable samples, their predicted zIIP delay samples u w_Z / (f D))``."""
     ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(ziip_wait_ms) & (f * d > 0)
     return ok, iv.ziip_using_samples[ok] * ziip_wait_ms[ok] / (f * d) if ok.any() else np.empty(0)
+
+
+def cpu_delay_check(iv: _Intervals, gcp_wait_ms: np.ndarray) -> dict[str, Any]:
+    r"""The model's GCP waits against the 72.3 CPU delay samples: a check on the GCP side of the fit.
+
+    WLM samples every unit of work every 250 ms (``R723MTVL``) and counts the class's units
+    waiting to be dispatched on a CP in ``R723CCDE`` (CPU delay) and those running on one in
+    ``R723CCUS`` (CPU using; zIIP-eligible work running on a CP included, as APPL% CP includes
+    IIPCP). A state's samples over an interval of length ``t`` are ``N t / 0.25 s``, ``N`` the
+    time-average number of the class's transactions in it, and by Little's law ``N = X w`` with
+    ``X`` the tps and ``w`` a transaction's time in the state. So the sampling rate cancels in the
+    ratio of the two states, which is the ratio of the times:
+
+    .. math::
+
+        \frac{\mathrm{CCDE}_i}{\mathrm{CCUS}_i} = \frac{w_{G,i}}{D_{CP,i}}, \qquad
+        D_{CP,i} = \frac{10\, CP_i}{X_i}\ \text{ms (APPL\% CP, IIPCP included)},
+        \qquad \widehat{\mathrm{CCDE}}_i = \mathrm{CCUS}_i\, \frac{\hat w_{G,i}}{D_{CP,i}}
+
+    with ``\hat w_G`` the model's time per transaction with a burst queued for a GCP
+    (:class:`~kneecap.modeling.dispatch.DispatchSolution` ``gcp_wait_ms``: GCP-only bursts, and all
+    of them without zIIPs; helped eligible work queued for a GCP is zIIP delay, as WLM's
+    ``R723SUPD``). Over the history the measured and the model's GCP delay per transaction are
+
+    .. math::
+
+        \bar w_G = \frac{\sum_i \mathrm{CCDE}_i}{\sum_i \mathrm{CCUS}_i}\, \bar D_{CP}, \qquad
+        \hat{\bar w}_G = \frac{\sum_i \widehat{\mathrm{CCDE}}_i}{\sum_i \mathrm{CCUS}_i}\, \bar D_{CP},
+        \qquad \bar D_{CP} = \frac{10 \sum_i CP_i t_i}{\sum_i X_i t_i}
+
+    (transaction-weighted means, by Little's law again), and their ratio
+    ``sum CCDE / sum CCDE-hat`` is the check, overall and over the busiest tenth of the intervals
+    by tps (where a knee is read). It is not fitted: the CPU delay hardly depends on the one thing
+    the samples could choose, the eligible burst count (on the simulated days of
+    ``tests/smf/simdays.py`` every count from 1 to 8 predicts the same GCP delay within 2.4 %,
+    leaning to 1, while the predicted zIIP delay samples move 1.8-fold between them; scored beside
+    the zIIP delay samples it changed no choice and no figure of ``benchmarks/bench_smf_class.py``),
+    and ``D`` and ``f`` are measured. A ratio beyond :data:`CPU_DELAY_TOLERANCE` either way, with at least
+    :data:`MIN_DELAY_SAMPLES` samples, is ``flagged``: the GCP side of the model is missing
+    something (the class below the other work in dispatching priority, TCBs waiting for the local
+    lock, which ``R723CCDE`` also counts, bursts far from exponential), and its GCP waits, and a
+    knee the GCPs set, are that far off. CPU capping delay (``R723CCCA``) is not part of
+    ``R723CCDE`` and not compared.
+
+    Parameters
+    ----------
+    iv : the fitted intervals (their ``cpu_using_samples`` / ``cpu_delay_samples`` NaN where absent).
+    gcp_wait_ms : the model's GCP wait per transaction in each interval, ms.
+
+    Returns
+    -------
+    dict
+        ``{}`` when fewer than 3 intervals carry the samples or they have no CPU using samples;
+        else ``intervals``, ``measured_samples``, ``model_samples``, ``measured_ms_per_tran``,
+        ``model_ms_per_tran``, ``ratio`` (measured over model), ``peak_intervals``,
+        ``peak_ratio``, ``share_of_resp_pct`` (the measured GCP delay as a share of the measured
+        mean response, both per transaction), ``flagged``.
+
+    References
+    ----------
+    IBM, *z/OS MVS System Management Facilities (SMF)*, record type 72 subtype 3, Service/Report
+    Class Period Data Section: ``R723CCUS`` (CPU using samples), ``R723CCDE`` (CPU delay: "a TCB or
+    SRB is waiting to be dispatched or a TCB is waiting for local lock"), ``R723CCCA``;
+    Workload Manager Control Section ``R723MTVL`` (sample interval). IBM, *z/OS RMF Report
+    Analysis*, Workload Activity report (USING% / DELAY% CPU, APPL% CP). Little (1961).
+    """
+    ok = np.isfinite(iv.cpu_using_samples) & np.isfinite(gcp_wait_ms)
+    if ok.sum() < 3 or not np.nansum(iv.cpu_using_samples[ok]) > 0:
+        return {}
+    using, measured = iv.cpu_using_samples[ok], iv.cpu_delay_samples[ok]
+    d_cp = 10.0 * iv.cp_pct[ok] / iv.tps[ok]
+    predicted = using * gcp_wait_ms[ok] / d_cp
+    ended = iv.tps[ok] * iv.weight_s[ok]
+    d_cp_mean = float(np.sum(d_cp * ended) / np.sum(ended))
+    peak = iv.tps[ok] >= np.quantile(iv.tps[ok], 0.9)
+
+    def ratio(m: np.ndarray, p: np.ndarray) -> float:
+        total_m, total_p = float(m.sum()), float(p.sum())
+        return total_m / total_p if total_p > 0 else (math.inf if total_m > 0 else 1.0)
+
+    def off(m: np.ndarray, p: np.ndarray) -> bool:
+        r = ratio(m, p)
+        return max(float(m.sum()), float(p.sum())) >= MIN_DELAY_SAMPLES and not (
+            1.0 / CPU_DELAY_TOLERANCE <= r <= CPU_DELAY_TOLERANCE)
+
+    measured_ms = float(measured.sum() / using.sum()) * d_cp_mean
+    share = 100.0 * measured_ms / float(np.sum(iv.resp_ms[ok] * ended) / np.sum(ended))
+    return {"intervals": int(ok.sum()), "measured_samples": float(measured.sum()),
+            "model_samples": float(predicted.sum()), "measured_ms_per_tran": measured_ms,
+            "model_ms_per_tran": float(predicted.sum() / using.sum()) * d_cp_mean,
+            "ratio": ratio(measured, predicted), "peak_intervals": int(peak.sum()),
+            "peak_ratio": ratio(measured[peak], predicted[peak]), "share_of_resp_pct": share,
+            "flagged": bool(off(measured, predicted) or off(measured[peak], predicted[peak]))}
+
+
+def cpu_delay_notes(check: dict[str, Any]) -> list[str]:
+    """The notes a :func:`cpu_delay_check` gives the fit: the comparison, and what a flag means."""
+    if not check:
+        return []
+    notes = [f"CPU delay samples (R723CCDE) of {check['intervals']} interval(s), a check on the GCP side "
+             f"(not fitted): model {check['model_ms_per_tran']:.4g} vs measured "
+             f"{check['measured_ms_per_tran']:.4g} ms of GCP delay per transaction, measured/model "
+             f"{check['ratio']:.2f} ({check['peak_ratio']:.2f} in the busiest {check['peak_intervals']}); "
+             f"{check['measured_samples']:.0f} samples measured, {check['model_samples']:.0f} predicted"
+             f"; measured, {check['share_of_resp_pct']:.2g} % of the response"]
+    if check["flagged"]:
+        worst = check["ratio"] if abs(math.log(max(check["ratio"], 1e-12))) >= abs(
+            math.log(max(check["peak_ratio"], 1e-12))) else check["peak_ratio"]
+        if worst > 1:
+            notes.append(f"CPU delay samples contradict the model: measured GCP delay {worst:.3g}x the "
+                         "model's. The class waits for a CP longer than the dispatcher model says (lower "
+                         "dispatching priority than the other work, TCBs waiting for the local lock, "
+                         "irregular bursts): its GCP waits, and a knee the GCPs set, are optimistic")
+        else:
+            notes.append(f"CPU delay samples contradict the model: measured GCP delay {worst:.3g}x the "
+                         "model's. The class waits for a CP less than the dispatcher model says (dispatched "
+                         "ahead of the other work, regular bursts): its GCP waits, and a knee the GCPs "
+                         "set, are pessimistic")
+    return notes
 
 
 def _fit_delay(residence: np.ndarray, resp_ms: np.ndarray) -> tuple[float, float]:
@@ -290,6 +426,8 @@ class OpenDispatchModel:
                          f"predicted vs measured delay samples "
                          f"{mape_pct(iv.ziip_delay_samples[ok][some], predicted[some]):.1f} % "
                          f"MAPE over the {int(some.sum())} with any")
+        delay_check = cpu_delay_check(iv, sol.gcp_wait_ms[0])
+        notes += cpu_delay_notes(delay_check)
         if not math.isfinite(r0):
             raise ModelError("every interval is beyond the pools' capacity for the measured CPU demand "
                              "and background: the APPL% and LPAR busy do not agree")
@@ -311,7 +449,7 @@ class OpenDispatchModel:
             train_mape={"resp_ms": mape_pct(iv.resp_ms[ok], fitted[ok])}, n_train=int(ok.sum()),
             base=base, train_ranges={"tps_min": float(np.min(iv.tps)), "tps_max": float(np.max(iv.tps)),
                                      "days": int(len(np.unique(iv.day)))},
-            history=peak_history(table, rows), notes=notes)
+            history=peak_history(table, rows), notes=notes, cpu_delay=delay_check)
 
 
 def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...], rules):
@@ -404,6 +542,9 @@ class OpenDispatchResults:
     train_ranges: dict[str, float]
     history: list[list[Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: :func:`cpu_delay_check` of the fit: the model's GCP waits against the 72.3 CPU delay
+    #: samples (empty where the intervals carry none)
+    cpu_delay: dict[str, Any] = field(default_factory=dict)
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
                                 "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
@@ -620,6 +761,12 @@ class OpenDispatchResults:
             f"  bootstrap refits       {len(self.boot_params)} (days resampled; burst counts chosen "
             f"{_counts(self.boot_params[:, 3])})",
         ]
+        c = self.cpu_delay
+        if c:
+            lines.append(f"  CPU delay (R723CCDE)   model {c['model_ms_per_tran']:.4g} vs measured "
+                         f"{c['measured_ms_per_tran']:.4g} ms/tran over {c['intervals']} interval(s), measured/model "
+                         f"{c['ratio']:.2f} (busiest tenth {c['peak_ratio']:.2f})"
+                         + ("; CONTRADICTS the model (note below)" if c["flagged"] else "; a check, not fitted"))
         return "\n".join(lines + [f"  note: {n}" for n in self.notes])
 
     def to_dict(self) -> dict[str, Any]:
@@ -632,7 +779,7 @@ class OpenDispatchResults:
             "help_rule": self.help_rule, "boot_params": self.boot_params, "residuals": self.residuals,
             "alpha": self.alpha, "seed": self.seed, "train_mape": self.train_mape, "n_train": self.n_train,
             "base": self.base, "train_ranges": self.train_ranges, "history": self.history,
-            "notes": self.notes,
+            "notes": self.notes, "cpu_delay": self.cpu_delay,
         })
 
     @classmethod
