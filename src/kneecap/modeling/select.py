@@ -3,7 +3,8 @@
 * clients vary (closed workload): exact MVA (:mod:`~kneecap.modeling.closed`). With zero think
   time and no zIIPs, the USL, Amdahl's law (the USL with no coherency term) and closed MVA with
   c servers + delay are combined, weighted by their rolling-origin error on the training rows
-  (:mod:`~kneecap.modeling.combine`); with zero think time and zIIPs the USL competes with the dispatch model and leave-one-out error decides.
+  (:mod:`~kneecap.modeling.combine`); with zero think time and zIIPs the USL competes with the
+  dispatch model and leave-one-out error decides.
 * no clients, only ``tps`` and ``resp_ms`` (open workload, e.g. a WLM class's RMF intervals): the
   open dispatch model (:mod:`~kneecap.modeling.open_dispatch`) where APPL% CP and the GCP count are
   measured, competing with M/M/c (:mod:`~kneecap.modeling.open`) on the last quarter of the
