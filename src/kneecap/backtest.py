@@ -415,7 +415,9 @@ def _finite(value: Any) -> bool:
 
 def format_table(results: list[CaseResult]) -> str:
     """The human-readable error table (also pasted into the README)."""
-    lines = [f"{'case':34} {'model':28} {'target':24} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"
+    # the model column is as wide as its longest label (a combination names every member)
+    mw = max([28] + [len(r.model) for r in results])
+    lines = [f"{'case':34} {'model':{mw}} {'target':24} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"
              f"  {'x trained':>9}"]
     inside_all = banded_all = 0
     # coverage within and beyond the trained load: a band is the fit's uncertainty, and whether it
@@ -440,7 +442,7 @@ def format_table(results: list[CaseResult]) -> str:
             naive = "-" if naive is None else f"{naive:8.2f}"
             xs = [row["extrapolation_x"] for row in rows if row.get("extrapolation_x") is not None]
             reach = f"{min(xs):.2f}-{max(xs):.2f}" if xs else "-"
-            lines.append(f"{r.name:34} {r.model:28} {target:24} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}"
+            lines.append(f"{r.name:34} {r.model:{mw}} {target:24} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}"
                          f"  {reach:>9}")
             members = t.get("members")
             if members:
@@ -459,7 +461,7 @@ def format_table(results: list[CaseResult]) -> str:
         for q in r.questions:
             answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float)
                                                       else str(q["answer"]))
-            lines.append(f"{r.name:34} {'question ' + q['kind']:28} expect {q['expect']!s:>17} -> {answer:>5} "
+            lines.append(f"{r.name:34} {'question ' + q['kind']:{mw}} expect {q['expect']!s:>17} -> {answer:>5} "
                          f"{'ok' if q['ok'] else 'MISSED'}")
         for note in r.notes:
             lines.append(f"{r.name:34} note: {note}")

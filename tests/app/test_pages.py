@@ -239,7 +239,7 @@ def test_models_page_shows_the_combination_weights(app_env):
     table = _frame(at, "family", "weight", "rolling_origin_mape_pct")
     name = tracking.model_name(COMBINED_WORKLOAD, "response")
     rows = table[table["name"] == name].set_index("family")
-    assert set(rows.index) == {"usl", "closed_mva_c"}
+    assert set(rows.index) == {"usl", "amdahl", "closed_mva_c"}
     np.testing.assert_allclose(rows["weight"].sum(), 1.0, rtol=1e-9)
     tracking.configure()
     fitted = tracking.load_version(name, 1)

@@ -237,5 +237,5 @@ def test_a_member_that_cannot_fit_is_left_out():
 def test_zero_think_curves_without_ziips_get_the_combination():
     choice = choose_response_model(SPECSDM91, ModelingConfig(n_boot=0))
     assert choice.family == "combined"
-    assert set(choice.competitors["family"]) == {"usl", "closed_mva_c"}
+    assert set(choice.competitors["family"]) == {"usl", "amdahl", "closed_mva_c"}
     np.testing.assert_allclose(choice.competitors["weight"].sum(), 1.0, rtol=1e-12)

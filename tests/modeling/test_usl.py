@@ -53,3 +53,21 @@ def test_prediction_interval_covers_and_roundtrips():
 def test_too_few_points():
     with pytest.raises(ModelError, match="at least 3"):
         USLModel().fit(SPECSDM91.head(2))
+
+
+def test_amdahl_is_the_usl_without_coherency():
+    # exact Amdahl data, X(N) = 20 N / (1 + 0.05 (N - 1)): recovered with beta held at 0, the
+    # curve never turns down, and the fit survives its stored document
+    n = np.array([1, 4, 8, 12, 16, 24])
+    data = pd.DataFrame({"clients": n, "tps": 20 * n / (1 + 0.05 * (n - 1))})
+    res = USLModel(coherency=False).fit(data)
+    np.testing.assert_allclose(res.params, [0.05, 0.0, 20.0], rtol=1e-6, atol=1e-12)
+    assert res.dof == len(n) - 2 and res.cov[1].tolist() == [0.0, 0.0, 0.0]
+    assert res.peak_clients == np.inf and "Amdahl" in res.summary()
+    far = res.predict(pd.DataFrame({"clients": [32, 64, 128]}))["tps"].to_numpy()
+    assert np.all(np.diff(far) > 0) and far[-1] < 20 / 0.05
+    back = results_from_dict(res.to_dict())
+    assert back.coherency is False
+    np.testing.assert_allclose(back.predict(data)["tps"], res.predict(data)["tps"])
+    # the USL's own document is unchanged: no coherency key when the term is fitted
+    assert "coherency" not in USLModel().fit(SPECSDM91).to_dict()

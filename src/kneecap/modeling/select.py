@@ -1,9 +1,10 @@
 """Which model a table gets, chosen by cross-validation on its training rows.
 
 * clients vary (closed workload): exact MVA (:mod:`~kneecap.modeling.closed`). With zero think
-  time and no zIIPs, the USL and closed MVA with c servers + delay are combined, weighted by
-  their rolling-origin error on the training rows (:mod:`~kneecap.modeling.combine`); with zero
-  think time and zIIPs the USL competes with the dispatch model and leave-one-out error decides.
+  time and no zIIPs, the USL, Amdahl's law (the USL with no coherency term) and closed MVA with
+  c servers + delay are combined, weighted by their rolling-origin error on the training rows
+  (:mod:`~kneecap.modeling.combine`); with zero think time and zIIPs the USL competes with the
+  dispatch model and leave-one-out error decides.
 * no clients, only ``tps`` and ``resp_ms`` (open workload, e.g. a WLM class's RMF intervals): the
   open dispatch model (:mod:`~kneecap.modeling.open_dispatch`) where APPL% CP and the GCP count are
   measured, competing with M/M/c (:mod:`~kneecap.modeling.open`) on the last quarter of the
@@ -252,16 +253,21 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
 
 
 def _combined_closed(train: pd.DataFrame, config: ModelingConfig) -> Choice:
-    """A zero-think load test without zIIP pools: USL and closed MVA with c servers + delay, combined.
+    """A zero-think load test without zIIP pools: USL, Amdahl and closed MVA with c servers + delay, combined.
 
-    Both families draw throughput against concurrency, and they part beyond the trained range
-    (the USL may turn down, MVA cannot), which is where a forecast is asked: each is scored by
-    rolling origin on the training rows and weighted (:class:`~kneecap.modeling.combine.CombinedModel`).
+    The families draw throughput against concurrency, and they part beyond the trained range
+    (the USL may turn down, Amdahl's law - the USL with ``beta = 0`` - and MVA cannot), which is
+    where a forecast is asked: each is scored by rolling origin on the training rows and weighted
+    (:class:`~kneecap.modeling.combine.CombinedModel`). Amdahl is a member because a USL fitted
+    to the first few loads of a curve often finds a coherency term from a plateau the curve
+    later climbs out of, and then forecasts a fall that never comes; whether the nested
+    two-parameter curve extrapolates better is for the rolling origins to say.
     The zIIP dispatch model is not a member: without zIIPs it is MVA with ``n_gcp`` servers, the
     second member. Each member's band widens past the data by its own measured spread.
     """
     members: dict[str, Callable[[], USLModel | MultiServerMVAModel]] = {
         "usl": lambda: USLModel(alpha=config.alpha),
+        "amdahl": lambda: USLModel(alpha=config.alpha, coherency=False),
         "closed_mva_c": lambda: MultiServerMVAModel(alpha=config.alpha)}
 
     def finish(name: str, res: Any) -> Any:

@@ -59,30 +59,48 @@ class USLModel:
     ``alpha = 0.01``, ``beta = 1e-4`` (as R's ``usl`` package). Standard errors from the Jacobian,
     ``sqrt(diag((J'J)^-1) s^2)``. Response time follows from Little's law with the table's think
     time: ``R = N / X - Z``.
+
+    ``coherency=False`` fixes ``beta = 0``: Amdahl's law, the USL's two-parameter special case
+    (Gunther, *Guerrilla Capacity Planning*, 2007, ch. 4: with no coherency delay the curve
+    rises towards the ceiling ``gamma / alpha`` and never turns down). The coherency term is
+    what makes the USL forecast a peak and a retrograde fall the data may never have measured;
+    the nested model without it is the parsimonious alternative a combination can weigh against
+    it. The parameter vector and covariance keep the USL's three slots, ``beta``'s row and
+    column zero.
     """
 
     alpha: float = 0.05
+    coherency: bool = True
 
     def fit(self, table: pd.DataFrame) -> USLResults:
-        """Fit ``(alpha, beta, gamma)`` to the table's ``(clients, tps)`` pairs."""
+        """Fit ``(alpha, beta, gamma)`` (``beta = 0`` without coherency) to the table's ``(clients, tps)`` pairs."""
         n, x, ok = positive_pairs(table, "clients", "tps", "the USL model")
+        free = [0, 1, 2] if self.coherency else [0, 2]
 
-        def fun(p: np.ndarray) -> np.ndarray:
-            return usl_tps(n, *p) - x
+        def full(q: np.ndarray) -> np.ndarray:
+            p = np.zeros(3)
+            p[free] = q
+            return p
 
-        res = optimize.least_squares(fun, x0=[0.01, 1e-4, float(np.max(x / n))],
-                                     bounds=([0.0, 0.0, 0.0], [1.0, 1.0, np.inf]), x_scale="jac")
-        dof = max(len(x) - 3, 1)
+        def fun(q: np.ndarray) -> np.ndarray:
+            return usl_tps(n, *full(q)) - x
+
+        x0 = np.array([0.01, 1e-4, float(np.max(x / n))])[free]
+        lower, upper = np.zeros(3)[free], np.array([1.0, 1.0, np.inf])[free]
+        res = optimize.least_squares(fun, x0=x0, bounds=(lower, upper), x_scale="jac")
+        params = full(res.x)
+        dof = max(len(x) - len(free), 1)
         s2 = float(np.sum(res.fun**2) / dof)
+        cov = np.zeros((3, 3))
         try:
-            cov = np.linalg.pinv(res.jac.T @ res.jac) * s2
+            cov[np.ix_(free, free)] = np.linalg.pinv(res.jac.T @ res.jac) * s2
         except np.linalg.LinAlgError:  # pragma: no cover - pinv does not raise in practice
             cov = np.full((3, 3), np.nan)
         think = float(np.nanmedian(column_or(table, "think_time_ms", 0.0)))
-        return USLResults(params=res.x.copy(), cov=cov, s2=s2, dof=dof, alpha=self.alpha,
+        return USLResults(params=params, cov=cov, s2=s2, dof=dof, alpha=self.alpha,
                           think_time_ms=think,
-                          train_mape={"tps": mape_pct(x, usl_tps(n, *res.x))}, n_train=int(ok.sum()),
-                          max_clients=float(np.max(n)))
+                          train_mape={"tps": mape_pct(x, usl_tps(n, *params))}, n_train=int(ok.sum()),
+                          max_clients=float(np.max(n)), coherency=self.coherency)
 
 
 @dataclass
@@ -103,6 +121,8 @@ class USLResults:
     #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured
     extrapolation_spread: dict[str, float] | None = None
     max_clients: float | None = None
+    #: False: fitted with ``beta = 0`` (Amdahl's law, :class:`USLModel` ``coherency=False``)
+    coherency: bool = True
 
     @property
     def peak_clients(self) -> float:
@@ -138,6 +158,9 @@ class USLResults:
     def summary(self) -> str:
         """Contention, coherency, per-client throughput, peak and training error in one line."""
         a, b, g = self.params
+        if not self.coherency:
+            return (f"Amdahl (USL with beta = 0): alpha {a:.4g} (contention), gamma {g:.4g} tps/client; "
+                    f"ceiling {g / a if a > 0 else math.inf:.4g} tps; train MAPE tps {self.train_mape['tps']:.1f} %")
         return (f"USL: alpha {a:.4g} (contention), beta {b:.4g} (coherency), gamma {g:.4g} tps/client; "
                 f"peak at N* = {self.peak_clients:.1f} clients; train MAPE tps {self.train_mape['tps']:.1f} %")
 
@@ -148,7 +171,8 @@ class USLResults:
                             "think_time_ms": self.think_time_ms, "train_mape": self.train_mape,
                             "n_train": self.n_train,
                             **({"extrapolation_spread": self.extrapolation_spread, "max_clients": self.max_clients}
-                               if self.extrapolation_spread is not None else {})})
+                               if self.extrapolation_spread is not None else {}),
+                            **({"coherency": False} if not self.coherency else {})})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> USLResults:
