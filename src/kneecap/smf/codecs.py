@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import codecs as _pycodecs
 import datetime as _dt
+import functools
 
 import numpy as np
 
@@ -87,7 +88,10 @@ _TABLES: dict[str, str] = {
 CODEPAGES: tuple[str, ...] = tuple(_TABLES)
 
 
+@functools.lru_cache(maxsize=32)
 def _table(codepage: str) -> str:
+    # cached: every text field of every record asks (a 70.1 record has a dozen), and normalising
+    # the name each time was half the cost of decoding one
     key = codepage.lower().replace("ibm", "cp").replace("-", "")
     key = {"cp37": "cp037", "037": "cp037", "1047": "cp1047", "500": "cp500"}.get(key, key)
     try:
