@@ -11,20 +11,24 @@ that moment, how long it waited, where it ran) and prints, per grid point and he
 * the share of time the pool needs help, and of bursts offered while it does;
 * the mean wait of *fresh* bursts (a transaction's first eligible burst, or one after a GCP-only
   burst) and of *follow-on* bursts (right after an eligible burst of the same transaction),
-  split by whether that previous burst was helped.
+  split by whether that previous burst was helped;
+* ``help_backlog_shape``: the class's transactions in CPU while help is on, on average, between
+  their number where help starts (1) and where it stops (0): ``dispatch.HELP_BACKLOG_SHAPE``.
 
 It is a diagnostic for the model's help path (README, Benchmarks), not part of ``make bench``::
 
     python benchmarks/probe_help_phases.py [--point N_GCP N_ZIIP F LOAD SHARE] ... [--transactions T]
+                                           [--bursts K]
 """
 
 from __future__ import annotations
 
 import argparse
 
+import bench_dispatch
 import numpy as np
 import pandas as pd
-from bench_dispatch import BURSTS, D_MS, R0_MS, _model_resp_ms
+from bench_dispatch import D_MS, R0_MS, _model_resp_ms
 
 from kneecap.simulation.dispatcher import LparSimulation, replication_metrics
 
@@ -40,6 +44,13 @@ class ProbedSimulation(LparSimulation):
     def __init__(self, *args, **kwargs) -> None:
         self.help_ms = 0.0
         self._help_since: float | None = None
+        # transactions of the class between submission and completion, integrated while help is on,
+        # and counted where help starts and stops (the help phase's backlog, dispatch._help_cycle)
+        self.in_cpu = 0
+        self._counted_at = 0.0
+        self.in_cpu_help_area = 0.0
+        self.in_cpu_at_start: list[int] = []
+        self.in_cpu_at_stop: list[int] = []
         self.bursts: list[tuple[int, int, bool, float, bool, bool]] = []
         self._offered: dict[int, tuple[bool, float, int, int, bool]] = {}
         self._txn_ids: dict[int, tuple[int, object, list[int]]] = {}
@@ -52,11 +63,37 @@ class ProbedSimulation(LparSimulation):
     @needs_help.setter
     def needs_help(self, value: bool) -> None:
         now = self.env.now
+        self._count()
         if value and self._help_since is None:
             self._help_since = now
+            self.in_cpu_at_start.append(self.in_cpu)
         elif not value and self._help_since is not None:
             self.help_ms += now - self._help_since
             self._help_since = None
+            self.in_cpu_at_stop.append(self.in_cpu)
+
+    def _count(self) -> None:
+        now = self.env.now
+        if self._help_since is not None:
+            self.in_cpu_help_area += self.in_cpu * (now - self._counted_at)
+        self._counted_at = now
+
+    def _on_submit(self, event) -> None:
+        self._count()
+        self.in_cpu += 1
+        super()._on_submit(event)
+
+    def _complete(self, txn) -> None:
+        self._count()
+        self.in_cpu -= 1
+        super()._complete(txn)
+
+    def help_backlog_shape(self) -> float:
+        """Mean transactions in CPU while help is on, between where help starts (1) and stops (0)."""
+        if not self.in_cpu_at_start or not self.in_cpu_at_stop or self.help_ms <= 0:
+            return float("nan")
+        start, stop = np.mean(self.in_cpu_at_start), np.mean(self.in_cpu_at_stop)
+        return float((self.in_cpu_help_area / self.help_ms - stop) / (start - stop))
 
     def _next_burst(self, txn) -> None:
         known = self._txn_ids.get(id(txn))
@@ -95,7 +132,7 @@ def cycle_sketch(tps: float, point: tuple) -> dict[str, float]:
     ``tau / 2 + (1 - r) B0 / (2 M)``. Not a kneecap model: a lead for one (README, Benchmarks).
     """
     n_gcp, n_ziip, f, _, _ = point
-    lam, k, tau = tps / 1000.0, BURSTS, 3.2
+    lam, k, tau = tps / 1000.0, bench_dispatch.BURSTS, 3.2
     s, p = f * D_MS / k, (k - 1) / k
     mu = n_ziip / s
     a_off = lam + p * mu
@@ -149,6 +186,7 @@ def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, fl
         "after_helped_wait_ms": after_helped["wait_ms"].mean(),
         "after_helped_in_help_pct": 100.0 * after_helped["help_on"].mean(),
         "after_ziip_wait_ms": after_ziip["wait_ms"].mean(),
+        "help_backlog_shape": sim.help_backlog_shape(),
         **(cycle_sketch(metrics["tps"], point) if rule == "pool" else {}),
     }
 
@@ -159,7 +197,10 @@ def main() -> int:
                         help="a grid point (LOAD closed or open, SHARE of the pools' capacity); repeatable")
     parser.add_argument("--transactions", type=int, default=30000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--bursts", type=int, default=bench_dispatch.BURSTS,
+                        help="eligible bursts per transaction (the grid's 4 by default)")
     args = parser.parse_args()
+    bench_dispatch.BURSTS = args.bursts  # read by the scenario and model of every point
     points = ([(int(g), int(z), float(f), load, float(s)) for g, z, f, load, s in args.point]
               if args.point else DEFAULT_POINTS)
     rows = []

@@ -52,15 +52,18 @@ HELP_RULE = "pool"
 
 #: The help phase's mean backlog over the backlog it starts with (:func:`_help_cycle`): a straight
 #: drain gives 1/2, a batch of transactions that leave together nearly 1. Measured in the dispatcher
-#: simulation (``benchmarks/probe_help_phases.py --cycles``), 0.60-0.93 over 1-8 eligible bursts per
-#: transaction on 4 + 1 and 8 + 1 engines, f 0.3-0.95, open and closed; the middle of that range.
+#: simulation (``benchmarks/probe_help_phases.py --bursts K``, column ``help_backlog_shape``):
+#: 0.59-0.86 over 1, 2, 4 and 8 eligible bursts per transaction at 8 + 1, 4 + 1 and 8 + 2 engines
+#: (f 0.95) and 8 + 1 (f 0.3), 60 % load, open and closed; the middle of that range.
 HELP_BACKLOG_SHAPE = 0.75
 
 #: The help cycle (:func:`_help_cycle`) is a fluid picture of a backlog of ``mu tau`` bursts (the
-#: backlog at which a burst has waited ZIIPAWMT): it is given no weight up to 8 such bursts and full
-#: weight from 16, between the two in proportion. Where ``mu tau`` is a few bursts the cycle lasts a
-#: few bursts and the M/M/c+D queue describes it better (3 GCPs + 1 zIIP, 2 bursts of 0.5 ms,
-#: ZIIPAWMT 1 ms, ``mu tau`` 2: simulation 2.42 ms, M/M/c+D 2.46, the cycle 2.00).
+#: backlog at which a burst has waited ZIIPAWMT): it is given no weight up to 2 such bursts and full
+#: weight from 8, between the two in proportion. Where ``mu tau`` is a couple of bursts the cycle
+#: lasts a couple of bursts and the M/M/c+D queue describes it better (3 GCPs + 1 zIIP, 2 bursts of
+#: 0.5 ms, ZIIPAWMT 1 ms, ``mu tau`` 2: simulation 2.42 ms, M/M/c+D 2.46, the cycle 2.00). Set on
+#: the grid and on probes of 8 + 1 and 3 + 1 engines at ZIIPAWMT 0.4-10 ms; the points of
+#: ``benchmarks/bench_dispatch_holdout.py`` were not used.
 HELP_CYCLE_BURSTS = (2.0, 8.0)
 
 
