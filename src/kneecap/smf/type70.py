@@ -51,7 +51,6 @@ descriptions.
 
 from __future__ import annotations
 
-import datetime as _dt
 import struct
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -62,7 +61,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-from kneecap.smf.codecs import rmf_interval_s, rmf_time, smf_date
+from kneecap.smf.codecs import rmf_interval_s, smf_date
 from kneecap.smf.framing import SMFDataError
 from kneecap.smf.header import (
     HEADER_LEN_SUBTYPES,
@@ -70,6 +69,7 @@ from kneecap.smf.header import (
     parse_header,
     parse_rmf_product,
     read_triplet,
+    rmf_product_columns,
 )
 from kneecap.smf.layout import Field, Layout
 
@@ -412,12 +412,10 @@ def _unique_bytes(u8: np.ndarray, positions: np.ndarray, width: int) -> tuple[li
     return [bytes(u) for u in uniq.tolist()], inv.reshape(-1)
 
 
-def _product_values(ist_dat_int: bytes) -> tuple[np.datetime64, float] | None:
-    """Interval start and length as :func:`parse_rmf_product` forms them, or None where it would raise."""
+def _interval_s(b: bytes) -> float | None:
+    """SMF7xINT in seconds as :func:`parse_rmf_product` forms it, or None where it would raise."""
     try:
-        d = smf_date(ist_dat_int[4:8])
-        start = _dt.datetime(d.year, d.month, d.day) + rmf_time(ist_dat_int[0:4])
-        return np.datetime64(start, "us"), rmf_interval_s(ist_dat_int[8:12])
+        return rmf_interval_s(b)
     except SMFDataError:
         return None
 
@@ -537,16 +535,18 @@ class Type70Subtype1:
 
         ok &= (t["prn"] >= 1) & _sections_ok(t, "prs", ("prl", "prn"), L, RMF_PRODUCT.size)
         ps = np.where(ok, starts + t["prs"].astype(np.int64), 0)
-        # SMF7xIST, SMF7xDAT, SMF7xINT are adjacent (offsets 10..22): one 12-byte key per record
-        keys, inv = _unique_bytes(u8, ps + 10, 12)
-        vals = [_product_values(k) for k in keys]
-        good_key = np.array([v is not None and v[1] > 0 for v in vals], dtype=bool)
-        ok &= good_key[inv]
-        start_at = np.array([v[0] if v is not None else np.datetime64("NaT", "us") for v in vals],
-                            dtype="datetime64[us]")[inv]
-        interval_s = np.array([v[1] if v is not None else 0.0 for v in vals], dtype=np.float64)[inv]
-        prod = RMF_PRODUCT.columns(RMF_PRODUCT.gather(u8, ps), codepage=codepage,
-                                   names=("sysplex", "partition_no"))
+        # the vectorised start is exact (integer days and seconds) and its validity check is stricter than
+        # parse_rmf_product's (it also wants a sign nibble), so a record it rejects only goes the slower way
+        prod_v = rmf_product_columns(u8, ps, codepage=codepage)
+        ok &= prod_v["ok"]
+        start_at = prod_v["interval_start_at"]
+        # SMF7xINT through the scalar rmf_interval_s (np.round and round may differ in the last bit); few
+        # distinct interval lengths per batch
+        ints, inv = _unique_bytes(u8, ps + 18, 4)
+        lengths_s = [_interval_s(b) for b in ints]
+        interval_s = np.array([v if v is not None else 0.0 for v in lengths_s], dtype=np.float64)[inv]
+        ok &= np.array([v is not None and v > 0 for v in lengths_s], dtype=bool)[inv]
+        prod = prod_v
 
         ok &= _sections_ok(t, "cps", ("cpl", "cpn"), L, CPU_DATA.size)
         ok &= _sections_ok(t, "cns", ("cnl", "cnn"), L, CPU_ID.size)
