@@ -192,6 +192,9 @@ def _sections(rec: bytes, trip_at: int, name: str, layout: Layout) -> list[int]:
 def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict[str, Any]]]:
     """Decode one 70.1 record into additive per-type parts (table ``smf70_cpu_parts``).
 
+    The ingest decodes 70.1 a batch at a time with :class:`Type70Subtype1`, which gives the same rows and hands
+    the records its checks do not vouch for to this function.
+
     Raises :class:`SMFDataError` (offset within the record) for structural damage.
     """
     if len(rec) < HEADER_70_1.size:
@@ -421,6 +424,7 @@ def _interval_s(b: bytes) -> float | None:
 
 
 def _valid_date(b: bytes) -> bool:
+    """Whether :func:`parse_header` accepts ``b`` as SMFxDTE."""
     try:
         smf_date(b)
     except SMFDataError:
