@@ -103,7 +103,7 @@ __all__ = [
 Decoder = Any  # a record decoder callable or a batch decoder object (see module docstring)
 
 DECODERS: dict[tuple[int, int | None], Decoder] = {
-    (70, 1): type70.decode_record,
+    (70, 1): type70.Type70Subtype1(),
     (72, 3): type72.Type72Subtype3(),
 }
 FINALIZERS: dict[str, tuple[str, Callable[[pd.DataFrame], pd.DataFrame]]] = {

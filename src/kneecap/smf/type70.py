@@ -51,6 +51,7 @@ descriptions.
 
 from __future__ import annotations
 
+import struct
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -60,12 +61,15 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+from kneecap.smf.codecs import rmf_interval_s, smf_date
 from kneecap.smf.framing import SMFDataError
 from kneecap.smf.header import (
+    HEADER_LEN_SUBTYPES,
     RMF_PRODUCT,
     parse_header,
     parse_rmf_product,
     read_triplet,
+    rmf_product_columns,
 )
 from kneecap.smf.layout import Field, Layout
 
@@ -79,6 +83,7 @@ __all__ = [
     "PARTS_TABLE",
     "COLUMNS",
     "CPU_TYPE_BY_SMF70TYP",
+    "Type70Subtype1",
     "decode_record",
     "finalize",
     "finalize_columns",
@@ -186,6 +191,9 @@ def _sections(rec: bytes, trip_at: int, name: str, layout: Layout) -> list[int]:
 
 def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict[str, Any]]]:
     """Decode one 70.1 record into additive per-type parts (table ``smf70_cpu_parts``).
+
+    The ingest decodes 70.1 a batch at a time with :class:`Type70Subtype1`, which gives the same rows and hands
+    the records its checks do not vouch for to this function.
 
     Raises :class:`SMFDataError` (offset within the record) for structural damage.
     """
@@ -366,3 +374,278 @@ def _dtype(c: str) -> str:
     if c in ("n_online", "n_records"):
         return "int64"
     return "float64"
+
+
+# Batch decoding -------------------------------------------------------------------------------
+
+#: All five triplets decode_record reads, for reading them in every record of a batch at once.
+_TRIPLETS = Layout(
+    "SMF 70.1 triplets read by the decoder",
+    [
+        Field("prs", 28, 4, "u", "SMF70PRS", "offset to RMF product section"),
+        Field("prl", 32, 2, "u", "SMF70PRL", "length of RMF product section"),
+        Field("prn", 34, 2, "u", "SMF70PRN", "number of RMF product sections"),
+        Field("cps", 44, 4, "u", "SMF70CPS", "offset to CPU data sections"),
+        Field("cpl", 48, 2, "u", "SMF70CPL", "length of a CPU data section"),
+        Field("cpn", 50, 2, "u", "SMF70CPN", "number of CPU data sections"),
+        Field("bcs", 60, 4, "u", "SMF70BCS", "offset to PR/SM partition data sections"),
+        Field("bcl", 64, 2, "u", "SMF70BCL", "length of a partition data section"),
+        Field("bcn", 66, 2, "u", "SMF70BCN", "number of partition data sections"),
+        Field("bvs", 68, 4, "u", "SMF70BVS", "offset to PR/SM logical processor sections"),
+        Field("bvl", 72, 2, "u", "SMF70BVL", "length of a logical processor section"),
+        Field("bvn", 74, 2, "u", "SMF70BVN", "number of logical processor sections"),
+        Field("cns", 76, 4, "u", "SMF70CNS", "offset to CPU-identification name sections"),
+        Field("cnl", 80, 2, "u", "SMF70CNL", "length of a CPU-identification name section"),
+        Field("cnn", 82, 2, "u", "SMF70CNN", "number of CPU-identification name sections"),
+    ],
+    source="IBM SMF manual, record type 70 'Header/self-defining section' (subtype 1)",
+)
+
+_PART_COLUMNS = ("system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type") + _PART_SUMS
+
+#: Exceptions the reader turns into "decoder failed" for a record decoder (see reader._decode_batch).
+_DECODER_FAILURES = (struct.error, IndexError, ValueError, KeyError, UnicodeDecodeError, OverflowError,
+                     ZeroDivisionError)
+
+
+def _unique_bytes(u8: np.ndarray, positions: np.ndarray, width: int) -> tuple[list[bytes], np.ndarray]:
+    """The distinct ``width``-byte strings at ``positions`` and, per position, which one it is."""
+    raw = np.take(u8, positions[:, None] + np.arange(width), mode="clip")
+    uniq, inv = np.unique(np.ascontiguousarray(raw).view(f"V{width}").reshape(-1), return_inverse=True)
+    return [bytes(u) for u in uniq.tolist()], inv.reshape(-1)
+
+
+def _interval_s(b: bytes) -> float | None:
+    """SMF7xINT in seconds as :func:`parse_rmf_product` forms it, or None where it would raise."""
+    try:
+        return rmf_interval_s(b)
+    except SMFDataError:
+        return None
+
+
+def _valid_date(b: bytes) -> bool:
+    """Whether :func:`parse_header` accepts ``b`` as SMFxDTE."""
+    try:
+        smf_date(b)
+    except SMFDataError:
+        return False
+    return True
+
+
+def _sections_ok(t: dict[str, np.ndarray], s: str, length: int, n_rec: np.ndarray, min_length: int) -> np.ndarray:
+    """Per record, whether :func:`read_triplet` accepts the triplet (columns ``s``, ``l``, ``n`` of ``t``)."""
+    off, ln, num = t[s].astype(np.int64), t[length[0]].astype(np.int64), t[length[1]].astype(np.int64)
+    return (num == 0) | ((off >= HEADER_LEN_SUBTYPES) & (ln >= min_length) & (off + ln * num <= n_rec))
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ``counts[i]`` items per record: each item's record and its index within the record."""
+    rep = np.repeat(np.arange(counts.size), counts)
+    k = np.arange(rep.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return rep, k
+
+
+class Type70Subtype1:
+    """Batch decoder for SMF 70.1 (registered as ``DECODERS[(70, 1)]`` in :mod:`kneecap.smf.reader`).
+
+    It emits the same ``smf70_cpu_parts`` rows as :func:`decode_record` applied to each record, in record order, with
+    the same float sums bit for bit: the sections of all records of a batch are gathered with numpy and summed per
+    (record, type) in section order (``np.bincount`` adds its weights sequentially, as decode_record's loop does).
+    Records that any check of decode_record would reject - or that the vectorised checks cannot vouch for - are
+    handed to :func:`decode_record` one by one, so damaged records are quarantined with its messages and offsets.
+    """
+
+    record_type = 70
+    subtype = 1
+    tables = (PARTS_TABLE,)
+
+    def decode_batch(
+        self,
+        u8: np.ndarray,
+        starts: np.ndarray,
+        lengths: np.ndarray,
+        *,
+        codepage: str = "cp037",
+        system_ids: np.ndarray,
+    ) -> tuple[dict[str, dict[str, np.ndarray]], list[tuple[int, int, str]]]:
+        """The ``smf70_cpu_parts`` columns of the records at ``starts`` and the bad records.
+
+        Parameters
+        ----------
+        u8 : numpy.ndarray
+            The batch's bytes (uint8).
+        starts, lengths : numpy.ndarray
+            Offset in ``u8`` and length of each record (RDW included).
+        codepage : str
+            EBCDIC code page of the text fields.
+        system_ids : numpy.ndarray
+            SMFxSID of each record, decoded (object array of str).
+
+        Returns
+        -------
+        tables : dict
+            ``{"smf70_cpu_parts": columns}``, one array per column of :func:`decode_record`'s rows.
+        bad : list of tuple
+            ``(index into starts, offset within the record, reason)`` per quarantined record.
+        """
+        starts = np.asarray(starts, dtype=np.int64)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        try:
+            cols, fallback = self._vectorised(u8, starts, lengths, codepage, system_ids)
+        except _DECODER_FAILURES:
+            # odd data the vectorised path did not foresee: the record decoder says what is wrong
+            cols, fallback = None, np.arange(starts.size)
+        rows: list[dict[str, Any]] = []
+        row_rec: list[int] = []
+        bad: list[tuple[int, int, str]] = []
+        for i in fallback.tolist():
+            s0 = int(starts[i])
+            rec = u8[s0 : s0 + int(lengths[i])].tobytes()
+            try:
+                got = decode_record(rec, codepage=codepage)[PARTS_TABLE]
+            except SMFDataError as exc:
+                bad.append((i, exc.offset if exc.offset is not None else 0, exc.reason))
+                continue
+            except _DECODER_FAILURES as exc:
+                bad.append((i, 0, f"decoder failed: {exc!r}"))
+                continue
+            rows.extend(got)
+            row_rec.extend([i] * len(got))
+        if cols is None:
+            cols = _empty_parts()
+        if rows:
+            # put the record decoder's rows where their records are, as a record-by-record decode would
+            extra = _rows_to_columns(rows)
+            order = np.argsort(np.concatenate([cols.pop("_rec"), np.array(row_rec, dtype=np.int64)]), kind="stable")
+            cols = {c: np.concatenate([cols[c], extra[c]])[order] for c in _PART_COLUMNS}
+        cols.pop("_rec", None)
+        return {PARTS_TABLE: cols}, bad
+
+    @staticmethod
+    def _vectorised(
+        u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray, codepage: str, system_ids: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Parts of every record the checks vouch for, plus ``_rec`` (record of each row); and the other records."""
+        n = starts.size
+        L = lengths
+        # the last triplet ends at 84; a shorter record fails in decode_record's read_triplet
+        ok = L >= _TRIPLETS.size
+        hs = np.where(ok, starts, 0)
+        t = _TRIPLETS.columns(_TRIPLETS.gather(u8, hs))
+
+        # header: parse_header validates SMFxDTE; dates repeat, so each distinct one is checked once
+        dates, inv = _unique_bytes(u8, hs + 10, 4)
+        ok &= np.array([_valid_date(d) for d in dates], dtype=bool)[inv]
+
+        ok &= (t["prn"] >= 1) & _sections_ok(t, "prs", ("prl", "prn"), L, RMF_PRODUCT.size)
+        ps = np.where(ok, starts + t["prs"].astype(np.int64), 0)
+        # the vectorised start is exact (integer days and seconds) and its validity check is stricter than
+        # parse_rmf_product's (it also wants a sign nibble), so a record it rejects only goes the slower way
+        prod_v = rmf_product_columns(u8, ps, codepage=codepage)
+        ok &= prod_v["ok"]
+        start_at = prod_v["interval_start_at"]
+        # SMF7xINT through the scalar rmf_interval_s (np.round and round may differ in the last bit); few
+        # distinct interval lengths per batch
+        ints, inv = _unique_bytes(u8, ps + 18, 4)
+        lengths_s = [_interval_s(b) for b in ints]
+        interval_s = np.array([v if v is not None else 0.0 for v in lengths_s], dtype=np.float64)[inv]
+        ok &= np.array([v is not None and v > 0 for v in lengths_s], dtype=bool)[inv]
+        prod = prod_v
+
+        ok &= _sections_ok(t, "cps", ("cpl", "cpn"), L, CPU_DATA.size)
+        ok &= _sections_ok(t, "cns", ("cnl", "cnn"), L, CPU_ID.size)
+        ok &= _sections_ok(t, "bvs", ("bvl", "bvn"), L, LOGICAL_PROCESSOR.size)
+        ok &= _sections_ok(t, "bcs", ("bcl", "bcn"), L, PARTITION.size)
+
+        def positions(s: str, ln: str, num: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            counts = np.where(ok, t[num].astype(np.int64), 0)
+            rep, k = _expand(counts)
+            return (starts + t[s].astype(np.int64))[rep] + k * t[ln].astype(np.int64)[rep], rep, counts
+
+        interval_us = interval_s * 1e6
+
+        # MVS view: CPU data sections
+        cpos, crep, _ = positions("cps", "cpl", "cpn")
+        c = CPU_DATA.columns(CPU_DATA.gather(u8, cpos), names=("wat", "cpu_type_code", "pat"))
+        unparked = interval_us[crep] - c["pat"].astype(np.float64) / 4096.0
+        wait = c["wat"].astype(np.float64) / 4096.0
+        cpu_bad = (c["cpu_type_code"] > 2) | (unparked < 0) | (wait > interval_us[crep] * 1.01)
+        ok &= np.bincount(crep[cpu_bad], minlength=n) == 0
+
+        # CPU-identification names of each record (index = SMF70CIX - 1)
+        npos, nrep, ncount = positions("cns", "cnl", "cnn")
+        names = CPU_ID.columns(CPU_ID.gather(u8, npos), codepage=codepage, names=("cpu_type",))["cpu_type"]
+        nfirst = np.cumsum(ncount) - ncount
+
+        # PR/SM view: the first partition section with this image's number that is not PHYSICAL
+        bpos, brep, _ = positions("bcs", "bcl", "bcn")
+        part = PARTITION.gather(u8, bpos)
+        match = np.flatnonzero(part["lpar_no"] == prod["partition_no"][brep])
+        pname = PARTITION.columns(part[match], codepage=codepage, names=("lpar_name",))["lpar_name"]
+        match = match[pname != "PHYSICAL"]
+        prec, first_at = np.unique(brep[match], return_index=True)
+        chosen = match[first_at]
+        first = part["first_lp"][chosen].astype(np.int64)
+        n_lp = part["n_lp"][chosen].astype(np.int64)
+        lp_ok = first + n_lp <= t["bvn"].astype(np.int64)[prec]
+        ok[prec[~lp_ok]] = False
+        lp_ok &= ok[prec]
+        prec, first, n_lp = prec[lp_ok], first[lp_ok], n_lp[lp_ok]
+        r, k = _expand(n_lp)
+        lrep = prec[r]
+        lpos = (starts + t["bvs"].astype(np.int64))[lrep] + (first[r] + k) * t["bvl"].astype(np.int64)[lrep]
+        lp = LOGICAL_PROCESSOR.columns(LOGICAL_PROCESSOR.gather(u8, lpos), names=("pdt_us", "cix", "ont_us"))
+        cix = lp["cix"]
+        cix_ok = (cix >= 1) & (cix <= ncount[lrep])
+        ok &= np.bincount(lrep[~cix_ok], minlength=n) == 0
+
+        # keep the sections of the records that passed every check
+        ckeep = ok[crep] & (unparked > 0)
+        lkeep = ok[lrep]
+        crep, lrep, cix = crep[ckeep], lrep[lkeep], cix[lkeep]
+        unparked, wait, ctyp = unparked[ckeep], wait[ckeep], c["cpu_type_code"][ckeep]
+        lp_names = names[nfirst[lrep] + cix - 1] if lrep.size else np.zeros(0, dtype=object)
+        # one type index per name, in sorted order, so that rows come out sorted by type as decode_record sorts them
+        vocab, tix = np.unique(np.concatenate([np.array(["CP", "AAP", "IIP"], dtype=object),
+                                               lp_names.astype(object)]), return_inverse=True)
+        tix = tix.reshape(-1)
+        n_types = vocab.size
+        cg = crep * n_types + tix[:3][ctyp.astype(np.int64)]
+        lg = lrep * n_types + tix[3:]
+        size = n * n_types
+        sums = {
+            "n_lp": np.bincount(lg, weights=(lp["ont_us"][lkeep] > 0).astype(np.float64), minlength=size),
+            "online_us": np.bincount(lg, weights=lp["ont_us"][lkeep].astype(np.float64), minlength=size),
+            "dispatch_us": np.bincount(lg, weights=lp["pdt_us"][lkeep].astype(np.float64), minlength=size),
+            "n_mvs": np.bincount(cg, minlength=size).astype(np.float64),
+            "unparked_us": np.bincount(cg, weights=unparked, minlength=size),
+            "busy_us": np.bincount(cg, weights=np.maximum(unparked - wait, 0.0), minlength=size),
+        }
+        touched = np.flatnonzero((np.bincount(cg, minlength=size) + np.bincount(lg, minlength=size)) > 0)
+        rec = touched // n_types
+        cols: dict[str, np.ndarray] = {
+            "system_id": np.asarray(system_ids, dtype=object)[rec],
+            "sysplex": prod["sysplex"][rec],
+            "interval_start_at": start_at[rec],
+            "interval_s": interval_s[rec],
+            "cpu_type": vocab[touched % n_types],
+        }
+        for s in _PART_SUMS:
+            cols[s] = sums[s][touched]
+        cols["_rec"] = rec
+        return cols, np.flatnonzero(~ok)
+
+
+def _empty_parts() -> dict[str, np.ndarray]:
+    cols = {c: np.zeros(0, dtype=np.float64) for c in _PART_COLUMNS}
+    for c in ("system_id", "sysplex", "cpu_type"):
+        cols[c] = np.zeros(0, dtype=object)
+    cols["interval_start_at"] = np.zeros(0, dtype="datetime64[us]")
+    cols["_rec"] = np.zeros(0, dtype=np.int64)
+    return cols
+
+
+def _rows_to_columns(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """decode_record's rows as the batch decoder's columns (same dtypes)."""
+    cols = _empty_parts()
+    return {c: np.array([r[c] for r in rows], dtype=cols[c].dtype) for c in _PART_COLUMNS}
