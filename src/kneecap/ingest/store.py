@@ -33,7 +33,7 @@ byte the same.
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib
 import json
 import os
 import urllib.parse
@@ -41,14 +41,35 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+else:
+    class _OnFirstUse:
+        """A module imported when one of its names is first read.
+
+        ``kneecap ingest`` forks its framing process once the input is open; pyarrow (and
+        importlib.metadata) cost about 50 ms of imports that the framing process does not need,
+        so they load in the parent after the fork, beside the framing, not before it.
+        """
+
+        def __init__(self, name: str) -> None:
+            self._name = name
+            self._module: ModuleType | None = None
+
+        def __getattr__(self, attr: str) -> Any:
+            if self._module is None:
+                self._module = importlib.import_module(self._name)
+            return getattr(self._module, attr)
+
+    pa = _OnFirstUse("pyarrow")
+    pq = _OnFirstUse("pyarrow.parquet")
 
 __all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "Columns", "TableWriter", "arrow_table",
            "partition_columns", "partition_path", "remove_uncommitted", "split_partitions", "stored_keys",
@@ -233,13 +254,15 @@ def _arrow(frame: pd.DataFrame, schema: pa.Schema | None = None) -> pa.Table:
 
 #: The name pandas' Arrow conversion gives a column's Arrow type in its metadata (pyarrow's
 #: ``get_logical_type``) for the types plain columns are converted to.
-_LOGICAL_TYPES = {pa.null(): "empty", pa.bool_(): "bool", pa.float64(): "float64", pa.float32(): "float32",
-                  pa.large_string(): "object", pa.string(): "unicode"}
+_LOGICAL_TYPES = {"null": "empty", "bool": "bool", "double": "float64", "float": "float32",
+                  "large_string": "object", "string": "unicode"}
 
 
 def _logical_type(arrow_type: pa.DataType) -> str | None:
-    if arrow_type in _LOGICAL_TYPES:
-        return _LOGICAL_TYPES[arrow_type]
+    # keyed by the type's name, not the type: building pyarrow types at import would import it
+    name = str(arrow_type)
+    if name in _LOGICAL_TYPES:
+        return _LOGICAL_TYPES[name]
     if pa.types.is_integer(arrow_type):
         return str(arrow_type)  # int64, uint8, ...: pandas names them as Arrow does
     if pa.types.is_timestamp(arrow_type) and arrow_type.tz is None:
@@ -249,6 +272,8 @@ def _logical_type(arrow_type: pa.DataType) -> str | None:
 
 def _pandas_version() -> str:
     """The installed pandas' version, read from its distribution (importing pandas costs 0.35 s)."""
+    import importlib.metadata  # here: its import is part of what the fork does not wait for (above)
+
     return importlib.metadata.version("pandas")
 
 

@@ -432,9 +432,11 @@ def _valid_date(b: bytes) -> bool:
     return True
 
 
-def _sections_ok(t: dict[str, np.ndarray], s: str, length: int, n_rec: np.ndarray, min_length: int) -> np.ndarray:
+def _sections_ok(t: dict[str, np.ndarray], s: str, length_and_count: tuple[str, str], n_rec: np.ndarray,
+                 min_length: int) -> np.ndarray:
     """Per record, whether :func:`read_triplet` accepts the triplet (columns ``s``, ``l``, ``n`` of ``t``)."""
-    off, ln, num = t[s].astype(np.int64), t[length[0]].astype(np.int64), t[length[1]].astype(np.int64)
+    ln_col, num_col = length_and_count
+    off, ln, num = t[s].astype(np.int64), t[ln_col].astype(np.int64), t[num_col].astype(np.int64)
     return (num == 0) | ((off >= HEADER_LEN_SUBTYPES) & (ln >= min_length) & (off + ln * num <= n_rec))
 
 
