@@ -110,6 +110,7 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
@@ -119,6 +120,7 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 __all__ = [
+    "DECODER_FAILURES",
     "SMFDataError",
     "RawRecord",
     "RecordBatch",
@@ -220,6 +222,12 @@ class SMFDataError(ValueError):
             record_no=self.record_no if self.record_no is not None else record_no,
             offset=self.offset if self.offset is not None else offset,
         )
+
+
+#: What a decoder may raise on odd data besides :class:`SMFDataError` (a bug it did not foresee):
+#: the reader quarantines the record as "decoder failed" rather than lose the rest of the file.
+DECODER_FAILURES: tuple[type[Exception], ...] = (struct.error, IndexError, ValueError, KeyError, UnicodeDecodeError,
+                                                 OverflowError, ZeroDivisionError)
 
 
 class RawRecord(NamedTuple):

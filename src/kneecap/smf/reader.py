@@ -64,7 +64,6 @@ import importlib
 import importlib.util
 import multiprocessing
 import os
-import struct
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -74,7 +73,7 @@ import numpy as np
 
 from kneecap.smf import type70, type72
 from kneecap.smf.codecs import ebcdic_array
-from kneecap.smf.framing import RecordBatch, RecordStream, SMFDataError
+from kneecap.smf.framing import DECODER_FAILURES, RecordBatch, RecordStream, SMFDataError
 from kneecap.smf.header import FLAG_SUBTYPES, HEADER_LEN, HEADER_LEN_SUBTYPES
 
 if TYPE_CHECKING:
@@ -488,8 +487,7 @@ def _decode_batch(
                         name, batch.record_no[i], batch.file_offsets[i] + off, lengths[i], t,
                         f"type {t}.{sub}: {exc.reason}"))
                     continue
-                except (struct.error, IndexError, ValueError, KeyError, UnicodeDecodeError,
-                        OverflowError, ZeroDivisionError) as exc:
+                except DECODER_FAILURES as exc:
                     # a decoder bug on odd data must not lose the rest of the file either
                     quarantine.append(_quarantine_row(
                         name, batch.record_no[i], batch.file_offsets[i], lengths[i], t,

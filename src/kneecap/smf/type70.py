@@ -51,7 +51,6 @@ descriptions.
 
 from __future__ import annotations
 
-import struct
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -62,7 +61,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from kneecap.smf.codecs import rmf_interval_s, smf_date
-from kneecap.smf.framing import SMFDataError
+from kneecap.smf.framing import DECODER_FAILURES, SMFDataError
 from kneecap.smf.header import (
     HEADER_LEN_SUBTYPES,
     RMF_PRODUCT,
@@ -169,6 +168,8 @@ COLUMNS: tuple[str, ...] = (
 )
 
 _PART_SUMS = ("n_lp", "online_us", "dispatch_us", "n_mvs", "unparked_us", "busy_us")
+#: The columns a part row is grouped by (one ``smf70_cpu`` row per distinct value).
+_KEYS = ("system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type")
 
 
 def _field_index(layout: Layout, name: str) -> int:
@@ -286,7 +287,7 @@ def finalize(parts: pd.DataFrame) -> pd.DataFrame:
 
     if parts.empty:
         return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in COLUMNS})
-    keys = ["system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type"]
+    keys = list(_KEYS)
     g = parts.groupby(keys, as_index=False, sort=True)
     s = g[list(_PART_SUMS)].sum()
     s["n_records"] = g.size()["size"].to_numpy()
@@ -300,9 +301,6 @@ def finalize(parts: pd.DataFrame) -> pd.DataFrame:
     out["mvs_busy_pct"] = mvs
     out["n_records"] = s["n_records"].astype(np.int64)
     return out[list(COLUMNS)].reset_index(drop=True)
-
-
-_KEYS = ("system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type")
 
 
 def _kahan_group_sums(values: np.ndarray, group: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -401,11 +399,7 @@ _TRIPLETS = Layout(
     source="IBM SMF manual, record type 70 'Header/self-defining section' (subtype 1)",
 )
 
-_PART_COLUMNS = ("system_id", "sysplex", "interval_start_at", "interval_s", "cpu_type") + _PART_SUMS
-
-#: Exceptions the reader turns into "decoder failed" for a record decoder (see reader._decode_batch).
-_DECODER_FAILURES = (struct.error, IndexError, ValueError, KeyError, UnicodeDecodeError, OverflowError,
-                     ZeroDivisionError)
+_PART_COLUMNS = _KEYS + _PART_SUMS
 
 
 def _unique_bytes(u8: np.ndarray, positions: np.ndarray, width: int) -> tuple[list[bytes], np.ndarray]:
@@ -494,7 +488,7 @@ class Type70Subtype1:
         lengths = np.asarray(lengths, dtype=np.int64)
         try:
             cols, fallback = self._vectorised(u8, starts, lengths, codepage, system_ids)
-        except _DECODER_FAILURES:
+        except DECODER_FAILURES:
             # odd data the vectorised path did not foresee: the record decoder says what is wrong
             cols, fallback = None, np.arange(starts.size)
         rows: list[dict[str, Any]] = []
@@ -508,7 +502,7 @@ class Type70Subtype1:
             except SMFDataError as exc:
                 bad.append((i, exc.offset if exc.offset is not None else 0, exc.reason))
                 continue
-            except _DECODER_FAILURES as exc:
+            except DECODER_FAILURES as exc:
                 bad.append((i, 0, f"decoder failed: {exc!r}"))
                 continue
             rows.extend(got)
@@ -552,7 +546,6 @@ class Type70Subtype1:
         lengths_s = [_interval_s(b) for b in ints]
         interval_s = np.array([v if v is not None else 0.0 for v in lengths_s], dtype=np.float64)[inv]
         ok &= np.array([v is not None and v > 0 for v in lengths_s], dtype=bool)[inv]
-        prod = prod_v
 
         ok &= _sections_ok(t, "cps", ("cpl", "cpn"), L, CPU_DATA.size)
         ok &= _sections_ok(t, "cns", ("cnl", "cnn"), L, CPU_ID.size)
@@ -582,7 +575,7 @@ class Type70Subtype1:
         # PR/SM view: the first partition section with this image's number that is not PHYSICAL
         bpos, brep, _ = positions("bcs", "bcl", "bcn")
         part = PARTITION.gather(u8, bpos)
-        match = np.flatnonzero(part["lpar_no"] == prod["partition_no"][brep])
+        match = np.flatnonzero(part["lpar_no"] == prod_v["partition_no"][brep])
         pname = PARTITION.columns(part[match], codepage=codepage, names=("lpar_name",))["lpar_name"]
         match = match[pname != "PHYSICAL"]
         prec, first_at = np.unique(brep[match], return_index=True)
@@ -627,7 +620,7 @@ class Type70Subtype1:
         rec = touched // n_types
         cols: dict[str, np.ndarray] = {
             "system_id": np.asarray(system_ids, dtype=object)[rec],
-            "sysplex": prod["sysplex"][rec],
+            "sysplex": prod_v["sysplex"][rec],
             "interval_start_at": start_at[rec],
             "interval_s": interval_s[rec],
             "cpu_type": vocab[touched % n_types],
