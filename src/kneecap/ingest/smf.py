@@ -68,29 +68,6 @@ ProgressFn = Callable[[int, int], None]
 CountRow = tuple[int, "int | None", int, bool]
 
 
-def _counts_frame(rows: list[CountRow]) -> pd.DataFrame:
-    """Record counts as the ``smf_record_counts`` frame (:meth:`kneecap.smf.reader._Counts.frame`'s types)."""
-    import pandas as pd
-
-    df = pd.DataFrame([dict(zip(reader.COUNT_COLUMNS, r, strict=True)) for r in rows],
-                      columns=list(reader.COUNT_COLUMNS))
-    df["subtype"] = df["subtype"].astype("Int64")
-    df["record_type"] = df["record_type"].astype("int64")
-    df["records"] = df["records"].astype("int64")
-    df["decoded"] = df["decoded"].astype(bool)
-    return df
-
-
-def _quarantine_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """One input's quarantine rows as a frame (what the ingest has always returned for it)."""
-    import pandas as pd
-
-    q = pd.DataFrame(rows, columns=list(reader.QUARANTINE_COLUMNS))
-    q["record_type"] = q["record_type"].astype("Int64")
-    q["bytes"] = q["bytes"].astype("int64")
-    return q
-
-
 def format_counts(rows: list[CountRow]) -> str:
     """``rows`` as a table, as ``DataFrame.to_string(index=False)`` prints the ``records_by_type`` frame.
 
@@ -139,14 +116,7 @@ class IngestSummary:
     @property
     def records_by_type(self) -> pd.DataFrame:
         """:attr:`record_counts` as a frame (record_type, subtype, records, decoded)."""
-        import pandas as pd
-
-        if not self.count_rows:
-            return pd.DataFrame(columns=list(reader.COUNT_COLUMNS))
-        allc = pd.concat([_counts_frame(rows) for rows in self.count_rows], ignore_index=True)
-        by = (allc.groupby(["record_type", "subtype", "decoded"], dropna=False, as_index=False)
-              ["records"].sum())
-        return by[list(reader.COUNT_COLUMNS)]
+        return reader.counts_frame(self.record_counts)
 
     @property
     def quarantine(self) -> pd.DataFrame:
@@ -155,7 +125,7 @@ class IngestSummary:
 
         if not self.quarantine_rows:
             return pd.DataFrame(columns=list(reader.QUARANTINE_COLUMNS))
-        return pd.concat([_quarantine_frame(rows) for rows in self.quarantine_rows], ignore_index=True)
+        return pd.concat([reader.quarantine_frame(rows) for rows in self.quarantine_rows], ignore_index=True)
 
     @property
     def quarantined(self) -> int:
@@ -251,7 +221,7 @@ def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage
             "decoded": np.array([r[3] for r in counts], dtype=bool),
         })
         if quarantine:  # rare (damaged input): the frame's own conversion, as before
-            w(QUARANTINE_TABLE).write(_quarantine_frame(quarantine))
+            w(QUARANTINE_TABLE).write(reader.quarantine_frame(quarantine))
         if callable(sha):
             sha = sha()
         remove_uncommitted(out_dir, sha)

@@ -87,6 +87,8 @@ __all__ = [
     "QUARANTINE_COLUMNS",
     "COUNT_COLUMNS",
     "DecodeResult",
+    "counts_frame",
+    "quarantine_frame",
     "DecodedChunk",
     "RecordKeys",
     "record_key",
@@ -342,15 +344,31 @@ class _Counts:
         return out
 
     def frame(self) -> pd.DataFrame:
-        import pandas as pd
+        return counts_frame(self.rows())
 
-        rows = [dict(zip(COUNT_COLUMNS, r, strict=True)) for r in self.rows()]
-        df = pd.DataFrame(rows, columns=list(COUNT_COLUMNS))
-        df["subtype"] = df["subtype"].astype("Int64")
-        df["record_type"] = df["record_type"].astype("int64")
-        df["records"] = df["records"].astype("int64")
-        df["decoded"] = df["decoded"].astype(bool)
-        return df
+
+def counts_frame(rows: Iterable[tuple[int, int | None, int, bool]]) -> pd.DataFrame:
+    """(record_type, subtype or None, records, decoded) rows as the record counts frame (:data:`COUNT_COLUMNS`)."""
+    import pandas as pd
+
+    df = pd.DataFrame([dict(zip(COUNT_COLUMNS, r, strict=True)) for r in rows], columns=list(COUNT_COLUMNS))
+    df["subtype"] = df["subtype"].astype("Int64")
+    df["record_type"] = df["record_type"].astype("int64")
+    df["records"] = df["records"].astype("int64")
+    df["decoded"] = df["decoded"].astype(bool)
+    return df
+
+
+def quarantine_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Quarantine rows (:func:`_quarantine_row`) as a frame of :data:`QUARANTINE_COLUMNS`, integer columns typed."""
+    import pandas as pd
+
+    q = pd.DataFrame(rows, columns=list(QUARANTINE_COLUMNS))
+    q["record_type"] = q["record_type"].astype("Int64")
+    q["record_no"] = q["record_no"].astype("int64")
+    q["offset"] = q["offset"].astype("int64")
+    q["bytes"] = q["bytes"].astype("int64")
+    return q
 
 
 def _wanted(record_types: Iterable[Any] | None) -> Callable[[int, int | None], bool]:
@@ -764,11 +782,7 @@ def decode_file(
             tables[out_name] = fn(tables.pop(in_name))
     for tname in (type70.TABLE, type72.TABLE):
         tables.setdefault(tname, _empty_table(tname))
-    q = pd.DataFrame(quarantine, columns=list(QUARANTINE_COLUMNS))
-    q["record_type"] = q["record_type"].astype("Int64")
-    q["record_no"] = q["record_no"].astype("int64")
-    q["offset"] = q["offset"].astype("int64")
-    q["bytes"] = q["bytes"].astype("int64")
+    q = quarantine_frame(quarantine)
     return DecodeResult(
         file=stream.name,
         framing=stream.framing,
