@@ -675,16 +675,10 @@ def _cycle_waits(lam, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  
     if w_c == np.inf:
         return np.inf, np.inf, 0.0, 0.0
     a_lo = spill_c * lam * ke * s
-    a_hi = lam * d_n + a_bg_g
-    a_g = a_hi + a_lo
+    # Cobham's first class beside the helped work; d_n with no eligible share is the GCP-only demand
+    w_hi, _, a_g = _gcp_waits(lam, d_n, 0.0, kg, n_g, a_bg_g, bg_s, a_lo, a_lo / s)
     if a_g >= n_g:
         return np.inf, np.inf, spill_c, a_g
-    w_hi = 0.0
-    rate_hi = lam * kg + a_bg_g / bg_s
-    if rate_hi > 0.0:
-        # Cobham's first class beside the helped work (as _gcp_waits, whose load terms these are)
-        base = _erlang_c(n_g, a_g) * (a_g / (rate_hi + a_lo / s)) / n_g
-        w_hi = base / (1.0 - a_hi / n_g)
     return ke * w_c, kg * w_hi, spill_c, a_g
 
 
