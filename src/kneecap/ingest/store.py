@@ -374,16 +374,12 @@ def arrow_table(columns: Columns, schema: pa.Schema | None = None) -> pa.Table:
     arrays, fields, described = [], [], []
     for i, (name, values) in enumerate(columns.items()):
         got = _plain_array(values, None if schema is None else schema.field(i).type)
-        if got is None:
+        logical = None if got is None else _logical_type(got[0].type)
+        if got is None or logical is None:  # a kind handled here only by pandas itself
             import pandas as pd
 
             return _arrow(pd.DataFrame(dict(columns)), schema)
         arr, numpy_type = got
-        logical = _logical_type(arr.type)
-        if logical is None:
-            import pandas as pd
-
-            return _arrow(pd.DataFrame(dict(columns)), schema)
         described.append({"name": name, "field_name": name, "pandas_type": logical, "numpy_type": numpy_type,
                           "metadata": None})
         if arr.type == pa.null():
