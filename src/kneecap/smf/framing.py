@@ -676,8 +676,8 @@ def _spanned_segments(fr: _Frame, a: int, q: int, walked: set[int]) -> list[tupl
 
 def _trusted_inside(fr: _Frame, a: int, e: int) -> bool:
     """Whether a trusted record start lies strictly inside ``buf[a:e]``."""
-    i = bisect_right(fr.good, a)
-    return i < len(fr.good) and fr.good[i] < e
+    nxt = fr.next_good(a)
+    return nxt is not None and nxt < e
 
 
 def prefix_events(buf: bytes, start: int, *, blocked: bool, reason: str) -> list[tuple[Any, ...]]:
