@@ -260,8 +260,8 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     *Queueing Systems Vol. 2*, §3.7 (multi-server non-preemptive priority). Allen, A. O. (1990),
     *Probability, Statistics, and Queueing Theory*, 2nd ed., §6.5 (M/G/c).
     """
-    out = _residence(float(tps) / 1000.0, float(cpu_ms_per_tran), float(ziip_eligible_fraction),
-                     *dispatch._args())
+    rules_and_floor = (*dispatch._args(), np.full(3, -1.0))  # the cycle's least-wait rate: to be found
+    out = _residence(float(tps) / 1000.0, float(cpu_ms_per_tran), float(ziip_eligible_fraction), *rules_and_floor)
     return float(out[0]), float(out[1]), float(out[2]), float(out[3])
 
 
@@ -741,8 +741,11 @@ def _help_cycle_env(lam, floor, e_floor, g_floor, s, ke, kg, c_z, n_g, n_z, d_n,
 
 
 @numba.njit(cache=True)
-def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
+def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, floor):  # pragma: no cover
     """Residence, spill, busy per engine and waits at ``lam`` tran/ms.
+
+    ``floor`` (3 floats) keeps :func:`_cycle_floor`'s answer for the LPAR and class: ``floor[0] < 0``
+    asks for it to be found and stored, so a caller solving many loads of one LPAR finds it once.
 
     Returns (residence ms, spill, zIIP busy per engine, GCP busy per engine, eligible wait ms,
     GCP-only wait ms). The waits are per transaction: eligible bursts queued for a zIIP (until a
@@ -796,9 +799,10 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
         weight = _cycle_weight(c_z, tau, s_e)
         if weight > 0.0:
             d_n = (1.0 - f) * d
-            floor, e_f, g_f = _cycle_floor(s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
-            e_c, g_c, spill_c = _help_cycle_env(lam, floor, e_f, g_f, s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g,
-                                                bg_s, a_bz, tau)
+            if floor[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
+                floor[0], floor[1], floor[2] = _cycle_floor(s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+            e_c, g_c, spill_c = _help_cycle_env(lam, floor[0], floor[1], floor[2], s_e, ke, kg, c_z, n_g, n_z, d_n,
+                                                a_bg_g, bg_s, a_bz, tau)
             if d + e_c + g_c < resid:
                 resid -= weight * (resid - d - e_c - g_c)
                 wait_e += weight * (e_c - wait_e)
@@ -846,9 +850,12 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, b
     zb = np.empty((b, m))
     gb = np.empty((b, m))
     sat = np.zeros((b, m), dtype=np.bool_)
+    floor = np.empty(3)
     for i in range(b):
+        floor[0] = -1.0  # each parameter set's own (its demand sets the burst size)
         for j in range(m):
-            r, s, z, g, _, _ = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s)
+            r, s, z, g, _, _ = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s,
+                                          floor)
             x[i, j] = lams[j]
             resp[i, j] = r0s[i] + r
             spill[i, j] = s
@@ -867,9 +874,13 @@ def _rows_kernel(lams, d, f, k_e, k_g, n_gs, n_zs, honor, tau, pool, bg_gs, bg_z
     gb = np.empty(m)
     wz = np.empty(m)
     wg = np.empty(m)
+    floor = np.empty(3)
     for j in range(m):
+        if j == 0 or n_gs[j] != n_gs[j - 1] or n_zs[j] != n_zs[j - 1] or bg_gs[j] != bg_gs[j - 1] \
+                or bg_zs[j] != bg_zs[j - 1]:
+            floor[0] = -1.0  # another LPAR state: its own least-wait rate (a curve's rows share one)
         resp[j], spill[j], zb[j], gb[j], wz[j], wg[j] = _residence(lams[j], d, f, k_e, k_g, n_gs[j], n_zs[j], honor,
-                                                                   tau, pool, bg_gs[j], bg_zs[j], bg_s)
+                                                                   tau, pool, bg_gs[j], bg_zs[j], bg_s, floor)
     return resp, spill, zb, gb, wz, wg
 
 
