@@ -581,3 +581,46 @@ def test_two_block_spanned_dump_with_both_descriptors_at_its_start_damaged_is_re
     s, got, bad = _delivered(bytes(data))
     assert s.framing == "bdw" and got == recs[1:]  # before the fix: "rdw", record 2 lost
     assert bad[0].offset == 0 and bad[-1].offset == b1 and bad[-1].size == 4
+
+
+def test_lone_rmf_record_whose_sections_fill_its_length_is_read():
+    # junk before a 72.3 record, two bytes after it, and the next record cut by the end of the
+    # input: one header whose length ends near another, the other one's length past the end, and
+    # the file was refused as a plain binary transfer (campaign seed 14, inputs 54389, 60891 and
+    # 70228). The record's triplets locate sections that end exactly at its length.
+    r72, nxt = POOL[0].data, POOL[1].data
+    assert r72[5] == nxt[5] == 72  # the premise: two 72.3 records
+    data = b"\x07" * 6 + r72 + b"\x07" * 2 + nxt[:150]
+    s, got, bad = _delivered(data)
+    assert got == [r72]  # before the fix: SMFDataError
+    assert bad[0].offset == 0 and bad[0].size == 6
+    assert sum(r.size for r in bad) == len(data) - len(r72)
+
+
+def test_record_leading_to_an_rmf_record_cut_by_the_end_of_input_is_read():
+    # a record of a type kneecap only counts, two bytes, then a 72.3 record that the end of the
+    # input cuts: the 72.3 record's triplets confirm its length, and the record before it leads
+    # there (campaign seed 14, input 24686)
+    other, r72 = POOL[5].data, POOL[0].data
+    assert other[5] == 99 and r72[5] == 72  # the premise
+    data = b"\x07" * 6 + other + b"\x07" * 2 + r72[:400]
+    s, got, bad = _delivered(data)
+    assert got == [other]  # before the fix: SMFDataError
+    assert [(r.offset, r.size) for r in bad] == [(0, 6), (6 + len(other), 2 + 400)]
+
+
+def test_plain_binary_whose_record_tails_pass_for_descriptors_is_still_refused():
+    # each record's last four bytes pass for a descriptor of the next record, but of a length
+    # its sections do not fill: a plain binary transfer still has no record that confirms itself
+    import io
+
+    import pytest
+
+    from kneecap.smf.framing import RecordStream, SMFDataError
+
+    recs = [POOL[i].data for i in (0, 1, 6, 7, 12)]
+    assert all(r[5] == 72 for r in recs)  # the premise: RMF records, the rule's own ground
+    tails = [r[:-4] + (20).to_bytes(2, "big") + bytes(2) for r in recs]
+    data = fuzzing.synth.frame_plain(tails)
+    with pytest.raises(SMFDataError, match="quote site rdw"):
+        list(RecordStream(io.BytesIO(data)))

@@ -909,10 +909,53 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
     # four bytes before a header pass for one, their length ends anywhere).
     near = [a for a in fb.anchor_list
             if (e := a + ((head[a] << 8) | head[a + 1])) <= len(head) and _header_near(fb, e)]
+    blocked = (_valid_bdw(head, 0) and bool(_valid_rdw(head, 4))) or _spans_a_block(fb)
     if len(near) >= 2:
-        blocked = (_valid_bdw(head, 0) and bool(_valid_rdw(head, 4))) or _spans_a_block(fb)
         return ("bdw" if blocked else "rdw"), near[0]
+    # A file with one record left whole has one header to show. An RMF record filled exactly by
+    # the sections its triplets locate is still evidence a plain binary transfer does not give: a
+    # stray header there needs the four bytes before the record to equal its real length. So is a
+    # header whose length ends at such a record (within the few bytes :func:`_header_near`
+    # allows), even when the end of the input cuts that record short.
+    confirmed = [a for a in fb.anchor_list if _rmf_sections_fill(head, a)]
+    for a in fb.anchor_list:
+        e = a + ((head[a] << 8) | head[a + 1])
+        i, j = bisect_left(confirmed, a), bisect_left(confirmed, e - 8)
+        if (i < len(confirmed) and confirmed[i] == a) or (
+                j < len(confirmed) and confirmed[j] <= e + 16):
+            return ("bdw" if blocked else "rdw"), a
     raise SMFDataError(TRANSFER_HELP, offset=0)
+
+
+def _rmf_sections_fill(b: bytes | memoryview, a: int) -> bool:
+    """Whether the RMF record at ``b[a]`` is filled exactly by the sections it locates.
+
+    RMF records (types 70-79, subtype flag ``x'40'`` set) carry ``SMFxTRN`` (offset 24) triplets
+    from offset 28, offset (4 bytes, from the RDW) / length (2) / number (2) of each section
+    (IBM, *MVS System Management Facilities*, SMF70TRN). Here every section lies after the
+    triplets and inside the record's descriptor length, no two overlap, and the last ends at
+    that length: the record's own bytes confirm its descriptor. Only the header and the
+    triplets need to be in ``b`` (the end of the input may cut the sections short).
+    """
+    if a + 28 > len(b) or not b[a + 4] & 0x40 or not 70 <= b[a + 5] <= 79:
+        return False
+    n = (b[a] << 8) | b[a + 1]
+    trn = (b[a + 24] << 8) | b[a + 25]
+    lo = 28 + 8 * trn
+    if trn < 1 or lo > n or a + lo > len(b):
+        return False
+    spans = []
+    for t in range(a + 28, a + lo, 8):
+        off = int.from_bytes(b[t:t + 4], "big")
+        length, number = (b[t + 4] << 8) | b[t + 5], (b[t + 6] << 8) | b[t + 7]
+        if number == 0:
+            continue
+        if length == 0 or off < lo or off + length * number > n:
+            return False
+        spans.append((off, off + length * number))
+    spans.sort()
+    return bool(spans) and spans[-1][1] == n and all(
+        x[1] <= y[0] for x, y in zip(spans, spans[1:]))
 
 
 def _spans_a_block(fr: _Frame) -> bool:
