@@ -41,13 +41,12 @@ import numpy as np
 
 from kneecap.ingest.manifest import (
     FileResult,
+    HashAhead,
     append_manifest,
     committed_sizes,
-    hash_meanwhile,
     locked,
     manifest_entry,
     read_manifest,
-    sha256_file,
 )
 from kneecap.ingest.sniff import expand_paths
 from kneecap.ingest.store import TableWriter, remove_uncommitted, stored_keys, write_keys
@@ -263,6 +262,7 @@ def ingest_paths(
     codepage: str = "cp037",
     progress: ProgressFn | None = None,
     workers: int | None = None,
+    hashes: HashAhead | None = None,
 ) -> IngestSummary:
     """Decode SMF dumps and write Parquet per table under ``out_dir`` (see the module docstring).
 
@@ -280,6 +280,9 @@ def ingest_paths(
     workers : int, optional
         Processes per input: 2 frames in a forked process while this one decodes, 1 does all
         here; default :func:`kneecap.smf.reader.default_workers` (2 on a machine with two CPUs).
+    hashes : HashAhead, optional
+        The inputs' SHA-256 already under way (``kneecap ingest`` starts it before importing the
+        decoders); by default it is started here for the files ``paths`` names.
 
     Returns
     -------
@@ -301,22 +304,22 @@ def ingest_paths(
     seen: set[int] = set()
     absorbed: set[str] = set()
     workers = reader.default_workers() if workers is None else workers
-    for path in expand_paths(paths):
+    inputs = expand_paths(paths)
+    ahead = HashAhead(inputs) if hashes is None else hashes
+    for path in inputs:
         size = path.stat().st_size
         with locked(out):
             # read under the lock: another process may have ingested this input meanwhile
             done = read_manifest(out)
             sizes = committed_sizes(done)
-            sha: str | Callable[[], str]
+            # no committed input of another size can have its SHA-256: then decode while the hash
+            # is computed (the manifest cannot change, the lock is held)
+            sha: str | Callable[[], str] = ahead.result(path)
             if sizes is None or size in sizes:
-                sha = sha256_file(path)  # it may be committed: know before decoding
+                sha = ahead.result(path)()  # it may be committed: know before decoding
                 if sha in done:
                     files.append(FileResult(str(path), sha, "skipped", bytes=size))
                     continue
-            else:
-                # no committed input has its size, so none has its SHA-256 either: decode while
-                # the hash is computed (the manifest cannot change, the lock is held)
-                sha = hash_meanwhile(path)
             fresh = {k: e for k, e in done.items() if k not in absorbed}
             for stored in stored_keys(out, fresh):
                 seen.update(stored.tolist())
@@ -331,6 +334,7 @@ def ingest_paths(
                 continue
             except BaseException:
                 keys.forget()
+                ahead.close()
                 raise
             write_keys(out, res.sha256, keys.added)
             append_manifest(out, manifest_entry(res, codepage))

@@ -369,17 +369,21 @@ def _anchor_positions(u8: np.ndarray) -> np.ndarray:
     # the rest on the candidates only: half the time of three full-size passes
     idx = np.flatnonzero((u8[13 : 13 + n] & 0x0F) >= 0x0A)
     idx = idx[(u8[idx + 3] == 0) & (u8[idx + 10] <= 1)]
+    # then the tests that leave fewest first, each on what the last left: the century (a 1 or
+    # a year from 70) and the length keep about one candidate in six each, and the remaining
+    # dozen tests run on a few per cent of them (9.4 -> 6.1 ms per 8 MiB batch of 70.1/72.3/30)
+    idx = idx[(u8[idx + 10] == 1) | (u8[idx + 11] >= 0x70)]
+    ln = (u8[idx].astype(np.int32) << 8) | u8[idx + 1]
+    idx = idx[(ln >= MIN_ANCHOR_LEN) & (ln <= MAX_RECORD_LEN)]
     if idx.size == 0:
         return idx.astype(np.int64)
-    ln = (u8[idx].astype(np.int32) << 8) | u8[idx + 1]
-    d0, d1, d2, d3 = u8[idx + 10], u8[idx + 11], u8[idx + 12], u8[idx + 13]
+    d1, d2, d3 = u8[idx + 11], u8[idx + 12], u8[idx + 13]
     ddd = (d2 >> 4).astype(np.int32) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4)
     tme = ((u8[idx + 7].astype(np.int32) << 16) | (u8[idx + 8].astype(np.int32) << 8)
            | u8[idx + 9])
     keep = (
         (u8[idx + 2] <= 1)
-        & (u8[idx + 6] == 0) & (tme < MAX_SMF_TIME) & ((d0 == 1) | (d1 >= 0x70))
-        & (ln >= MIN_ANCHOR_LEN) & (ln <= MAX_RECORD_LEN)
+        & (u8[idx + 6] == 0) & (tme < MAX_SMF_TIME)
         & ((d1 >> 4) <= 9) & ((d1 & 0x0F) <= 9) & ((d2 >> 4) <= 9) & ((d2 & 0x0F) <= 9)
         & ((d3 >> 4) <= 9) & (ddd >= 1) & (ddd <= 366)
     )
