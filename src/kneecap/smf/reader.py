@@ -237,6 +237,12 @@ class RecordKeys:
         keys = record_keys(buf, starts, lengths).tolist()
         out = np.ones(len(keys), dtype=bool)
         seen, added = self._seen, self.added
+        if seen.isdisjoint(keys) and len(set(keys)) == len(keys):
+            # the usual batch, no record seen before: set operations in C, not a step per record
+            # (0.1 s of the framing process's 0.7 s on the 200 MB bench dump)
+            seen.update(keys)
+            added.extend(keys)
+            return out
         for i, k in enumerate(keys):
             if k in seen:
                 out[i] = False
