@@ -219,6 +219,32 @@ def _table(tallies: dict[str, Tally]) -> str:
                      for r in rows)
 
 
+def plain_transfers(seed: int, n: int) -> dict[str, int]:
+    """How many of ``n`` plain binary transfers per tail kind framing takes for SMF (goal 0).
+
+    ``fuzzing.plain_input``'s ``descriptor`` kind is the floor any framing rule has: every header
+    has a descriptor before it, and one whose length is the record's own cannot be told from a
+    real one; it is reported, not judged.
+    """
+    import fuzzing
+    import numpy as np
+
+    from kneecap.smf.framing import SMFDataError, find_framing
+
+    pool = fuzzing.record_pool()
+    taken = dict.fromkeys(fuzzing.PLAIN_TAILS, 0)
+    for i in range(n):
+        rng = np.random.default_rng([seed, 1_000_000 + i])
+        for tails in fuzzing.PLAIN_TAILS:
+            data = fuzzing.plain_input(rng, pool, tails)
+            try:
+                find_framing(data[:1 << 16], eof=len(data) <= 1 << 16)
+            except SMFDataError:
+                continue
+            taken[tails] += 1
+    return taken
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000, help="inputs (default 100,000)")
@@ -228,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder for the failing inputs (default /tmp/kneecap-fuzz)")
     ap.add_argument("--keep", type=int, default=5, help="failing inputs kept per category")
     ap.add_argument("--replay", type=int, help="run input I alone and describe it")
+    ap.add_argument("--plain", type=int, default=3000,
+                    help="plain binary transfers (RDWs stripped) per tail kind that must be refused")
     args = ap.parse_args(argv)
     if args.replay is not None:
         o = run_input(args.seed, args.replay)
@@ -266,7 +294,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.workers} worker(s)): {total.crashes} crashes / {total.hangs} hangs / "
           f"{total.lost} neighbour records lost (goal 0 / 0 / 0); {total.unaccounted} inputs with "
           f"bytes unaccounted")
-    bad = total.crashes + total.hangs + total.lost + total.unaccounted
+    t1 = time.perf_counter()
+    plain = plain_transfers(args.seed, args.plain)
+    print(f"plain binary transfers taken for SMF dumps, of {args.plain:,} each: records as they are "
+          f"{plain['as_is']}, random last bytes {plain['random']} (goal 0 / 0); every record ending in "
+          f"bytes that pass for a descriptor {plain['descriptor']} (the floor: reported, not judged); "
+          f"{time.perf_counter() - t1:.0f} s")
+    bad = total.crashes + total.hangs + total.lost + total.unaccounted + plain["as_is"] + plain["random"]
     if bad:
         print(f"failing inputs written to {args.out}")
     return 1 if bad else 0

@@ -620,3 +620,35 @@ def random_input(rng: np.random.Generator, pool: list[Rec], kind: str) -> Dump:
     else:
         raise ValueError(kind)
     return d
+
+
+#: How the records' last four bytes are left in a plain binary transfer (:func:`plain_input`).
+PLAIN_TAILS = ("as_is", "random", "descriptor")
+
+
+def plain_input(rng: np.random.Generator, pool: list[Rec], tails: str) -> bytes:
+    """A plain binary transfer (RDWs stripped) of 1-30 records from ``pool``, often cut or with junk.
+
+    In such a file the four bytes before a record's flag byte are the previous record's last four,
+    and framing must not take them for a descriptor it can trust. ``tails``: ``as_is`` leaves the
+    records alone (the pool's end in zero bytes, which pass for no descriptor), ``random`` gives
+    each 1-8 random last bytes, ``descriptor`` makes every last four bytes ``LL LL 00 00`` with a
+    random length 18-32760: a descriptor before every header, the worst case, where a length that
+    happens to equal the record's own is indistinguishable from a real descriptor.
+    """
+    k = int(rng.integers(1, 31))
+    recs = [pool[int(j)].data for j in rng.choice(len(pool), size=min(k, len(pool)), replace=False)]
+    if tails == "random":
+        recs = [r[:-(t := int(rng.integers(1, 9)))] + rng.integers(0, 256, t, dtype=np.uint8).tobytes()
+                for r in recs]
+    elif tails == "descriptor":
+        recs = [r[:-4] + int(rng.integers(18, 32761)).to_bytes(2, "big") + bytes(2) for r in recs]
+    elif tails != "as_is":
+        raise ValueError(tails)
+    data = synth.frame_plain(recs)
+    if rng.random() < 0.5:
+        data = data[:int(rng.integers(1, len(data) + 1))]
+    if rng.random() < 0.3:
+        at = int(rng.integers(0, len(data)))
+        data = data[:at] + rng.integers(0, 256, int(rng.integers(1, 20)), dtype=np.uint8).tobytes() + data[at:]
+    return data
