@@ -59,12 +59,13 @@ class FileResult:
 
 
 def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes, read 1 MiB at a time (the manifest's identity of an input)."""
-    h = hashlib.sha256()
+    """Hex SHA-256 of a file's bytes (the manifest's identity of an input).
+
+    ``hashlib.file_digest`` reads into one reused buffer: 0.14 s for the 208 MB bench dump against
+    0.15-0.17 s reading a new 1 MiB bytes object at a time.
+    """
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def parse_manifest(text: str, *, path: str = MANIFEST) -> dict[str, dict[str, Any]]:
