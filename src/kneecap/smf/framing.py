@@ -147,6 +147,9 @@ MIN_ANCHOR_LEN = 14
 MAX_SMF_TIME = 8_640_000
 #: Largest extended-BDW block accepted (large block interface blocks are at most 256 KiB).
 MAX_EXT_BLOCK_LEN = 262144
+#: Most ``SMFxTRN`` triplets an RMF record is taken to have: the RMF records kneecap reads carry
+#: 7-8 (70.1, 72.3), and the others of types 70-79 a few more, far below this.
+MAX_RMF_TRIPLETS = 64
 #: Bytes kept after the last position a framing decision starts from, so that every decision
 #: (a whole block plus the descriptor after it) sees all the bytes it needs.
 _LOOKAHEAD = MAX_EXT_BLOCK_LEN + 64
@@ -939,14 +942,15 @@ def _rmf_sections_fill(b: bytes | memoryview, a: int) -> bool:
     (IBM, *MVS System Management Facilities*, SMF70TRN). Here every section lies after the
     triplets and inside the record's descriptor length, no two overlap, and the last ends at
     that length: the record's own bytes confirm its descriptor. Only the header and the
-    triplets need to be in ``b`` (the end of the input may cut the sections short).
+    triplets need to be in ``b`` (the end of the input may cut the sections short). More than
+    :data:`MAX_RMF_TRIPLETS` triplets is no RMF record (and would make damage expensive to scan).
     """
     if a + 28 > len(b) or not b[a + 4] & 0x40 or not 70 <= b[a + 5] <= 79:
         return False
     n = (b[a] << 8) | b[a + 1]
     trn = (b[a + 24] << 8) | b[a + 25]
     lo = 28 + 8 * trn
-    if trn < 1 or lo > n or a + lo > len(b):
+    if not 1 <= trn <= MAX_RMF_TRIPLETS or lo > n or a + lo > len(b):
         return False
     spans = []
     for t in range(a + 28, a + lo, 8):
