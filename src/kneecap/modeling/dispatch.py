@@ -19,7 +19,10 @@ Dispatch rules (equal-speed engines, times in CP-equivalent ms):
 * other classes load the pools at ``bg_gcp_busy_pct`` / ``bg_ziip_busy_pct`` per engine; their
   zIIP work is helped like the class's own.
 
-Under the pool rule, where the class's eligible load is more than its zIIPs can run, help comes
+Under the pool rule an eligible burst's wait is that of the zIIPs alone until a queued burst has
+waited ZIIPAWMT, the flush of the backlog behind it and the help that follows
+(:func:`_pool_trigger_wait`); the spill is M/M/c+D's at the mean patience of a burst queued behind
+others. Where the class's eligible load is more than its zIIPs can run, help comes
 in cycles (:func:`_help_cycle`) that the M/M/c+D queue of independent bursts misses; the model
 takes the smaller of the two, the cycle weighted by how many bursts ZIIPAWMT spans, and holds the
 cycle's waits at their least below the load where they are least, so response never falls as
@@ -224,6 +227,13 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     with ``B`` Erlang's loss formula. The spill is ``P(V > tau)`` and an eligible burst waits
     ``E[min(V, tau)]`` for a zIIP before it runs there or is helped. With NO, M/M/c (Erlang C).
 
+    *Pool rule, the wait* — M/M/c+D at the mean patience gives the spill (within 10 % of the
+    simulation's on the SMF round trip's LPAR) but caps the queue at about half the backlog a
+    trigger finds, and its wait was 16-17 % low at 91-96 % zIIP busy (issue #10). The wait is
+    instead the pool rule's own: the zIIPs alone until a burst has waited ZIIPAWMT, the flush of
+    the backlog behind it and the help that follows, with a transaction's bursts offered one
+    after another (:func:`_pool_trigger_wait`).
+
     *Pool rule, zIIPs behind* — where ``f D X`` exceeds the zIIPs, the help cycle of
     :func:`_help_cycle` (zIIPs alone until a burst has waited ZIIPAWMT, then every spare GCP until
     the queue empties), weighted by :func:`_cycle_weight`, replaces the M/M/c+D residence where it
@@ -260,7 +270,8 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     *Queueing Systems Vol. 2*, §3.7 (multi-server non-preemptive priority). Allen, A. O. (1990),
     *Probability, Statistics, and Queueing Theory*, 2nd ed., §6.5 (M/G/c).
     """
-    rules_and_floor = (*dispatch._args(), np.full(3, -1.0))  # the cycle's least-wait rate: to be found
+    # the cycle's least-wait rate and the pool rule's wait's peaks: to be found
+    rules_and_floor = (*dispatch._args(), np.full(_FLOOR, -1.0))
     out = _residence(float(tps) / 1000.0, float(cpu_ms_per_tran), float(ziip_eligible_fraction), *rules_and_floor)
     return float(out[0]), float(out[1]), float(out[2]), float(out[3])
 
@@ -522,6 +533,160 @@ def _mmc_terms(lam, s, c, tau, b_head):  # pragma: no cover - compiled
     return w2 / norm, (vint + tau * w2) / norm, min(q, 1.0), dq
 
 
+#: power series of E_2(x) = (e^x - 1 - x) / x^2 = sum x^n / (n + 2)! and of
+#: E_4(x) = ((e^x (x - 1) + 1) / x^2 - 1/2) / x = sum x^n (n + 2) / (n + 3)! (:func:`_pool_trigger_wait`),
+#: ten terms each: where they are used (|x| < 0.2) the first left out is below 1e-15 of the sum,
+#: and the direct forms' cancellation error at |x| = 0.2 about 1e-14
+_E2_SERIES = (1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040, 1 / 40320, 1 / 362880, 1 / 3628800, 1 / 39916800)
+_E4_SERIES = (2 / 6, 3 / 24, 4 / 120, 5 / 720, 6 / 5040, 7 / 40320, 8 / 362880, 9 / 3628800, 10 / 39916800,
+              11 / 479001600)
+
+
+@numba.njit(cache=True)
+def _horner(coeffs, x):  # pragma: no cover - compiled
+    """``sum_n coeffs[n] x^n``."""
+    total = 0.0
+    for k in range(len(coeffs) - 1, -1, -1):
+        total = total * x + coeffs[k]
+    return total
+
+
+@numba.njit(cache=True)
+def _pool_trigger_wait(lam, s, c, tau, b_head, spare, chain, offered):  # pragma: no cover - compiled
+    r"""Mean wait per burst for a zIIP under the pool rule: the zIIPs alone, a trigger, a flush, help.
+
+    ``lam`` bursts/ms of mean ``s`` on ``c`` zIIPs, ``b_head = B(c-1, a)``; ``spare`` GCPs left by
+    GCP-native and other classes' work, ``chain`` the share of the bursts a transaction offers the
+    moment its previous one on the pool ends, ``offered`` the share offered while GCPs help
+    (:func:`_help_offered`). Returns the wait in ms.
+
+    Notes
+    -----
+    Under the pool rule no burst leaves the zIIP queue on its own: the zIIPs serve it alone, an
+    M/M/c queue, until a burst arrives that will wait ``tau`` (its virtual wait ``V > tau``);
+    ``tau`` later it heads the queue with every burst offered since behind it (the *pending*
+    phase, a backlog of about ``lambda tau``), the pool needs help and every spare GCP with the
+    zIIPs drains it until a zIIP finds the queue empty (the *help* phase). Level crossing on
+    ``V`` while the zIIPs are alone, with ``beta = lambda - c/s``, ``F`` the rate of triggers and
+    ``p_{c-1}`` the probability that ``c - 1`` zIIPs are busy: an arrival below ``tau`` adds an
+    exponential ``c/s`` jump, one above it is the trigger and takes the mass out (back at ``V = 0``
+    after the flush), so ``P(V > tau) = F / lambda`` and below ``tau``
+
+    .. math::
+
+        f(v) = \lambda p_{c-1} e^{\beta v} - F\big(1 + \lambda v\, E_1(\beta v)\big), \quad
+        \frac{F}{p_{c-1}} = \frac{\lambda e^{\beta\tau}}{1 + \frac{c}{s\lambda} + \lambda\tau E_1(\beta\tau)},
+        \quad E_1(x) = \frac{e^x - 1}{x}
+
+    (``f(tau) = 0``). A transaction offers its eligible bursts one after another: a share
+    ``chi`` (``chain``) of the pool's bursts come as the same transaction's burst there ends, so the
+    number of bursts at the pool moves only by fresh arrivals and by bursts that end a run, an
+    M/M/c queue with the same stationary distribution (BCMP) but ``1 / (1 - chi)`` times slower;
+    the pending and help phases last their own time. Such a burst waits one burst-end less than a
+    fresh one, seen where a burst ends (``min(n, c)`` weighted): the phase alone
+    (``A = int_0^tau f`` over the states ``H = 1/B(c-1, a)`` with an engine free) gives
+
+    .. math::
+
+        w_{fresh} = \frac{\int_0^\tau v f}{H + A}, \quad
+        w_{follow} = \frac{c\,(\int_0^\tau v f - \frac{s}{c} A)}{a (H - 1) + c A}, \quad
+        w_{alone} = \frac{\frac{H + A}{1 - \chi}\big((1 - \chi) w_{fresh} + \chi w_{follow}\big)
+            + F\tau\big(\frac{1}{\lambda} + \frac{\tau + D}{2}\big)}{\frac{H + A}{1 - \chi}
+            + F\big(\frac{1}{\lambda} + \tau\big)}
+
+    with a burst offered in the pending phase waiting for the trigger, ``tau / 2`` on average,
+    then for its place in the backlog, ``D / 2`` with ``D = lambda tau s / (c + G)`` (the backlog
+    drained by every engine). A burst offered while GCPs help waits behind that backlog drained
+    straight, ``D / 2``, and a share ``theta`` (``offered``) of them are:
+
+    .. math:: W = (1 - \theta)\, w_{alone} + \theta\, \frac{D}{2}
+
+    Measured in the instrumented simulation (``benchmarks/probe_pool_flush.py``): on the SMF round
+    trip's LPAR (2 GCPs + 2 zIIPs, 4 eligible bursts, 1800-2600 tps) the backlog at a trigger is
+    0.88-1.03 ``lambda tau``; 2 zIIPs, f 0.95, 3000 tps with 2 / 3 / 6 GCPs: bursts offered
+    while GCPs help wait 1.00 / 0.78 / 0.45 ms (``D / 2``: 0.94 / 0.75 / 0.46), those offered in
+    the pending phase 2.47 / 2.28 / 2.00 (``(tau + D) / 2``: 2.54 / 2.35 / 2.06). M/M/c+D at the
+    mean patience (:func:`_mmc_patience`, the wait before) caps the queue at about half the
+    backlog a trigger finds, and its wait was 16-17 % below the simulation's where those zIIPs
+    are 91-96 % busy (issue #10).
+    """
+    mu_c = c / s
+    x = (lam - mu_c) * tau
+    if lam <= 0.0:
+        return 0.0
+    ratio = 1.0 + mu_c / lam
+    if x > 1.0:
+        # past the zIIPs' capacity: every term per e^{beta tau} p_{c-1} (no overflow), with the
+        # differences that would cancel worked out (E_1^2 - E_2 and E_1 E_3 - E_4 below are
+        # e^-x (x - 1 + e^-x) / x^2 and e^-x (x^2/2 - x + 1 - e^-x) / x^3 times e^x)
+        e_0 = math.exp(-x)
+        e1 = (1.0 - e_0) / x
+        e3 = (x - 1.0 + e_0) / (x * x)
+        den = ratio * e_0 + lam * tau * e1
+        trig = lam / den
+        mass = lam * tau * (e1 * ratio - 1.0 + lam * tau * (x - 1.0 + e_0) / (x * x)) / den
+        area = lam * tau * tau * (e3 * ratio - 0.5 + lam * tau * (x * x / 2.0 - x + 1.0 - e_0) / (x * x * x)) / den
+        return _pool_phases(lam, s, c, tau, 1.0 / b_head, mass, area, trig, spare, chain, offered)
+    # per p_{c-1}, with the power series where |x| < 0.2 (E_1 ... E_4 cancel there;
+    # E_1 = 1 + x E_2 and E_3 = 1/2 + x E_4 exactly)
+    e_x = math.exp(x)
+    if abs(x) < 0.2:
+        e2 = _horner(_E2_SERIES, x)
+        e4 = _horner(_E4_SERIES, x)
+        e1 = 1.0 + x * e2
+        e3 = 0.5 + x * e4
+    else:
+        inv_x = 1.0 / x
+        e1 = (e_x - 1.0) * inv_x
+        e2 = (e1 - 1.0) * inv_x
+        e3 = (e_x * (x - 1.0) + 1.0) * inv_x * inv_x
+        e4 = (e3 - 0.5) * inv_x
+    trig = lam * e_x / (ratio + lam * tau * e1)  # F / p_{c-1}
+    mass = lam * tau * e1 - trig * tau * (1.0 + lam * tau * e2)  # int_0^tau f / p_{c-1}
+    area = lam * tau * tau * e3 - trig * tau * tau * (0.5 + lam * tau * e4)  # int_0^tau v f / p_{c-1}
+    return _pool_phases(lam, s, c, tau, 1.0 / b_head, mass, area, trig, spare, chain, offered)
+
+
+@numba.njit(cache=True)
+def _pool_phases(lam, s, c, tau, head, mass, area, trig, spare, chain, offered):  # pragma: no cover - compiled
+    """:func:`_pool_trigger_wait`'s phases put together: the mean wait per burst, ms.
+
+    ``head``, ``mass``, ``area`` and ``trig`` are the zIIPs-alone terms per ``p_{c-1}``: the states
+    with an engine free, ``int f``, ``int v f`` and the trigger rate ``F``; ``offered`` is the share
+    of bursts offered while GCPs help (:func:`_help_offered`).
+    """
+    drain = lam * tau * s / (c + max(spare, 0.0))  # the backlog lambda tau over every engine's rate
+    # w_alone of _pool_trigger_wait with numerator and denominator times (1 - chi) (H + A): the
+    # fresh bursts' term is then (1 - chi) int v f, and a solve evaluates this a few times a population
+    inv_lam = 1.0 / lam
+    follow = (head + mass) * c * max(area - s / c * mass, 0.0) / (lam * s * (head - 1.0) + c * mass)
+    alone = (((1.0 - chain) * area + chain * follow + (1.0 - chain) * trig * tau * (inv_lam + (tau + drain) / 2.0))
+             / (head + mass + (1.0 - chain) * trig * (inv_lam + tau)))
+    return (1.0 - offered) * alone + offered * drain / 2.0
+
+
+@numba.njit(cache=True)
+def _help_offered(a, c, spill, spare, chain):  # pragma: no cover - compiled
+    r"""The share of a pool's bursts offered while GCPs help it (:func:`_pool_trigger_wait`), at most 1.
+
+    ``a`` busy engines' worth of bursts, a share ``spill`` of them helped on ``spare`` GCPs, which
+    take queued bursts all the time help is on: help is on a share ``h = spill a / G`` of the time
+    (work conservation). Fresh bursts are offered at ``lambda (1 - chi)`` then as at any time,
+    follow-ons as the pool's bursts end, ``chi (c + G) / s`` per ms while every engine serves it,
+    so
+
+    .. math:: \theta = h \Big(1 - \chi + \chi\frac{c + G}{a}\Big)
+
+    Measured (``benchmarks/probe_pool_flush.py``, 2 zIIPs, f 0.95, 3000 tps, 2 / 3 / 6 GCPs): help
+    on 17.8 / 11.5 / 5.5 % of the time (``h`` at the simulated spill 17.4 / 11.4 / 5.6), 25 / 19 /
+    14 % of the bursts offered then (``theta`` 26 / 21 / 16).
+    """
+    if spare <= 0.0:
+        return 1.0
+    offered = spill * (a * (1.0 - chain) + chain * (c + spare)) / spare
+    return offered if offered < 1.0 else 1.0
+
+
 @numba.njit(cache=True)
 def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
     """M/M/c+D: (P(V > tau), E[min(V, tau)]) for arrival rate ``lam``/ms, mean service ``s`` ms."""
@@ -530,8 +695,128 @@ def _mmc_impatient(lam, s, c, tau):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
-    """(spill, mean wait for a zIIP) under the help rule: M/M/c+D at the effective patience.
+def _mmc_help(lam, s, c, tau, pool, q0, spare, chain):  # pragma: no cover - compiled
+    """(spill, mean wait for a zIIP, q) under the help rule.
+
+    Burst rule: M/M/c+D at patience ``tau`` (:func:`_mmc_patience`). Pool rule: the spill of
+    M/M/c+D at the mean patience of a burst queued behind others (:func:`_mmc_patience`) and the
+    wait of the zIIPs alone until a trigger, its flush and the help that follows
+    (:func:`_pool_trigger_wait`). ``spare`` GCPs are left by GCP-native and other classes' work;
+    ``chain`` is the share of the pool's bursts a transaction offers the moment its previous one
+    there ends. ``q`` (the share of waiting bursts that find no other waiting) is the patience's
+    fixed point, kept for the next solve's warm start. Past the zIIPs' capacity this wait can fall
+    as the load rises; the callers hold it at its peaks (:func:`_pool_wait_peaks`).
+    """
+    b_head = _erlang_b(c - 1, lam * s)
+    spill, wait, q = _mmc_patience(lam, s, c, tau, pool, q0, b_head)
+    if pool and tau > 0.0:
+        wait = _pool_trigger_wait(lam, s, c, tau, b_head, spare, chain, _help_offered(lam * s, c, spill, spare, chain))
+    return spill, wait, q
+
+
+@numba.njit(cache=True)
+def _pool_wait_at(lam_t, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q0):  # pragma: no cover
+    """The pool rule's (wait per burst for a zIIP, q) of :func:`_mmc_help` at ``lam_t`` transactions/ms.
+
+    ``ke`` eligible bursts of ``s_e`` per transaction beside other classes' zIIP work (``rate_bz``
+    bursts/ms, ``a_bz`` engines) on ``n_z`` zIIPs; the GCPs left are ``n_g`` less other classes'
+    ``a_bg_g`` and the class's ``native_per_tran`` per transaction; ``q0`` starts the patience's
+    fixed point (:func:`_mmc_patience`).
+    """
+    rate_z = lam_t * ke + rate_bz
+    a_z = lam_t * ke * s_e + a_bz
+    native = lam_t * native_per_tran
+    _, wait, q = _mmc_help(rate_z, a_z / rate_z, n_z, tau, True, q0, n_g - native - a_bg_g,
+                           lam_t * (ke - 1.0) / rate_z)
+    return wait, q
+
+
+#: the most peaks of the pool rule's wait past the zIIPs' capacity kept (:func:`_pool_wait_peaks`),
+#: and the floats a solve keeps per LPAR state: the help cycle's least-wait rate and waits, then those
+_MAX_PEAKS = 4
+_FLOOR = 3 + 1 + 2 * _MAX_PEAKS
+
+
+@numba.njit(cache=True)
+def _pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, out):  # pragma: no cover
+    """Where the zIIPs fall behind, the loads at which :func:`_pool_wait_at` stops rising, into ``out``.
+
+    ``out[0]`` is the number of peaks found (up to :data:`_MAX_PEAKS`), ``out[1 + 2k]`` and
+    ``out[2 + 2k]`` the rate (tran/ms) and wait of peak ``k``, in rising order of both: each is
+    higher than the one before. Past the zIIPs' capacity more of the bursts are offered while GCPs
+    help and wait less (:func:`_help_offered`), so the wait can fall as the load rises before it
+    rises again (as the simulation's can there); the callers hold it at the last peak below the
+    load (:func:`_held_past_peak`), so more load never predicts better. Found on 128 loads from
+    where the zIIPs are full to the pools' capacity, each fall from above the peaks found so far
+    then by golden section between the neighbours of the load that falls, to a millionth of the
+    rate.
+    """
+    out[0] = 0.0
+    lo = (n_z - a_bz) / (ke * s_e)
+    hi = (n_g - a_bg_g + n_z - a_bz) / (ke * s_e + native_per_tran)
+    if ke < 1 or hi <= lo:
+        return
+    n = 128
+    step = (hi - lo) * (1.0 - 1e-6) / n
+    level = -np.inf
+    count = 0
+    prev, q = _pool_wait_at(lo, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, 1.0)
+    for i in range(1, n + 1):
+        # each load's patience fixed point from the one before: a step or two of Newton's method
+        cur, q = _pool_wait_at(lo + i * step, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q)
+        if cur < prev and prev > level:
+            a = lo + (i - 2) * step if i >= 2 else lo
+            b = lo + i * step
+            ratio = 0.3819660112501051
+            x1 = a + ratio * (b - a)
+            x2 = b - ratio * (b - a)
+            f1 = _pool_wait_at(x1, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q)[0]
+            f2 = _pool_wait_at(x2, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q)[0]
+            while b - a > 1e-6 * hi:
+                if f1 >= f2:
+                    b, x2, f2 = x2, x1, f1
+                    x1 = a + ratio * (b - a)
+                    f1 = _pool_wait_at(x1, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q)[0]
+                else:
+                    a, x1, f1 = x1, x2, f2
+                    x2 = b - ratio * (b - a)
+                    f2 = _pool_wait_at(x2, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q)[0]
+            x_p, w_p = (x1, f1) if f1 >= f2 else (x2, f2)
+            if prev > w_p:  # the coarse load itself is the higher: keep it
+                x_p, w_p = lo + (i - 1) * step, prev
+            out[1 + 2 * count] = x_p
+            out[2 + 2 * count] = w_p
+            count += 1
+            out[0] = count
+            level = w_p
+            if count == _MAX_PEAKS:
+                return
+        prev = cur
+
+
+@numba.njit(cache=True)
+def _held_past_peak(wait, x, s, ke, m, tau, pool, n_g, a_bg_g, native_per_tran, floor):  # pragma: no cover
+    """A closed solve's pool-rule wait per burst at ``x`` tran/ms, held past the zIIPs' capacity (:func:`_hold`)."""
+    if not pool or tau <= 0.0 or x * ke * s <= m:
+        return wait
+    if floor[3] < 0.0:
+        _pool_wait_peaks(s, ke, 0.0, 0.0, m, tau, n_g, a_bg_g, native_per_tran, floor[3:])
+    return _hold(wait, x, floor)
+
+
+@numba.njit(cache=True)
+def _hold(wait, x, floor):  # pragma: no cover - compiled
+    """``wait`` at ``x`` tran/ms, or the last of :func:`_pool_wait_peaks`' peaks (``floor[3:]``) below ``x``."""
+    # indexed, not sliced: a solve asks a few times a population
+    for k in range(int(floor[3]) - 1, -1, -1):
+        if x > floor[4 + 2 * k]:
+            return floor[5 + 2 * k] if floor[5 + 2 * k] > wait else wait
+    return wait
+
+
+@numba.njit(cache=True)
+def _mmc_patience(lam, s, c, tau, pool, q0, b_head):  # pragma: no cover - compiled
+    """(spill, mean wait for a zIIP, q) of M/M/c+D at the help rule's effective patience.
 
     Burst rule: every burst's patience is ``tau``. Pool rule: a burst that finds other bursts
     waiting is helped when the oldest of them reaches ``tau``; taking that head's age as uniform
@@ -540,11 +825,9 @@ def _mmc_help(lam, s, c, tau, pool, q0):  # pragma: no cover - compiled
     (``p_c / P(V > 0)``, which is ``1 - rho`` in M/M/c), the patience used is the mean
     ``tau (1 + q) / 2``; ``q`` and the queue it comes from are solved together, starting from
     ``q0`` (the previous population's ``q`` in the closed recursion, which converges in a few
-    steps from there). Returns ``(spill, wait, q)``. Bursts are taken as independent arrivals;
-    a transaction's bursts come one after another, so while it waits it offers none: where the
-    zIIPs cannot keep up, :func:`_help_cycle` describes that and the callers take it beside this.
+    steps from there). Under the pool rule :func:`_mmc_help` keeps the spill and takes the wait
+    from :func:`_pool_trigger_wait`.
     """
-    b_head = _erlang_b(c - 1, lam * s)
     if not pool or tau <= 0.0:
         spill, wait, q, _ = _mmc_terms(lam, s, c, tau, b_head)
         return spill, wait, q
@@ -744,8 +1027,9 @@ def _help_cycle_env(lam, floor, e_floor, g_floor, s, ke, kg, c_z, n_g, n_z, d_n,
 def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, floor):  # pragma: no cover
     """Residence, spill, busy per engine and waits at ``lam`` tran/ms.
 
-    ``floor`` (3 floats) keeps :func:`_cycle_floor`'s answer for the LPAR and class: ``floor[0] < 0``
-    asks for it to be found and stored, so a caller solving many loads of one LPAR finds it once.
+    ``floor`` (:data:`_FLOOR` floats) keeps :func:`_cycle_floor`'s answer for the LPAR and class in
+    ``floor[:3]`` and :func:`_pool_wait_peaks`' in ``floor[3:]``: ``floor[0] < 0`` (``floor[3] < 0``) asks for it to
+    be found and stored, so a caller solving many loads of one LPAR finds it once.
 
     Returns (residence ms, spill, zIIP busy per engine, GCP busy per engine, eligible wait ms,
     GCP-only wait ms). The waits are per transaction: eligible bursts queued for a zIIP (until a
@@ -781,7 +1065,17 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
     if rate_z > 0.0 and a_z > 1e-12:  # a vanishing eligible share has no zIIP queue to speak of
         s_z = a_z / rate_z
         if honor:
-            spill, wait_z, _ = _mmc_help(rate_z, s_z, n_z, tau, pool, 1.0)
+            # the share of the pool's bursts a transaction offers as its previous one there ends
+            # (other classes' work offers none)
+            chain = lam * (ke - 1.0) / rate_z if ke > 0 else 0.0
+            spill, wait_z, _ = _mmc_help(rate_z, s_z, n_z, tau, pool, 1.0, n_g - lam * (1.0 - f) * d - a_bg_g, chain)
+            if pool and tau > 0.0 and ke > 0 and a_z > n_z:
+                # past the zIIPs' capacity the wait may fall as the load rises: held at its first
+                # peak beyond it (found once per LPAR and class, callers keep it)
+                if floor[3] < 0.0:
+                    _pool_wait_peaks(f * d / ke, ke, a_bz / bg_s, a_bz, n_z, tau, n_g, a_bg_g, (1.0 - f) * d,
+                                     floor[3:])
+                wait_z = _hold(wait_z, lam, floor)
         else:
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g, inf, inf
@@ -850,9 +1144,10 @@ def _open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, b
     zb = np.empty((b, m))
     gb = np.empty((b, m))
     sat = np.zeros((b, m), dtype=np.bool_)
-    floor = np.empty(3)
+    floor = np.empty(_FLOOR)
     for i in range(b):
         floor[0] = -1.0  # each parameter set's own (its demand sets the burst size)
+        floor[3] = -1.0
         for j in range(m):
             r, s, z, g, _, _ = _residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s,
                                           floor)
@@ -874,11 +1169,12 @@ def _rows_kernel(lams, d, f, k_e, k_g, n_gs, n_zs, honor, tau, pool, bg_gs, bg_z
     gb = np.empty(m)
     wz = np.empty(m)
     wg = np.empty(m)
-    floor = np.empty(3)
+    floor = np.empty(_FLOOR)
     for j in range(m):
         if j == 0 or n_gs[j] != n_gs[j - 1] or n_zs[j] != n_zs[j - 1] or bg_gs[j] != bg_gs[j - 1] \
                 or bg_zs[j] != bg_zs[j - 1]:
             floor[0] = -1.0  # another LPAR state: its own least-wait rate (a curve's rows share one)
+            floor[3] = -1.0
         resp[j], spill[j], zb[j], gb[j], wz[j], wg[j] = _residence(lams[j], d, f, k_e, k_g, n_gs[j], n_zs[j], honor,
                                                                    tau, pool, bg_gs[j], bg_zs[j], bg_s, floor)
     return resp, spill, zb, gb, wz, wg
@@ -943,7 +1239,8 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, 
     it rises when a GCP is added (clients move from the GCP queue to the zIIP queue), which only
     the exact network offsets, and with the open GCP time it let a GCP added predict worse.
     """
-    spill, wait_open, q = _mmc_help(x * ke, s, m, tau, pool, q0)
+    spill, wait_open, q = _mmc_help(x * ke, s, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g, (ke - 1.0) / ke)
+    wait_open = _held_past_peak(wait_open, x, s, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, floor)
     t_z = ke * ((1.0 - spill) * s + wait_open)
     r_g = _open_gcp_residence(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill)
     r_mva = ((1.0 - f) * d + spill * f * d) * gcp_mva
@@ -1099,8 +1396,9 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
         spill_prev = 0.0
         # _help_cycle's least-wait rate and its waits (_cycle_floor) and the cycle's weight, found
         # the first time GCPs help
-        floor = np.empty(3)
+        floor = np.empty(_FLOOR)
         floor[0] = -1.0
+        floor[3] = -1.0
         weight = 0.0
         # without zIIPs every burst queues FCFS for the GCPs, GCP-only and eligible ones of
         # different sizes with other classes' bursts beside them (see solve_closed); beside zIIPs
@@ -1130,7 +1428,10 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the
                     # arrival sees gives the truncated wait and the spill; below saturation the
                     # exact closed wait is the smaller (an open queue overstates a finite one)
-                    spill_open, wait_open, q_help = _mmc_help(x_prev * ke, s, m, tau, pool, q_help)
+                    spill_open, wait_open, q_help = _mmc_help(x_prev * ke, s, m, tau, pool, q_help,
+                                                              n_g - x_prev * (1.0 - f) * d - a_bg_g, (ke - 1.0) / ke)
+                    wait_open = _held_past_peak(wait_open, x_prev, s, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d,
+                                                floor)
                     if wait_open < wait:
                         wait_z = wait_open
                     # a spill below 1e-12 moves no measurable work; counting it as none keeps
