@@ -56,18 +56,13 @@ class ProbedSimulation(LparSimulation):
         self._txn_ids: dict[int, tuple[int, object, list[int]]] = {}
         super().__init__(*args, **kwargs)
 
-    @property
-    def needs_help(self) -> bool:
-        return self._help_since is not None
-
-    @needs_help.setter
-    def needs_help(self, value: bool) -> None:
+    def _help_changed(self, on: bool) -> None:
         now = self.env.now
         self._count()
-        if value and self._help_since is None:
+        if on:
             self._help_since = now
             self.in_cpu_at_start.append(self.in_cpu)
-        elif not value and self._help_since is not None:
+        elif self._help_since is not None:
             self.help_ms += now - self._help_since
             self._help_since = None
             self.in_cpu_at_stop.append(self.in_cpu)

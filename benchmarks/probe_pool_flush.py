@@ -58,18 +58,13 @@ class FlushSimulation(LparSimulation):
         self._seen: dict[int, object] = {}
         super().__init__(*args, **kwargs)
 
-    @property
-    def needs_help(self) -> bool:
-        return self._help_since is not None
-
-    @needs_help.setter
-    def needs_help(self, value: bool) -> None:
-        if value and self._help_since is None:
+    def _help_changed(self, on: bool) -> None:
+        if on:
             self._help_since = self.env.now
             self.triggers.append(self.env.now)
             self._q_start = len(self.ziip_queue)
             self._helped = 0
-        elif not value and self._help_since is not None:
+        elif self._help_since is not None:
             self.periods.append((self._q_start, self.env.now - self._help_since, self._helped))
             self._help_since = None
 

@@ -111,7 +111,7 @@ class LparSimulation:
         self.gcps_help = scenario.eligible_helped
         self.help_wait_ms = scenario.help_wait_ms
         self.pool_rule = scenario.help_rule == "pool"
-        self.needs_help = False  # the pool rule's state; the burst rule never sets it
+        self._needs_help = False  # the pool rule's state; the burst rule never sets it
 
         self.free_gcp = scenario.n_gcp
         self.free_ziip = scenario.n_ziip
@@ -303,6 +303,24 @@ class LparSimulation:
         elif self.free_gcp:
             self.free_gcp -= 1
             self._help(self.ziip_queue.popleft())
+
+    @property
+    def needs_help(self) -> bool:
+        """Whether the pool rule's zIIPs need help: from ZIIPAWMT passing until a zIIP finds no work."""
+        return self._needs_help
+
+    @needs_help.setter
+    def needs_help(self, value: bool) -> None:
+        if value != self._needs_help:
+            self._needs_help = value
+            self._help_changed(value)
+
+    def _help_changed(self, on: bool) -> None:
+        """Called where the pool starts (``on``) or stops needing help; does nothing here.
+
+        Instrumented runs override it to log the help phases (``benchmarks/probe_help_phases.py``,
+        ``benchmarks/probe_pool_flush.py``).
+        """
 
     def _help_while_needed(self) -> None:
         while self.needs_help and self.free_gcp and self.ziip_queue:
