@@ -100,6 +100,8 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     hashes = HashAhead(smf) if smf and engine != "spark" else None
     bad_codepage = codepage_error(codepage)
     if bad_codepage:
+        if hashes is not None:
+            hashes.close()  # nothing will be ingested: stop after the input under way
         print(f"ingest: {bad_codepage}", file=sys.stderr)
         return 2
     if not files:
