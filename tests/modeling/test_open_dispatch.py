@@ -62,6 +62,10 @@ def fitted():
     return table, OpenDispatchModel(n_boot=40, seed=3).fit(table)
 
 
+@pytest.mark.xfail(strict=True, reason="known (#10): beside the other classes' 0.2 ms zIIP bursts the model's "
+                   "response depends little on how the class's eligible CPU is cut (1,200 tps on these 2 + 2: "
+                   "1.487 / 1.493 ms for 4 / 6 bursts, the simulation 1.496 / 1.504; M/M/c at the mean burst gave "
+                   "1.488 / 1.506), so response alone with 3 % scatter fits 6 to the model's own 4 (README, Models)")
 def test_recovers_the_generating_class(fitted):
     table, res = fitted
     assert res.cpu_ms_per_tran == pytest.approx(TRUE["cpu_ms_per_tran"], rel=1e-9)
