@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kneecap.modeling.dispatch import Dispatch, cpu_residence, solve_closed, solve_open
@@ -205,30 +205,41 @@ def test_a_stopped_solve_is_the_full_solve_up_to_each_sets_crossing(n_ziip, thin
     with pytest.raises(ValueError, match="stop_ratio must be >= 0"):
         solve_closed(0.8, 0.3, 0.95, dispatch, think_time_ms=think, n_max=10, stop_ratio=-1.0)
 
+# other classes' work on each pool (per engine, %): the range of the stress searches of issue #10
 _open_case = st.tuples(
     st.floats(0.1, 3.0), st.floats(0.0, 1.0), st.integers(1, 8), st.integers(0, 4), st.booleans(),
     st.sampled_from([0.0, 1.0, 3.2, 10.0]), st.integers(1, 6), st.floats(0.01, 0.97),
-    st.sampled_from(["pool", "burst"]))
+    st.sampled_from(["pool", "burst"]), st.floats(0.0, 60.0), st.floats(0.0, 30.0))
 
 
 @settings(max_examples=300, deadline=None)
 @given(_open_case)
+# beside other classes' zIIP work of larger bursts, response fell with load when the zIIP pool took
+# the mean burst of the class's and theirs (issue #10; found by a random search)
+@example((0.2633945367977527, 0.07887793510421386, 4, 1, True, 10.0, 2, 0.056451319380681576, "pool", 10.0, 10.0))
+@example((0.4921599979209218, 0.18824760483563396, 5, 1, True, 3.2, 3, 0.06368106957307698, "pool", 10.0, 30.0))
+@example((0.795, 0.0977, 5, 1, False, 10.0, 4, 0.04, "pool", 0.0, 30.0))
 def test_open_response_obeys_capacity_and_load(case):
-    # more load never predicts better, another engine of either kind never predicts worse
-    d, f, n_gcp, n_ziip, honor, tau, bursts, share, rule = case
-    dispatch = Dispatch(n_gcp, n_ziip, honor_priority=honor, help_wait_ms=tau, eligible_bursts=bursts,
-                        help_rule=rule)
+    # more load never predicts better, another engine of either kind never predicts worse, with
+    # other classes' work beside the class or without it
+    d, f, n_gcp, n_ziip, honor, tau, bursts, share, rule, bg_g, bg_z = case
+    bg_z = bg_z if n_ziip >= 1 else 0.0
+
+    def dispatch_of(g, z):
+        # other classes' work is a load in engines: an engine added lowers their busy per engine
+        return Dispatch(g, z, honor_priority=honor, help_wait_ms=tau, eligible_bursts=bursts, help_rule=rule,
+                        bg_gcp_busy_pct=bg_g * n_gcp / g, bg_ziip_busy_pct=bg_z * n_ziip / z if z else 0.0)
+
+    dispatch = dispatch_of(n_gcp, n_ziip)
     tps = share * dispatch.max_tps(d, f)
     if not math.isfinite(tps):
         return
     base = solve_open(np.array([tps, tps * 1.02]), d, 0.2, f, dispatch).resp_ms[0]
     assert base[0] <= base[1] * (1 + 1e-9)
-    more_gcp = solve_open(tps, d, 0.2, f, Dispatch(n_gcp + 1, n_ziip, honor_priority=honor, help_wait_ms=tau,
-                                                   eligible_bursts=bursts, help_rule=rule)).resp_ms[0, 0]
+    more_gcp = solve_open(tps, d, 0.2, f, dispatch_of(n_gcp + 1, n_ziip)).resp_ms[0, 0]
     assert more_gcp <= base[0] * (1 + 1e-9)
     if n_ziip >= 1:
-        more_ziip = solve_open(tps, d, 0.2, f, Dispatch(n_gcp, n_ziip + 1, honor_priority=honor, help_wait_ms=tau,
-                                                        eligible_bursts=bursts, help_rule=rule)).resp_ms[0, 0]
+        more_ziip = solve_open(tps, d, 0.2, f, dispatch_of(n_gcp, n_ziip + 1)).resp_ms[0, 0]
         # a zIIP added may predict worse only where the simulation does too: GCPs help a pool
         # that cannot keep up (test_a_ziip_added_can_raise_response_where_the_ziips_fall_behind)
         assert more_ziip <= base[0] * (1 + 1e-9) or dispatch.ziips_fall_behind(tps, d, f)
@@ -237,20 +248,24 @@ def test_open_response_obeys_capacity_and_load(case):
 @settings(max_examples=150, deadline=None)
 @given(st.floats(0.2, 2.0), st.floats(0.0, 1.0), st.floats(0.3, 0.95), st.integers(1, 16), st.integers(1, 16),
        st.sampled_from([50.0, 200.0, 1000.0]), st.floats(0.1, 1.5), st.sampled_from(["pool", "burst"]),
-       st.integers(1, 6))
-def test_closed_response_obeys_capacity_and_load(d, r0, f, n_gcp, n_ziip, think, share, rule, bursts):
+       st.integers(1, 6), st.floats(0.0, 60.0), st.floats(0.0, 30.0))
+def test_closed_response_obeys_capacity_and_load(d, r0, f, n_gcp, n_ziip, think, share, rule, bursts, bg_g, bg_z):
     # up to 1.5 N*, at any population (the recursion has no subtraction left): load, a GCP or a
-    # zIIP move response the right way, whatever the number of eligible bursts
-    dispatch = Dispatch(n_gcp, n_ziip, help_rule=rule, eligible_bursts=bursts)
+    # zIIP move response the right way, whatever the number of eligible bursts and whatever other
+    # classes' work is beside the class
+    def dispatch_of(g, z):
+        # other classes' work is a load in engines: an engine added lowers their busy per engine
+        return Dispatch(g, z, help_rule=rule, eligible_bursts=bursts, bg_gcp_busy_pct=bg_g * n_gcp / g,
+                        bg_ziip_busy_pct=bg_z * n_ziip / z)
+
+    dispatch = dispatch_of(n_gcp, n_ziip)
     n_star = (d + r0 + think) * dispatch.max_tps(d, f) / 1000.0
     n = min(max(int(share * n_star), 2), 5000)
     base = solve_closed(d, r0, f, dispatch, think_time_ms=think, n_max=n).resp_ms[0]
     assert np.all(np.isfinite(base))
     assert np.all(np.diff(base) >= -1e-9 * base[1:])
-    gcp = solve_closed(d, r0, f, Dispatch(n_gcp + 1, n_ziip, help_rule=rule, eligible_bursts=bursts),
-                       think_time_ms=think, n_max=n).resp_ms[0, -1]
-    ziip = solve_closed(d, r0, f, Dispatch(n_gcp, n_ziip + 1, help_rule=rule, eligible_bursts=bursts),
-                        think_time_ms=think, n_max=n).resp_ms[0, -1]
+    gcp = solve_closed(d, r0, f, dispatch_of(n_gcp + 1, n_ziip), think_time_ms=think, n_max=n).resp_ms[0, -1]
+    ziip = solve_closed(d, r0, f, dispatch_of(n_gcp, n_ziip + 1), think_time_ms=think, n_max=n).resp_ms[0, -1]
     assert gcp <= base[-1] * (1 + 1e-9)
     tps = solve_closed(d, r0, f, dispatch, think_time_ms=think, n_max=n).tps[0, -1]
     assert ziip <= base[-1] * (1 + 1e-9) or dispatch.ziips_fall_behind(tps, d, f)
@@ -302,15 +317,32 @@ def test_closed_help_path_agrees_with_the_open_model_at_its_throughput():
         assert sol.resp_ms[0, n - 1] == pytest.approx(open_resp, rel=2e-3)
 
 
-@pytest.mark.xfail(strict=True, reason="known (#10): the zIIP pool's M/M/c takes one exponential burst of the "
-                   "mean of the class's and the other classes' bursts; beside 0.2 ms background bursts, more "
-                   "0.02 ms class bursts lower that mean and the wait in ms. The simulation rises, honor NO: "
-                   "1.174 / 1.182 / 1.194 ms at 215 / 431 / 862 tps; the model falls, 1.244 / 1.202 / 1.167. "
-                   "Allen-Cunneen's residual (the no-zIIP GCP pool's rule) rises but is 15-16 % high here "
-                   "(1.348 / 1.359 / 1.382): a transaction's bursts are not Poisson arrivals")
 @pytest.mark.parametrize("honor", [True, False])
 def test_open_response_never_falls_with_load_beside_other_classes_ziip_work(honor):
+    # issue #10: 0.02 ms eligible bursts beside 0.2 ms background bursts on one zIIP. The simulation
+    # rises (honor NO: 1.174 / 1.182 / 1.194 ms at 215 / 431 / 862 tps); M/M/c at the mean burst fell
     dispatch = Dispatch(5, 1, honor_priority=honor, help_wait_ms=10.0, eligible_bursts=4, bg_ziip_busy_pct=30.0)
-    tps = np.array([215.0, 219.0, 323.0, 431.0])
+    tps = np.array([215.0, 219.0, 323.0, 431.0, 862.0])
     resp = solve_open(tps, 0.795, 0.2, 0.0977, dispatch).resp_ms[0]
     assert np.all(np.diff(resp) >= 0.0), resp
+
+
+@pytest.mark.parametrize("d,r0,f,n_gcp,n_ziip,think,n_max,bursts,bg_g,bg_z", [
+    # issue #10's closed reproducer: fell 0.06 ms where help began (MVA's stretched bursts beside the
+    # background, then the open queue)
+    (0.533, 0.376, 0.698, 8, 2, 50.0, 673, 1, 30.0, 30.0),
+    # fell 0.25 ms where help began: MVA's 1 / (1 - U_bg) on 6 GCPs, then the open pool
+    (1.8254526130760276, 0.6413301056495357, 0.6607867020214, 6, 5, 1000.0, 2737, 2, 30.0, 0.0),
+    # the zIIPs behind: the help cycle's zIIP service MVA's stretched burst, so work moved to the GCPs
+    # lowered the response
+    (1.2046307220863408, 0.43488558660838306, 0.79529339559063, 8, 2, 50.0, 136, 3, 0.0, 30.0),
+    # one GCP filled by other classes' work: NaN (a zero division) from 2,800 clients
+    (1.982131094353408, 0.34619040642019794, 0.8649004452047009, 1, 5, 1000.0, 4000, 1, 10.0, 0.0),
+])
+def test_closed_response_never_falls_with_load_beside_other_classes_work(d, r0, f, n_gcp, n_ziip, think, n_max,
+                                                                        bursts, bg_g, bg_z):
+    # found by random searches (issue #10)
+    dispatch = Dispatch(n_gcp, n_ziip, eligible_bursts=bursts, bg_gcp_busy_pct=bg_g, bg_ziip_busy_pct=bg_z)
+    resp = solve_closed(d, r0, f, dispatch, think_time_ms=think, n_max=n_max).resp_ms[0]
+    assert np.all(np.isfinite(resp))
+    assert np.all(np.diff(resp) >= -1e-9 * resp[1:])

@@ -101,7 +101,8 @@ def test_the_cpu_delay_samples_check_the_gcp_side(days):
     # Little's law: the simulation's time-average number in CPU delay over its tps, transaction-weighted
     true_ms = 1000 * fitted["n_gcp_delay"].sum() / fitted["tps"].sum()
     assert c["measured_ms_per_tran"] == pytest.approx(true_ms, rel=0.03)
-    # the model's GCP waits: 9 % short of the simulation's on these days, well inside the tolerance
+    # the model's GCP waits: within 1 % of the simulation's on these days (9 % short while the GCP pool
+    # took the mean of the class's 0.08 ms bursts and the other classes' 0.2 ms ones, issue #10)
     assert 0.8 <= c["ratio"] <= 1.25 and 0.8 <= c["peak_ratio"] <= 1.25
     assert any("CPU delay samples (R723CCDE) of 576 interval(s)" in n for n in res.notes)
     assert "CPU delay (R723CCDE)" in res.summary()
