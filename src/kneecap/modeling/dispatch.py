@@ -1436,6 +1436,22 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, 
 
 
 @numba.njit(cache=True)
+def _illinois(x, h, lo, h_lo, hi, h_hi, side):  # pragma: no cover - compiled
+    """One bracket update of Illinois regula falsi: ``h(x)`` replaces the end of its sign.
+
+    An end kept twice in a row has its value halved, so the bracket closes from both sides
+    (Dowell and Jarratt 1971). Returns ``(lo, h_lo, hi, h_hi, side)``.
+    """
+    if h < 0.0:
+        if side == -1:
+            h_hi *= 0.5
+        return x, h, hi, h_hi, -1
+    if side == 1:
+        h_lo *= 0.5
+    return lo, h_lo, x, h, 1
+
+
+@numba.njit(cache=True)
 def _push_root(seen, x, t, q):  # pragma: no cover - compiled
     """Shift ``seen`` (``[X, T]`` of the last three populations, then ``q`` of the last two) and append."""
     # element by element: a slice assignment between overlapping views copies through a
@@ -1512,16 +1528,7 @@ def _help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a
         h = x - n / (z_r0 + t_z + r_g)
         if abs(h) <= 1e-12 * x or hi - lo <= 1e-14 * hi:
             break
-        if h < 0.0:
-            lo, h_lo = x, h
-            if side == -1:
-                h_hi *= 0.5  # Illinois: halve the stale end so the bracket closes from both sides
-            side = -1
-        else:
-            hi, h_hi = x, h
-            if side == 1:
-                h_lo *= 0.5
-            side = 1
+        lo, h_lo, hi, h_hi, side = _illinois(x, h, lo, h_lo, hi, h_hi, side)
     _push_root(seen, x, t_z + r_g, q)
     return x, t_z, r_g, spill, q
 
@@ -1606,16 +1613,7 @@ def _throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, 
         h = x - n / (z_r0 + t_z + r_g)
         if abs(h) <= 1e-12 * x or hi - lo <= 1e-14 * hi:
             break
-        if h < 0.0:
-            lo, h_lo = x, h
-            if side == -1:
-                h_hi *= 0.5
-            side = -1
-        else:
-            hi, h_hi = x, h
-            if side == 1:
-                h_lo *= 0.5
-            side = 1
+        lo, h_lo, hi, h_hi, side = _illinois(x, h, lo, h_lo, hi, h_hi, side)
     return x, t_z, r_g, q
 
 
