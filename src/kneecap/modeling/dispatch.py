@@ -1370,6 +1370,31 @@ def _open_gcp_residence(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill):  # pragma: n
 
 
 @numba.njit(cache=True)
+def _ziip_wait_beside(x, f, d, ke, m, a_bz, bg_s, honor, tau, pool, q0, n_g, a_bg_g, floor):  # pragma: no cover
+    """The class's zIIP wait per burst beside other classes' zIIP work at ``x`` tran/ms: (s_e, spill, wait, q).
+
+    The open model's queue (:func:`_ziip_queue`) with the class's own burst ``s_e = f D / k_E`` as its
+    service. With honor YES the help rule's spill and wait (:func:`_mmc_help`: the GCPs left by
+    GCP-native and other classes' work, the class's follow-on bursts among all those offered the
+    pool), held past the zIIPs' capacity (:func:`_held_past_peak`); with NO Erlang C, and an
+    infinite wait where the pool is full. ``q`` is :func:`_mmc_help`'s, else ``q0``. Used alike by
+    the help path, the closed recursion and the closed solve beside background.
+    """
+    s_e = f * d / ke
+    rate_q, s_q = _ziip_queue(x, x * f * d, s_e, ke, m, a_bz, bg_s)
+    if rate_q * s_q <= 1e-12:  # no zIIP queue to speak of (as in _residence)
+        return s_e, 0.0, 0.0, q0
+    if honor:
+        spill, wait, q = _mmc_help(rate_q, s_q, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
+                                   x * (ke - 1.0) / (x * ke + a_bz / bg_s))
+        wait = _held_past_peak(wait, x, s_e, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, a_bz / bg_s, a_bz, floor)
+        return s_e, spill, wait, q
+    if rate_q * s_q < m:
+        return s_e, 0.0, _erlang_c(m, rate_q * s_q) * s_q / (m - rate_q * s_q), q0
+    return s_e, 0.0, np.inf, q0
+
+
+@numba.njit(cache=True)
 def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, a_bz, floor,
               weight):  # pragma: no cover - compiled
     """(zIIP time, GCP time, spill, q) of a transaction at ``x`` tran/ms while GCPs help.
@@ -1384,20 +1409,12 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, 
     it rises when a GCP is added (clients move from the GCP queue to the zIIP queue), which only
     the exact network offsets, and with the open GCP time it let a GCP added predict worse.
     """
-    spare = n_g - x * (1.0 - f) * d - a_bg_g
     if a_bz > 0.0:
-        s_e = f * d / ke
-        rate_q, s_q = _ziip_queue(x, x * f * d, s_e, ke, m, a_bz, bg_s)
-        spill, wait_open, q = 0.0, 0.0, q0
-        if rate_q * s_q > 1e-12:  # else no zIIP queue to speak of (as in _residence)
-            # chain: the class's follow-on bursts among all those offered the pool
-            chain = x * (ke - 1.0) / (x * ke + a_bz / bg_s)
-            spill, wait_open, q = _mmc_help(rate_q, s_q, m, tau, pool, q0, spare, chain)
-            wait_open = _held_past_peak(wait_open, x, s_e, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, a_bz / bg_s,
-                                        a_bz, floor)
+        s_e, spill, wait_open, q = _ziip_wait_beside(x, f, d, ke, m, a_bz, bg_s, True, tau, pool, q0, n_g, a_bg_g,
+                                                     floor)
         t_z = ke * ((1.0 - spill) * s_e + wait_open)
     else:
-        spill, wait_open, q = _mmc_help(x * ke, s, m, tau, pool, q0, spare, (ke - 1.0) / ke)
+        spill, wait_open, q = _mmc_help(x * ke, s, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g, (ke - 1.0) / ke)
         wait_open = _held_past_peak(wait_open, x, s, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, 0.0, 0.0, floor)
         t_z = ke * ((1.0 - spill) * s + wait_open)
     r_g = _open_gcp_residence(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill)
@@ -1545,19 +1562,8 @@ def _times_beside_background(x, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke,
     t_z = t_z_mva
     q = q0
     if ziip_open:
-        s_e = f * d / ke
-        rate_q, s_q = _ziip_queue(x, x * f * d, s_e, ke, n_z, a_bz, bg_s)
-        spill = 0.0
-        if rate_q * s_q <= 1e-12:  # no zIIP queue to speak of (as in _residence)
-            wait = 0.0
-        elif honor:
-            spill, wait, q = _mmc_help(rate_q, s_q, n_z, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
-                                       x * (ke - 1.0) / (x * ke + a_bz / bg_s))
-            wait = _held_past_peak(wait, x, s_e, ke, n_z, tau, pool, n_g, a_bg_g, (1.0 - f) * d, a_bz / bg_s, a_bz,
-                                   floor)
-        elif rate_q * s_q < n_z:
-            wait = _erlang_c(n_z, rate_q * s_q) * s_q / (n_z - rate_q * s_q)
-        else:
+        s_e, spill, wait, q = _ziip_wait_beside(x, f, d, ke, n_z, a_bz, bg_s, honor, tau, pool, q0, n_g, a_bg_g, floor)
+        if not honor and wait == np.inf:
             return np.inf, np.inf, q
         t_z = ke * ((1.0 - spill) * s_e + wait)
     r_g = r_g_mva
@@ -1699,25 +1705,12 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     # background, took over from it where help began, so response fell there. The
                     # open model's queue (_ziip_queue) at the throughput the population before
                     # carried, its service the class's own burst, as the help path has it
-                    s_e = f * d / ke
-                    rate_q, s_q = _ziip_queue(x_prev, x_prev * f * d, s_e, ke, m, a_bz, bg_s)
-                    spill_open, wait_open = 0.0, np.inf
-                    if rate_q * s_q <= 1e-12:  # no zIIP queue to speak of (as in _residence)
-                        wait_open = 0.0
-                    elif honor:
-                        # spare GCPs and the class's follow-on bursts among those offered, as below
-                        spill_open, wait_open, q_help = _mmc_help(rate_q, s_q, m, tau, pool, q_help,
-                                                                  n_g - x_prev * (1.0 - f) * d - a_bg_g,
-                                                                  x_prev * (ke - 1.0) / (x_prev * ke + a_bz / bg_s))
-                        wait_open = _held_past_peak(wait_open, x_prev, s_e, ke, m, tau, pool, n_g, a_bg_g,
-                                                    (1.0 - f) * d, a_bz / bg_s, a_bz, floor)
-                        # help solved from here on, as below
-                        spill = spill_open if spill_open > 1e-12 else 0.0
-                    elif rate_q * s_q < m:
-                        wait_open = _erlang_c(m, rate_q * s_q) * s_q / (m - rate_q * s_q)
-                    else:
-                        wait_open = wait  # a full pool: the closed network's wait, which stays finite
-                        s_e = s
+                    s_e, spill_open, wait_open, q_help = _ziip_wait_beside(x_prev, f, d, ke, m, a_bz, bg_s, honor,
+                                                                           tau, pool, q_help, n_g, a_bg_g, floor)
+                    if not honor and wait_open == np.inf:
+                        wait_open, s_e = wait, s  # a full pool: the closed network's wait, which stays finite
+                    # help solved from here on, as below (spill is 0 here before it)
+                    spill = spill_open if spill_open > 1e-12 else 0.0
                     t_z = ke * ((1.0 - spill_open) * s_e + wait_open)
                     d_z = (1.0 - spill) * d_e
                     ziip_open = True
