@@ -903,7 +903,7 @@ def _pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_t
 @numba.njit(cache=True)
 def _held_past_peak(wait, x, s, ke, m, tau, pool, n_g, a_bg_g, native_per_tran, rate_bz, a_bz,
                     floor):  # pragma: no cover - compiled
-    """A closed solve's pool-rule wait per burst at ``x`` tran/ms, held past the zIIPs' capacity (:func:`_hold`).
+    """A pool-rule wait per burst at ``x`` tran/ms, held past the zIIPs' capacity (:func:`_hold`).
 
     ``s`` is the class's burst on the zIIPs; beside other classes' zIIP work (``rate_bz`` bursts/ms,
     ``a_bz`` engines) ``s`` is its own burst and the wait that of :func:`_ziip_queue`'s queue.
@@ -1201,13 +1201,11 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
             # (other classes' work offers none): of the bursts offered, rate_z, not the queue's rate_q
             chain = lam * (ke - 1.0) / rate_z if ke > 0 else 0.0
             spill, wait_z, _ = _mmc_help(rate_q, s_z, n_z, tau, pool, 1.0, n_g - lam * (1.0 - f) * d - a_bg_g, chain)
-            if pool and tau > 0.0 and ke > 0 and a_z > n_z:
+            if ke > 0:
                 # past the zIIPs' capacity the wait may fall as the load rises: held at its first
                 # peak beyond it (found once per LPAR and class, callers keep it)
-                if floor[3] < 0.0:
-                    _pool_wait_peaks(f * d / ke, ke, a_bz / bg_s, a_bz, n_z, tau, n_g, a_bg_g, (1.0 - f) * d,
-                                     floor[3:])
-                wait_z = _hold(wait_z, lam, floor)
+                wait_z = _held_past_peak(wait_z, lam, f * d / ke, ke, n_z, tau, pool, n_g, a_bg_g, (1.0 - f) * d,
+                                         a_bz / bg_s, a_bz, floor)
         else:
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g, inf, inf
