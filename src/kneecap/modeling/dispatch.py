@@ -26,9 +26,11 @@ waited ZIIPAWMT, the flush of the backlog behind it and the help that follows
 (:func:`_pool_trigger_wait`); the spill is M/M/c+D's at the mean patience of a burst queued behind
 others. Where the class's eligible load is more than its zIIPs can run, help comes
 in cycles (:func:`_help_cycle`) that the M/M/c+D queue of independent bursts misses; the model
-takes the smaller of the two, the cycle weighted by how many bursts ZIIPAWMT spans, and holds the
-cycle's waits at their least below the load where they are least, so response never falls as
-load rises. A zIIP added (or other classes' zIIP work taken away) can then raise response, as in
+takes the smaller of the two, the cycle weighted by how many bursts ZIIPAWMT spans. There the
+simulated response rises, then falls as more bursts are offered while GCPs help, then rises again;
+the model holds it to the geometric mean of the highest response below and the least above
+(:func:`_help_cycle_env`), so response never falls as load rises and is wrong by no more than any
+monotone curve must be. A zIIP added (or other classes' zIIP work taken away) can then raise response, as in
 the simulation: :meth:`Dispatch.ziips_fall_behind` says where.
 """
 
@@ -239,7 +241,8 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     *Pool rule, zIIPs behind* — where ``f D X`` exceeds the zIIPs, the help cycle of
     :func:`_help_cycle` (zIIPs alone until a burst has waited ZIIPAWMT, then every spare GCP until
     the queue empties), weighted by :func:`_cycle_weight`, replaces the M/M/c+D residence where it
-    is the smaller; below the load where its waits are least they are held there.
+    is the smaller; where the response that gives falls as the load rises it is held to the
+    geometric mean of its highest value below and its least above (:func:`_help_cycle_env`).
 
     *GCP pool* — M/M/c with two non-preemptive priorities (Cobham): GCP-native work and
     background, then helped eligible work (load ``pi a_Z``). With ``C`` Erlang C at the total load
@@ -838,9 +841,11 @@ def _pool_wait_at(lam_t, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_p
 
 
 #: the most peaks of the pool rule's wait past the zIIPs' capacity kept (:func:`_pool_wait_peaks`),
-#: and the floats a solve keeps per LPAR state: the help cycle's least-wait rate and waits, then those
+#: and the floats a solve keeps per LPAR state: the help cycle's least-wait rate and waits, those
+#: peaks, then at ``_PEAK`` the highest residence below that rate (:func:`_cycle_hold_peak`)
 _MAX_PEAKS = 4
-_FLOOR = 3 + 1 + 2 * _MAX_PEAKS
+_PEAK = 3 + 1 + 2 * _MAX_PEAKS
+_FLOOR = _PEAK + 1
 
 
 @numba.njit(cache=True)
@@ -1040,6 +1045,8 @@ def _help_cycle(lam, s, ke, c_z, g_cap, a_n, rate_n, a_zbg, rate_zbg, n_pool, ta
     mu = c_z / s
     big_m = (c_z + spare) / s
     rise = lam - mu / ke
+    if rise <= 0.0:  # a_e a rounding above c_z: the backlog never rises
+        return np.inf, 0.0
     q_0 = p * spare
     u = (mu * tau - q_0) / rise if mu * tau > q_0 else 0.0
     t_off = u + tau
@@ -1084,8 +1091,9 @@ def _cycle_floor(s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pra
     inf)`` where the cycle has no regime. In the simulation as in the cycle, a pool that needs
     help more often can serve a transaction sooner (more of its bursts are offered while GCPs
     help), so the waits fall as the load rises from where the zIIPs stop keeping up, then rise to
-    the GCPs' saturation. The model keeps response from falling with load by holding the waits
-    at their least below this rate (:func:`_help_cycle_env`). Golden-section search over the
+    the GCPs' saturation. The model keeps response from falling with load by holding it between
+    the highest response below this rate and these least waits (:func:`_help_cycle_env`).
+    Golden-section search over the
     regime, where the waits are unimodal (down while the help share grows, up as the pooled
     engines fill), to a millionth of the rate: holding a rate that far off the least moves the
     waits by its square.
@@ -1119,19 +1127,110 @@ def _cycle_floor(s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pra
 
 
 @numba.njit(cache=True)
-def _help_cycle_env(lam, floor, e_floor, g_floor, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz,
-                    tau):  # pragma: no cover - compiled
-    """:func:`_cycle_waits` with the waits held at their least (``e_floor``, ``g_floor``) below ``floor``.
+def _help_cycle_env(lam, floor, d, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pragma: no cover
+    r""":func:`_cycle_waits` held so that more load never predicts less: (eligible waits, GCP-only waits, spill).
 
-    :func:`_cycle_floor` gives the three. Below the cycle's regime too: its least waits bound the
-    response from the right, so the response cannot fall where the cycle starts to apply. The
-    spill stays that of ``lam`` (none below the regime): only the waits are held.
+    ``floor`` holds :func:`_cycle_floor`'s rate and least waits (``floor[:3]``) and, at ``_PEAK``,
+    :func:`_cycle_hold_peak`'s highest residence ``P`` below that rate (``0`` for none); ``d`` is
+    the class's CPU per transaction. The spill stays that of ``lam`` (none below the regime): only
+    the waits are held.
+
+    Notes
+    -----
+    Where the zIIPs cannot keep up, the simulated response rises to a peak and then *falls* as the
+    load rises (more of the bursts are offered while GCPs help; on 8 GCPs + 1 zIIP, f 0.95, 4 bursts
+    of 0.19 ms, open: 3.80 ms at 86 % of the zIIP's capacity, 5.45 at 145 %, 4.34 at 513 %), then
+    rises again to the pools' saturation. A model that may not predict less for more load cannot
+    follow it; with ``r`` the residence the queues give (the pool rule's before the cycle's least
+    rate, the cycle's after), ``U`` its running maximum from below and ``L`` its running minimum
+    from above, it takes
+
+    .. math:: \hat r(\lambda) = \sqrt{U(\lambda)\, L(\lambda)}
+
+    the monotone curve whose largest relative error against ``r`` is least: each is wrong by at
+    most ``sqrt(U / L)``, and no monotone curve does better where ``r`` rises to ``U`` and falls to
+    ``L`` (the L-infinity isotonic regression is the midpoint of the two envelopes, Ubhaya 1974; here
+    in logarithms, for relative error). Where the cycle's least waits are lower than ``P`` this is
+    ``sqrt(P (D + e + g))`` with the cycle's waits at ``lam`` above the least rate and the least
+    waits below it (the response ``R0`` left out); where ``P`` is no higher, the least waits held as
+    they are (``L`` alone, as before). The held waits keep the cycle's eligible / GCP-only split.
+
+    References
+    ----------
+    Ubhaya, V. A. (1974), "Isotone optimization, I", *Journal of Approximation Theory* 12, 146-159.
     """
-    if lam <= floor:
+    if lam <= floor[0]:
         a_e = lam * ke * s
-        return e_floor, g_floor, (a_e - c_z) / a_e if a_e > c_z else 0.0
-    e, g, spill_c, _ = _cycle_waits(lam, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+        e, g = floor[1], floor[2]
+        spill_c = (a_e - c_z) / a_e if a_e > c_z else 0.0
+    else:
+        e, g, spill_c, _ = _cycle_waits(lam, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+    r = d + e + g
+    peak = floor[_PEAK]
+    if peak > r and r < np.inf and e + g > 0.0:
+        scale = (math.sqrt(peak * r) - d) / (e + g)
+        e *= scale
+        g *= scale
     return e, g, spill_c
+
+
+@numba.njit(cache=True)
+def _cycle_hold_peak(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor):  # pragma: no cover - compiled
+    """The highest residence (``R0`` left out) below the help cycle's least-wait rate ``floor[0]``.
+
+    The pool rule's residence (:func:`_residence_pool`) with the cycle's unheld waits
+    (:func:`_cycle_waits`) taken in where smaller, in proportion to ``weight``, as :func:`_residence`
+    combines them, from the zIIPs' capacity to ``floor[0]``: the ``U`` of :func:`_help_cycle_env`.
+    On 64 loads, then by golden section between the neighbours of the highest, to a millionth of
+    the rate. ``0`` where the range is empty.
+    """
+    ke = k_e if f > 0.0 else 0
+    kg = k_g if f < 1.0 else 0
+    if ke < 1 or d <= 0.0:
+        return 0.0
+    s_e = f * d / ke
+    c_z = n_z * (1.0 - bg_z)
+    lo = c_z / (ke * s_e)
+    hi = floor[0]
+    if not hi > lo:
+        return 0.0
+    lo += 1e-9 * (hi - lo)  # as in _cycle_floor: at the zIIPs' capacity exactly the cycle's backlog never rises
+    n = 64
+    step = (hi - lo) / n
+    best, at = 0.0, 0
+    for i in range(n + 1):
+        r = _cycle_combined(lo + i * step, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+        if r > best:
+            best, at = r, i
+    a = lo + max(at - 1, 0) * step
+    b = lo + min(at + 1, n) * step
+    ratio = 0.3819660112501051
+    x1 = a + ratio * (b - a)
+    x2 = b - ratio * (b - a)
+    f1 = _cycle_combined(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+    f2 = _cycle_combined(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+    while b - a > 1e-6 * hi:
+        if f1 >= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = a + ratio * (b - a)
+            f1 = _cycle_combined(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = b - ratio * (b - a)
+            f2 = _cycle_combined(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+    return max(best, f1, f2)
+
+
+@numba.njit(cache=True)
+def _cycle_combined(lam, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor):  # pragma: no cover
+    """:func:`_cycle_hold_peak`'s residence at ``lam``: ``0`` where it is not finite."""
+    r = _residence_pool(lam, d, f, k_e, k_g, n_g, n_z, True, tau, True, bg_g, bg_z, bg_s, floor)[0]
+    e, g, _, _ = _cycle_waits(lam, f * d / ke, ke, kg, n_z * (1.0 - bg_z), n_g, n_z, (1.0 - f) * d, bg_g * n_g, bg_s,
+                              bg_z * n_z, tau)
+    c = d + e + g
+    if c < r:
+        r = c if r == np.inf else r - weight * (r - c)
+    return r if r < np.inf else 0.0
 
 
 @numba.njit(cache=True)
@@ -1158,13 +1257,56 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
     """Residence, spill, busy per engine and waits at ``lam`` tran/ms.
 
     ``floor`` (:data:`_FLOOR` floats) keeps :func:`_cycle_floor`'s answer for the LPAR and class in
-    ``floor[:3]`` and :func:`_pool_wait_peaks`' in ``floor[3:]``: ``floor[0] < 0`` (``floor[3] < 0``) asks for it to
-    be found and stored, so a caller solving many loads of one LPAR finds it once.
+    ``floor[:3]``, :func:`_pool_wait_peaks`' in ``floor[3:_PEAK]`` and :func:`_cycle_hold_peak`'s in
+    ``floor[_PEAK]``: ``floor[0] < 0`` (``floor[3] < 0``) asks for it to be found and stored, so a
+    caller solving many loads of one LPAR finds it once.
 
     Returns (residence ms, spill, zIIP busy per engine, GCP busy per engine, eligible wait ms,
     GCP-only wait ms). The waits are per transaction: eligible bursts queued for a zIIP (until a
     zIIP or a helping GCP takes them) and GCP-only bursts queued for a GCP (with no zIIP online all
     of it, eligible work included, is GCP wait).
+    """
+    resid, spill, ziip_busy, gcp_busy, wait_e, wait_g = _residence_pool(lam, d, f, k_e, k_g, n_g, n_z, honor, tau,
+                                                                         pool, bg_g, bg_z, bg_s, floor)
+    ke = k_e if f > 0.0 else 0
+    if not (honor and pool and ke > 0 and n_z > 0 and d > 0.0 and resid < np.inf):
+        return resid, spill, ziip_busy, gcp_busy, wait_e, wait_g
+    a_g = gcp_busy * n_g
+    # where the zIIPs cannot keep up, help comes in cycles (see _help_cycle): the smaller
+    # response of the two, in proportion to the cycle's weight
+    kg = k_g if f < 1.0 else 0
+    a_bg_g = bg_g * n_g
+    a_z = lam * f * d + bg_z * n_z
+    s_e = f * d / ke
+    c_z = n_z * (1.0 - bg_z)
+    weight = _cycle_weight(c_z, tau, s_e)
+    if weight > 0.0:
+        d_n = (1.0 - f) * d
+        if floor[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
+            floor[0], floor[1], floor[2] = _cycle_floor(s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, bg_z * n_z,
+                                                        tau)
+            floor[_PEAK] = _cycle_hold_peak(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+        e_c, g_c, spill_c = _help_cycle_env(lam, floor, d, s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s,
+                                            bg_z * n_z, tau)
+        if d + e_c + g_c < resid:
+            resid -= weight * (resid - d - e_c - g_c)
+            wait_e += weight * (e_c - wait_e)
+            wait_g += weight * (g_c - wait_g)
+        if spill_c > spill:
+            moved = weight * (spill_c - spill)
+            spill += moved
+            a_g += moved * a_z
+            ziip_busy -= moved * a_z / n_z
+    if a_g >= n_g:
+        return np.inf, spill, ziip_busy, a_g / n_g, np.inf, np.inf
+    return resid, spill, ziip_busy, a_g / n_g, wait_e, wait_g
+
+
+@numba.njit(cache=True)
+def _residence_pool(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, floor):  # pragma: no cover
+    """:func:`_residence` before the help cycle: the M/M/c+D or pool rule's queues alone.
+
+    Returns what :func:`_residence` does; ``floor[3:_PEAK]`` as there.
     """
     inf = np.inf
     ke = k_e if f > 0.0 else 0
@@ -1212,33 +1354,10 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
             wait_z = _erlang_c(n_z, a_z) * s_z / (n_z - a_z)
     ziip_busy = a_z * (1.0 - spill) / n_z
     w_hi, w_lo, a_g = _gcp_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, spill * a_z, spill * rate_z, spill * a_bz)
-    resid = d + kg * w_hi + ke * (wait_z + spill * w_lo) if a_g < n_g else inf
-    wait_e = ke * (wait_z + spill * w_lo)
-    wait_g = kg * w_hi
-    if honor and pool and ke > 0 and resid < inf:
-        # where the zIIPs cannot keep up, help comes in cycles (see _help_cycle): the smaller
-        # response of the two, in proportion to the cycle's weight
-        s_e = f * d / ke
-        c_z = n_z * (1.0 - bg_z)
-        weight = _cycle_weight(c_z, tau, s_e)
-        if weight > 0.0:
-            d_n = (1.0 - f) * d
-            if floor[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
-                floor[0], floor[1], floor[2] = _cycle_floor(s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
-            e_c, g_c, spill_c = _help_cycle_env(lam, floor[0], floor[1], floor[2], s_e, ke, kg, c_z, n_g, n_z, d_n,
-                                                a_bg_g, bg_s, a_bz, tau)
-            if d + e_c + g_c < resid:
-                resid -= weight * (resid - d - e_c - g_c)
-                wait_e += weight * (e_c - wait_e)
-                wait_g += weight * (g_c - wait_g)
-            if spill_c > spill:
-                moved = weight * (spill_c - spill)
-                spill += moved
-                a_g += moved * a_z
-                ziip_busy -= moved * a_z / n_z
     if a_g >= n_g:
         return inf, spill, ziip_busy, a_g / n_g, inf, inf
-    return resid, spill, ziip_busy, a_g / n_g, wait_e, wait_g
+    return (d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g, ke * (wait_z + spill * w_lo),
+            kg * w_hi)
 
 
 @numba.njit(cache=True)
@@ -1426,8 +1545,8 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, 
         # with MVA's stretched burst as service, work moved to the GCPs lost its stretch and the
         # response fell with load, 4.392 -> 4.383 ms from 1735 to 1780 tps on 8 GCPs + 2 zIIPs)
         s_c, c_c = (f * d / ke, m - a_bz) if a_bz > 0.0 else (s, float(m))
-        e_c, g_c, spill_c = _help_cycle_env(x, floor[0], floor[1], floor[2], s_c, ke, kg, c_c, n_g, m,
-                                            (1.0 - f) * d, a_bg_g, bg_s, a_bz, tau)
+        e_c, g_c, spill_c = _help_cycle_env(x, floor, d, s_c, ke, kg, c_c, n_g, m, (1.0 - f) * d, a_bg_g, bg_s,
+                                            a_bz, tau)
         if e_c < np.inf:
             t_z_c = ke * (1.0 - spill_c) * s_c + e_c
             r_g_c = (1.0 - f) * d + spill_c * f * d + g_c
@@ -1751,6 +1870,9 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     floor[0], floor[1], floor[2] = (_cycle_floor(s_c, ke, kg_on, c_c, n_g, n_z, (1.0 - f) * d,
                                                                  a_bg_g, bg_s, a_bz, tau)
                                                     if weight > 0.0 else (0.0, np.inf, np.inf))
+                    # the open model's highest residence below that rate (_help_cycle_env's hold)
+                    floor[_PEAK] = (_cycle_hold_peak(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+                                    if weight > 0.0 else 0.0)
                 x, t_z, r_g, spill, q_help = _help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
                                                               q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s, a_bz,
                                                               seen, floor, weight)
