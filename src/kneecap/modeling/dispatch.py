@@ -29,7 +29,7 @@ in cycles (:func:`_help_cycle`) that the M/M/c+D queue of independent bursts mis
 takes the smaller of the two, the cycle weighted by how many bursts ZIIPAWMT spans. There the
 simulated response rises, then falls as more bursts are offered while GCPs help, then rises again;
 the model holds it to the geometric mean of the highest response below and the least above
-(:func:`_help_cycle_env`), so response never falls as load rises and is wrong by no more than any
+(:func:`_hold_cycle`), so response never falls as load rises and is wrong by no more than any
 monotone curve must be. A zIIP added (or other classes' zIIP work taken away) can then raise response, as in
 the simulation: :meth:`Dispatch.ziips_fall_behind` says where.
 """
@@ -242,7 +242,7 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     :func:`_help_cycle` (zIIPs alone until a burst has waited ZIIPAWMT, then every spare GCP until
     the queue empties), weighted by :func:`_cycle_weight`, replaces the M/M/c+D residence where it
     is the smaller; where the response that gives falls as the load rises it is held to the
-    geometric mean of its highest value below and its least above (:func:`_help_cycle_env`).
+    geometric mean of its highest value below and its least above (:func:`_hold_cycle`).
 
     *GCP pool* — M/M/c with two non-preemptive priorities (Cobham): GCP-native work and
     background, then helped eligible work (load ``pi a_Z``). With ``C`` Erlang C at the total load
@@ -711,10 +711,17 @@ def _pool_trigger_wait(lam, s, c, tau, b_head, spare, chain, offered):  # pragma
     backlog a trigger finds, and its wait was 16-17 % below the simulation's where those zIIPs
     are 91-96 % busy (issue #10).
     """
-    mu_c = c / s
-    x = (lam - mu_c) * tau
     if lam <= 0.0:
         return 0.0
+    mass, area, trig = _pool_alone(lam, s, c, tau)
+    return _pool_phases(lam, s, c, tau, 1.0 / b_head, mass, area, trig, spare, chain, offered)
+
+
+@numba.njit(cache=True)
+def _pool_alone(lam, s, c, tau):  # pragma: no cover - compiled
+    """:func:`_pool_trigger_wait`'s zIIPs-alone terms per ``p_{c-1}``: (``int f``, ``int v f``, ``F``), ``lam > 0``."""
+    mu_c = c / s
+    x = (lam - mu_c) * tau
     ratio = 1.0 + mu_c / lam
     if x > 1.0:
         # past the zIIPs' capacity: every term per e^{beta tau} p_{c-1} (no overflow), with the
@@ -727,7 +734,7 @@ def _pool_trigger_wait(lam, s, c, tau, b_head, spare, chain, offered):  # pragma
         trig = lam / den
         mass = lam * tau * (e1 * ratio - 1.0 + lam * tau * (x - 1.0 + e_0) / (x * x)) / den
         area = lam * tau * tau * (e3 * ratio - 0.5 + lam * tau * (x * x / 2.0 - x + 1.0 - e_0) / (x * x * x)) / den
-        return _pool_phases(lam, s, c, tau, 1.0 / b_head, mass, area, trig, spare, chain, offered)
+        return mass, area, trig
     # per p_{c-1}, with the power series where |x| < 0.2 (E_1 ... E_4 cancel there;
     # E_1 = 1 + x E_2 and E_3 = 1/2 + x E_4 exactly)
     e_x = math.exp(x)
@@ -745,7 +752,7 @@ def _pool_trigger_wait(lam, s, c, tau, b_head, spare, chain, offered):  # pragma
     trig = lam * e_x / (ratio + lam * tau * e1)  # F / p_{c-1}
     mass = lam * tau * e1 - trig * tau * (1.0 + lam * tau * e2)  # int_0^tau f / p_{c-1}
     area = lam * tau * tau * e3 - trig * tau * tau * (0.5 + lam * tau * e4)  # int_0^tau v f / p_{c-1}
-    return _pool_phases(lam, s, c, tau, 1.0 / b_head, mass, area, trig, spare, chain, offered)
+    return mass, area, trig
 
 
 @numba.njit(cache=True)
@@ -817,9 +824,55 @@ def _mmc_help(lam, s, c, tau, pool, q0, spare, chain):  # pragma: no cover - com
     """
     b_head = _erlang_b(c - 1, lam * s)
     spill, wait, q = _mmc_patience(lam, s, c, tau, pool, q0, b_head)
-    if pool and tau > 0.0:
-        wait = _pool_trigger_wait(lam, s, c, tau, b_head, spare, chain, _help_offered(lam * s, c, spill, spare, chain))
+    if pool and tau > 0.0 and lam > 0.0:
+        wait = _pool_wait_spare_held(lam, s, c, tau, 1.0 / b_head, spare, chain, spill)
     return spill, wait, q
+
+
+@numba.njit(cache=True)
+def _pool_wait_spare_held(lam, s, c, tau, head, spare, chain, spill):  # pragma: no cover - compiled
+    r""":func:`_pool_trigger_wait` at ``spare`` GCPs, or its least over fewer spare GCPs where that is lower.
+
+    The pool rule's wait is ``W = (1 - theta) w_alone + theta D / 2`` with ``theta`` the share of
+    bursts offered while GCPs help (:func:`_help_offered`). More spare GCPs drain the backlog
+    sooner (``D`` falls) but so help is on for less of the time and fewer bursts are offered
+    then (``theta ~ spill a / G``): with one eligible burst per transaction, a short ZIIPAWMT and
+    the zIIPs just behind, ``W`` can rise with ``G`` (1 zIIP at 30 % busy with other classes'
+    work, 5 -> 6 GCPs: 0.3577 -> 0.3586 ms per transaction, the response +0.02 %, seen by
+    ``benchmarks/stress_dispatch_background.py``), too little for a simulation to tell either
+    way. A GCP added must not predict worse, so where ``W`` rises with ``G`` it is held at its
+    least over ``(0, G]``.
+    """
+    mass, area, trig = _pool_alone(lam, s, c, tau)
+    a = lam * s
+    wait = _pool_phases(lam, s, c, tau, head, mass, area, trig, spare, chain, _help_offered(a, c, spill, spare, chain))
+    if spill <= 1e-12 or spare <= 0.0:
+        return wait
+    g = spare * (1.0 - 1e-6)
+    if _pool_phases(lam, s, c, tau, head, mass, area, trig, g, chain, _help_offered(a, c, spill, g, chain)) >= wait:
+        return wait  # falling (or flat) in G here, and so at every G below
+    # below g_1 every burst is offered while GCPs help (theta = 1) and W = D / 2 falls with G: the
+    # least over (0, spare] is at g_1 or past it, where W is smooth (golden section). g_1 itself
+    # is a kink, taken exactly, so spare GCPs past the least all give the same wait
+    held = spill * chain
+    g_1 = spill * (a * (1.0 - chain) + chain * c) / (1.0 - held) if held < 1.0 else spare
+    lo, hi = min(max(g_1, 1e-9 * spare), spare), spare
+    at_kink = _pool_phases(lam, s, c, tau, head, mass, area, trig, lo, chain, _help_offered(a, c, spill, lo, chain))
+    ratio = 0.3819660112501051
+    x1 = lo + ratio * (hi - lo)
+    x2 = hi - ratio * (hi - lo)
+    f1 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x1, chain, _help_offered(a, c, spill, x1, chain))
+    f2 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x2, chain, _help_offered(a, c, spill, x2, chain))
+    while hi - lo > 1e-7 * spare:
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = lo + ratio * (hi - lo)
+            f1 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x1, chain, _help_offered(a, c, spill, x1, chain))
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = hi - ratio * (hi - lo)
+            f2 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x2, chain, _help_offered(a, c, spill, x2, chain))
+    return min(wait, at_kink, f1, f2)
 
 
 @numba.njit(cache=True)
@@ -1092,7 +1145,7 @@ def _cycle_floor(s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pra
     help more often can serve a transaction sooner (more of its bursts are offered while GCPs
     help), so the waits fall as the load rises from where the zIIPs stop keeping up, then rise to
     the GCPs' saturation. The model keeps response from falling with load by holding it between
-    the highest response below this rate and these least waits (:func:`_help_cycle_env`).
+    the highest response below this rate and these least waits (:func:`_hold_cycle`).
     Golden-section search over the
     regime, where the waits are unimodal (down while the help share grows, up as the pooled
     engines fill), to a millionth of the rate: holding a rate that far off the least moves the
@@ -1127,13 +1180,28 @@ def _cycle_floor(s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pra
 
 
 @numba.njit(cache=True)
-def _help_cycle_env(lam, floor, d, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pragma: no cover
-    r""":func:`_cycle_waits` held so that more load never predicts less: (eligible waits, GCP-only waits, spill).
+def _help_cycle_env(lam, floor, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau):  # pragma: no cover
+    """:func:`_cycle_waits` with the waits at their least (``floor[1:3]``) below the rate ``floor[0]``.
 
-    ``floor`` holds :func:`_cycle_floor`'s rate and least waits (``floor[:3]``) and, at ``_PEAK``,
-    :func:`_cycle_hold_peak`'s highest residence ``P`` below that rate (``0`` for none); ``d`` is
-    the class's CPU per transaction. The spill stays that of ``lam`` (none below the regime): only
+    :func:`_cycle_floor` gives the three; :func:`_hold_cycle` then holds them where the response
+    rose higher at a lower load. The spill stays that of ``lam`` (none below the regime): only
     the waits are held.
+    """
+    if lam <= floor[0]:
+        a_e = lam * ke * s
+        return floor[1], floor[2], (a_e - c_z) / a_e if a_e > c_z else 0.0
+    e, g, spill_c, _ = _cycle_waits(lam, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+    return e, g, spill_c
+
+
+@numba.njit(cache=True)
+def _hold_cycle(e, g, d, total, floor, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight):  # pragma: no cover
+    r"""The cycle's waits ``e``, ``g`` (:func:`_help_cycle_env`) held so that more load never predicts less.
+
+    ``total`` is the residence without the cycle (the pool rule's queues), ``d`` the class's CPU
+    per transaction; the cycle counts only where ``d + e + g < total``, and only then is
+    :func:`_cycle_hold_peak`'s highest residence ``P`` needed (found once into ``floor[_PEAK]``,
+    ``< 0`` asks for it). Returns the held ``(e, g)``, in the cycle's eligible / GCP-only split.
 
     Notes
     -----
@@ -1141,37 +1209,32 @@ def _help_cycle_env(lam, floor, d, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, 
     load rises (more of the bursts are offered while GCPs help; on 8 GCPs + 1 zIIP, f 0.95, 4 bursts
     of 0.19 ms, open: 3.80 ms at 86 % of the zIIP's capacity, 5.45 at 145 %, 4.34 at 513 %), then
     rises again to the pools' saturation. A model that may not predict less for more load cannot
-    follow it; with ``r`` the residence the queues give (the pool rule's before the cycle's least
-    rate, the cycle's after), ``U`` its running maximum from below and ``L`` its running minimum
-    from above, it takes
+    follow it. With ``r`` the residence the queues give (the pool rule's, the cycle's where
+    smaller), rising to ``P`` at one load and falling to ``T`` at a higher one, any monotone ``m``
+    has ``m(peak) <= m(trough)``, so ``P / m(peak)`` times ``m(trough) / T`` is at least ``P / T``
+    and one of the two relative errors is at least ``sqrt(P / T)``. The model meets that bound
+    and no more: the cycle's residence at ``lambda`` is raised to
 
-    .. math:: \hat r(\lambda) = \sqrt{U(\lambda)\, L(\lambda)}
+    .. math:: \sqrt{P\, L(\lambda)}
 
-    the monotone curve whose largest relative error against ``r`` is least: each is wrong by at
-    most ``sqrt(U / L)``, and no monotone curve does better where ``r`` rises to ``U`` and falls to
-    ``L`` (the L-infinity isotonic regression is the midpoint of the two envelopes, Ubhaya 1974; here
-    in logarithms, for relative error). Where the cycle's least waits are lower than ``P`` this is
-    ``sqrt(P (D + e + g))`` with the cycle's waits at ``lam`` above the least rate and the least
-    waits below it (the response ``R0`` left out); where ``P`` is no higher, the least waits held as
-    they are (``L`` alone, as before). The held waits keep the cycle's eligible / GCP-only split.
-
-    References
-    ----------
-    Ubhaya, V. A. (1974), "Isotone optimization, I", *Journal of Approximation Theory* 12, 146-159.
+    with ``L`` the least residence at ``lambda`` or above (the cycle's least waits below its
+    least-wait rate, its own waits above), flat at ``sqrt(P T)`` between the peak and the trough,
+    and the residence is the smaller of that and the pool rule's (so ``r`` itself where ``r`` is
+    below it). ``R0`` is left out. Where ``P`` is no higher than the cycle's residence nothing is
+    raised (the least waits held alone, as before). Holding ``T`` alone was wrong by up to
+    ``P / T`` against ``r``, and 30 % low at the simulation's peak above.
     """
-    if lam <= floor[0]:
-        a_e = lam * ke * s
-        e, g = floor[1], floor[2]
-        spill_c = (a_e - c_z) / a_e if a_e > c_z else 0.0
-    else:
-        e, g, spill_c, _ = _cycle_waits(lam, s, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, a_bz, tau)
+    if not d + e + g < total or e + g <= 0.0:
+        return e, g
+    if floor[_PEAK] < 0.0:
+        floor[_PEAK] = _cycle_hold_peak(d, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
     r = d + e + g
     peak = floor[_PEAK]
-    if peak > r and r < np.inf and e + g > 0.0:
+    if peak > r:
         scale = (math.sqrt(peak * r) - d) / (e + g)
         e *= scale
         g *= scale
-    return e, g, spill_c
+    return e, g
 
 
 @numba.njit(cache=True)
@@ -1180,7 +1243,7 @@ def _cycle_hold_peak(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, fl
 
     The pool rule's residence (:func:`_residence_pool`) with the cycle's unheld waits
     (:func:`_cycle_waits`) taken in where smaller, in proportion to ``weight``, as :func:`_residence`
-    combines them, from the zIIPs' capacity to ``floor[0]``: the ``U`` of :func:`_help_cycle_env`.
+    combines them, from the zIIPs' capacity to ``floor[0]``: the ``P`` of :func:`_hold_cycle`.
     On 64 loads, then by golden section between the neighbours of the highest, to a millionth of
     the rate. ``0`` where the range is empty.
     """
@@ -1285,9 +1348,9 @@ def _residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s
         if floor[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
             floor[0], floor[1], floor[2] = _cycle_floor(s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, bg_z * n_z,
                                                         tau)
-            floor[_PEAK] = _cycle_hold_peak(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
-        e_c, g_c, spill_c = _help_cycle_env(lam, floor, d, s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s,
-                                            bg_z * n_z, tau)
+            floor[_PEAK] = -1.0  # found when first needed (_hold_cycle)
+        e_c, g_c, spill_c = _help_cycle_env(lam, floor, s_e, ke, kg, c_z, n_g, n_z, d_n, a_bg_g, bg_s, bg_z * n_z, tau)
+        e_c, g_c = _hold_cycle(e_c, g_c, d, resid, floor, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight)
         if d + e_c + g_c < resid:
             resid -= weight * (resid - d - e_c - g_c)
             wait_e += weight * (e_c - wait_e)
@@ -1545,8 +1608,10 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, 
         # with MVA's stretched burst as service, work moved to the GCPs lost its stretch and the
         # response fell with load, 4.392 -> 4.383 ms from 1735 to 1780 tps on 8 GCPs + 2 zIIPs)
         s_c, c_c = (f * d / ke, m - a_bz) if a_bz > 0.0 else (s, float(m))
-        e_c, g_c, spill_c = _help_cycle_env(x, floor, d, s_c, ke, kg, c_c, n_g, m, (1.0 - f) * d, a_bg_g, bg_s,
-                                            a_bz, tau)
+        e_c, g_c, spill_c = _help_cycle_env(x, floor, s_c, ke, kg, c_c, n_g, m, (1.0 - f) * d, a_bg_g, bg_s, a_bz,
+                                            tau)
+        e_c, g_c = _hold_cycle(e_c, g_c, d, t_z + r_g, floor, f, ke, kg, n_g, m, tau, a_bg_g / n_g, a_bz / m, bg_s,
+                               weight)
         if e_c < np.inf:
             t_z_c = ke * (1.0 - spill_c) * s_c + e_c
             r_g_c = (1.0 - f) * d + spill_c * f * d + g_c
@@ -1870,9 +1935,7 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     floor[0], floor[1], floor[2] = (_cycle_floor(s_c, ke, kg_on, c_c, n_g, n_z, (1.0 - f) * d,
                                                                  a_bg_g, bg_s, a_bz, tau)
                                                     if weight > 0.0 else (0.0, np.inf, np.inf))
-                    # the open model's highest residence below that rate (_help_cycle_env's hold)
-                    floor[_PEAK] = (_cycle_hold_peak(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
-                                    if weight > 0.0 else 0.0)
+                    floor[_PEAK] = -1.0  # the open model's highest residence below that rate, when needed
                 x, t_z, r_g, spill, q_help = _help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
                                                               q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s, a_bz,
                                                               seen, floor, weight)
