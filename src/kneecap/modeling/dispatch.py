@@ -854,8 +854,8 @@ def _pool_wait_spare_held(lam, s, c, tau, head, spare, chain, spill):  # pragma:
     # below g_1 every burst is offered while GCPs help (theta = 1) and W = D / 2 falls with G: the
     # least over (0, spare] is at g_1 or past it, where W is smooth (golden section). g_1 itself
     # is a kink, taken exactly, so spare GCPs past the least all give the same wait
-    held = spill * chain
-    g_1 = spill * (a * (1.0 - chain) + chain * c) / (1.0 - held) if held < 1.0 else spare
+    follow_spill = spill * chain
+    g_1 = spill * (a * (1.0 - chain) + chain * c) / (1.0 - follow_spill) if follow_spill < 1.0 else spare
     lo, hi = min(max(g_1, 1e-9 * spare), spare), spare
     at_kink = _pool_phases(lam, s, c, tau, head, mass, area, trig, lo, chain, _help_offered(a, c, spill, lo, chain))
     ratio = 0.3819660112501051
