@@ -17,8 +17,9 @@ that moment, how long it waited, where it ran) and prints, per grid point and he
 
 It is a diagnostic for the model's help path (README, Benchmarks), not part of ``make bench``::
 
-    python benchmarks/probe_help_phases.py [--point N_GCP N_ZIIP F LOAD SHARE] ... [--transactions T]
-                                           [--bursts K]
+    python benchmarks/probe_help_phases.py [--point N_GCP N_ZIIP F LOAD SHARE] ...
+                                           [--lpar N_GCP N_ZIIP D_MS F ZIIPAWMT_MS BURSTS TPS] ...
+                                           [--transactions T] [--bursts K]
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import numpy as np
 import pandas as pd
 from bench_dispatch import D_MS, R0_MS, _model_resp_ms
 
+from kneecap.modeling.dispatch import Dispatch, solve_open
+from kneecap.simulation import SimScenario
 from kneecap.simulation.dispatcher import LparSimulation, replication_metrics
 
 # the worst points of the grid (open and closed, GCPs helping a busy zIIP pool) and one where the
@@ -152,9 +155,31 @@ def cycle_sketch(tps: float, point: tuple) -> dict[str, float]:
 
 
 def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, float]:
-    """One point under one help rule: the figures the module docstring lists."""
+    """One grid point under one help rule: the figures the module docstring lists."""
     n_gcp, n_ziip, f, load, share = point
     model, _, scenario = _model_resp_ms(n_gcp, n_ziip, f, True, load, share, help_rule=rule)
+    row = probe_scenario(scenario, model, transactions, seed)
+    if rule == "pool":
+        row.update(cycle_sketch(row.pop("tps"), point))
+    else:
+        row.pop("tps")
+    return row
+
+
+def probe_lpar(lpar: tuple, rule: str, transactions: int, seed: int) -> dict[str, float]:
+    """An LPAR off the grid (``--lpar``), open load: the same figures but the grid's cycle sketch."""
+    n_gcp, n_ziip, d, f, tau, bursts, tps = lpar
+    dispatch = Dispatch(n_gcp, n_ziip, help_wait_ms=tau, help_rule=rule, eligible_bursts=bursts)
+    model = float(solve_open(tps, d, R0_MS, f, dispatch).resp_ms[0, 0])
+    scenario = SimScenario(tps=tps, n_gcp=n_gcp, n_ziip=n_ziip, cpu_ms_per_tran=d, ziip_eligible_fraction=f,
+                           delay_ms=R0_MS, help_wait_ms=tau, help_rule=rule, eligible_bursts=bursts, gcp_bursts=1)
+    row = probe_scenario(scenario, model, transactions, seed)
+    row.pop("tps")
+    return row
+
+
+def probe_scenario(scenario: SimScenario, model: float, transactions: int, seed: int) -> dict[str, float]:
+    """The instrumented simulation of ``scenario`` beside the model's response ``model``."""
     sim = ProbedSimulation(scenario, transactions=transactions, warmup=transactions // 10,
                            seed=np.random.SeedSequence(seed))
     sim.run()
@@ -182,7 +207,7 @@ def probe(point: tuple, rule: str, transactions: int, seed: int) -> dict[str, fl
         "after_helped_in_help_pct": 100.0 * after_helped["help_on"].mean(),
         "after_ziip_wait_ms": after_ziip["wait_ms"].mean(),
         "help_backlog_shape": sim.help_backlog_shape(),
-        **(cycle_sketch(metrics["tps"], point) if rule == "pool" else {}),
+        "tps": metrics["tps"],
     }
 
 
@@ -190,21 +215,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", nargs=5, action="append", metavar=("N_GCP", "N_ZIIP", "F", "LOAD", "SHARE"),
                         help="a grid point (LOAD closed or open, SHARE of the pools' capacity); repeatable")
+    parser.add_argument("--lpar", nargs=7, action="append",
+                        metavar=("N_GCP", "N_ZIIP", "D_MS", "F", "ZIIPAWMT_MS", "BURSTS", "TPS"),
+                        help="an LPAR off the grid, open load (R0 as the grid's); repeatable")
     parser.add_argument("--transactions", type=int, default=30000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bursts", type=int, default=bench_dispatch.BURSTS,
                         help="eligible bursts per transaction (the grid's 4 by default)")
     args = parser.parse_args()
     bench_dispatch.BURSTS = args.bursts  # read by the scenario and model of every point
-    points = ([(int(g), int(z), float(f), load, float(s)) for g, z, f, load, s in args.point]
-              if args.point else DEFAULT_POINTS)
+    lpars = [(int(g), int(z), float(d), float(f), float(tau), int(k), float(tps))
+             for g, z, d, f, tau, k, tps in args.lpar or []]
+    if args.point:
+        points = [(int(g), int(z), float(f), load, float(s)) for g, z, f, load, s in args.point]
+    else:
+        points = [] if lpars else DEFAULT_POINTS
     rows = []
-    for point in points:
-        for rule in ("pool", "burst"):
+    for rule in ("pool", "burst"):
+        for point in points:
             row = {"point": "{}+{} f{} {} {:.0%}".format(*point), "rule": rule}
             row.update(probe(point, rule, args.transactions, args.seed))
-            row["err_pct"] = 100.0 * (row["model_resp_ms"] / row["sim_resp_ms"] - 1.0)
             rows.append(row)
+        for lpar in lpars:
+            row = {"point": "{}+{} D{} f{} tau{} k{} {:g} tps".format(*lpar), "rule": rule}
+            row.update(probe_lpar(lpar, rule, args.transactions, args.seed))
+            rows.append(row)
+    for row in rows:
+        row["err_pct"] = 100.0 * (row["model_resp_ms"] / row["sim_resp_ms"] - 1.0)
     with pd.option_context("display.width", 250):
         print(pd.DataFrame(rows).round(2).to_string(index=False))
     return 0
