@@ -7,7 +7,6 @@ keeps) and checks the model against it, not against numbers the model once gave.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 
 from kneecap.modeling.dispatch import Dispatch, solve_closed, solve_open
 from kneecap.simulation import SimScenario, simulate
+from tests.modeling.benches import bench as bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,11 +39,7 @@ def test_small_eligible_bursts_beside_larger_background_bursts_follow_the_simula
 
 
 def _background_scores() -> pd.DataFrame:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench_dispatch_background as bench
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    bench = bench_module("bench_dispatch_background")
     saved = pd.read_csv(ROOT / "benchmarks" / "reference" / "dispatch_background_sim.csv")
     sims = saved[list(bench.SIM_COLUMNS)].to_dict("records")
     return bench.table_of(sims)

@@ -7,7 +7,6 @@ model against it, not against numbers the model once gave.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 
 from kneecap.modeling.dispatch import Dispatch, solve_open
 from kneecap.simulation import SimScenario, simulate
+from tests.modeling.benches import bench as bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,11 +48,7 @@ def test_the_cycle_follows_the_simulation_where_help_is_long_in_coming():
 
 
 def _grid_scores() -> pd.DataFrame:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench_dispatch
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    bench_dispatch = bench_module("bench_dispatch")
     table = pd.read_csv(ROOT / "benchmarks" / "reference" / "dispatch_grid_sim.csv")
     model = [bench_dispatch._model_resp_ms(int(r.n_gcp), int(r.n_ziip), float(r.f), r.honor == "YES", r.load,
                                            float(r.share))[0] for r in table.itertuples()]

@@ -830,6 +830,12 @@ def _mmc_help(lam, s, c, tau, pool, q0, spare, chain):  # pragma: no cover - com
 
 
 @numba.njit(cache=True)
+def _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, a, spill):  # pragma: no cover
+    """:func:`_pool_phases` at ``spare`` GCPs, the share offered while they help from :func:`_help_offered`."""
+    return _pool_phases(lam, s, c, tau, head, mass, area, trig, spare, chain, _help_offered(a, c, spill, spare, chain))
+
+
+@numba.njit(cache=True)
 def _pool_wait_spare_held(lam, s, c, tau, head, spare, chain, spill):  # pragma: no cover - compiled
     r""":func:`_pool_trigger_wait` at ``spare`` GCPs, or its least over fewer spare GCPs where that is lower.
 
@@ -845,11 +851,11 @@ def _pool_wait_spare_held(lam, s, c, tau, head, spare, chain, spill):  # pragma:
     """
     mass, area, trig = _pool_alone(lam, s, c, tau)
     a = lam * s
-    wait = _pool_phases(lam, s, c, tau, head, mass, area, trig, spare, chain, _help_offered(a, c, spill, spare, chain))
+    wait = _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, a, spill)
     if spill <= 1e-12 or spare <= 0.0:
         return wait
     g = spare * (1.0 - 1e-6)
-    if _pool_phases(lam, s, c, tau, head, mass, area, trig, g, chain, _help_offered(a, c, spill, g, chain)) >= wait:
+    if _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, g, chain, a, spill) >= wait:
         return wait  # falling (or flat) in G here, and so at every G below
     # below g_1 every burst is offered while GCPs help (theta = 1) and W = D / 2 falls with G: the
     # least over (0, spare] is at g_1 or past it, where W is smooth (golden section). g_1 itself
@@ -857,21 +863,21 @@ def _pool_wait_spare_held(lam, s, c, tau, head, spare, chain, spill):  # pragma:
     follow_spill = spill * chain
     g_1 = spill * (a * (1.0 - chain) + chain * c) / (1.0 - follow_spill) if follow_spill < 1.0 else spare
     lo, hi = min(max(g_1, 1e-9 * spare), spare), spare
-    at_kink = _pool_phases(lam, s, c, tau, head, mass, area, trig, lo, chain, _help_offered(a, c, spill, lo, chain))
+    at_kink = _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, lo, chain, a, spill)
     ratio = 0.3819660112501051
     x1 = lo + ratio * (hi - lo)
     x2 = hi - ratio * (hi - lo)
-    f1 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x1, chain, _help_offered(a, c, spill, x1, chain))
-    f2 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x2, chain, _help_offered(a, c, spill, x2, chain))
+    f1 = _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, x1, chain, a, spill)
+    f2 = _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, x2, chain, a, spill)
     while hi - lo > 1e-7 * spare:
         if f1 <= f2:
             hi, x2, f2 = x2, x1, f1
             x1 = lo + ratio * (hi - lo)
-            f1 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x1, chain, _help_offered(a, c, spill, x1, chain))
+            f1 = _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, x1, chain, a, spill)
         else:
             lo, x1, f1 = x1, x2, f2
             x2 = hi - ratio * (hi - lo)
-            f2 = _pool_phases(lam, s, c, tau, head, mass, area, trig, x2, chain, _help_offered(a, c, spill, x2, chain))
+            f2 = _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, x2, chain, a, spill)
     return min(wait, at_kink, f1, f2)
 
 
