@@ -1,8 +1,8 @@
 """The zIIP/GCP model against the dispatcher simulation on LPARs the grid and its tuning never saw.
 
 ``bench_dispatch.py`` scores a fixed grid (4 eligible bursts, ZIIPAWMT 3.2 ms, D 0.8 ms); the
-help cycle's two constants (``HELP_BACKLOG_SHAPE``, ``HELP_CYCLE_BURSTS``) were set on the grid
-and on probes of it. These points vary what the grid holds fixed: burst counts 3, 5 and 6,
+help cycle's one constant (``HELP_CYCLE_BURSTS``) was set on the grid and on probes of it. These
+points vary what the grid holds fixed: burst counts 3, 5 and 6,
 ZIIPAWMT 2.4 and 5 ms, CPU per transaction 0.5-1.5 ms, eligible shares 0.7-1.0, engine mixes
 outside the grid, closed and open load, GCPs helping or not. Each point is simulated (6 x 20,000
 transactions, 95 % interval) and solved by the model; the table gives the error and whether the

@@ -13,7 +13,8 @@ that moment, how long it waited, where it ran) and prints, per grid point and he
   burst) and of *follow-on* bursts (right after an eligible burst of the same transaction),
   split by whether that previous burst was helped;
 * ``help_backlog_shape``: the class's transactions in CPU while help is on, on average, between
-  their number where help starts (1) and where it stops (0): ``dispatch.HELP_BACKLOG_SHAPE``.
+  their number where help starts (1) and where it stops (0): the shape of the help phase that
+  ``dispatch._help_rounds_wait`` derives (a constant 0.75 of the model before it).
 
 It is a diagnostic for the model's help path (README, Benchmarks), not part of ``make bench``::
 

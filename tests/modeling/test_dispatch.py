@@ -346,3 +346,54 @@ def test_closed_response_never_falls_with_load_beside_other_classes_work(d, r0, 
     resp = solve_closed(d, r0, f, dispatch, think_time_ms=think, n_max=n_max).resp_ms[0]
     assert np.all(np.isfinite(resp))
     assert np.all(np.diff(resp) >= -1e-9 * resp[1:])
+
+
+def _fine_open_lpars(count, seed):
+    # LPARs of the range the stress search draws (issue #10), each with its own load curve
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        yield (int(rng.choice([1, 2, 3, 4, 6, 8])), int(rng.integers(1, 17)), int(rng.integers(1, 5)),
+               float(rng.uniform(0.3, 1.0)), float(rng.uniform(0.2, 3.0)), float(rng.choice([0.5, 1.0, 3.2, 10.0])),
+               float(rng.choice([0.0, 0.0, 20.0, 50.0])), float(rng.choice([0.0, 0.0, 30.0])))
+
+
+def test_open_response_never_falls_on_a_fine_load_grid():
+    # the hypothesis tests compare a load with 2 % more; the holds of the pool rule's wait and of
+    # the help cycle must keep the whole curve from falling, down to a few parts per million of a
+    # load step: 2,000 loads from 1 % to 99.9 % of capacity on each of 150 LPARs. Two of these
+    # curves fell on the code before: the spare-GCP hold that looked only at the slope at the
+    # GCPs there (1 zIIP, 1 burst of 2.5 ms, 6 GCPs 20 % busy with other classes' work: -0.23 %
+    # at 24 tps) and the pool rule's wait that fell a little below the zIIPs' capacity, where it
+    # was not yet held (1 zIIP 30 % busy with other work, 8 bursts, ZIIPAWMT 0.5 ms: -0.003 %)
+    for k_e, n_gcp, n_ziip, f, d, tau, bg_g, bg_z in _fine_open_lpars(150, seed=2026_11_27):
+        dispatch = Dispatch(n_gcp, n_ziip, help_wait_ms=tau, eligible_bursts=k_e, bg_gcp_busy_pct=bg_g,
+                            bg_ziip_busy_pct=bg_z)
+        tps = np.linspace(0.01, 0.999, 2000) * dispatch.max_tps(d, f)
+        resp = solve_open(tps, d, 0.3, f, dispatch).resp_ms[0]
+        resp = resp[np.isfinite(resp)]
+        assert np.all(np.diff(resp) >= -1e-9 * resp[1:]), (k_e, n_gcp, n_ziip, f, d, tau, bg_g, bg_z)
+
+
+@pytest.mark.parametrize("k_e,n_gcp,n_ziip,f,d,tau,bg_g,bg_z,lo,hi", [
+    (1, 6, 1, 0.856, 2.976, 3.2, 20.0, 0.0, 20.0, 30.0),
+    (8, 9, 1, 0.321, 0.956, 0.5, 0.0, 30.0, 2050.0, 2150.0),
+])
+def test_open_response_holds_where_it_fell_before(k_e, n_gcp, n_ziip, f, d, tau, bg_g, bg_z, lo, hi):
+    # the two curves of test_open_response_never_falls_on_a_fine_load_grid, at the loads they fell
+    dispatch = Dispatch(n_gcp, n_ziip, help_wait_ms=tau, eligible_bursts=k_e, bg_gcp_busy_pct=bg_g,
+                        bg_ziip_busy_pct=bg_z)
+    resp = solve_open(np.linspace(lo, hi, 401), d, 0.3, f, dispatch).resp_ms[0]
+    assert np.all(np.diff(resp) >= -1e-9 * resp[1:])
+
+
+@pytest.mark.xfail(strict=True, reason="known (#10): with ZIIPAWMT long against the burst a small closed population "
+                   "cannot queue ZIIPAWMT of work, so no burst is helped, but the closed solve takes the open "
+                   "model's help once it pays (README, Benchmarks, 'Closed populations and a long ZIIPAWMT')")
+def test_closed_response_never_falls_with_clients_where_ziipawmt_is_long():
+    # 1 zIIP, 14 GCPs, 4 bursts of 0.38 ms, ZIIPAWMT 10 ms, no think time: up to 9 clients the zIIP
+    # carries everything at its capacity (at most 8 bursts ahead of one, 3 ms < ZIIPAWMT), response
+    # N / X rising to 13.56 ms; at 10 clients the solve takes the open model's held help, 13.31 ms
+    sol = solve_closed(1.798, 0.3, 0.838, Dispatch(14, 1, help_wait_ms=10.0, eligible_bursts=4),
+                       think_time_ms=0.0, n_max=21)
+    resp = sol.resp_ms[0]
+    assert np.all(np.diff(resp) >= -1e-9 * resp[1:])

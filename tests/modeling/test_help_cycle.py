@@ -68,9 +68,10 @@ def test_the_grid_against_its_reference_simulation():
     assert (high <= 25.0).mean() >= 0.99 and high.max() <= 35.0
 
 
-@pytest.mark.xfail(strict=True, reason="known (#10): 1 of 374 points at <= 85 % busy is 11.5 % off (8 GCPs + "
-                   "2 zIIPs, closed, 30 % load), where the simulation's response falls as load rises and the "
-                   "model, held from its peak to its trough, has a trough 9 % low (README, Benchmarks)")
+@pytest.mark.xfail(strict=True, reason="known (#10): 1 of 374 points at <= 85 % busy is 10.2 % off (8 GCPs + "
+                   "1 zIIP, open, 60 % load), where the simulation's response falls 1.24x from 17.5 % to 60 % "
+                   "of capacity, so no curve that never falls with load is within 10 % at both (README, "
+                   "Benchmarks)")
 def test_every_grid_point_up_to_85_percent_busy_is_within_10_percent():
     table = _grid_scores()
     assert (table.loc[table["busy_pct"] <= 85.0, "err_pct"].abs() <= 10.0).all()
@@ -87,8 +88,7 @@ def _raw_and_model(n_gcp, n_ziip, d, f, bursts, tau, lams):
     raw = []
     for lam in lams:
         r = dp._residence_pool(lam, d, f, bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, floor)[0]
-        e, g, _, _ = dp._cycle_waits(lam, s_e, bursts, 1, float(n_ziip), n_gcp, n_ziip, (1.0 - f) * d, 0.0, 0.2,
-                                     0.0, tau)
+        e, g, _, _ = dp._cycle_waits(lam, s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau)
         raw.append(min(r, d + e + g))  # the cycle's weight is 1 here (ZIIPAWMT spans 17 bursts)
     return np.array(raw), model
 
@@ -107,7 +107,7 @@ def test_where_the_response_falls_with_load_the_model_holds_it_with_the_least_wo
     upper = np.maximum.accumulate(raw)
     lower = np.minimum.accumulate(raw[::-1])[::-1]
     bound = np.log(np.sqrt(upper / lower)).max()
-    assert bound > np.log(1.15)  # the raw curve really does fall: peak over trough > 1.3
+    assert bound > np.log(np.sqrt(1.25))  # the raw curve really does fall: peak over trough > 1.25
     worst = np.abs(np.log(model / raw)).max()
     assert worst <= bound + 1e-3
     assert worst >= bound - 1e-2  # and no better is possible: the bound is met at the peak or trough
