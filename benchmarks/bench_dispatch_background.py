@@ -133,25 +133,34 @@ def table_of(sims: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def scored_table(doc: str, pts: list, sim_columns, simulate, table_of) -> pd.DataFrame:
+    """``table_of`` the points' simulated columns, saved to ``--save`` if given.
+
+    The command line is ``--jobs``, ``--save`` and ``--sim-from``: the simulated columns are read
+    back from the ``--sim-from`` table, or ``simulate((seed, point))`` on ``--jobs`` processes.
+    """
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--save")
     parser.add_argument("--sim-from")
     args = parser.parse_args()
-    start = time.perf_counter()
-    pts = list(points())
     if args.sim_from:
         saved = pd.read_csv(args.sim_from)
         if len(saved) != len(pts):
             raise SystemExit(f"{args.sim_from} has {len(saved)} points, this design {len(pts)}")
-        sims = saved[list(SIM_COLUMNS)].to_dict("records")
+        sims = saved[list(sim_columns)].to_dict("records")
     else:
         with ProcessPoolExecutor(max(args.jobs, 1)) as pool:
-            sims = list(pool.map(simulate_point, enumerate(pts)))
+            sims = list(pool.map(simulate, enumerate(pts)))
     table = table_of(sims)
     if args.save:
         table.to_csv(args.save, index=False)
+    return table
+
+
+def main() -> int:
+    start = time.perf_counter()
+    table = scored_table(__doc__, list(points()), SIM_COLUMNS, simulate_point, table_of)
     shown = table.drop(columns=["sim_cpu_s", "sim_lo", "sim_hi", "k_g", "bg_burst_ms"])
     with pd.option_context("display.width", 250, "display.max_rows", 500, "display.max_columns", 40):
         print(shown.round(3).to_string(index=False))

@@ -19,12 +19,11 @@ simulation in a second.
 
 from __future__ import annotations
 
-import argparse
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pandas as pd
+from bench_dispatch_background import scored_table
 
 from kneecap.modeling.dispatch import Dispatch, solve_open
 from kneecap.simulation import SimScenario, simulate
@@ -77,24 +76,8 @@ def table_of(sims: list[dict]) -> pd.DataFrame:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--save")
-    parser.add_argument("--sim-from")
-    args = parser.parse_args()
     start = time.perf_counter()
-    pts = list(points())
-    if args.sim_from:
-        saved = pd.read_csv(args.sim_from)
-        if len(saved) != len(pts):
-            raise SystemExit(f"{args.sim_from} has {len(saved)} points, this design {len(pts)}")
-        sims = saved[list(SIM_COLUMNS)].to_dict("records")
-    else:
-        with ProcessPoolExecutor(max(args.jobs, 1)) as pool:
-            sims = list(pool.map(simulate_point, enumerate(pts)))
-    table = table_of(sims)
-    if args.save:
-        table.to_csv(args.save, index=False)
+    table = scored_table(__doc__, list(points()), SIM_COLUMNS, simulate_point, table_of)
     print(f"{len(table)} points, {time.perf_counter() - start:.0f} s")
     for (n_gcp, n_ziip, f), part in table.groupby(["n_gcp", "n_ziip", "f"], sort=False):
         err = part["err_pct"].to_numpy()
