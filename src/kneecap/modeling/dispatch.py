@@ -1384,10 +1384,12 @@ def _cycle_floor(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, table):  # pragma:
     saturation where they climb fastest; ``table`` (``3 _NODES`` floats) gets, per node, its load
     and the eligible and GCP-only waits of the least total at that node or above, so the totals
     never fall from node to node (the waits are not unimodal everywhere: where the help phase's
-    queue changes shape with load they can dip by up to a few per cent past their least,
-    ``benchmarks/stress_dispatch_background.py``). The least node is then refined by golden
-    section between its neighbours, to a millionth of the rate: holding a rate that far off the
-    least moves the waits by its square.
+    queue changes shape with load they can dip past their least, and a hold that took them for
+    unimodal let response fall by 0.005 %, ``benchmarks/stress_dispatch_background.py``). The
+    least is the least node's: against 32 nodes with the least refined by golden section to a
+    millionth of the rate, 16 nodes and no refinement moved no grid point at <= 85 % busy by more
+    than 0.3 point of error and none by more than 2.1 (at 95 %), at a third of the cost (an SMF
+    class's intervals, each with its own other classes' work, build one table each).
     """
     lo = c_z / (ke * s)
     hi = (c_z + n_g - a_bg_g) / (ke * s + d_n)
