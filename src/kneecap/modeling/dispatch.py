@@ -951,9 +951,9 @@ def _pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_t
     full = (n_z - a_bz) / (ke * s_e)
     lo = _HOLD_FROM * full
     hi = (n_g - a_bg_g + n_z - a_bz) / (ke * s_e + native_per_tran)
-    n_below = 32 if _HOLD_FROM < 1.0 else 0
+    n_below = 32
     n = n_below + 128
-    step_below = (full - lo) / n_below if n_below > 0 else 0.0
+    step_below = (full - lo) / n_below
     step = (hi - full) * (1.0 - 1e-6) / (n - n_below)
     if out[0] < 0.0:
         out[0] = 0.0
@@ -1008,7 +1008,7 @@ def _held_past_peak(wait, x, s, ke, m, tau, pool, n_g, a_bg_g, native_per_tran, 
     ``s`` is the class's burst on the zIIPs; beside other classes' zIIP work (``rate_bz`` bursts/ms,
     ``a_bz`` engines) ``s`` is its own burst and the wait that of :func:`_ziip_queue`'s queue.
     """
-    if not pool or tau <= 0.0 or x * ke * s + a_bz <= _HOLD_FROM * m + (1.0 - _HOLD_FROM) * a_bz:
+    if not pool or tau <= 0.0 or x * ke * s <= _HOLD_FROM * (m - a_bz):  # below the scan's start
         return wait
     # on to the peaks below x (nothing to do where the scan has been there)
     _pool_wait_peaks(s, ke, rate_bz, a_bz, m, tau, n_g, a_bg_g, native_per_tran, floor[3:], floor[_SCAN:], x)
@@ -1143,8 +1143,9 @@ def _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau):  # pragma: no cover 
     back one stage on, and ``lam B_n / M`` fresh ones join. The queue, ``B_n - C`` at the start of
     round ``n``, stays near its start for about ``k`` rounds (the fresh bursts keep their place)
     and then falls; help ends where it is empty, at ``T``. Through the rounds' ends the queue is
-    taken as straight lines with the corners rounded (a quadratic over the middle half of the
-    shorter neighbouring round), so that ``T`` and the wait move smoothly with the load:
+    taken as straight lines with the corners rounded (a quadratic over half the shorter
+    neighbouring round on either side of each end), so that ``T`` and the wait move smoothly with
+    the load:
 
     .. math:: w_{rounds} = \frac{1}{M T} \int_0^T Q(t)\, dt
 
@@ -1373,12 +1374,12 @@ def _cycle_floor(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, table):  # pragma:
     """The rate (tran/ms) at which :func:`_help_cycle`'s waits are least, and those waits; ``table`` filled.
 
     ``(rate, eligible waits, GCP-only waits)`` per transaction (:func:`_cycle_waits`); ``(0, inf,
-    inf)`` where the cycle has no regime. In the simulation as in the cycle, a pool that needs
-    help more often can serve a transaction sooner (more of its bursts are offered while GCPs
-    help), so the waits fall as the load rises from where the zIIPs stop keeping up, then rise to
-    the GCPs' saturation. The model keeps response from falling with load by holding it between
-    the highest response below this rate and these least waits (:func:`_hold_cycle`), and above
-    this rate by the least waits at or above each load.
+    inf)`` where the cycle has no regime (``table`` then left as it is). In the simulation as in the
+    cycle, a pool that needs help more often can serve a transaction sooner (more of its bursts are
+    offered while GCPs help), so the waits fall as the load rises from where the zIIPs stop keeping
+    up, then rise to the GCPs' saturation. The model keeps response from falling with load by
+    holding it between the highest response below this rate and these least waits
+    (:func:`_hold_cycle`), and above this rate by the least waits at or above each load.
 
     The waits are taken on :data:`_NODES` loads of the regime, closer together towards the
     saturation where they climb fastest; ``table`` (``3 _NODES`` floats) gets, per node, its load
@@ -1394,8 +1395,6 @@ def _cycle_floor(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, table):  # pragma:
     lo = c_z / (ke * s)
     hi = (c_z + n_g - a_bg_g) / (ke * s + d_n)
     if ke < 1 or tau <= 0.0 or c_z <= 0.0 or hi <= lo:
-        for i in range(_NODES):
-            table[3 * i], table[3 * i + 1], table[3 * i + 2] = np.inf, np.inf, np.inf
         return 0.0, np.inf, np.inf
     for i in range(_NODES):
         step = 1.0 - (i + 0.5) / _NODES
@@ -1408,8 +1407,7 @@ def _cycle_floor(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, table):  # pragma:
             best = i
         else:
             table[3 * i + 1], table[3 * i + 2] = table[3 * best + 1], table[3 * best + 2]
-    x, e, g = table[3 * best], table[3 * best + 1], table[3 * best + 2]
-    return x, e, g
+    return table[3 * best], table[3 * best + 1], table[3 * best + 2]
 
 
 @numba.njit(cache=True)
@@ -1424,6 +1422,8 @@ def _help_cycle_env(lam, floor, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):  #
     higher at a lower load. The spill stays that of ``lam`` (none below the regime): only the waits
     are held.
     """
+    if floor[1] == np.inf:  # no regime (_cycle_floor): as _cycle_waits answers there
+        return np.inf, np.inf, 0.0
     a_e = lam * ke * s
     spill = (a_e - c_z) / a_e if a_e > c_z else 0.0
     if lam <= floor[0]:
@@ -2142,12 +2142,9 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     # help solved from here on, as below (spill is 0 here before it)
                     spill = spill_open if spill_open > 1e-12 else 0.0
                     t_z = ke * ((1.0 - spill_open) * s_e + wait_open)
-                    d_z = (1.0 - spill) * d_e
                     ziip_open = True
                 elif honor and spill_prev > 0.0:
                     spill = spill_prev  # GCPs helped the population before: solved below
-                    t_z = ke * ((1.0 - spill) * s + wait_z)
-                    d_z = (1.0 - spill) * d_e
                 elif honor and x_prev > 0.0:
                     # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the
                     # arrival sees gives the truncated wait and the spill; below saturation the
@@ -2164,11 +2161,9 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     # closed one: the help path takes the open wait, so switching earlier made
                     # response jump up where help began and fall back after it
                     spill = spill_open if spill_open > 1e-12 and wait_open <= wait else 0.0
+                if not ziip_open:
                     t_z = ke * ((1.0 - spill) * s + wait_z)
-                    d_z = (1.0 - spill) * d_e
-                else:
-                    t_z = ke * ((1.0 - spill) * s + wait_z)
-                    d_z = (1.0 - spill) * d_e
+                d_z = (1.0 - spill) * d_e
             if spill > 0.0 and n_z > 0:
                 # helped work makes the network not product-form: p(0 | n) of the GCP pool would
                 # come by subtraction, which loses its digits within a few hundred steps on many
