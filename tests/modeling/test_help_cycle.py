@@ -65,10 +65,12 @@ def test_the_grid_against_its_reference_simulation():
     low, high = err[table["busy_pct"] <= 85.0], err[table["busy_pct"] <= 95.0]
     assert low.mean() <= 2.5 and low.max() <= 25.0
     assert (low <= 10.0).sum() >= 373  # 365 when a falling response was held at its least
-    assert (high <= 25.0).mean() >= 0.99 and high.max() <= 35.0
+    # up to 95 % busy every point within 25 %: 1 GCP + 2 zIIPs at 95 % was -29.6 % before the pool
+    # rule's in-help wait had the random walk's term
+    assert (high <= 25.0).all() and high.max() <= 15.0
 
 
-@pytest.mark.xfail(strict=True, reason="known (#10): 1 of 374 points at <= 85 % busy is 10.2 % off (8 GCPs + "
+@pytest.mark.xfail(strict=True, reason="known (#10): 1 of 374 points at <= 85 % busy is 10.3 % off (8 GCPs + "
                    "1 zIIP, open, 60 % load), where the simulation's response falls 1.24x from 17.5 % to 60 % "
                    "of capacity, so no curve that never falls with load is within 10 % at both (README, "
                    "Benchmarks)")

@@ -691,18 +691,28 @@ def _pool_trigger_wait(lam, s, c, tau, b_head, spare, chain, offered):  # pragma
     with a burst offered in the pending phase waiting for the trigger, ``tau / 2`` on average,
     then for its place in the backlog, ``D / 2`` with ``D = lambda tau s / (c + G)`` (the backlog
     drained by every engine). A burst offered while GCPs help waits behind that backlog drained
-    straight, ``D / 2``, and a share ``theta`` (``offered``) of them are:
+    straight, ``D / 2``, plus the excess of the queue, a random walk, over the straight line (as
+    in :func:`_help_cycle`): with ``M = (c + G) / s`` bursts/ms served and ``lambda`` offered, of
+    which the fresh ``lambda (1 - chi)`` add to the queue and the last ``M (1 - chi)`` leave it,
+    the mean height of a walk with drift ``-(M - lambda)(1 - chi)`` and variance rate
+    ``(lambda + M)(1 - chi)`` over its way down is the line's plus ``(lambda + M) / (2 M (M -
+    lambda))`` per burst. A share ``theta`` (``offered``) of the bursts are offered then:
 
-    .. math:: W = (1 - \theta)\, w_{alone} + \theta\, \frac{D}{2}
+    .. math:: W = (1 - \theta)\, w_{alone}
+        + \theta \Big(\frac{D}{2} + \frac{\lambda + M}{2 M (M - \lambda)}\Big)
 
     Measured in the instrumented simulation (``benchmarks/probe_pool_flush.py``): on the SMF round
     trip's LPAR (2 GCPs + 2 zIIPs, 4 eligible bursts, 1800-2600 tps) the backlog at a trigger is
     0.88-1.03 ``lambda tau``; 2 zIIPs, f 0.95, 3000 tps with 2 / 3 / 6 GCPs: bursts offered
-    while GCPs help wait 1.00 / 0.78 / 0.45 ms (``D / 2``: 0.94 / 0.75 / 0.46), those offered in
-    the pending phase 2.47 / 2.28 / 2.00 (``(tau + D) / 2``: 2.54 / 2.35 / 2.06). M/M/c+D at the
-    mean patience (:func:`_mmc_patience`, the wait before) caps the queue at about half the
-    backlog a trigger finds, and its wait was 16-17 % below the simulation's where those zIIPs
-    are 91-96 % busy (issue #10).
+    while GCPs help wait 1.00 / 0.78 / 0.45 ms (the in-help term: 1.03 / 0.80 / 0.49; ``D / 2``
+    alone 0.94 / 0.75 / 0.46), those offered in the pending phase 2.47 / 2.28 / 2.00 (``(tau + D)
+    / 2``: 2.54 / 2.35 / 2.06). Where the pooled engines are nearly full the walk's term is most of
+    it (``benchmarks/probe_help_phases.py``, f 0.95, 4 bursts, open at 95 % of the LPAR's
+    capacity): bursts offered while GCPs help wait 2.88 / 3.24 / 2.28 / 2.29 ms on 1 + 2 / 1 + 1
+    / 2 + 2 / 1 + 4 engines against the term's 2.75 / 3.37 / 2.44 / 2.26 (``D / 2`` alone 1.52, and
+    response was 22-30 % low there). M/M/c+D at the mean patience (:func:`_mmc_patience`, the
+    wait before) caps the queue at about half the backlog a trigger finds, and its wait was 16-17
+    % below the simulation's where those zIIPs are 91-96 % busy (issue #10).
     """
     if lam <= 0.0:
         return 0.0
@@ -763,7 +773,12 @@ def _pool_phases(lam, s, c, tau, head, mass, area, trig, spare, chain, offered):
     follow = (head + mass) * c * max(area - s / c * mass, 0.0) / (lam * s * (head - 1.0) + c * mass)
     alone = (((1.0 - chain) * area + chain * follow + (1.0 - chain) * trig * tau * (inv_lam + (tau + drain) / 2.0))
              / (head + mass + (1.0 - chain) * trig * (inv_lam + tau)))
-    return (1.0 - offered) * alone + offered * drain / 2.0
+    if offered <= 0.0:
+        return alone
+    # the random walk's excess over the straight drain (see _pool_trigger_wait)
+    big_m = (c + max(spare, 0.0)) / s
+    walk = (lam + big_m) / (2.0 * big_m * (big_m - lam)) if big_m > lam else np.inf
+    return (1.0 - offered) * alone + offered * (drain / 2.0 + walk)
 
 
 @numba.njit(cache=True)
@@ -832,9 +847,10 @@ def _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, 
 def _pool_wait_spare_held(lam, s, c, tau, head, spare, chain, spill):  # pragma: no cover - compiled
     r""":func:`_pool_trigger_wait` at ``spare`` GCPs, or its least over fewer spare GCPs where that is lower.
 
-    The pool rule's wait is ``W = (1 - theta) w_alone + theta D / 2`` with ``theta`` the share of
-    bursts offered while GCPs help (:func:`_help_offered`). More spare GCPs drain the backlog
-    sooner (``D`` falls) but so help is on for less of the time and fewer bursts are offered
+    The pool rule's wait is ``W = (1 - theta) w_alone + theta w_help`` with ``theta`` the share of
+    bursts offered while GCPs help (:func:`_help_offered`) and ``w_help = D / 2`` plus the random
+    walk's term (:func:`_pool_trigger_wait`). More spare GCPs drain the backlog sooner (``w_help``
+    falls) but so help is on for less of the time and fewer bursts are offered
     then (``theta ~ spill a / G``): with one eligible burst per transaction, a short ZIIPAWMT and
     the zIIPs just behind, ``W`` can rise with ``G`` (1 zIIP at 30 % busy with other classes'
     work, 5 -> 6 GCPs: 0.3577 -> 0.3586 ms per transaction, the response +0.02 %, seen by
@@ -847,7 +863,7 @@ def _pool_wait_spare_held(lam, s, c, tau, head, spare, chain, spill):  # pragma:
     wait = _pool_wait_with_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, a, spill)
     if spill <= 1e-12 or spare <= 0.0:
         return wait
-    # below g_1 every burst is offered while GCPs help (theta = 1) and W = D / 2 falls with G: the
+    # below g_1 every burst is offered while GCPs help (theta = 1) and W = w_help falls with G: the
     # least over (0, spare] is at g_1 or past it, where W is smooth. g_1 itself is a kink, taken
     # exactly, so spare GCPs past the least all give the same wait
     follow_spill = spill * chain
@@ -2054,6 +2070,22 @@ def _throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, 
 
 
 @numba.njit(cache=True)
+def _closed_cycle_floor(floor, s, f, d, ke, kg, n_z, n_g, a_bz, a_bg_g, bg_s, tau, pool):  # pragma: no cover
+    """The closed solve's help cycle table (:func:`_cycle_floor`) into ``floor``; returns the cycle's weight.
+
+    Beside other classes' zIIP work the open model's cycle (see :func:`_help_cpu`): the zIIPs they
+    leave and the class's own burst; else the burst ``s`` of the recursion.
+    """
+    s_c, c_c = (f * d / ke, n_z - a_bz) if a_bz > 0.0 else (s, float(n_z))
+    weight = _cycle_weight(c_c, tau, s_c) if pool else 0.0
+    floor[0], floor[1], floor[2] = (_cycle_floor(s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau,
+                                                 floor[_TABLE:])
+                                    if weight > 0.0 else (0.0, np.inf, np.inf))
+    floor[_PEAK] = -1.0  # the open model's highest residence below that rate, when needed
+    return weight
+
+
+@numba.njit(cache=True)
 def _blank_past(out, solved, width):  # pragma: no cover - compiled
     """NaN in row ``i`` of ``out`` from column ``solved[i]`` (the populations past its crossing) to ``width``."""
     for i in range(out.shape[0]):
@@ -2118,6 +2150,7 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
             d_z = 0.0
             ziip_open = False  # each pool timed by the open queue beside background work (below)
             gcp_open = False
+            help_near = False  # the open queue at the population before's throughput spills (below)
             if n_z > 0 and f > 0.0:
                 m = n_z
                 d_e = f * d / (1.0 - bg_z)
@@ -2161,6 +2194,7 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                     # closed one: the help path takes the open wait, so switching earlier made
                     # response jump up where help began and fall back after it
                     spill = spill_open if spill_open > 1e-12 and wait_open <= wait else 0.0
+                    help_near = pool and spill == 0.0 and spill_open > 1e-12
                 if not ziip_open:
                     t_z = ke * ((1.0 - spill) * s + wait_z)
                 d_z = (1.0 - spill) * d_e
@@ -2172,13 +2206,7 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                 # bounds the open one
                 gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - bg_g))
                 if floor[0] < 0.0:
-                    # beside other classes' zIIP work the open model's cycle (see _help_cpu)
-                    s_c, c_c = (f * d / ke, n_z - a_bz) if a_bz > 0.0 else (s, float(n_z))
-                    weight = _cycle_weight(c_c, tau, s_c) if pool else 0.0
-                    floor[0], floor[1], floor[2] = (_cycle_floor(s_c, ke, kg_on, c_c, n_g, (1.0 - f) * d, a_bg_g,
-                                                                 bg_s, tau, floor[_TABLE:])
-                                                    if weight > 0.0 else (0.0, np.inf, np.inf))
-                    floor[_PEAK] = -1.0  # the open model's highest residence below that rate, when needed
+                    weight = _closed_cycle_floor(floor, s, f, d, ke, kg_on, n_z, n_g, a_bz, a_bg_g, bg_s, tau, pool)
                 x, t_z, r_g, spill, q_help = _help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
                                                               q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s, a_bz,
                                                               seen, floor, weight)
@@ -2218,6 +2246,32 @@ def _closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, 
                 else:
                     total = r0s[i] + t_z + r_g
                     x = n / (z + total) if z + total > 0.0 else np.inf
+                if help_near and floor[0] < 0.0:
+                    weight = _closed_cycle_floor(floor, s, f, d, ke, kg_on, n_z, n_g, a_bz, a_bg_g, bg_s, tau, pool)
+                # the help cycle's waits are at least its least ones (floor[1:3]): only above them can
+                # the help path be the smaller, and most populations need no help solve to know it
+                if help_near and weight > 0.0 and total > r0s[i] + d + floor[1] + floor[2]:
+                    # the help path takes the help cycle's waits where they are the smaller (as the
+                    # open model does, _residence), which the exact network's zIIP wait above does
+                    # not see: where the zIIP waits alone rose past them before the open queue's
+                    # wait fell below the exact one, switching to help then made response fall
+                    # (1 GCP 10 % busy with other work + 5 zIIPs, one 1.7 ms burst, Z 1 s: 9.33 ->
+                    # 6.98 ms at 2,804 clients; 14 GCPs + 1 zIIP, ZIIPAWMT 10 ms, no think time:
+                    # 13.56 -> 13.31 ms at 10 clients). Taken from the population where the help
+                    # path is the smaller, the response is the smaller of two that each rise with
+                    # the population, so it rises too
+                    gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - bg_g))
+                    seen_try = seen.copy()  # the help solve's warm start, kept only if it is taken
+                    x_h, t_z_h, r_g_h, spill_h, q_h = _help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
+                                                                       q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s,
+                                                                       a_bz, seen_try, floor, weight)
+                    if r0s[i] + t_z_h + r_g_h < total and spill_h > 1e-12:
+                        x, t_z, r_g, spill, q_help = x_h, t_z_h, r_g_h, spill_h, q_h
+                        seen[:] = seen_try
+                        d_z = (1.0 - spill) * f * d / (1.0 - bg_z)
+                        d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
+                        total = r0s[i] + t_z + r_g
+                        gcp_open = False
             q[0] = x * t_z
             q[1] = x * r_g
             for k in range(2):
