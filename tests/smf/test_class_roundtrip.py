@@ -120,8 +120,8 @@ def test_cpu_delay_the_model_cannot_explain_is_flagged(days):
 
 
 @pytest.mark.xfail(strict=True, reason="known: the knee interval is the refits' (parameter) uncertainty; the "
-                   "analytic model's own error near saturation is not in it, and puts the knee 1.2 % low, "
-                   "outside it (2,421-2,423 tps over the seeds, bands a few tps wide, against 2,453; README, "
+                   "analytic model's own error near saturation is not in it, and puts the knee 1.5 % low, "
+                   "outside it (2,415-2,416 tps over the seeds, bands a few tps wide, against 2,453; README, "
                    "Benchmarks)")
 def test_the_simulations_knee_lies_inside_the_knee_interval(days):
     truth, _, _, choice, params = days
@@ -155,7 +155,7 @@ def test_the_forecast_prints_the_knee_day_with_its_band(days):
 def test_knee_day_within_10_percent_of_the_lead_time_to_the_true_crossing(days):
     # with M/M/c+D's wait under the pool rule the model answered 10 % low near 95 % zIIP busy, its
     # knee was 5.4 % high and the day 2 days late on a 7-day lead (issue #11); the pool rule's own
-    # wait (dispatch._pool_trigger_wait) puts the knee 1.2 % low and finds the simulation's day
+    # wait (dispatch._pool_trigger_wait) puts the knee 1.5 % low and finds the simulation's day
     grown, true_day, last_fitted = _knee_date(days)
     lead_days = (true_day - last_fitted).days
     assert abs((grown["date_knee"] - true_day).days) <= 0.10 * lead_days, (grown["date_knee"], true_day)
