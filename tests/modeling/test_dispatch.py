@@ -406,3 +406,11 @@ def test_closed_response_never_falls_with_clients_where_ziipawmt_is_long(k_e, n_
     resp = sol.resp_ms[0]
     assert np.all(np.isfinite(resp))
     assert np.all(np.diff(resp) >= -1e-9 * resp[1:])
+
+
+def test_closed_solve_without_think_time_or_delay_where_the_population_fills_the_engines():
+    # with Z = R0 = 0 the help solve's bracket ends at n / D, which at n = 4 is the 4 engines'
+    # capacity: the help cycle's drain rate there rounded to 0 and its wait divided by it
+    resp = solve_closed(0.9202390927077531, 0.0, 0.95, Dispatch(2, 2, eligible_bursts=4), think_time_ms=0.0,
+                        n_max=60).resp_ms[0]
+    assert np.all(np.isfinite(resp)) and np.all(np.diff(resp) >= -1e-9 * resp[1:])

@@ -1361,7 +1361,9 @@ def _help_cycle(lam, s, ke, c_z, g_free, d_n, tau):  # pragma: no cover - compil
     h = (a_e - c_z) / spare
     t_on = h / (1.0 - h) * t_off
     w_off = ((q_0 * u + rise * u * u / 2.0) / mu + tau * tau / 2.0) / t_off
-    drain = big_m / ke - lam  # > 0: a_e < c_z + spare
+    drain = big_m / ke - lam  # > 0 as a_e < c_z + spare, but a rounding can leave 0 where they meet
+    if drain <= 0.0:  # (no think time or delay: a population as large as the engines is their capacity)
+        return np.inf, 0.0
     w_on = _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau) + (lam + big_m / ke) / (2.0 * big_m * drain)
     offered_on = (lam + p * big_m) * t_on
     theta = offered_on / (offered_on + (lam + p * mu) * t_off)
