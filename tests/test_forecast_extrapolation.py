@@ -38,3 +38,34 @@ def test_the_forecast_command_names_the_scenarios_it_extrapolates(seed004_models
     lines = cli._extrapolation_lines(table)
     assert len(lines) == 1 and "zosconnect_cics_diag / far: extrapolating, 5x the largest" in lines[0]
     assert cli._extrapolation_lines(pd.DataFrame({"error": [None]})) == []
+
+
+def test_closed_load_without_think_time_where_the_ziips_fall_behind_carries_a_caveat(seed004_models):  # noqa: F811
+    # README, Benchmarks, "Closed populations and a long ZIIPAWMT": GCP help latches on there and the
+    # simulated response falls with load; the model, which may not, is told to say so
+    at_200 = forecasting.forecast_scenario(seed004_models, {**SCENARIO, "clients": 500, "n_ziip": 1}, POLICY)
+    assert "model_caveat" not in at_200  # 200 ms of think time: the grid's closed points, within 10 %
+    no_think = {**SCENARIO, "name": "no_think", "clients": 500, "n_ziip": 1, "think_time_ms": 0.0}
+    row = forecasting.forecast_scenario(seed004_models, no_think, POLICY)
+    model = seed004_models.response
+    assert model.dispatch(2, 1).ziips_fall_behind(row["tps"], model.cpu_ms_per_tran, model.ziip_eligible_fraction)
+    assert row["model_caveat"].startswith("closed load with less think time than response")
+    # five clients on eight zIIPs: about 5,000 tps, 4.5 zIIPs of eligible work, nothing to latch
+    keeping_up = forecasting.forecast_scenario(seed004_models, {**no_think, "n_ziip": 8, "clients": 5}, POLICY)
+    assert keeping_up["tps"] * model.cpu_ms_per_tran * model.ziip_eligible_fraction / 1000.0 < 8
+    assert "model_caveat" not in keeping_up
+    table = forecasting.forecast_scenarios([no_think], lambda w: seed004_models, POLICY)
+    lines = cli._caveat_lines(table)
+    assert len(lines) == 1 and lines[0].startswith("forecast: zosconnect_cics_diag / no_think: caution, closed load")
+
+
+def test_the_caveat_needs_both_the_ziips_behind_and_clients_that_barely_think():
+    from kneecap.modeling.dispatch import Dispatch
+
+    one_ziip = Dispatch(2, 1)
+    # 0.95 x 0.8 ms x 1,500 tps = 1.14 zIIPs of eligible work on one
+    assert forecasting.latched_help_caveat(one_ziip, 0.8, 0.95, 1500.0, 0.0, 5.0) is not None
+    assert forecasting.latched_help_caveat(one_ziip, 0.8, 0.95, 1500.0, 200.0, 5.0) is None
+    assert forecasting.latched_help_caveat(one_ziip, 0.8, 0.95, 1000.0, 0.0, 5.0) is None
+    # with IIPHONORPRIORITY=NO the GCPs never help: nothing to latch
+    assert forecasting.latched_help_caveat(Dispatch(2, 1, honor_priority=False), 0.8, 0.95, 1500.0, 0.0, 5.0) is None

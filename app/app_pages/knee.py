@@ -187,6 +187,11 @@ if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
         if getattr(model, "extrapolation_spread", None) \
         else "the fit's uncertainty only (too few loads to measure more)"
     st.caption(f"The what-if point is {beyond['extrapolation']}: its band is {widened}.")
+if hasattr(model, "dispatch"):
+    caveat = res.forecasting.latched_help_caveat(model.dispatch(n_gcp, n_ziip), model.cpu_ms_per_tran,
+                                                 model.ziip_eligible_fraction, at["tps"], float(think), at["resp_ms"])
+    if caveat is not None:
+        st.warning(f"The what-if point: {caveat}.")
 
 has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
 x_max = max(max_clients, knee["k_clients_hi"] if has_knee and knee["k_clients_hi"] < float("inf") else 0) * 1.02

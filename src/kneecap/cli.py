@@ -320,7 +320,7 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     failed = int(table["error"].notna().sum()) if "error" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
-    for line in [*_extrapolation_lines(table), *_factor_lines(table), *_class_lines(table)]:
+    for line in [*_extrapolation_lines(table), *_caveat_lines(table), *_factor_lines(table), *_class_lines(table)]:
         log.info(line)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
     return 1 if failed else 0
@@ -359,6 +359,15 @@ def _extrapolation_lines(table) -> list[str]:
     beyond = table[table["extrapolation_x"].gt(1.0) & table["error"].isna()]
     return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: extrapolating, {row['extrapolation']}"
             for _, row in beyond.iterrows()]
+
+
+def _caveat_lines(table) -> list[str]:
+    """One line per scenario whose model is known to be far from the dispatcher there (``model_caveat``)."""
+    if "model_caveat" not in table:
+        return []
+    flagged = table[table["model_caveat"].notna()]
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: caution, {row['model_caveat']}"
+            for _, row in flagged.iterrows()]
 
 
 def _class_lines(table) -> list[str]:

@@ -131,6 +131,16 @@ def test_knee_page_says_when_the_what_if_point_is_beyond_what_the_model_was_fitt
     assert _champion().extrapolation_spread and "its band is widened by the error" in said[0]
 
 
+def test_knee_page_warns_where_gcp_help_can_latch_on(app_env):
+    at = _app()
+    assert not at.warning  # 200 ms of think time at the measured point
+    at.slider(key="knee_n_ziip").set_value(1).run()
+    at.slider(key="knee_think").set_value(0).run()
+    assert not at.exception
+    said = [w.value for w in at.warning]
+    assert len(said) == 1 and said[0].startswith("The what-if point: closed load with less think time than response")
+
+
 # --- zIIP planner ------------------------------------------------------------------------------
 
 
