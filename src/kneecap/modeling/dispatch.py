@@ -775,10 +775,27 @@ def _pool_phases(lam, s, c, tau, head, mass, area, trig, spare, chain, offered):
              / (head + mass + (1.0 - chain) * trig * (inv_lam + tau)))
     if offered <= 0.0:
         return alone
-    # the random walk's excess over the straight drain (see _pool_trigger_wait)
-    big_m = (c + max(spare, 0.0)) / s
-    walk = (lam + big_m) / (2.0 * big_m * (big_m - lam)) if big_m > lam else np.inf
-    return (1.0 - offered) * alone + offered * (drain / 2.0 + walk)
+    # bursts arrive at lam and all M = (c + G) / s engines serve them (see _pool_trigger_wait)
+    return (1.0 - offered) * alone + offered * (drain / 2.0 + _walk_excess(lam, (c + max(spare, 0.0)) / s, 1))
+
+
+@numba.njit(cache=True)
+def _walk_excess(lam, big_m, per):  # pragma: no cover - compiled
+    r"""Mean wait (ms) a draining queue's random walk adds to its straight line, per burst served.
+
+    Items arrive at ``lam`` and ``M / per`` leave while every engine serves (``M`` bursts/ms; items
+    of ``per`` bursts each: transactions, or bursts with ``per = 1``): the mean height of a walk
+    with drift ``-(M / per - lam)`` and variance rate ``lam + M / per`` over its way down is the
+    straight line's plus
+
+    .. math:: \frac{\lambda + M / k}{2 M (M / k - \lambda)}
+
+    (in bursts over ``M``). The help phase's term in :func:`_help_cycle` (transactions) and in
+    :func:`_pool_trigger_wait` (bursts, where it comes to the same); ``inf`` where the engines do
+    not drain the queue.
+    """
+    leave = big_m / per
+    return (lam + leave) / (2.0 * big_m * (leave - lam)) if leave > lam else np.inf
 
 
 @numba.njit(cache=True)
@@ -1364,7 +1381,7 @@ def _help_cycle(lam, s, ke, c_z, g_free, d_n, tau):  # pragma: no cover - compil
     drain = big_m / ke - lam  # > 0 as a_e < c_z + spare, but a rounding can leave 0 where they meet
     if drain <= 0.0:  # (no think time or delay: a population as large as the engines is their capacity)
         return np.inf, 0.0
-    w_on = _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau) + (lam + big_m / ke) / (2.0 * big_m * drain)
+    w_on = _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau) + _walk_excess(lam, big_m, ke)
     offered_on = (lam + p * big_m) * t_on
     theta = offered_on / (offered_on + (lam + p * mu) * t_off)
     return (1.0 - theta) * w_off + theta * w_on, (a_e - c_z) / a_e
@@ -1874,7 +1891,7 @@ def _help_cpu(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, 
         # classes' zIIP work, the open model's cycle (the zIIPs they leave, the class's own burst:
         # with MVA's stretched burst as service, work moved to the GCPs lost its stretch and the
         # response fell with load, 4.392 -> 4.383 ms from 1735 to 1780 tps on 8 GCPs + 2 zIIPs)
-        s_c, c_c = (f * d / ke, m - a_bz) if a_bz > 0.0 else (s, float(m))
+        s_c, c_c = _cycle_class(s, f, d, ke, m, a_bz)
         e_c, g_c, spill_c = _help_cycle_env(x, floor, s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau)
         e_c, g_c = _hold_cycle(e_c, g_c, d, t_z + r_g, floor, f, ke, kg, n_g, m, tau, a_bg_g / n_g, a_bz / m, bg_s,
                                weight)
@@ -2072,13 +2089,22 @@ def _throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, 
 
 
 @numba.njit(cache=True)
+def _cycle_class(s, f, d, ke, m, a_bz):  # pragma: no cover - compiled
+    """The help cycle's (burst, zIIPs) in a closed solve: beside other classes' zIIP work the open model's.
+
+    That is the class's own burst ``f D / k_E`` on the zIIPs the other classes leave (see
+    :func:`_help_cpu`); without them the recursion's burst ``s`` on all ``m``.
+    """
+    return (f * d / ke, m - a_bz) if a_bz > 0.0 else (s, float(m))
+
+
+@numba.njit(cache=True)
 def _closed_cycle_floor(floor, s, f, d, ke, kg, n_z, n_g, a_bz, a_bg_g, bg_s, tau, pool):  # pragma: no cover
     """The closed solve's help cycle table (:func:`_cycle_floor`) into ``floor``; returns the cycle's weight.
 
-    Beside other classes' zIIP work the open model's cycle (see :func:`_help_cpu`): the zIIPs they
-    leave and the class's own burst; else the burst ``s`` of the recursion.
+    The cycle's burst and zIIPs are :func:`_cycle_class`'s.
     """
-    s_c, c_c = (f * d / ke, n_z - a_bz) if a_bz > 0.0 else (s, float(n_z))
+    s_c, c_c = _cycle_class(s, f, d, ke, n_z, a_bz)
     weight = _cycle_weight(c_c, tau, s_c) if pool else 0.0
     floor[0], floor[1], floor[2] = (_cycle_floor(s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau,
                                                  floor[_TABLE:])
