@@ -1,5 +1,7 @@
 """USL fit against the published R ``usl`` package results."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -32,6 +34,18 @@ def test_specsdm91_standard_errors_match_r_usl_summary():
     np.testing.assert_allclose(np.sqrt(np.diag(res.cov)), [9.122e-03, 1.988e-05, 1.421e+01], rtol=5e-4)
     np.testing.assert_allclose(np.sqrt(res.s2), 82.85, rtol=1e-4)
     assert res.dof == 4
+
+
+def test_cisco_benchmark_matches_the_published_fit():
+    # Schwartz, Practical Scalability Analysis with the USL: the Cisco benchmark's 32 points as
+    # bundled in data/backtest/usl_cisco; the book's fit (as usl4j's ModelTest lists it, to 0.02 %):
+    # sigma 0.02671591, kappa 7.690945e-4, lambda 995.6486, peak at N = 35 (floored), X max 12341
+    table = pd.read_csv(Path(__file__).resolve().parents[2] / "data" / "backtest" / "usl_cisco" / "measurements.csv")
+    res = USLModel().fit(table)
+    np.testing.assert_allclose(res.params, [0.02671591, 7.690945e-4, 995.6486], rtol=2e-4)
+    assert int(res.peak_clients) == 35
+    peak = res.predict(pd.DataFrame({"clients": [res.peak_clients]}))["tps"].iloc[0]
+    np.testing.assert_allclose(peak, 12341, rtol=2e-4)
 
 
 def test_synthetic_coefficients_recovered():
