@@ -206,3 +206,26 @@ def test_cpu_share_targets_are_predicted_and_an_unpredictable_one_fails_only_its
     assert "no model fitted to this case predicts it" in doc["shares"]["targets"]["n_gcp"]["error"]
     assert doc["comm_stub_payload"]["targets"]["cpu_ms_per_tran"]["mape"] < 5.0
     assert "n_gcp: no model fitted to this case predicts it" in capsys.readouterr().out
+
+
+def test_goal_kind_follows_what_is_predicted():
+    import pandas as pd
+
+    zero_think = pd.DataFrame({"clients": [1, 18, 36], "think_time_ms": [0, 0, 0], "tps": [0.02, 0.28, 0.46]})
+    with_think = zero_think.assign(think_time_ms=200)
+    one_load = pd.DataFrame({"clients": [2, 2, 2], "think_time_ms": [0, 0, 0], "tps": [19.5, 30.0, 41.0]})
+    open_case = pd.DataFrame({"tps": [2.2, 3.1, 4.0], "resp_ms": [141.5, 150.0, 160.0]})
+    assert backtest.goal_kind("tps", zero_think) == "zero_think_tps"
+    assert backtest.goal_kind("tps", with_think) == "tps"
+    assert backtest.goal_kind("tps", one_load) == "tps"  # a configuration comparison, not a curve
+    assert backtest.goal_kind("resp_ms", with_think) == "resp"
+    assert backtest.goal_kind("resp_ms", open_case) == "open_resp"
+    for target in ("cpu_ms_per_tran", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct", "ziip_eligible_pct",
+                   "ziip_eligible_on_gcp_pct"):
+        assert backtest.goal_kind(target, with_think) == "cost"
+    assert backtest.goal_kind("n_gcp", with_think) is None
+    # every kind has its goal in params.yaml
+    from kneecap import config
+
+    params = config.load_params(CASES.parents[1] / "params.yaml")
+    assert [params.evaluate.goal_pct(k) for k in backtest.GOAL_KINDS] == [8.0, 5.0, 35.0, 25.0, 5.0]

@@ -43,6 +43,10 @@ from kneecap.schema import NUMERIC_COLUMNS
 SHARE_TARGETS = ("cpu_gcp_pct", "cpu_ziip_pct", "ziip_eligible_pct", "ziip_eligible_on_gcp_pct")
 PREDICTABLE_TARGETS = RESPONSE_TARGETS + COST_TARGETS + SHARE_TARGETS
 
+#: What each target's held-out error is judged against (:func:`goal_kind`); the MAPE goals
+#: themselves are ``params.yaml`` ``evaluate``
+GOAL_KINDS = ("zero_think_tps", "tps", "open_resp", "resp", "cost")
+
 QUESTION_KINDS = ("min_ziip", "knee_clients")
 _QUESTION_FIELDS = {
     "min_ziip": ("clients", "think_time_ms", "n_gcp", "slo_resp_ms", "expect"),
@@ -310,7 +314,7 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             error = (f"{target}: no model fitted to this case predicts it ({fitted}; predictable: "
                      f"{', '.join(PREDICTABLE_TARGETS)})")
             notes.append(error)
-            targets[target] = {"mape": None, "error": error,
+            targets[target] = {"mape": None, "error": error, "goal": goal_kind(target, train),
                                "rows": [{"actual": a, "predicted": None, "lo": None, "hi": None} for a in actual],
                                **_naive(target, train, test)}
             continue
@@ -328,10 +332,10 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             pred = model.predict(inputs).reset_index(drop=True)
         except ModelError as exc:
             notes.append(f"{target}: {exc}")
-            targets[target] = {"mape": None, "rows": []}
+            targets[target] = {"mape": None, "goal": goal_kind(target, train), "rows": []}
             continue
         mape = mape_pct(actual, pred[target].to_numpy())
-        targets[target] = {"mape": mape if math.isfinite(mape) else None,
+        targets[target] = {"mape": mape if math.isfinite(mape) else None, "goal": goal_kind(target, train),
                            "rows": _rows(actual, pred, target, _extrapolation_x(train, test))}
         targets[target].update(_naive(target, train, test))
         if isinstance(model, CombinedResults):
@@ -356,6 +360,24 @@ def _zero_think_curve(train: pd.DataFrame) -> bool:
     clients = column_or(train, "clients", np.nan)
     think = column_or(train, "think_time_ms", 0.0)
     return bool(np.isfinite(clients).all() and len(np.unique(clients)) >= 3 and np.all(think == 0))
+
+
+def goal_kind(target: str, train: pd.DataFrame) -> str | None:
+    """Which of :data:`GOAL_KINDS` a target's held-out MAPE is judged against, None where none is set.
+
+    ``zero_think_tps``: throughput of a zero-think curve (:func:`_zero_think_curve`), forecast
+    beyond the concurrency it was measured at (issue #12: 8 %); ``tps``: any other throughput
+    (issue #10: 5 %); ``open_resp``: response of an open case, whose load is its arrival rate
+    (no ``clients``; issue #12: 35 %); ``resp``: response of a closed load test (issue #10: 25 %);
+    ``cost``: CPU per transaction, CPU busy and the CPU shares by engine type (issue #12: 5 %).
+    """
+    if target == "tps":
+        return "zero_think_tps" if _zero_think_curve(train) else "tps"
+    if target == "resp_ms":
+        return "open_resp" if _load_column(train) == "tps" else "resp"
+    if target in COST_TARGETS + SHARE_TARGETS:
+        return "cost"
+    return None
 
 
 def _naive(target: str, train: pd.DataFrame, test: pd.DataFrame) -> dict[str, Any]:

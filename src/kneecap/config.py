@@ -107,11 +107,22 @@ class GrowthConfig:
 
 @dataclass(frozen=True)
 class EvaluateConfig:
-    """``params.yaml`` ``evaluate``: the backtest MAPE goals for response, throughput and CPU cost, %."""
+    """``params.yaml`` ``evaluate``: the backtest MAPE goals, %, one per :data:`kneecap.backtest.GOAL_KINDS`.
+
+    Closed load tests' response and throughput (issue #10), zero-think throughput forecast past
+    the measured concurrency and open cases' response (issue #12), CPU cost and the CPU shares by
+    engine type (issue #12). :meth:`goal_pct` maps a kind to its goal.
+    """
 
     mape_goal_resp_pct: float = 25.0
     mape_goal_tps_pct: float = 5.0
     mape_goal_cost_pct: float = 5.0
+    mape_goal_zero_think_tps_pct: float = 8.0
+    mape_goal_open_resp_pct: float = 35.0
+
+    def goal_pct(self, kind: str | None) -> float | None:
+        """The MAPE goal of a goal kind (``zero_think_tps`` -> ``mape_goal_zero_think_tps_pct``), None for None."""
+        return None if kind is None else float(getattr(self, f"mape_goal_{kind}_pct"))
 
 
 #: Engines the pipeline runs on: in process (DuckDB for the SQL of ``build_marts``, the local
