@@ -16,6 +16,7 @@ from pathlib import Path
 from kneecap import backtest, config
 from kneecap.training import modeling_config
 
+
 def main(argv: list[str] | None = None) -> int:
     """Run the stage; 0 when the metrics are written, 2 for a malformed case."""
     parser = argparse.ArgumentParser(description=__doc__)
