@@ -59,3 +59,11 @@ def test_the_marts_engine_is_duckdb_unless_params_or_the_environment_say_spark()
         config.parse_params({"warehouse": {"engine": "postgres"}})
     with pytest.raises(ValueError, match="KNEECAP_ENGINE='Spark'"):
         config.warehouse_config(config.parse_params({}), {"KNEECAP_ENGINE": "Spark"})
+
+
+def test_the_usl_method_reaches_the_fits_and_a_misspelt_one_is_an_error() -> None:
+    params = config.parse_params({"train": {"usl_method": "field"}})
+    assert training.modeling_config(params).usl_method == "field"
+    assert config.load_params(REPO / "params.yaml").train.usl_method == "nls"
+    with pytest.raises(ValueError, match="train.usl_method must be one of nls, field, got 'gunther'"):
+        config.parse_params({"train": {"usl_method": "gunther"}})

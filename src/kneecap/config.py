@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import yaml
 
 from kneecap.modeling.select import ModelingConfig
+from kneecap.modeling.usl import USL_METHODS
 from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.validation.checks import ValidationConfig
 
@@ -58,6 +59,7 @@ class TrainConfig:
     open_hours: tuple[int, int] | None = ModelingConfig.open_hours
     combine_min_loads: int = ModelingConfig.combine_min_loads
     combine_weight_power: float = ModelingConfig.combine_weight_power
+    usl_method: str = ModelingConfig.usl_method
     promote: str = "if_not_worse"
     promote_tolerance_pct: float = 0.5
 
@@ -73,6 +75,8 @@ class TrainConfig:
             raise ValueError(f"train.combine_min_loads must be >= 2, got {self.combine_min_loads}")
         if not self.combine_weight_power >= 0:
             raise ValueError(f"train.combine_weight_power must be >= 0, got {self.combine_weight_power}")
+        if self.usl_method not in USL_METHODS:
+            raise ValueError(f"train.usl_method must be one of {', '.join(USL_METHODS)}, got {self.usl_method!r}")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from kneecap import modeling, schema
 from kneecap.config import Params
-from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig, OpenDispatchResults
+from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig, OpenDispatchResults, USLResults
 from kneecap.modeling.combine import CombinedResults, run_metrics
 
 RESPONSE = "response"
@@ -54,7 +54,8 @@ def modeling_config(params: Params) -> ModelingConfig:
                           open_min_transactions=params.train.open_min_transactions,
                           open_hours=params.train.open_hours,
                           combine_min_loads=params.train.combine_min_loads,
-                          combine_weight_power=params.train.combine_weight_power)
+                          combine_weight_power=params.train.combine_weight_power,
+                          usl_method=params.train.usl_method)
 
 
 def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
@@ -287,7 +288,10 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
                 metrics.update(run_metrics(res))
                 extra = {"combine_members": ",".join(res.members), "combine_weight_power": res.weight_power,
                          "combine_min_loads": res.min_loads, "combine_origins": res.n_origins,
-                         "combine_weights": ",".join(f"{n}={w:.4f}" for n, w in res.weights.items())}
+                         "combine_weights": ",".join(f"{n}={w:.4f}" for n, w in res.weights.items()),
+                         "usl_method": cfg.usl_method}
+            elif isinstance(res, USLResults):
+                extra = {"usl_method": cfg.usl_method}
             yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
                                _finite(metrics), {**fit_params, "family": choice.family, **extra}, notes)
     cost_rows = modeling.cost.cost_table(rows)

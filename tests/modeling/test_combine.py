@@ -239,3 +239,14 @@ def test_zero_think_curves_without_ziips_get_the_combination():
     assert choice.family == "combined"
     assert set(choice.competitors["family"]) == {"usl", "amdahl", "closed_mva_c"}
     np.testing.assert_allclose(choice.competitors["weight"].sum(), 1.0, rtol=1e-12)
+
+
+def test_the_usl_method_reaches_the_usl_and_amdahl_members():
+    # params.yaml train.usl_method: field normalises by the measured X(1) in both USL members
+    default = choose_response_model(SPECSDM91, ModelingConfig(n_boot=0)).results
+    field = choose_response_model(SPECSDM91, ModelingConfig(n_boot=0, usl_method="field")).results
+    x1 = float(SPECSDM91.loc[SPECSDM91["clients"] == 1, "tps"].iloc[0])
+    for name in ("usl", "amdahl"):
+        assert field.members[name].params[2] == x1 and field.members[name].relative_errors
+        assert default.members[name].params[2] != x1 and not default.members[name].relative_errors
+    assert field.members["closed_mva_c"].to_dict() == default.members["closed_mva_c"].to_dict()

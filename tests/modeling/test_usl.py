@@ -56,6 +56,45 @@ def test_synthetic_coefficients_recovered():
     np.testing.assert_allclose(res.params, [0.02, 0.02, 1.0], atol=2e-4)
 
 
+def test_field_fit_recovers_exact_usl_data_from_its_quadratic_start():
+    # X(N) = N / (1 + 0.03 (N - 1) + 0.0005 N (N - 1)) exactly, X(1) = 1 measured: the deviation
+    # from linearity N / C(N) - 1 is exactly 0.0005 (N-1)^2 + 0.0305 (N-1), so Gunther's quadratic
+    # regression alone finds the coefficients, and the relative-error fit keeps them
+    from kneecap.modeling.usl import _quadratic_start, usl_tps
+
+    n = np.array([1.0, 2, 4, 8, 16, 32, 48, 64])
+    x = usl_tps(n, 0.03, 0.0005, 1.0)
+    np.testing.assert_allclose(_quadratic_start(n, x, 1.0, True), [0.03, 0.0005, 1.0], rtol=1e-9)
+    res = USLModel(method="field").fit(pd.DataFrame({"clients": n, "tps": x}))
+    np.testing.assert_allclose(res.params, [0.03, 0.0005, 1.0], rtol=1e-6)
+    assert res.relative_errors and res.cov[2, 2] == 0.0  # gamma is X(1), not a parameter
+
+
+def test_field_fit_normalises_by_the_measured_single_client_throughput():
+    # SPEC SDM91 measures X(1) = 64.9: the field's fit keeps it as gamma; R's usl fits gamma (90.0)
+    from kneecap.modeling.usl import _quadratic_start
+
+    # the transform alone (modeling notes §1.2, computed there independently): alpha 0.01705,
+    # beta 7.89e-5, N* 111.6
+    start = _quadratic_start(SPECSDM91["clients"].to_numpy(float), SPECSDM91["tps"].to_numpy(float), 64.9, True)
+    np.testing.assert_allclose(start[:2], [0.01705, 7.89e-5], rtol=1e-3)
+    res = USLModel(method="field").fit(SPECSDM91)
+    assert res.params[2] == 64.9 and np.all(res.params[:2] >= 0.0)
+    nls = USLModel().fit(SPECSDM91)
+    np.testing.assert_allclose(nls.params[2], 90.0, rtol=1e-3)
+    # relative errors: the band is the relative scatter times the throughput, and survives its document
+    pred = res.predict(SPECSDM91)
+    assert (pred["tps_lo"] < pred["tps"]).all() and (pred["tps"] < pred["tps_hi"]).all()
+    again = results_from_dict(res.to_dict())
+    assert again.relative_errors
+    np.testing.assert_allclose(again.predict(SPECSDM91)["tps_hi"], pred["tps_hi"], rtol=1e-12)
+    # without a single-client row gamma is fitted, from the largest X / N
+    fitted = USLModel(method="field").fit(SPECSDM91.iloc[1:])
+    assert fitted.cov[2, 2] > 0.0
+    with pytest.raises(ValueError, match="USL method must be one of nls, field"):
+        USLModel(method="gunther")
+
+
 def test_prediction_interval_covers_and_roundtrips():
     res = USLModel().fit(SPECSDM91)
     pred = res.predict(SPECSDM91)

@@ -55,6 +55,7 @@ class ModelingConfig:
     open_hours: tuple[int, int] | None = None
     combine_min_loads: int = combine.MIN_LOADS
     combine_weight_power: float = combine.WEIGHT_POWER
+    usl_method: str = USLModel.method
 
 
 @dataclass
@@ -238,7 +239,7 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
         return _combined_closed(train, config)
     candidates: dict[str, Callable[[], ClosedMVAModel | USLModel]] = {"closed_mva": lambda: _closed(config, n_boot=0)}
     if zero_think:
-        candidates["usl"] = lambda: USLModel(alpha=config.alpha)
+        candidates["usl"] = lambda: USLModel(alpha=config.alpha, method=config.usl_method)
     rows = []
     for family, make in candidates.items():
         score = _loo(train, make, RESPONSE_TARGETS) if len(candidates) > 1 and len(train) >= 4 else float("nan")
@@ -248,7 +249,7 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
     family = str(finite.sort_values("loo_mape_pct")["family"].iloc[0]) if len(finite) else "closed_mva"
     comp["chosen"] = comp["family"] == family
     closed: ClosedMVAResults | USLResults = (_closed(config).fit(train) if family == "closed_mva"
-                                             else USLModel(alpha=config.alpha).fit(train))
+                                             else USLModel(alpha=config.alpha, method=config.usl_method).fit(train))
     return Choice(family, _with_spread(closed, train, candidates[family], "clients", RESPONSE_TARGETS), comp)
 
 
@@ -266,8 +267,8 @@ def _combined_closed(train: pd.DataFrame, config: ModelingConfig) -> Choice:
     second member. Each member's band widens past the data by its own measured spread.
     """
     members: dict[str, Callable[[], USLModel | MultiServerMVAModel]] = {
-        "usl": lambda: USLModel(alpha=config.alpha),
-        "amdahl": lambda: USLModel(alpha=config.alpha, coherency=False),
+        "usl": lambda: USLModel(alpha=config.alpha, method=config.usl_method),
+        "amdahl": lambda: USLModel(alpha=config.alpha, coherency=False, method=config.usl_method),
         "closed_mva_c": lambda: MultiServerMVAModel(alpha=config.alpha)}
 
     def finish(name: str, res: Any) -> Any:

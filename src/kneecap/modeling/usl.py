@@ -20,6 +20,10 @@ from kneecap.modeling.base import (
 )
 
 FAMILY = "usl"
+#: How :class:`USLModel` fits: ``nls`` as R's ``usl`` package (absolute errors, fixed start,
+#: ``gamma`` fitted); ``field`` as Gunther fits it by hand (``X(1)`` normalisation where
+#: measured, the quadratic-regression start, relative errors)
+USL_METHODS = ("nls", "field")
 
 
 def usl_tps(clients: np.ndarray, alpha: float, beta: float, gamma: float) -> np.ndarray:
@@ -67,25 +71,47 @@ class USLModel:
     the nested model without it is the parsimonious alternative a combination can weigh against
     it. The parameter vector and covariance keep the USL's three slots, ``beta``'s row and
     column zero.
+
+    ``method="field"`` fits as Gunther does by hand (*Guerrilla Capacity Planning*, ch. 5-6):
+    ``gamma`` is the measured ``X(1)`` where the table has one client (its row and column of the
+    covariance zero), the start is :func:`_quadratic_start`'s regression of the deviation from
+    linearity, and the residuals are relative, ``(X_fit - X) / X``, so every load weighs alike
+    (the band is then the relative scatter times the throughput). Held out on the bundled public
+    curves it does worse than the default overall (README, Backtests).
     """
 
     alpha: float = 0.05
     coherency: bool = True
+    method: str = "nls"
+
+    def __post_init__(self) -> None:
+        if self.method not in USL_METHODS:
+            raise ValueError(f"USL method must be one of {', '.join(USL_METHODS)}, got {self.method!r}")
 
     def fit(self, table: pd.DataFrame) -> USLResults:
         """Fit ``(alpha, beta, gamma)`` (``beta = 0`` without coherency) to the table's ``(clients, tps)`` pairs."""
         n, x, ok = positive_pairs(table, "clients", "tps", "the USL model")
+        field = self.method == "field"
+        single = np.flatnonzero(n == 1.0)
+        # the field's normalisation: with X(1) measured, gamma is that throughput, not a parameter
+        gamma_x1 = float(np.mean(x[single])) if field and len(single) else None
         free = [0, 1, 2] if self.coherency else [0, 2]
+        if gamma_x1 is not None:
+            free = free[:-1]
 
         def full(q: np.ndarray) -> np.ndarray:
             p = np.zeros(3)
             p[free] = q
+            if gamma_x1 is not None:
+                p[2] = gamma_x1
             return p
 
         def fun(q: np.ndarray) -> np.ndarray:
-            return usl_tps(n, *full(q)) - x
+            # relative errors in the field's fit: every load counts alike, not the largest throughputs
+            return (usl_tps(n, *full(q)) - x) / x if field else usl_tps(n, *full(q)) - x
 
-        x0 = np.array([0.01, 1e-4, float(np.max(x / n))])[free]
+        start = _quadratic_start(n, x, gamma_x1, self.coherency) if field else np.array([0.01, 1e-4, np.max(x / n)])
+        x0 = start[free]
         lower, upper = np.zeros(3)[free], np.array([1.0, 1.0, np.inf])[free]
         res = optimize.least_squares(fun, x0=x0, bounds=(lower, upper), x_scale="jac")
         params = full(res.x)
@@ -100,7 +126,35 @@ class USLModel:
         return USLResults(params=params, cov=cov, s2=s2, dof=dof, alpha=self.alpha,
                           think_time_ms=think,
                           train_mape={"tps": mape_pct(x, usl_tps(n, *params))}, n_train=int(ok.sum()),
-                          max_clients=float(np.max(n)), coherency=self.coherency)
+                          max_clients=float(np.max(n)), coherency=self.coherency, relative_errors=field)
+
+
+def _quadratic_start(n: np.ndarray, x: np.ndarray, gamma_x1: float | None, coherency: bool) -> np.ndarray:
+    r"""Gunther's start for the USL: the quadratic regression of the deviation from linearity.
+
+    With the relative capacity :math:`C(N) = X(N) / \gamma` (``gamma`` the measured ``X(1)``, else
+    the largest ``X / N``), :math:`N / C(N) - 1 = \beta (N - 1)^2 + (\alpha + \beta)(N - 1)`: a
+    quadratic through the origin in :math:`N - 1`, fitted by least squares; ``alpha`` and ``beta``
+    clipped to ``[0, 1]`` (``beta = 0`` without coherency: the slope alone). Returns
+    ``(alpha, beta, gamma)``.
+
+    References
+    ----------
+    Gunther, N. J. (2007), *Guerrilla Capacity Planning*, ch. 5-6 (the transformation and the
+    regression through the origin); R ``usl`` before 2.0.0, whose default method it was.
+    """
+    gamma = gamma_x1 if gamma_x1 is not None else float(np.max(x / n))
+    lin = n - 1.0
+    dev = n * gamma / x - 1.0
+    keep = lin > 0
+    if coherency and keep.sum() >= 2:
+        (b, a_plus_b), *_ = np.linalg.lstsq(np.c_[lin[keep] ** 2, lin[keep]], dev[keep], rcond=None)
+    elif keep.any():
+        b, a_plus_b = 0.0, float(np.sum(lin[keep] * dev[keep]) / np.sum(lin[keep] ** 2))
+    else:
+        b, a_plus_b = 1e-4, 0.01 + 1e-4
+    beta = float(np.clip(b, 0.0, 1.0))
+    return np.array([float(np.clip(a_plus_b - b, 0.0, 1.0)), beta, gamma])
 
 
 @dataclass
@@ -123,6 +177,8 @@ class USLResults:
     max_clients: float | None = None
     #: False: fitted with ``beta = 0`` (Amdahl's law, :class:`USLModel` ``coherency=False``)
     coherency: bool = True
+    #: True: ``s2`` is the variance of relative errors (``method="field"``), scaled by the mean
+    relative_errors: bool = False
 
     @property
     def peak_clients(self) -> float:
@@ -143,7 +199,8 @@ class USLResults:
             h = eps * max(abs(step[i]), 1e-6)
             step[i] += h
             grad[:, i] = (usl_tps(n, *step) - mean) / h
-        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.cov, grad) + self.s2, 0.0))
+        noise = self.s2 * mean**2 if self.relative_errors else self.s2
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.cov, grad) + noise, 0.0))
         t = stats.t.ppf(1 - self.alpha / 2, self.dof)
         out = pd.DataFrame(index=frame.index)
         out["tps"] = mean
@@ -172,7 +229,8 @@ class USLResults:
                             "n_train": self.n_train,
                             **({"extrapolation_spread": self.extrapolation_spread, "max_clients": self.max_clients}
                                if self.extrapolation_spread is not None else {}),
-                            **({"coherency": False} if not self.coherency else {})})
+                            **({"coherency": False} if not self.coherency else {}),
+                            **({"relative_errors": True} if self.relative_errors else {})})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> USLResults:
