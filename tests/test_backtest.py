@@ -138,6 +138,15 @@ def test_public_usl_curve_scored_beside_the_naive_curve_fit():
     table = backtest.format_table(results)
     assert "naive %" in table.splitlines()[0]
     assert "held-out rows inside their 95 % band:" in table
+    # with the goals (as `kneecap backtest` and the evaluate stage print it): zero-think throughput 8 %
+    from kneecap.config import EvaluateConfig
+
+    with_goals = backtest.format_table(results, EvaluateConfig().goal_pct).splitlines()
+    assert "goal % met" in with_goals[0]
+    for r in results:
+        row = next(line for line in with_goals if line.startswith(r.name) and " tps " in line)
+        met = "yes" if r.targets["tps"]["mape"] <= 8.0 else "no"
+        assert f"{r.targets['tps']['mape']:8.2f}     8.0 {met:>3}" in row
 
 
 def test_interval_history_cost_is_chosen_on_later_intervals():

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2
     results = [backtest.run_case(c, modeling_config(params), policy) for c in cases]
-    print(backtest.format_table(results))
+    print(backtest.format_table(results, params.evaluate.goal_pct))
     metrics = {}
     for r in results:
         entry = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -435,12 +436,18 @@ def _finite(value: Any) -> bool:
             and math.isfinite(value))
 
 
-def format_table(results: list[CaseResult]) -> str:
-    """The human-readable error table (also pasted into the README)."""
+def format_table(results: list[CaseResult],
+                 goal_pct: Callable[[str | None], float | None] | None = None) -> str:
+    """The human-readable error table (also pasted into the README).
+
+    With ``goal_pct`` (a goal kind of :func:`goal_kind` to its MAPE goal, as
+    :meth:`kneecap.config.EvaluateConfig.goal_pct`) each row shows its goal and whether it is met.
+    """
     # the model column is as wide as its longest label (a combination names every member)
     mw = max([28] + [len(r.model) for r in results])
-    lines = [f"{'case':34} {'model':{mw}} {'target':24} {'n':>3} {'MAPE %':>8}  {'in band':>7}  {'naive %':>8}"
-             f"  {'x trained':>9}"]
+    goal_head = f"  {'goal %':>6} {'met':>3}" if goal_pct else ""
+    lines = [f"{'case':34} {'model':{mw}} {'target':24} {'n':>3} {'MAPE %':>8}{goal_head}  {'in band':>7}"
+             f"  {'naive %':>8}  {'x trained':>9}"]
     inside_all = banded_all = 0
     # coverage within and beyond the trained load: a band is the fit's uncertainty, and whether it
     # still holds where the model extrapolates is what a planner asking about next year needs
@@ -464,8 +471,11 @@ def format_table(results: list[CaseResult]) -> str:
             naive = "-" if naive is None else f"{naive:8.2f}"
             xs = [row["extrapolation_x"] for row in rows if row.get("extrapolation_x") is not None]
             reach = f"{min(xs):.2f}-{max(xs):.2f}" if xs else "-"
-            lines.append(f"{r.name:34} {r.model:{mw}} {target:24} {len(rows):>3} {mape:>8}  {band:7}  {naive:>8}"
-                         f"  {reach:>9}")
+            goal = goal_pct(t.get("goal")) if goal_pct else None
+            met = "-" if goal is None else ("yes" if t["mape"] is not None and t["mape"] <= goal else "no")
+            goal_cells = f"  {'-' if goal is None else f'{goal:6.1f}':>6} {met:>3}" if goal_pct else ""
+            lines.append(f"{r.name:34} {r.model:{mw}} {target:24} {len(rows):>3} {mape:>8}{goal_cells}  {band:7}"
+                         f"  {naive:>8}  {reach:>9}")
             members = t.get("members")
             if members:
                 ms = members.values()
@@ -487,6 +497,8 @@ def format_table(results: list[CaseResult]) -> str:
                          f"{'ok' if q['ok'] else 'MISSED'}")
         for note in r.notes:
             lines.append(f"{r.name:34} note: {note}")
+    if goal_pct:
+        lines.append("goal %: the MAPE goal for what the row predicts (params.yaml evaluate); met: MAPE within it")
     lines.append("naive: a plain curve_fit of the USL for zero-think throughput, else the training rows' mean")
     lines.append("x trained: the held-out rows' load over the largest training load (above 1: extrapolated)")
     if banded_all:
@@ -523,7 +535,7 @@ def expand_case_dirs(paths: list[str]) -> list[str]:
 
 def run_cli(case_paths: list[str], *, json_path: str | None = None, params_path: str | None = None) -> int:
     """What ``kneecap backtest`` does: exit 2 on a malformed case, else 0 whatever the errors."""
-    from kneecap.config import load_params, planner_policy
+    from kneecap.config import EvaluateConfig, load_params, planner_policy
     from kneecap.training import modeling_config
 
     if params_path is None and Path("params.yaml").exists():
@@ -537,7 +549,7 @@ def run_cli(case_paths: list[str], *, json_path: str | None = None, params_path:
         print(f"kneecap backtest: {exc}", file=sys.stderr)
         return 2
     results = [run_case(c, config, policy) for c in cases]
-    print(format_table(results))
+    print(format_table(results, (params.evaluate if params else EvaluateConfig()).goal_pct))
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps({"cases": [r.to_dict() for r in results]}, indent=2) + "\n",
