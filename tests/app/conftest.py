@@ -7,7 +7,6 @@ version) and an open dispatch champion for ZCONHI, and the env vars that point t
 from __future__ import annotations
 
 import base64
-import importlib.util
 import io
 import json
 import os
@@ -24,6 +23,7 @@ from kneecap.modeling import ClosedMVAModel, CostModel
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.modeling.select import extrapolation_spread
 from kneecap.smf.reader import decode_file
+from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
 DIAG = "zosconnect_cics_diag"
@@ -45,13 +45,6 @@ def smf_week() -> dict[str, object]:
     records, _ = synth.week_of_intervals(days=SMF_DAYS)
     decoded = decode_file(io.BytesIO(synth.frame_rdw(records)))
     return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload}
-
-
-def _stage(name: str):
-    spec = importlib.util.spec_from_file_location(f"stage_{name}", REPO / "pipelines" / "stages" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def build_project(root: Path) -> dict[str, str]:
@@ -77,8 +70,8 @@ def build_project(root: Path) -> dict[str, str]:
     cases = root / "backtest"
     for case in BACKTEST_CASES:
         shutil.copytree(REPO / "data" / "backtest" / case, cases / case)
-    assert _stage("evaluate").main(["--cases", str(cases), "--out", str(reports / "metrics" / "backtest.json"),
-                                    "--params", str(params_path)]) == 0
+    assert load_stage("evaluate").main(["--cases", str(cases), "--out", str(reports / "metrics" / "backtest.json"),
+                                        "--params", str(params_path)]) == 0
 
     env = {"KNEECAP_MARTS": str(marts), "MLFLOW_TRACKING_URI": f"sqlite:///{root / 'mlflow.db'}",
            "KNEECAP_PARAMS": str(params_path), "KNEECAP_REPORTS": str(reports),

@@ -11,7 +11,6 @@ test-artifacts/mlflow_server/.
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import shutil
@@ -28,6 +27,7 @@ import pandas as pd
 import pytest
 
 from kneecap import tracking, warehouse
+from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "mlflow-server"
@@ -94,13 +94,6 @@ def _marts(root: Path) -> Path:
     return marts
 
 
-def _train_stage():
-    spec = importlib.util.spec_from_file_location("stage_train", REPO / "pipelines" / "stages" / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _get_json(url: str) -> dict:
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.load(response)
@@ -121,8 +114,8 @@ def test_train_promote_and_load_the_champions_over_http(server, tmp_path, monkey
     # the train stage DVC runs, in this process as in tests/pipelines (its imports are paid already)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
     monkeypatch.chdir(client_dir)
-    assert _train_stage().main(["--marts", str(marts), "--models", str(models),
-                                "--metrics", str(tmp_path / "train.json"), "--params", str(params)]) == 0
+    assert load_stage("train").main(["--marts", str(marts), "--models", str(models),
+                                     "--metrics", str(tmp_path / "train.json"), "--params", str(params)]) == 0
     out = capsys.readouterr().out
     for workload, (_, family) in WORKLOADS.items():
         assert f"train: {names[workload]} ({family}) registered as version 1" in out

@@ -12,7 +12,6 @@ partitioned Parquet folder itself. One local[2] Spark session serves the module.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +24,7 @@ from kneecap.validation.suites import SUITES
 from tests.integration.spark_marks import SPARK_TESTS
 from tests.rmf.test_postprocessor_wlmgl import SYNTHETIC_WLMGL
 from tests.smf import synth
+from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
 SQL = REPO / "pipelines" / "sql"
@@ -89,17 +89,10 @@ def test_a_staging_or_intermediate_table_is_identical_but_for_row_order(built, t
     pd.testing.assert_frame_equal(_sorted(spark[table]), _sorted(duck[table]), check_exact=True)
 
 
-def _stage():
-    spec = importlib.util.spec_from_file_location("stage_build_marts", REPO / "pipelines" / "stages" / "build_marts.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_stage_runs_on_the_engine_the_environment_names(spark, tmp_path, monkeypatch, capsys):
     # the DVC stage as `dvc repro` runs it, with params.yaml saying duckdb: KNEECAP_ENGINE=spark
     # switches it (reusing the module's session), and both runs publish byte-identical Parquet
-    stage = _stage()
+    stage = load_stage("build_marts")
     args = ["--reference", str(REPO / "data" / "reference"), "--sql", str(SQL),
             "--smf", str(tmp_path / "no-smf"), "--params", str(REPO / "params.yaml")]
     monkeypatch.delenv("KNEECAP_ENGINE", raising=False)

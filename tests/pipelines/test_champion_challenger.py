@@ -3,7 +3,6 @@ champion only when it is not worse on the current measurements."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -11,16 +10,10 @@ import pandas as pd
 import pytest
 
 from kneecap import tracking, warehouse
+from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = "zosconnect_cics_diag"  # seed 004: closed MVA response + cost model
-
-
-def _train_stage():
-    spec = importlib.util.spec_from_file_location("stage_train", REPO / "pipelines" / "stages" / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
@@ -42,8 +35,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def _train(root: Path, marts: Path, params: Path, capsys) -> str:
-    assert _train_stage().main(["--marts", str(marts), "--models", str(root / "models"),
-                                "--metrics", str(root / "train.json"), "--params", str(params)]) == 0
+    assert load_stage("train").main(["--marts", str(marts), "--models", str(root / "models"),
+                                     "--metrics", str(root / "train.json"), "--params", str(params)]) == 0
     return capsys.readouterr().out
 
 

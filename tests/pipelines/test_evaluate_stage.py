@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
+from tests.stages import load_stage
+
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "data" / "backtest"
-
-
-def _stage():
-    spec = importlib.util.spec_from_file_location("stage_evaluate", REPO / "pipelines" / "stages" / "evaluate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_goals_follow_what_is_predicted_and_a_share_or_unpredictable_target_gets_through(tmp_path, capsys):
@@ -39,7 +33,8 @@ def test_goals_follow_what_is_predicted_and_a_share_or_unpredictable_target_gets
     (stub / "case.yaml").write_text(spec.replace("targets: [cpu_ms_per_tran]",
                                                  "targets: [cpu_ms_per_tran, cpu_gcp_pct, n_gcp]"), encoding="utf-8")
     out = tmp_path / "backtest.json"
-    assert _stage().main(["--cases", str(cases), "--out", str(out), "--params", str(REPO / "params.yaml")]) == 0
+    params = str(REPO / "params.yaml")
+    assert load_stage("evaluate").main(["--cases", str(cases), "--out", str(out), "--params", params]) == 0
     summary = json.loads(out.read_text(encoding="utf-8"))["summary"]
     goals = {(case, key.rsplit("_goal_pct", 1)[0]): value for case, entry in summary.items()
              for key, value in entry.items() if key.endswith("_goal_pct")}

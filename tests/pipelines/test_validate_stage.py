@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -10,15 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from kneecap import warehouse
+from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _stage():
-    spec = importlib.util.spec_from_file_location("stage_validate", REPO / "pipelines" / "stages" / "validate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _marts(tmp_path: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
@@ -29,8 +22,8 @@ def _marts(tmp_path: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
 
 
 def _run(tmp_path: Path, marts_dir: Path, capsys) -> tuple[int, str, str]:
-    rc = _stage().main(["--marts", str(marts_dir), "--out", str(tmp_path / "processed"),
-                        "--report", str(tmp_path / "report.json"), "--params", str(REPO / "params.yaml")])
+    rc = load_stage("validate").main(["--marts", str(marts_dir), "--out", str(tmp_path / "processed"),
+                                      "--report", str(tmp_path / "report.json"), "--params", str(REPO / "params.yaml")])
     out = capsys.readouterr()
     return rc, out.out, out.err
 
@@ -79,9 +72,9 @@ def test_the_gate_writes_gx_data_docs_that_show_the_failed_rule(tmp_path, capsys
     fct.loc[row, "tps"] *= 3
     warehouse.write_tables({**marts, "fct_measurements": fct}, marts_dir)
     docs = tmp_path / "data_docs"
-    rc = _stage().main(["--marts", str(marts_dir), "--out", str(tmp_path / "processed"),
-                        "--report", str(tmp_path / "report.json"), "--params", str(REPO / "params.yaml"),
-                        "--docs", str(docs)])
+    rc = load_stage("validate").main(["--marts", str(marts_dir), "--out", str(tmp_path / "processed"),
+                                      "--report", str(tmp_path / "report.json"), "--params", str(REPO / "params.yaml"),
+                                      "--docs", str(docs)])
     assert rc == 0, capsys.readouterr().err
     index = (docs / "index.html").read_text(encoding="utf-8")
     for table in ("fct_measurements", "dim_workloads", "dim_sources"):
