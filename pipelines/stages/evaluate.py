@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             goal = params.evaluate.goal_pct(t.get("goal"))
             entry[f"{target}_mape_pct"] = t["mape"]
             entry[f"{target}_goal_pct"] = goal
-            entry[f"{target}_meets_goal"] = None if goal is None else t["mape"] is not None and t["mape"] <= goal
+            entry[f"{target}_meets_goal"] = backtest.meets_goal(t["mape"], goal)
         entry["questions_ok"] = sum(bool(q["ok"]) for q in r.questions)
         entry["questions"] = len(r.questions)
         metrics[r.name] = entry

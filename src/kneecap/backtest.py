@@ -310,12 +310,13 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
         order = (cost, response) if target in COST_TARGETS + ("ziip_eligible_pct",) else (response, cost)
         model: Any = next((m for m in order if m is not None and target in m.targets), None)
         actual = test[target].to_numpy(dtype=float)
+        goal = goal_kind(target, train)
         if model is None:
             fitted = " and ".join(f"{m.family}" for m in (response, cost) if m is not None) or "no model"
             error = (f"{target}: no model fitted to this case predicts it ({fitted}; predictable: "
                      f"{', '.join(PREDICTABLE_TARGETS)})")
             notes.append(error)
-            targets[target] = {"mape": None, "error": error, "goal": goal_kind(target, train),
+            targets[target] = {"mape": None, "error": error, "goal": goal,
                                "rows": [{"actual": a, "predicted": None, "lo": None, "hi": None} for a in actual],
                                **_naive(target, train, test)}
             continue
@@ -333,10 +334,10 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             pred = model.predict(inputs).reset_index(drop=True)
         except ModelError as exc:
             notes.append(f"{target}: {exc}")
-            targets[target] = {"mape": None, "goal": goal_kind(target, train), "rows": []}
+            targets[target] = {"mape": None, "goal": goal, "rows": []}
             continue
         mape = mape_pct(actual, pred[target].to_numpy())
-        targets[target] = {"mape": mape if math.isfinite(mape) else None, "goal": goal_kind(target, train),
+        targets[target] = {"mape": mape if math.isfinite(mape) else None, "goal": goal,
                            "rows": _rows(actual, pred, target, _extrapolation_x(train, test))}
         targets[target].update(_naive(target, train, test))
         if isinstance(model, CombinedResults):
@@ -379,6 +380,11 @@ def goal_kind(target: str, train: pd.DataFrame) -> str | None:
     if target in COST_TARGETS + SHARE_TARGETS:
         return "cost"
     return None
+
+
+def meets_goal(mape: float | None, goal_pct: float | None) -> bool | None:
+    """Whether a held-out MAPE is within its goal: None without a goal, False without a MAPE."""
+    return None if goal_pct is None else mape is not None and mape <= goal_pct
 
 
 def _naive(target: str, train: pd.DataFrame, test: pd.DataFrame) -> dict[str, Any]:
@@ -472,7 +478,7 @@ def format_table(results: list[CaseResult],
             xs = [row["extrapolation_x"] for row in rows if row.get("extrapolation_x") is not None]
             reach = f"{min(xs):.2f}-{max(xs):.2f}" if xs else "-"
             goal = goal_pct(t.get("goal")) if goal_pct else None
-            met = "-" if goal is None else ("yes" if t["mape"] is not None and t["mape"] <= goal else "no")
+            met = {None: "-", True: "yes", False: "no"}[meets_goal(t["mape"], goal)]
             goal_cells = f"  {'-' if goal is None else f'{goal:6.1f}':>6} {met:>3}" if goal_pct else ""
             lines.append(f"{r.name:34} {r.model:{mw}} {target:24} {len(rows):>3} {mape:>8}{goal_cells}  {band:7}"
                          f"  {naive:>8}  {reach:>9}")
