@@ -427,6 +427,11 @@ def class_slo_tps(workload: str, key: str, slo_resp_ms: float, n_gcp: int, n_zii
                                lpar=_lpar(n_gcp, n_ziip, bg_load_factor))
 
 
+def structure_disagreement(knee_by_rule: dict[str, float]) -> str | None:
+    """The line a knee gets when the help rules the intervals cannot tell apart put it apart."""
+    return forecasting.structure_disagreement(knee_by_rule)
+
+
 def class_history(workload: str, key: str) -> pd.DataFrame:
     """The class's fitted intervals (``interval_start_at``, ``tps``) as the champion carries them."""
     return forecasting.class_history(models(workload, key).response)

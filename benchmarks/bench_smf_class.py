@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from kneecap import config, forecasting, warehouse  # noqa: E402
 from kneecap.modeling import choose_response_model  # noqa: E402
 from kneecap.modeling.open import OpenMMcModel  # noqa: E402
+from kneecap.modeling.open_dispatch import other_classes_busy  # noqa: E402
 from kneecap.smf.tables import DECODED_TABLES  # noqa: E402
 from kneecap.training import modeling_config  # noqa: E402
 from tests.smf import simdays  # noqa: E402
@@ -40,8 +41,9 @@ from tests.smf import simdays  # noqa: E402
 TRAIN_DAYS = 6
 
 
-def _class_rows(seed: int) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
-    records, truth = simdays.simulated_days(seed=seed)
+def _class_rows(seed: int, variant: str | None = None) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
+    records, truth = (simdays.simulated_days(seed=seed) if variant is None
+                      else simdays.variant_days(variant, seed=seed))
     w72, c70 = simdays.decode_days(records)
     inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
     reference, sources = warehouse.read_reference_dir(ROOT / "data" / "reference")
@@ -71,11 +73,13 @@ def _days_to(date, origin: pd.Timestamp) -> float:
     return float("nan") if date is None else float((pd.Timestamp(date) - origin).days)
 
 
-def run(seed: int, params: config.Params) -> dict[str, float]:
-    cls, truth = _class_rows(seed)
+def run(seed: int, params: config.Params, variant: str | None = None) -> dict[str, float]:
+    cls, truth = _class_rows(seed, variant)
     train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
     later = cls[cls["day"] > TRAIN_DAYS]
     peaks = later.groupby("day", group_keys=False).apply(lambda g: g.nlargest(8, "tps"))
+    daily = later[later["interval_start_at"].dt.hour.eq(int(simdays.PEAK_HOUR))
+                  & later["interval_start_at"].dt.minute.eq(0)]
     k = params.train.knee_k
     started = time.perf_counter()
     choice = choose_response_model(train, modeling_config(params))
@@ -94,8 +98,21 @@ def run(seed: int, params: config.Params) -> dict[str, float]:
         if np.isfinite(mmc_knee) else None
     origin = train["interval_start_at"].max().normalize()
     true_days = _days_to(truth.knee_date, origin)
+    band = res.predict(peaks[["tps"]].assign(**other_classes_busy(peaks)))
+    inside = (band["resp_ms_lo"].to_numpy() <= peaks["resp_ms"].to_numpy()) & (
+        peaks["resp_ms"].to_numpy() <= band["resp_ms_hi"].to_numpy())
+    at_peak = res.predict(daily[["tps"]].assign(**other_classes_busy(daily)))
+    peak_in = ((at_peak["resp_ms_lo"].to_numpy() <= daily["resp_ms"].to_numpy())
+               & (daily["resp_ms"].to_numpy() <= at_peak["resp_ms_hi"].to_numpy()))
+    lo_date, hi_date = grown["date_knee_lo"], grown["date_knee_hi"]
     return {
         "seed": seed, "family": choice.family, "fit_s": fit_s, "knee_and_date_s": answer_s,
+        "peak_mape_pct": _mape(daily["resp_ms"], at_peak["resp_ms"]),
+        "peaks_in_band": f"{int(peak_in.sum())}/{len(peak_in)}", "busiest_in_band_pct": 100 * inside.mean(),
+        "knee_in": bool(knee["knee_tps_lo"] <= truth.knee_tps <= knee["knee_tps_hi"]),
+        "date_in": bool(lo_date is not None and hi_date is not None
+                        and pd.Timestamp(lo_date).date() <= truth.knee_date <= pd.Timestamp(hi_date).date()),
+        "structure": res.structure_sentence() if hasattr(res, "structure_sentence") else "",
         "resp_mape_pct": _mape(peaks["resp_ms"], res.predict(peaks[["tps"]])["resp_ms"]),
         "resp_mape_mmc_pct": _mape(peaks["resp_ms"], mmc.predict(peaks[["tps"]])["resp_ms"]),
         "knee_true_tps": truth.knee_tps, "knee_tps": knee["knee_tps"],
@@ -120,9 +137,11 @@ def _d(value) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14, 15])
+    parser.add_argument("--variant", choices=sorted(simdays.VARIANTS),
+                        help="another simulated LPAR (tests/smf/simdays.py VARIANTS) instead of the default")
     args = parser.parse_args(argv)
     params = config.load_params(ROOT / "params.yaml")
-    rows = [run(seed, params) for seed in args.seeds]
+    rows = [run(seed, params, args.variant) for seed in args.seeds]
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.round(2).to_string(index=False))

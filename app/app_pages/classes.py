@@ -95,6 +95,10 @@ m4.metric("Saturation (tps)", f"{knee['max_tps']:.4g}")
 
 st.markdown(f"**Knee:** {knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}): "
             + (when(growth, "knee", "knee") if growth else "no forecast") + ".")
+disagreement = res.structure_disagreement(knee["knee_tps_by_rule"])
+if disagreement:
+    st.warning(f"Structure: {disagreement}.")
+st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. **Band:** {model.calibration_sentence()}.")
 if slo_tps != slo_tps:
     st.markdown(f"**SLO:** {slo:g} ms is below the unloaded response ({knee['unloaded_resp_ms']:.3g} ms): no load "
                 "meets it.")

@@ -57,6 +57,7 @@ class TrainConfig:
     max_cv_error_pct: float = ModelingConfig.max_cv_error_pct
     open_min_transactions: float = ModelingConfig.open_min_transactions
     open_hours: tuple[int, int] | None = ModelingConfig.open_hours
+    open_help_rules: tuple[str, ...] = ModelingConfig.open_help_rules
     combine_min_loads: int = ModelingConfig.combine_min_loads
     combine_weight_power: float = ModelingConfig.combine_weight_power
     usl_method: str = ModelingConfig.usl_method
@@ -69,6 +70,11 @@ class TrainConfig:
         if not self.promote_tolerance_pct >= 0:
             raise ValueError(f"train.promote_tolerance_pct must be >= 0, got {self.promote_tolerance_pct}")
         object.__setattr__(self, "open_hours", _hours(self.open_hours, "train.open_hours"))
+        rules = (self.open_help_rules,) if isinstance(self.open_help_rules, str) else tuple(self.open_help_rules)
+        if not rules or any(rule not in ModelingConfig.open_help_rules for rule in rules):
+            raise ValueError(f"train.open_help_rules must be a non-empty list of "
+                             f"{', '.join(ModelingConfig.open_help_rules)}, got {self.open_help_rules!r}")
+        object.__setattr__(self, "open_help_rules", rules)
         if not self.open_min_transactions >= 0:
             raise ValueError(f"train.open_min_transactions must be >= 0, got {self.open_min_transactions}")
         if not self.combine_min_loads >= 2:

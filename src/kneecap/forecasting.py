@@ -465,6 +465,13 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
     row.update(knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"], knee_tps_hi=est["knee_tps_hi"],
                max_tps=est["max_tps"], unloaded_resp_ms=est["unloaded_resp_ms"],
                ziip_busy_pct_at_knee=est["ziip_busy_pct_at_knee"], gcp_busy_pct_at_knee=est["gcp_busy_pct_at_knee"])
+    row.update(structures=res.structure_sentence(), band_calibration=res.calibration_sentence(),
+               band_coverage_raw_pct=res.calibration.get("coverage_raw_pct", math.nan),
+               band_coverage_pct=res.calibration.get("coverage_pct", math.nan),
+               **{f"knee_tps_{rule}_help": value for rule, value in est["knee_tps_by_rule"].items()})
+    disagreement = structure_disagreement(est["knee_tps_by_rule"])
+    if disagreement:
+        row["structure_warning"] = disagreement
     if scenario.get("slo_resp_ms") is not None and scenario.get("tps") is not None:
         plan = plan_ziip(res, tps=float(scenario["tps"]), n_gcp=row["n_gcp"],
                          slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy,
@@ -494,6 +501,24 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
             if at_slo is not None:
                 row["slo_tps"] = at_slo
     return row
+
+
+#: How far apart (relative) the help rules' knees may be before a forecast says so: beyond the
+#: dispatch model's own error against its simulation, the disagreement is the structure's.
+STRUCTURE_DISAGREEMENT = 0.04
+
+
+def structure_disagreement(knee_by_rule: Mapping[str, float]) -> str | None:
+    """One line when the dispatcher structures the intervals cannot tell apart put the knee apart."""
+    finite = {rule: x for rule, x in knee_by_rule.items() if math.isfinite(x)}
+    if len(finite) < 2:
+        return None
+    low, high = min(finite.values()), max(finite.values())
+    if not high > low * (1 + STRUCTURE_DISAGREEMENT):
+        return None
+    knees = ", ".join(f"{x:,.0f} tps ({rule} help)" for rule, x in sorted(finite.items(), key=lambda kv: kv[1]))
+    return (f"the GCP-help rules the intervals cannot tell apart put the knee at {knees}, "
+            f"{100 * (high / low - 1):.1f} % apart: the band spans both")
 
 
 def latched_help_caveat(dispatch: Dispatch, cpu_ms_per_tran: float, ziip_eligible_fraction: float, tps: float,

@@ -52,7 +52,7 @@ def modeling_config(params: Params) -> ModelingConfig:
                           gcp_bursts=params.train.gcp_bursts,
                           max_cv_error_pct=params.train.max_cv_error_pct,
                           open_min_transactions=params.train.open_min_transactions,
-                          open_hours=params.train.open_hours,
+                          open_hours=params.train.open_hours, open_help_rules=params.train.open_help_rules,
                           combine_min_loads=params.train.combine_min_loads,
                           combine_weight_power=params.train.combine_weight_power,
                           usl_method=params.train.usl_method)
@@ -102,12 +102,22 @@ def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str,
                "ziip_eligible_fraction": results.ziip_eligible_fraction,
                "eligible_bursts": float(results.eligible_bursts),
                **{key: knee[key] for key in ("knee_tps", "knee_tps_lo", "knee_tps_hi", "max_tps",
-                                             "unloaded_resp_ms", "ziip_busy_pct_at_knee", "gcp_busy_pct_at_knee")}}
+                                             "unloaded_resp_ms", "ziip_busy_pct_at_knee", "gcp_busy_pct_at_knee")},
+               **{f"knee_tps_{rule}_help": value for rule, value in knee["knee_tps_by_rule"].items()},
+               "band_widening": results.widening(),
+               **{f"help_rule_{rule}_weight": sum(s["weight"] for s in results.structures if s["help_rule"] == rule)
+                  for rule in {s["help_rule"] for s in results.structures}}}
+    if results.calibration:
+        # the empirical coverage of the band on the class's own later days, logged with the model
+        metrics.update(band_coverage_raw_pct=results.calibration["coverage_raw_pct"],
+                       band_coverage_pct=results.calibration["coverage_pct"],
+                       band_calibration_points=float(results.calibration["points"]))
     note = (f"knee ({knee['n_gcp']:g} GCP, {knee['n_ziip']:g} zIIP, other classes {knee['bg_gcp_busy_pct']:.0f} % / "
             f"{knee['bg_ziip_busy_pct']:.0f} % busy): R > {k:g}x unloaded ({knee['unloaded_resp_ms']:.3g} ms) at "
             f"{knee['knee_tps']:.4g} tps [{knee['knee_tps_lo']:.4g}, {knee['knee_tps_hi']:.4g}]; saturation "
             f"{knee['max_tps']:.4g} tps; measured up to {results.train_ranges['tps_max']:.4g} tps")
-    return metrics, [note]
+    return metrics, [note, f"structures: {results.structure_sentence()}",
+                     f"band: {results.calibration_sentence()}"]
 
 
 def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:

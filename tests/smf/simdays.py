@@ -242,9 +242,50 @@ def half_width_pct(row: pd.Series) -> float:
     return float((row["resp_ms_hi"] - row["resp_ms_lo"]) / 2 / row["resp_ms"] * 100)
 
 
-def write_grid(path: Path = GRID_CSV, *, progress: bool = True) -> pd.DataFrame:
+#: Other systems than :data:`CONFIG`, for checking bands on LPARs the models were not built on:
+#: the other GCP-help rule (``burst``: a GCP takes only bursts that have themselves waited
+#: ZIIPAWMT), other eligible burst counts, engine counts and background. Their grids are
+#: :func:`variant_grid_path` (``python -m tests.smf.simdays --write-grid --variant NAME``).
+VARIANTS: dict[str, SimDaysConfig] = {
+    # the issue's first LPAR: 2 GCPs + 2 zIIPs, help per burst
+    "burst": SimDaysConfig(help_rule="burst"),
+    # help per burst, one eligible dispatch per transaction, heavier and longer background bursts
+    "burst_k1": SimDaysConfig(help_rule="burst", eligible_bursts=1, bg_gcp_busy_pct=40.0,
+                              bg_ziip_busy_pct=20.0, bg_burst_ms=0.5),
+    # the issue's second LPAR: 4 GCPs + 3 zIIPs, heavier GCP background, two eligible bursts
+    "pool_4g3z": SimDaysConfig(n_gcp=4, n_ziip=3, eligible_bursts=2, bg_gcp_busy_pct=55.0,
+                               bg_ziip_busy_pct=10.0),
+}
+
+
+def variant_grid_path(name: str) -> Path:
+    """Where the grid of :data:`VARIANTS` ``[name]`` is kept."""
+    return GRID_CSV.with_name(f"simdays_grid_{name}.csv")
+
+
+def variant_levels(config: SimDaysConfig) -> tuple[float, ...]:
+    """:data:`GRID_LEVELS` scaled to ``config``'s capacity (the same shares of it)."""
+    return tuple(round(level / CONFIG.max_tps * config.max_tps, 1) for level in GRID_LEVELS)
+
+
+def variant_days(name: str, *, seed: int, days: int = 10) -> tuple[list[bytes], SimDaysTruth]:
+    """:func:`simulated_days` of a variant, its peak trend scaled to reach its own knee as
+    :data:`CONFIG`'s does (day 1 at the same share of the knee, the same share a day)."""
+    config = VARIANTS[name]
+    grid = load_grid(variant_grid_path(name))
+    scale = true_knee_tps(grid, config.knee_k) / true_knee_tps(load_grid(), CONFIG.knee_k)
+    return simulated_days(days=days, seed=seed, grid=grid, config=config,
+                          day1_peak_tps=DAY1_PEAK_TPS * scale, growth=GROWTH_TPS_PER_DAY * scale)
+
+
+def write_grid(path: Path = GRID_CSV, *, progress: bool = True, variant: str | None = None) -> pd.DataFrame:
     t0 = time.perf_counter()
-    grid = simulate_grid(progress=progress)
+    if variant is not None:
+        config = VARIANTS[variant]
+        path = variant_grid_path(variant)
+        grid = simulate_grid(variant_levels(config), config=config, progress=progress)
+    else:
+        grid = simulate_grid(progress=progress)
     path.parent.mkdir(parents=True, exist_ok=True)
     grid.to_csv(path, index=False)
     if progress:
@@ -604,12 +645,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.smf.simdays", description=__doc__.split(
         "\n")[0])
     ap.add_argument("--write-grid", action="store_true", help=f"simulate and write {GRID_CSV}")
+    ap.add_argument("--variant", choices=sorted(VARIANTS), help="with --write-grid: that variant's grid")
     ap.add_argument("--check", action="store_true",
                     help="generate the days and check they decode back to the truth")
     args = ap.parse_args(argv)
     if args.write_grid:
-        write_grid()
-    print(summary())
+        write_grid(variant=args.variant)
+    if args.variant is None:
+        print(summary())
     if args.check:
         records, truth = simulated_days()
         print("round trip ok, worst errors:", check_round_trip(records, truth))

@@ -10,7 +10,7 @@ load on the same engines, and the engine counts, all through :mod:`kneecap.model
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import optimize
 
 from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct, require_columns, to_jsonable
-from kneecap.modeling.dispatch import HELP_RULE, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
+from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
 
 #: Transactions an interval must have ended to say something about queueing (params.yaml
 #: ``train.open_min_transactions``): a batch class or a quiet night ends a handful.
@@ -47,6 +47,27 @@ CPU_DELAY_TOLERANCE = 2.0
 #: Fewest CPU delay samples (measured or predicted, the larger) a comparison needs before it can
 #: flag anything: with 100 the Poisson scatter of the sum is 10 %, a factor of 2 is 7 of it.
 MIN_DELAY_SAMPLES = 100
+#: Floor of the eligible work's share on GCPs in the spill cost (1 point): an interval where
+#: neither the model nor RMF has any IIPCP costs nothing, and a few tenths of a point of
+#: measurement noise near zero do not outweigh the busy intervals.
+SPILL_FLOOR = 0.01
+#: The analytic dispatch model's own error against the dispatcher simulation, log scale: the 95th
+#: percentile of |log(model / simulated response)| over the 103 points of the LPAR grid with
+#: IIPHONORPRIORITY=YES and the busier pool at most 95 % busy (``python benchmarks/bench_dispatch.py
+#: --full --sim-from benchmarks/reference/dispatch_grid_sim.csv --precision 0.02 --save t.csv``,
+#: measured 2026-11-28: 0.0378; 0.0304 over all 279 such points). No history scores the model near
+#: the knee before the load gets there, so every band is at least this wide beyond its parameters'.
+MODEL_ERROR_LOG = 0.0378
+#: Fewest days of intervals before the bands are calibrated on the class's own history (train on
+#: the first days, forecast the next): with 4 days, origins after days 3; with 6, after 3, 4, 5.
+MIN_CALIBRATION_DAYS = 4
+#: The first rolling origin: trained on at least this many days.
+MIN_ORIGIN_DAYS = 3
+#: Bootstrap refits behind each rolling origin's band (the final fit keeps ``n_boot``).
+CALIBRATION_BOOT = 40
+#: The share of each later day's intervals, busiest first, a rolling origin is scored on: the
+#: peak hours, where a forecast is read.
+CALIBRATION_PEAK_SHARE = 0.1
 
 
 def class_intervals(table: pd.DataFrame) -> np.ndarray:
@@ -330,6 +351,28 @@ def _fit_delay(residence: np.ndarray, resp_ms: np.ndarray) -> tuple[float, float
     return r0, cost(r0) / ok.sum()
 
 
+def spill_cost(iv: _Intervals, spill_fraction: np.ndarray) -> tuple[float, int]:
+    r"""How far the predicted share of eligible work on GCPs is from RMF's: ``(mean cost, intervals)``.
+
+    RMF's APPL% IIPCP over IIP + IIPCP is the share of the class's zIIP-eligible work that GCPs
+    ran; the dispatch model predicts it (``spill_fraction``). The help rule and the eligible
+    burst count move it far more than they move the response below the knee, so it is the
+    signal that tells them apart. The cost is the mean of
+    :math:`\log^2((\hat s + s_0)/(s + s_0))` over intervals with zIIPs online and eligible work,
+    :math:`s_0` = :data:`SPILL_FLOOR`. ``(0, 0)`` with fewer than 3 such intervals.
+
+    References
+    ----------
+    IBM, *z/OS RMF Report Analysis*, Workload Activity report: APPL% IIP, IIPCP.
+    """
+    eligible = iv.iip_pct + iv.iipcp_pct
+    ok = (iv.n_ziip > 0) & (eligible > 0) & np.isfinite(spill_fraction)
+    if ok.sum() < 3:
+        return 0.0, 0
+    measured = iv.iipcp_pct[ok] / eligible[ok]
+    return float(np.mean(np.log((spill_fraction[ok] + SPILL_FLOOR) / (measured + SPILL_FLOOR)) ** 2)), int(ok.sum())
+
+
 @dataclass
 class OpenDispatchModel:
     r"""``resp_ms = R0 + residence(tps)`` per RMF interval, the residence from the dispatch model.
@@ -339,19 +382,33 @@ class OpenDispatchModel:
     per interval (SMF 70.1 LPAR busy minus the class's own APPL%), and every interval is solved on
     its own LPAR state with :func:`kneecap.modeling.dispatch.solve_open_rows` (M/M/c+D zIIP pool
     with GCP help fed back, priority GCP queue). What is fitted is the delay outside the CPU ``R0``
-    (I/O, DB2, network), by least squares on log response, and the eligible dispatches per
-    transaction, chosen among :data:`ELIGIBLE_BURST_CANDIDATES` by the same cost. Bands come from a
-    day-block bootstrap (days resampled with replacement, so a band carries day-to-day change in
-    the delay and the mix), each draw repeating the whole fit: ``D``, ``f``, the burst count and ``R0``.
+    (I/O, DB2, network), by least squares on log response, and the dispatcher's *structure*: the
+    GCP-help rule (among ``help_rules``) and the eligible dispatches per transaction (among
+    :data:`ELIGIBLE_BURST_CANDIDATES`), the pair whose response, share of eligible work on GCPs
+    (:func:`spill_cost`) and zIIP delay samples (:func:`sample_cost`) fit best.
+
+    Bands carry three doubts. (1) The parameters': a day-block bootstrap (days resampled with
+    replacement) repeats the fit, ``D``, ``f``, ``R0``. (2) The structure's: each draw takes a
+    structure at random with its Akaike weight (:func:`structure_weights`) and fits it to the
+    resample, so structures the history cannot tell apart share the band however far apart they
+    put the knee, and one it rules out gets no draw (Buckland et al. 1997; Burnham & Anderson
+    2002, ch. 4); ``structures`` lists them with their weights. (3) What both miss: with at least
+    :data:`MIN_CALIBRATION_DAYS` days the fit is repeated at rolling origins (trained on the first
+    days, forecasting the peak intervals of each later day) and the band is widened by the
+    conformal quantile of how far those forecasts fell outside their own bands
+    (:func:`calibration_quantile`); ``calibration`` reports the empirical coverage before and
+    after.
 
     Parameters
     ----------
     honor_priority, help_wait_ms, help_rule, gcp_bursts : dispatch rules (:class:`Dispatch`).
+    help_rules : the help rules the fit chooses among; ``None`` fixes ``help_rule``.
     eligible_bursts : ``None`` chooses among the candidates; an int fixes it.
     min_transactions : intervals that ended fewer transactions are left out (their mean response
         is a handful of transactions and their CPU per transaction is mostly overhead).
     hours : ``(first, last)`` hour of day kept, ``[first, last)``; ``None`` keeps all (peak-hour fit).
     n_boot, alpha, seed : bootstrap draws, band level, random stream.
+    calibrate : calibrate the band on rolling origins by day (needs ``n_boot > 0``).
 
     Notes
     -----
@@ -366,12 +423,16 @@ class OpenDispatchModel:
     ----------
     IBM, *z/OS RMF Report Analysis* (Workload Activity, CPU Activity); IBM, *z/OS MVS System
     Management Facilities*, record types 70 and 72; Lazowska et al. (1984), *Quantitative System
-    Performance*, ch. 7 (open classes sharing a centre).
+    Performance*, ch. 7 (open classes sharing a centre). Buckland, Burnham & Augustin (1997),
+    "Model selection: an integral part of inference", *Biometrics* 53, 603-618. Burnham & Anderson
+    (2002), *Model Selection and Multimodel Inference*, 2nd ed., Springer. Romano, Patterson
+    & Candes (2019), "Conformalized quantile regression", *NeurIPS*.
     """
 
     honor_priority: bool = HONOR_PRIORITY
     help_wait_ms: float = HELP_WAIT_MS
     help_rule: str = HELP_RULE
+    help_rules: tuple[str, ...] | None = None
     eligible_bursts: int | None = None
     gcp_bursts: int = 1
     min_transactions: float = MIN_TRANSACTIONS
@@ -379,10 +440,22 @@ class OpenDispatchModel:
     n_boot: int = N_BOOT
     alpha: float = ALPHA
     seed: int = SEED
+    calibrate: bool = True
 
-    def _rules(self, eligible_bursts: int) -> Dispatch:
+    def __post_init__(self) -> None:
+        for rule in (self.help_rule, *(self.help_rules or ())):
+            if rule not in HELP_RULES:
+                raise ModelError(f"help rule must be one of {', '.join(HELP_RULES)}, got {rule!r}")
+
+    def structures(self) -> tuple[tuple[int, int], ...]:
+        """``(help rule index in HELP_RULES, eligible bursts)`` of every structure the fit tries."""
+        rules = tuple(dict.fromkeys(self.help_rules)) if self.help_rules else (self.help_rule,)
+        bursts = ELIGIBLE_BURST_CANDIDATES if self.eligible_bursts is None else (int(self.eligible_bursts),)
+        return tuple((HELP_RULES.index(rule), int(k)) for rule in rules for k in bursts)
+
+    def _rules(self, structure: tuple[int, int]) -> Dispatch:
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
-                        help_rule=self.help_rule, eligible_bursts=int(eligible_bursts),
+                        help_rule=HELP_RULES[int(structure[0])], eligible_bursts=int(structure[1]),
                         gcp_bursts=int(self.gcp_bursts))
 
     def select_rows(self, table: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
@@ -405,7 +478,7 @@ class OpenDispatchModel:
         return rows, notes
 
     def fit(self, table: pd.DataFrame) -> OpenDispatchResults:
-        """Fit ``R0`` and the eligible burst count to the class's intervals (``D``, ``f`` measured); bootstrap days."""
+        """Fit ``R0`` and the dispatcher's structure to the intervals (``D``, ``f`` measured); bootstrap days."""
         rows, notes = self.select_rows(table)
         if rows.sum() < 3:
             raise ModelError(f"the open dispatch model needs at least 3 intervals with tps, resp_ms, n_gcp "
@@ -415,14 +488,14 @@ class OpenDispatchModel:
         d, f = demand_and_eligibility(iv)
         if not (d > 0 and math.isfinite(d)):
             raise ModelError(f"the class used no CPU in its {len(iv.tps)} intervals: no CPU demand to queue")
-        candidates = ELIGIBLE_BURST_CANDIDATES if self.eligible_bursts is None else (int(self.eligible_bursts),)
-        k_e, r0, sol = _best_bursts(iv, d, f, candidates, self._rules)
+        structures = self.structures()
+        best, r0, sol, costs = _best_structure(iv, d, f, structures, self._rules)
         residence = sol.resp_ms[0]
         _, n_sampled = sample_cost(iv, sol.ziip_wait_ms[0], d, f)
         if n_sampled:
             ok, predicted = _predicted_delay_samples(iv, sol.ziip_wait_ms[0], d, f)
             some = iv.ziip_delay_samples[ok] > 0
-            notes.append(f"zIIP delay samples of {n_sampled} interval(s) chose the burst count with the response; "
+            notes.append(f"zIIP delay samples of {n_sampled} interval(s) chose the structure with the response; "
                          f"predicted vs measured delay samples "
                          f"{mape_pct(iv.ziip_delay_samples[ok][some], predicted[some]):.1f} % "
                          f"MAPE over the {int(some.sum())} with any")
@@ -439,38 +512,156 @@ class OpenDispatchModel:
         ok = np.isfinite(fitted)
         resid = np.log(fitted[ok] / iv.resp_ms[ok])
         resid = resid - resid.mean()
-        draws = _bootstrap(iv, candidates, self._rules, self.n_boot, self.seed)
-        base = _base_lpar(iv)
-        return OpenDispatchResults(
-            cpu_ms_per_tran=d, ziip_eligible_fraction=f, delay_ms=r0, eligible_bursts=int(k_e),
+        weights = structure_weights(np.array(costs), int(ok.sum()))
+        draws = _bootstrap(iv, structures, weights, self._rules, self.n_boot, self.seed)
+        results = OpenDispatchResults(
+            cpu_ms_per_tran=d, ziip_eligible_fraction=f, delay_ms=r0, eligible_bursts=int(best[1]),
             gcp_bursts=int(self.gcp_bursts), honor_priority=self.honor_priority,
-            help_wait_ms=self.help_wait_ms, help_rule=self.help_rule, boot_params=draws,
+            help_wait_ms=self.help_wait_ms, help_rule=HELP_RULES[best[0]], boot_params=draws,
             residuals=resid, alpha=self.alpha, seed=self.seed,
             train_mape={"resp_ms": mape_pct(iv.resp_ms[ok], fitted[ok])}, n_train=int(ok.sum()),
-            base=base, train_ranges={"tps_min": float(np.min(iv.tps)), "tps_max": float(np.max(iv.tps)),
-                                     "days": int(len(np.unique(iv.day)))},
-            history=peak_history(table, rows), notes=notes, cpu_delay=delay_check)
+            base=_base_lpar(iv), train_ranges={"tps_min": float(np.min(iv.tps)), "tps_max": float(np.max(iv.tps)),
+                                               "days": int(len(np.unique(iv.day)))},
+            history=peak_history(table, rows), notes=notes, cpu_delay=delay_check,
+            structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
+                         "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)])
+        if self.calibrate and self.n_boot > 0:
+            results.calibration = self._calibration(table, rows)
+        return results
+
+    def _calibration(self, table: pd.DataFrame, rows: np.ndarray) -> dict[str, Any]:
+        """Rolling origins by day: refit on the first days, score the band on each later day's peaks.
+
+        Returns ``{}`` with fewer than :data:`MIN_CALIBRATION_DAYS` days, else ``origins``,
+        ``points``, ``coverage_raw_pct`` (share of the scored intervals inside the origins' own
+        bands), ``q_log`` (:func:`calibration_quantile` of the scores, >= 0), ``coverage_pct`` (the
+        same intervals inside their bands widened as :meth:`OpenDispatchResults.widening` widens),
+        ``x_max`` (the farthest scored load over its origin's largest trained load) and
+        ``scores`` (each point's ``(x, score)``).
+        """
+        if "interval_start_at" not in table:
+            return {}
+        day = pd.to_datetime(table["interval_start_at"]).dt.normalize()
+        days = np.sort(day[rows].dropna().unique())
+        if len(days) < MIN_CALIBRATION_DAYS:
+            return {}
+        model = replace(self, n_boot=min(self.n_boot, CALIBRATION_BOOT), calibrate=False)
+        scores, inside, distance = [], [], []
+        for k in range(MIN_ORIGIN_DAYS, len(days)):
+            train = table[rows & (day <= days[k - 1]).to_numpy()]
+            try:
+                fitted = model.fit(train)
+            except ModelError:
+                continue
+            for later in days[k:]:
+                test = table[rows & (day == later).to_numpy()]
+                test = test[test["tps"] >= test["tps"].quantile(1.0 - CALIBRATION_PEAK_SHARE)]
+                frame = test.drop(columns=["resp_ms"]).assign(**other_classes_busy(test))
+                pred = fitted.predict(frame)
+                y = test["resp_ms"].to_numpy(float)
+                lo, hi = pred["resp_ms_lo"].to_numpy(float), pred["resp_ms_hi"].to_numpy(float)
+                good = np.isfinite(lo) & np.isfinite(hi) & (lo > 0) & (y > 0)
+                scores.append(np.maximum(np.log(lo[good] / y[good]), np.log(y[good] / hi[good])))
+                inside.append((lo[good] <= y[good]) & (y[good] <= hi[good]))
+                distance.append(test["tps"].to_numpy(float)[good] / fitted.train_ranges["tps_max"])
+        if not scores:
+            return {}
+        score, within, x = np.concatenate(scores), np.concatenate(inside), np.concatenate(distance)
+        q = calibration_quantile(score, self.alpha)
+        return {"origins": len(days) - MIN_ORIGIN_DAYS, "points": int(len(score)),
+                "coverage_raw_pct": 100.0 * float(within.mean()), "q_log": q,
+                "coverage_pct": 100.0 * float(np.mean(score <= max(q, MODEL_ERROR_LOG))), "x_max": float(x.max()),
+                "scores": np.column_stack([x, score])}
 
 
-def _best_bursts(iv: _Intervals, d: float, f: float, candidates: tuple[int, ...], rules):
-    """``(eligible bursts, R0, the intervals' solution)`` of the candidate count that fits best."""
+def calibration_quantile(scores: np.ndarray, alpha: float) -> float:
+    r"""The split-conformal widening of a band from held-out scores, never a narrowing.
+
+    A score is how far a held-out point fell outside its band on the log scale,
+    :math:`s = \max(\log(lo / y), \log(y / hi))` (negative inside). Widening every band by
+    :math:`q` each side (``lo e^{-q}``, ``hi e^{q}``) covers a new point with probability at least
+    :math:`1 - \alpha` when the scores are exchangeable, for :math:`q` the
+    :math:`\lceil (n + 1)(1 - \alpha) \rceil`-th smallest of the :math:`n` scores (the largest when
+    that rank passes ``n``). Clipped at 0: a band the history says is too wide is kept, as it
+    also carries the structure's doubt, which a short history cannot score.
+
+    MAPIE's split-conformal regressors conformalise one prefit scikit-learn estimator; these
+    scores come from refits of the dispatch model at several origins, each scored against its
+    own band, so the quantile is taken here (the rule of Romano et al. 2019, eq. 7).
+
+    References
+    ----------
+    Romano, Patterson & Candes (2019), "Conformalized quantile regression", *NeurIPS*;
+    Angelopoulos & Bates (2023), "Conformal prediction: a gentle introduction", sec. 1.
+    """
+    scores = np.sort(np.asarray(scores, dtype=float)[np.isfinite(scores)])
+    if not len(scores):
+        return 0.0
+    rank = min(math.ceil((len(scores) + 1) * (1.0 - alpha)), len(scores))
+    return max(float(scores[rank - 1]), 0.0)
+
+
+def _structure_costs(iv: _Intervals, d: float, f: float, structure: tuple[int, int], rules):
+    """``(R0, cost, the intervals' solution)`` of one structure: response, spill and delay samples."""
+    sol = _solve_intervals(iv, d, f, rules(structure))
+    r0, cost = _fit_delay(sol.resp_ms[0], iv.resp_ms)
+    cost += spill_cost(iv, sol.spill_fraction[0])[0]
+    # response confounds the delay outside the CPU with queueing, the samples do not
+    cost += sample_cost(iv, sol.ziip_wait_ms[0], d, f)[0]
+    return r0, cost, sol
+
+
+def _best_structure(iv: _Intervals, d: float, f: float, structures: tuple[tuple[int, int], ...], rules):
+    """``(structure, R0, the intervals' solution, every structure's cost)`` of the best fit."""
     best = None
-    for k_e in candidates:
-        sol = _solve_intervals(iv, d, f, rules(k_e))
-        r0, cost = _fit_delay(sol.resp_ms[0], iv.resp_ms)
-        # the second signal: response confounds the delay outside the CPU with queueing, samples do not
-        cost += sample_cost(iv, sol.ziip_wait_ms[0], d, f)[0]
+    costs = []
+    for structure in structures:
+        r0, cost, sol = _structure_costs(iv, d, f, structure, rules)
+        costs.append(cost)
         if best is None or cost < best[2] - 1e-12:
-            best = (k_e, r0, cost, sol)
-    assert best is not None  # the fit always has a candidate count
-    return best[0], best[1], best[3]
+            best = (structure, r0, cost, sol)
+    assert best is not None  # the fit always has a structure
+    return best[0], best[1], best[3], costs
 
 
-def _bootstrap(iv: _Intervals, candidates: tuple[int, ...], rules, n_boot: int, seed: int) -> np.ndarray:
-    """``(B, 4)`` bootstrap draws of ``(R0, D, f, eligible bursts)``.
+def structure_weights(costs: np.ndarray, n: int) -> np.ndarray:
+    r"""Akaike weights of dispatcher structures from their fit costs on ``n`` intervals.
 
-    Days are resampled with replacement (rows when there are fewer than 5 days) and the whole fit
-    is repeated on each.
+    Every structure has the same free parameters (``R0``; ``D`` and ``f`` are measured), so with
+    Gaussian log residuals of one variance the AIC differences are the log-likelihood's,
+    :math:`\Delta_s = n \log(c_s / c_{min})`, and
+
+    .. math::
+
+        w_s = \frac{\exp(-\Delta_s / 2)}{\sum_t \exp(-\Delta_t / 2)}
+
+    with :math:`c_s` the structure's mean squared log error (response, spill share and delay
+    samples added, as one residual). Two structures that fit the history equally put equal
+    weight on each other's forecast however much they differ beyond it; a structure whose cost is
+    10 % above the best over 500 intervals gets ``exp(-24)`` of the weight.
+
+    References
+    ----------
+    Burnham & Anderson (2002), *Model Selection and Multimodel Inference*, 2nd ed., sec. 2.9.
+    """
+    costs = np.asarray(costs, dtype=float)
+    good = np.isfinite(costs) & (costs > 0)
+    weights = np.zeros(len(costs))
+    if not good.any():
+        weights[np.argmin(np.where(np.isfinite(costs), costs, np.inf))] = 1.0
+        return weights
+    delta = n * np.log(costs[good] / costs[good].min())
+    raw = np.exp(-0.5 * delta)
+    weights[good] = raw / raw.sum()
+    return weights
+
+
+def _bootstrap(iv: _Intervals, structures: tuple[tuple[int, int], ...], weights: np.ndarray, rules,
+               n_boot: int, seed: int) -> np.ndarray:
+    """``(B, 5)`` bootstrap draws of ``(R0, D, f, eligible bursts, help rule index)``.
+
+    Days are resampled with replacement (rows when there are fewer than 5 days); each draw takes a
+    structure with its weight and fits ``R0`` to the resample with it.
     """
     rng = np.random.default_rng(seed)
     days = np.unique(iv.day)
@@ -481,12 +672,13 @@ def _bootstrap(iv: _Intervals, candidates: tuple[int, ...], rules, n_boot: int, 
             idx = np.concatenate([by_day[i] for i in rng.integers(0, len(days), len(days))])
         else:
             idx = rng.integers(0, len(iv.tps), len(iv.tps))
+        structure = structures[int(rng.choice(len(structures), p=weights))]
         sample = iv.take(idx)
         d, f = demand_and_eligibility(sample)
-        k_e, r0, _ = _best_bursts(sample, d, f, candidates, rules)
+        r0, _, _ = _structure_costs(sample, d, f, structure, rules)
         if math.isfinite(r0):
-            out.append((r0, d, f, k_e))
-    return np.array(out, dtype=float).reshape(-1, 4)
+            out.append((r0, d, f, structure[1], structure[0]))
+    return np.array(out, dtype=float).reshape(-1, 5)
 
 
 def _base_lpar(iv: _Intervals) -> dict[str, float]:
@@ -511,6 +703,22 @@ def peak_history(table: pd.DataFrame, rows: np.ndarray) -> list[list[Any]]:
     t = table.loc[rows, ["interval_start_at", "tps"]].dropna()
     t = t.assign(interval_start_at=pd.to_datetime(t["interval_start_at"])).sort_values("interval_start_at")
     return [[ts.isoformat(), float(x)] for ts, x in zip(t["interval_start_at"], t["tps"])]
+
+
+def _first_crossing(grid: np.ndarray, resp: np.ndarray, target: float, sat: float) -> float:
+    """The load where ``resp`` first passes ``target``, interpolated linearly on ``grid``.
+
+    ``sat`` when the grid (which stops short of saturation) never passes it.
+    """
+    above = np.flatnonzero(~(resp <= target))
+    if len(above) == 0:
+        return float(sat)
+    j = int(above[0])
+    if j == 0:
+        return float(grid[0])
+    r_lo, r_hi = resp[j - 1], resp[j]
+    return float(grid[j] if not np.isfinite(r_hi)
+                 else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo))
 
 
 def _counts(values: np.ndarray) -> str:
@@ -545,14 +753,19 @@ class OpenDispatchResults:
     #: :func:`cpu_delay_check` of the fit: the model's GCP waits against the 72.3 CPU delay
     #: samples (empty where the intervals carry none)
     cpu_delay: dict[str, Any] = field(default_factory=dict)
+    #: every dispatcher structure the fit tried: ``help_rule``, ``eligible_bursts``, ``cost`` on
+    #: the whole history and ``weight`` (share of the bootstrap draws that chose it)
+    structures: list[dict[str, Any]] = field(default_factory=list)
+    #: :meth:`OpenDispatchModel._calibration`'s result (``{}``: not calibrated)
+    calibration: dict[str, Any] = field(default_factory=dict)
     family: str = FAMILY
     targets: tuple[str, ...] = ("resp_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
                                 "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
 
-    def rules(self, eligible_bursts: int | None = None) -> Dispatch:
+    def rules(self, eligible_bursts: int | None = None, help_rule: str | None = None) -> Dispatch:
         """The fitted dispatch rules (help, ZIIPAWMT, bursts) on a placeholder one-GCP LPAR."""
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
-                        help_rule=self.help_rule,
+                        help_rule=self.help_rule if help_rule is None else help_rule,
                         eligible_bursts=int(self.eligible_bursts if eligible_bursts is None else eligible_bursts),
                         gcp_bursts=self.gcp_bursts)
 
@@ -566,7 +779,8 @@ class OpenDispatchResults:
                         bg_ziip_busy_pct=float(bg_ziip_busy_pct) if n_ziip > 0 else 0.0)
 
     def _thetas(self, max_draws: int | None = None) -> np.ndarray:
-        point = np.array([[self.delay_ms, self.cpu_ms_per_tran, self.ziip_eligible_fraction, self.eligible_bursts]])
+        point = np.array([[self.delay_ms, self.cpu_ms_per_tran, self.ziip_eligible_fraction, self.eligible_bursts,
+                           HELP_RULES.index(self.help_rule)]])
         boot = self.boot_params if max_draws is None else self.boot_params[:max_draws]
         return np.vstack([point, boot]) if len(boot) else point
 
@@ -605,7 +819,7 @@ class OpenDispatchResults:
         sol = solve_open_rows(tps, theta[1], theta[2], n_gcp=lpar["n_gcp"], n_ziip=lpar["n_ziip"],
                               bg_gcp_busy_pct=np.where(full, 0.0, lpar["bg_gcp_busy_pct"]),
                               bg_ziip_busy_pct=np.where(full, 0.0, lpar["bg_ziip_busy_pct"]),
-                              dispatch=self.rules(int(theta[3])))
+                              dispatch=self.rules(int(theta[3]), HELP_RULES[int(theta[4])]))
         if full.any():
             sol.resp_ms[0][full] = np.inf
             sol.saturated[0][full] = True
@@ -614,9 +828,11 @@ class OpenDispatchResults:
     def predict(self, frame: pd.DataFrame, *, max_draws: int | None = None) -> pd.DataFrame:
         """Predict each row of ``frame`` (``tps``; optional ``n_gcp``, ``n_ziip``, ``bg_*_busy_pct``).
 
-        Returns ``resp_ms`` with ``_lo`` / ``_hi`` prediction bounds (bootstrap draws, each scaled by
-        one training residual, as a new interval would scatter), the class's APPL% ``cpu_gcp_pct``
-        (IIPCP included), ``cpu_ziip_pct``, ``ziip_eligible_on_gcp_pct``, ``cpu_total_pct``,
+        Returns ``resp_ms`` with ``_lo`` / ``_hi`` prediction bounds (bootstrap draws, each with the
+        dispatcher structure its resample chose and scaled by one training residual, as a new
+        interval would scatter; then widened by the calibration's ``exp(q_log)`` each side), the
+        class's APPL% ``cpu_gcp_pct`` (IIPCP included), ``cpu_ziip_pct``, ``ziip_eligible_on_gcp_pct``,
+        ``cpu_total_pct``,
         ``ziip_eligible_on_gcp_share_pct``, and per-engine busy of each pool with the other classes included
         (``ziip_busy_pct``, ``gcp_busy_pct``); ``saturated`` where the load exceeds a pool the
         class needs (response ``inf``).
@@ -639,9 +855,10 @@ class OpenDispatchResults:
             if len(self.residuals):
                 rng = np.random.default_rng(self.seed + 1)
                 boot = boot * np.exp(rng.choice(self.residuals, size=(len(boot), 1), replace=True))
+            widen = self.widening()
             with np.errstate(invalid="ignore"):
-                out["resp_ms_lo"] = np.minimum(np.quantile(boot, self.alpha / 2, axis=0), out["resp_ms"])
-                out["resp_ms_hi"] = np.maximum(np.quantile(boot, 1 - self.alpha / 2, axis=0), out["resp_ms"])
+                out["resp_ms_lo"] = np.minimum(np.quantile(boot, self.alpha / 2, axis=0), out["resp_ms"]) / widen
+                out["resp_ms_hi"] = np.maximum(np.quantile(boot, 1 - self.alpha / 2, axis=0), out["resp_ms"]) * widen
         else:
             out["resp_ms_lo"] = out["resp_ms_hi"] = out["resp_ms"]
         cpu = tps * d / 10.0  # APPL%: CPU ms per second / 10
@@ -701,7 +918,11 @@ class OpenDispatchResults:
         saturation tps and the first crossing of ``k R(0)`` is interpolated linearly; ``R(0)`` is
         the response as the class's load goes to zero with the other classes still present. The
         point is the fitted parameters' crossing; ``knee_tps_lo`` / ``_hi`` the ``alpha/2`` and
-        ``1 - alpha/2`` quantiles over the bootstrap draws. Also returned: saturation
+        ``1 - alpha/2`` quantiles over the bootstrap draws (each with its own dispatcher
+        structure) of the crossings of each draw's curve times and divided by
+        :meth:`widening` (the response as far off as the calibration or the model's own error
+        allow, the unloaded response held). ``knee_tps_by_rule`` gives the knee of each help rule's
+        bootstrap draws (median), where the structures disagree. Also returned: saturation
         ``max_tps`` and each pool's busy per engine at the knee (``ziip_busy_pct_at_knee``,
         ``gcp_busy_pct_at_knee``), from the fitted parameters.
         """
@@ -711,34 +932,34 @@ class OpenDispatchResults:
         if self._max_tps(lp, self.cpu_ms_per_tran, self.ziip_eligible_fraction) <= 0:
             raise ModelError("the other classes fill a pool this class needs: there is no knee to find")
         lpar_rows = {key: np.array([float(v)]) for key, v in lp.items()}
-        knees, unloaded, sats = [], [], []
+        knees, early, late, unloaded, sats = [], [], [], [], []
         at_knee = (math.nan, math.nan)
-        for i, th in enumerate(self._thetas(max_draws)):
+        widen = self.widening()
+        thetas = self._thetas(max_draws)
+        for i, th in enumerate(thetas):
             sat = self._max_tps(lp, th[1], th[2])
             grid = sat * np.linspace(0.0, 1.0, _KNEE_GRID)[:-1]
             grid[0] = sat * 1e-9
             rows = {key: np.repeat(v, len(grid)) for key, v in lpar_rows.items()}
             sol = self._solve(grid, rows, th)
             resp = th[0] + sol.resp_ms[0]
-            target = k * resp[0]
-            above = np.flatnonzero(~(resp <= target))
-            if len(above) == 0:  # the grid stops short of saturation: the crossing lies in the last step
-                x = sat
-            else:
-                j = int(above[0])
-                r_lo, r_hi = resp[j - 1], resp[j]
-                x = (grid[j] if not np.isfinite(r_hi)
-                     else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo))
-            knees.append(float(x))
+            x = _first_crossing(grid, resp, k * resp[0], sat)
+            knees.append(x)
+            # the draw's curve as far off as the model's error allows, its unloaded response held
+            early.append(_first_crossing(grid, resp * widen, k * resp[0], sat))
+            late.append(_first_crossing(grid, resp / widen, k * resp[0], sat))
             unloaded.append(float(resp[0]))
             sats.append(float(sat))
             if i == 0:
                 near = int(np.argmin(np.abs(grid - x)))
                 at_knee = (100.0 * float(sol.ziip_busy[0][near]), 100.0 * float(sol.gcp_busy[0][near]))
         boot = np.array(knees[1:] or knees)
+        rule_of = thetas[1:, 4] if len(thetas) > 1 else thetas[:, 4]
+        by_rule = {HELP_RULES[int(r)]: float(np.median(boot[rule_of == r])) for r in np.unique(rule_of)}
         return {"k": k, **lp, "knee_tps": knees[0],
-                "knee_tps_lo": float(np.quantile(boot, self.alpha / 2)),
-                "knee_tps_hi": float(np.quantile(boot, 1 - self.alpha / 2)),
+                "knee_tps_lo": float(np.quantile(early[1:] or early, self.alpha / 2)),
+                "knee_tps_hi": float(np.quantile(late[1:] or late, 1 - self.alpha / 2)),
+                "knee_tps_by_rule": by_rule,
                 "max_tps": sats[0], "unloaded_resp_ms": unloaded[0],
                 "ziip_busy_pct_at_knee": at_knee[0] if lp["n_ziip"] > 0 else math.nan,
                 "gcp_busy_pct_at_knee": at_knee[1]}
@@ -760,6 +981,8 @@ class OpenDispatchResults:
             f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
             f"  bootstrap refits       {len(self.boot_params)} (days resampled; burst counts chosen "
             f"{_counts(self.boot_params[:, 3])})",
+            f"  structures             {self.structure_sentence()}",
+            f"  band calibration       {self.calibration_sentence()}",
         ]
         c = self.cpu_delay
         if c:
@@ -768,6 +991,39 @@ class OpenDispatchResults:
                          f"{c['ratio']:.2f} (busiest tenth {c['peak_ratio']:.2f})"
                          + ("; CONTRADICTS the model (note below)" if c["flagged"] else "; a check, not fitted"))
         return "\n".join(lines + [f"  note: {n}" for n in self.notes])
+
+    def widening(self) -> float:
+        """The factor each band is widened by on each side: the calibration's or the model's own error.
+
+        ``exp(max(q_log, MODEL_ERROR_LOG))``: the history's rolling origins score the forecasts
+        at the loads it reached (:meth:`OpenDispatchModel._calibration`); the dispatch model's error
+        against its simulation (:data:`MODEL_ERROR_LOG`) stands for the loads it has not reached.
+        """
+        return math.exp(max(self.calibration.get("q_log", 0.0), MODEL_ERROR_LOG))
+
+    def structure_sentence(self) -> str:
+        """Which dispatcher structures the resampled history chose, and how often."""
+        rows = sorted((r for r in self.structures if r.get("weight", 0) >= 0.01), key=lambda r: -r["weight"])
+        if len(self.structures) < 2 or not rows:
+            return f"help rule {self.help_rule}, {self.eligible_bursts} eligible burst(s) (fixed)"
+        shares = ", ".join(f"{r['help_rule']} help x{r['eligible_bursts']} bursts {100 * r['weight']:.0f} %"
+                           for r in rows)
+        rest = len(self.structures) - len(rows)
+        return (f"the intervals weigh {shares}" + (f"; {rest} other structure(s) under 1 %" if rest else "")
+                + " (Akaike weights)")
+
+    def calibration_sentence(self) -> str:
+        """How the band was calibrated on the class's own history, and what it covered."""
+        c = self.calibration
+        if not c:
+            return (f"not calibrated (needs {MIN_CALIBRATION_DAYS} days of intervals): the band carries the "
+                    f"parameters' and the structure's doubt, widened x{self.widening():.3f} for the dispatch "
+                    "model's own error against its simulation")
+        return (f"{c['points']} peak interval(s) of later days forecast from {c['origins']} rolling origin(s) "
+                f"(up to {c['x_max']:.2f}x the trained load): {c['coverage_raw_pct']:.0f} % inside the "
+                f"uncalibrated {100 * (1 - self.alpha):.0f} % band, {c['coverage_pct']:.0f} % after widening it "
+                f"x{math.exp(c['q_log']):.3f} each side; the band is widened x{self.widening():.3f} (at least "
+                f"the dispatch model's own error against its simulation)")
 
     def to_dict(self) -> dict[str, Any]:
         """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
@@ -779,7 +1035,8 @@ class OpenDispatchResults:
             "help_rule": self.help_rule, "boot_params": self.boot_params, "residuals": self.residuals,
             "alpha": self.alpha, "seed": self.seed, "train_mape": self.train_mape, "n_train": self.n_train,
             "base": self.base, "train_ranges": self.train_ranges, "history": self.history,
-            "notes": self.notes, "cpu_delay": self.cpu_delay,
+            "notes": self.notes, "cpu_delay": self.cpu_delay, "structures": self.structures,
+            "calibration": self.calibration,
         })
 
     @classmethod
@@ -787,7 +1044,13 @@ class OpenDispatchResults:
         """The fit from its stored document (:meth:`to_dict`)."""
         d = dict(d)
         d.pop("family", None)
-        d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 4)
+        boot = np.array(d["boot_params"], dtype=float)
+        if boot.size and boot.reshape(len(boot), -1).shape[1] == 4:  # stored before the help rule was drawn
+            boot = np.column_stack([boot, np.full(len(boot), HELP_RULES.index(d["help_rule"]))])
+        d["boot_params"] = boot.reshape(-1, 5)
+        if "scores" in d.get("calibration", {}):
+            scores = np.array(d["calibration"]["scores"], dtype=float).reshape(-1, 2)
+            d["calibration"] = {**d["calibration"], "scores": scores}
         d["residuals"] = np.array(d["residuals"], dtype=float)
         d["train_mape"] = {k: (np.nan if v is None else v) for k, v in d["train_mape"].items()}
         return cls(**d)

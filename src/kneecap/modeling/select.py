@@ -29,6 +29,7 @@ from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, ma
 from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, MultiServerMVAModel
 from kneecap.modeling.combine import CombinedModel
 from kneecap.modeling.cost import CostModel, cost_table
+from kneecap.modeling.dispatch import HELP_RULES
 from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults, has_interval_cpu
 from kneecap.modeling.usl import USLModel, USLResults
@@ -53,6 +54,7 @@ class ModelingConfig:
     max_cv_error_pct: float = CostModel.max_cv_error_pct
     open_min_transactions: float = OpenDispatchModel.min_transactions
     open_hours: tuple[int, int] | None = None
+    open_help_rules: tuple[str, ...] = HELP_RULES
     combine_min_loads: int = combine.MIN_LOADS
     combine_weight_power: float = combine.WEIGHT_POWER
     usl_method: str = USLModel.method
@@ -93,7 +95,8 @@ def _open_dispatch(config: ModelingConfig, n_boot: int | None = None) -> OpenDis
     # eligible dispatches are chosen by the fit: RMF intervals spanning a day's load say more about
     # them than the seed tables behind the configured count
     return OpenDispatchModel(honor_priority=config.honor_priority, help_wait_ms=config.help_wait_ms,
-                             help_rule=config.help_rule, eligible_bursts=None, gcp_bursts=config.gcp_bursts,
+                             help_rule=config.help_rule, help_rules=config.open_help_rules,
+                             eligible_bursts=None, gcp_bursts=config.gcp_bursts,
                              min_transactions=config.open_min_transactions, hours=config.open_hours,
                              n_boot=config.n_boot if n_boot is None else n_boot, alpha=config.alpha,
                              seed=config.seed)

@@ -1,0 +1,113 @@
+"""Bands on LPARs kneecap was not built on: the other GCP-help rule, other bursts and backgrounds.
+
+The class model is fitted on days 1-6 of simulated SMF from :data:`tests.smf.simdays.VARIANTS`
+(the dispatcher simulation run with the ``burst`` help rule, with one eligible dispatch per
+transaction and a heavier background, and on 4 GCPs + 3 zIIPs) and judged on its knee interval
+and its bands at days 7-10's peaks, as a capacity planner would read them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from kneecap import config, warehouse
+from kneecap.modeling import choose_response_model
+from kneecap.modeling.open_dispatch import (
+    MODEL_ERROR_LOG,
+    OpenDispatchResults,
+    calibration_quantile,
+    other_classes_busy,
+    structure_weights,
+)
+from kneecap.smf.tables import DECODED_TABLES
+from kneecap.training import modeling_config
+from tests.conftest import REPO
+from tests.smf import simdays
+
+TRAIN_DAYS = 6
+
+
+def _class_rows(variant: str, seed: int) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
+    records, truth = simdays.variant_days(variant, seed=seed)
+    w72, c70 = simdays.decode_days(records)
+    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
+    inputs.update(smf72_workload=w72, smf70_cpu=c70)
+    reference, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    inputs.update(reference_measurements=reference, reference_sources=sources)
+    fct = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)["fct_measurements"]
+    cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)
+    cls["day"] = (cls["interval_start_at"] - cls["interval_start_at"].min().normalize()).dt.days + 1
+    return cls, truth
+
+
+@pytest.fixture(scope="module")
+def burst_lpar():
+    cls, truth = _class_rows("burst", seed=31)
+    params = config.load_params(REPO / "params.yaml")
+    train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
+    return cls, truth, choose_response_model(train, modeling_config(params)).results, params
+
+
+def test_the_burst_rules_knee_lies_inside_the_interval(burst_lpar):
+    _, truth, res, params = burst_lpar
+    knee = res.knee(k=params.train.knee_k)
+    assert knee["knee_tps_lo"] <= truth.knee_tps <= knee["knee_tps_hi"], (knee, truth.knee_tps)
+    # both rules carry weight and both knees are reported where they differ
+    assert set(knee["knee_tps_by_rule"]) == {"pool", "burst"}
+
+
+def test_the_bands_cover_the_later_days_peaks(burst_lpar):
+    cls, _, res, _ = burst_lpar
+    later = cls[(cls["day"] > TRAIN_DAYS) & cls["interval_start_at"].dt.hour.eq(int(simdays.PEAK_HOUR))
+                & cls["interval_start_at"].dt.minute.eq(0)]
+    pred = res.predict(later[["tps"]].assign(**other_classes_busy(later)))
+    inside = (pred["resp_ms_lo"] <= later["resp_ms"].to_numpy()) & (later["resp_ms"].to_numpy() <= pred["resp_ms_hi"])
+    assert inside.sum() >= 3, pred.assign(measured=later["resp_ms"].to_numpy())
+
+
+def test_the_band_is_calibrated_on_rolling_origins_and_never_narrower_than_the_models_error(burst_lpar):
+    _, _, res, _ = burst_lpar
+    c = res.calibration
+    # six days: origins after days 3, 4 and 5, each scoring every later day's busiest tenth
+    assert c["origins"] == 3 and c["points"] == len(c["scores"]) > 0
+    assert 0 <= c["coverage_raw_pct"] <= 100 and c["coverage_pct"] >= c["coverage_raw_pct"]
+    assert res.widening() >= np.exp(MODEL_ERROR_LOG)
+    assert "rolling origin" in res.calibration_sentence()
+    # the stored document keeps both, and an older one (4 columns of draws, no help rule) still loads
+    back = OpenDispatchResults.from_dict(res.to_dict())
+    assert back.calibration["q_log"] == c["q_log"] and back.structures == res.structures
+    old = res.to_dict()
+    old["boot_params"] = res.boot_params[:, :4].tolist()
+    rule_index = {"pool": 0, "burst": 1}[res.help_rule]
+    assert (OpenDispatchResults.from_dict(old).boot_params[:, 4] == rule_index).all()
+
+
+def test_calibration_quantile_is_the_conformal_rank_and_never_narrows():
+    # n = 19 scores, alpha 0.05: rank ceil(20 x 0.95) = 19, the largest
+    scores = np.linspace(-0.1, 0.08, 19)
+    assert calibration_quantile(scores, 0.05) == pytest.approx(0.08)
+    # n = 99: rank ceil(100 x 0.95) = 95
+    scores = np.arange(1, 100) / 1000.0
+    assert calibration_quantile(scores, 0.05) == pytest.approx(0.095)
+    # every point inside its band: the band is kept, not narrowed
+    assert calibration_quantile(np.full(50, -0.2), 0.05) == 0.0
+    # exchangeable scores: over calibration sets, widening by the quantile covers a new draw with
+    # probability between 1 - alpha and 1 - alpha + 1 / (n + 1) (Angelopoulos & Bates 2023, thm. D.1)
+    rng = np.random.default_rng(7)
+    coverage = [stats.norm.cdf(calibration_quantile(rng.normal(size=49), 0.1)) for _ in range(4000)]
+    assert 0.895 <= np.mean(coverage) <= 0.9 + 1 / 50 + 0.005
+
+
+def test_structure_weights_follow_the_fit_and_the_evidence():
+    # equal costs share equally; a cost 10 % higher over 500 intervals is ruled out
+    assert structure_weights(np.array([0.02, 0.02]), 500) == pytest.approx([0.5, 0.5])
+    w = structure_weights(np.array([0.02, 0.022]), 500)
+    assert w[0] > 0.999 and w.sum() == pytest.approx(1.0)
+    # the same 10 % over 10 intervals is weak evidence: both keep a share
+    w = structure_weights(np.array([0.02, 0.022]), 10)
+    assert 0.2 < w[1] < 0.5
+    # a structure that could not be fitted gets nothing
+    assert structure_weights(np.array([0.02, np.inf]), 50)[1] == 0.0
