@@ -320,7 +320,8 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     failed = int(table["error"].notna().sum()) if "error" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
-    for line in [*_extrapolation_lines(table), *_caveat_lines(table), *_factor_lines(table), *_class_lines(table)]:
+    for line in [*_plan_lines(table), *_extrapolation_lines(table), *_caveat_lines(table), *_factor_lines(table),
+                 *_class_lines(table)]:
         log.info(line)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
     return 1 if failed else 0
@@ -350,6 +351,15 @@ class _Progress:
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def _plan_lines(table) -> list[str]:
+    """One line per scenario with a zIIP plan: the rule that decided it, with its numbers."""
+    if "binding_sentence" not in table:
+        return []
+    planned = table[table["binding_sentence"].notna() & table["error"].isna()]
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: zIIP plan: {row['binding_sentence']}"
+            for _, row in planned.iterrows()]
 
 
 def _extrapolation_lines(table) -> list[str]:

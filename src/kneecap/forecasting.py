@@ -49,8 +49,8 @@ ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "
                     "tps", "tps_lo", "tps_hi", "ziip_busy_pct", "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
                     "ziip_eligible_on_gcp_pct", "knee_clients", "knee_clients_lo", "knee_clients_hi",
                     "saturation_clients", "max_tps", "recommended_n_ziip", "recommended_n_gcp",
-                    "slo_margin_ms", "recommendation", "years_to_knee", "cpu_ms_per_tran",
-                    "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi")
+                    "slo_margin_ms", "recommendation", "binding_rule", "binding_sentence", "years_to_knee",
+                    "cpu_ms_per_tran", "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi")
 
 
 #: Most clients a scenario may ask for (:data:`kneecap.schema.MAX_SCENARIO_CLIENTS`).
@@ -404,7 +404,8 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
                              n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy)
             row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
                        recommended_n_gcp=plan.n_gcp_recommended,
-                       slo_margin_ms=plan.margin_ms, recommendation=plan.reason)
+                       slo_margin_ms=plan.margin_ms, recommendation=plan.reason,
+                       binding_rule=plan.binding_rule, binding_sentence=plan.binding_sentence)
         if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
             row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est["k_clients"],
                                                   float(scenario["growth_pct_per_year"]))
@@ -471,7 +472,8 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                          lpar={k: lpar[k] for k in ("bg_load_factor",) if k in lpar})
         row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
                    recommended_n_gcp=plan.n_gcp_recommended, slo_margin_ms=plan.margin_ms,
-                   recommendation=plan.reason)
+                   recommendation=plan.reason, binding_rule=plan.binding_rule,
+                   binding_sentence=plan.binding_sentence)
     if scenario.get("current_tps") is not None and scenario.get("growth_pct_per_year") is not None:
         row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est["knee_tps"],
                                               float(scenario["growth_pct_per_year"]))

@@ -178,6 +178,7 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
                               lpar={"bg_load_factor": 1.0})
     shown = (at.success or at.error)[0].value
     assert plan.reason in shown
+    assert f"**Binding rule:** {plan.binding_sentence}." == _markdown(at, "**Binding rule:**")
     table = at.dataframe[0].value
     assert table["n_ziip"].tolist() == list(range(0, policy.max_n_ziip + 1))
     assert {"response ms", "zIIP busy %", "GCP busy %", "eligible on GCP, % of eligible"} <= set(table.columns)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kneecap import forecasting, modeling, tracking, warehouse
+from kneecap import config, forecasting, modeling, tracking, warehouse
 from tests.app.conftest import COMBINED_WORKLOAD
 from tests.app.conftest import plotly_values as _values
 
@@ -153,6 +154,12 @@ def test_planner_page_recommends_ibms_answer(app_env):
     table = at.dataframe[0].value
     row3 = table[table["n_ziip"] == 3].iloc[0]
     assert row3["response ms"] <= 2.0 < table[table["n_ziip"] == 2].iloc[0]["response ms"]
+    # the rule that turned two zIIPs away, as the library's plan names it, and each row's failed rules
+    policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    plan = modeling.plan_ziip(_champion(), clients=500, think_time_ms=200.0, n_gcp=2, slo_resp_ms=2.0, policy=policy)
+    assert plan.binding_rule is not None and plan.binding_rule.startswith("slo")
+    assert f"**Binding rule:** {plan.binding_sentence}." in [m.value for m in at.markdown]
+    assert table["fails"].tolist() == plan.table["failed_rules"].tolist()
     at.number_input(key="plan_clients").set_value(300).run()
     assert re.search(r"\b2 zIIP\(s\)", at.success[0].value), at.success[0].value
     assert "plan_download" in _downloads(at)
