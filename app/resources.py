@@ -211,6 +211,16 @@ def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: i
     return _plan_answer(result)
 
 
+@st.cache_data(max_entries=256)
+def answer_warnings(workload: str, key: str, extrapolation: dict[str, Any] | None = None) -> list[str]:
+    """The warnings on an answer of the workload's champion (:func:`kneecap.forecasting.answer_warnings`).
+
+    ``extrapolation``: the answer's load against the trained one (:func:`kneecap.forecasting.extrapolation`);
+    without it, only the model's own warnings (training points outside its band, ...).
+    """
+    return forecasting.answer_warnings(models(workload, key).response, extrapolation or {})
+
+
 def run_competitors(run_id: str) -> pd.DataFrame:
     """The competitors table logged with a training run (empty if none)."""
     return _run_table(run_id, "competitors.json")

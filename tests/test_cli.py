@@ -92,6 +92,22 @@ def test_forecast_with_factors_shows_adjusted_and_unadjusted_answers(project):
     assert "would become" in table.loc["stub_cost", "error"]
 
 
+def test_forecast_prints_each_warning_under_its_answer(project):
+    result, table = _forecast(
+        project, "warned",
+        "scenarios:\n"
+        "  - {workload: zosconnect_cics_diag, name: far, clients: 2000, n_ziip: 2}\n"
+        "  - {workload: zosconnect_cics_diag, name: peak, clients: 500, n_ziip: 2}\n", expect_rc=0)
+    far = table.loc["far"]
+    # seed 004 measured up to 500 clients: 4x is beyond 1.3x
+    assert far["warnings"] == "beyond 1.3x the trained load: 4x the largest trained load (500 clients)"
+    assert pd.isna(table.loc["peak", "warnings"])
+    lines = result.stdout.splitlines()
+    assert "forecast: zosconnect_cics_diag / far: warning: beyond 1.3x the trained load: 4x the largest trained " \
+           "load (500 clients)" in lines
+    assert not [line for line in lines if "/ peak: warning" in line]
+
+
 def test_forecast_rejects_a_bad_scenarios_file(project, tmp_path):
     _, env = project
     bad = tmp_path / "bad.yaml"

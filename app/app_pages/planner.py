@@ -69,6 +69,12 @@ if answer["n_ziip"] is None:
 else:
     st.success(f"Recommendation: {answer['reason']}.")
 st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
+if is_class:
+    beyond = res.forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
+else:
+    beyond = res.forecasting.extrapolation(model.train_ranges["clients"], float(clients), "clients")
+for warning in res.answer_warnings(workload, key, beyond):
+    st.warning(f"The plan's responses: {warning}.")
 table = answer["table"].rename(columns={
     "resp_ms": "response ms", "resp_ms_lo": "band lo", "resp_ms_hi": "band hi", "ziip_busy_pct": "zIIP busy %",
     "gcp_busy_pct": "GCP busy %", "ziip_eligible_on_gcp_share_pct": "eligible on GCP, % of eligible",

@@ -320,9 +320,14 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     failed = int(table["error"].notna().sum()) if "error" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
-    for line in [*_plan_lines(table), *_extrapolation_lines(table), *_caveat_lines(table), *_factor_lines(table),
-                 *_class_lines(table)]:
-        log.info(line)
+    # each answer's lines together, its warnings under them
+    for i in range(len(table)):
+        one = table.iloc[[i]]
+        for line in [*_class_lines(one), *_plan_lines(one), *_factor_lines(one), *_extrapolation_lines(one),
+                     *_caveat_lines(one)]:
+            log.info(line)
+        for line in _warning_lines(one):
+            log.warning(line)
     print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
     return 1 if failed else 0
 
@@ -362,11 +367,29 @@ def _plan_lines(table) -> list[str]:
             for _, row in planned.iterrows()]
 
 
+def _warning_lines(table) -> list[str]:
+    """One line per warning of each answered scenario (``warnings``, :func:`kneecap.forecasting.answer_warnings`)."""
+    from kneecap.forecasting import WARNINGS_SEPARATOR
+
+    if "warnings" not in table:
+        return []
+    warned = table[table["warnings"].notna() & table["error"].isna()]
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: warning: {warning}"
+            for _, row in warned.iterrows() for warning in str(row["warnings"]).split(WARNINGS_SEPARATOR)]
+
+
 def _extrapolation_lines(table) -> list[str]:
-    """One line per scenario asked beyond the load its model was fitted on."""
+    """One line per scenario asked beyond the load its model was fitted on, up to where that is a warning.
+
+    Beyond :data:`kneecap.forecasting.EXTRAPOLATION_WARN_X` times the trained load the row's
+    ``warnings`` say it (:func:`_warning_lines`).
+    """
+    from kneecap.forecasting import EXTRAPOLATION_WARN_X
+
     if "extrapolation_x" not in table:
         return []
-    beyond = table[table["extrapolation_x"].gt(1.0) & table["error"].isna()]
+    beyond = table[table["extrapolation_x"].gt(1.0) & table["extrapolation_x"].le(EXTRAPOLATION_WARN_X)
+                   & table["error"].isna()]
     return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: extrapolating, {row['extrapolation']}"
             for _, row in beyond.iterrows()]
 

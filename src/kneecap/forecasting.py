@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -275,8 +276,10 @@ def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustm
 
     The fitted demand :math:`D` becomes ``adjustment.adjusted_demand_ms`` and every bootstrap
     draw :math:`D_b` becomes :math:`D_b \cdot D'/D`, so the band keeps its relative width; the
-    fixed delay is unchanged. Only closed (MVA) response models have a CPU demand to adjust; the
-    cost model is returned as is (:func:`forecast_scenario` adjusts its predictions).
+    fixed delay is unchanged. The training points are dropped: they measured the workload before
+    the adjustment, so :func:`band_check` has nothing to hold the adjusted model to. Only closed
+    (MVA) response models have a CPU demand to adjust; the cost model is returned as is
+    (:func:`forecast_scenario` adjusts its predictions).
     """
     res = models.response
     if not isinstance(res, ClosedMVAResults):
@@ -285,7 +288,7 @@ def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustm
     boot = np.array(res.boot_params, dtype=float).reshape(-1, 2).copy()
     boot[:, 1] *= adjustment.ratio
     d.update(cpu_ms_per_tran=adjustment.adjusted_demand_ms, boot_params=boot,
-             ziip_eligible_fraction=adjustment.adjusted_eligible_fraction,
+             ziip_eligible_fraction=adjustment.adjusted_eligible_fraction, train_points=None,
              ziip_eligible_source=f"{res.ziip_eligible_source}; adjusted by catalogue factors")
     return WorkloadModels(models.workload, ClosedMVAResults.from_dict(d), models.cost)
 
@@ -331,6 +334,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     if isinstance(selections, (str, Mapping)):
         selections = [selections]
     row = _answers(models, scenario, policy, growth)
+    row["warnings"] = WARNINGS_SEPARATOR.join(answer_warnings(models.response, row)) or None
     if scenario.get("cs_workload") is not None:
         parsed = cs_workloads.parse_workload_name(scenario["cs_workload"])
         row.update(cs_workload=cs_workloads.format_workload_name(parsed), pattern=parsed.pattern,
@@ -544,6 +548,123 @@ def extrapolation(trained: Sequence[float], load: float, unit: str, *,
             n_gcp, n_ziip, think = configuration
             text += f"; {n_gcp} GCP + {n_ziip} zIIP at think time {think:g} ms never measured"
     return {"extrapolation_x": ratio, "extrapolation": text}
+
+
+#: An answer whose load is more than this multiple of the largest trained load gets a warning:
+#: there the model's form, not a measurement, carries the answer.
+EXTRAPOLATION_WARN_X = 1.3
+#: How :func:`forecast_scenario` joins an answer's warnings into its ``warnings`` column.
+WARNINGS_SEPARATOR = "; "
+
+
+def band_check(results: Any) -> dict[str, Any] | None:
+    r"""The model's own training points against its band: how many lie outside it, and the worst.
+
+    For a results object that keeps its training rows (``train_points``, by column, with the
+    measured ``resp_ms``) and predicts ``resp_ms`` with a band; None for one that does not.
+    Computed once per results object (the answer is kept until the object is freed).
+
+    Returns
+    -------
+    dict or None
+        ``n_points``, ``n_outside``, ``alpha`` and, when a point lies outside, ``worst``: that
+        point's columns with its measured ``resp_ms``, ``fitted_ms``, ``band_lo_ms`` and
+        ``band_hi_ms``. The worst is the point furthest outside in log terms,
+        :math:`\max(\log(y / hi), \log(lo / y))`.
+    """
+    key = id(results)
+    if key in _BAND_CHECKS:
+        return _BAND_CHECKS[key]
+    found = _band_check(results)
+    try:
+        weakref.finalize(results, _BAND_CHECKS.pop, key, None)
+    except TypeError:  # an object that cannot be referenced weakly is checked every time
+        return found
+    _BAND_CHECKS[key] = found
+    return found
+
+
+_BAND_CHECKS: dict[int, dict[str, Any] | None] = {}
+
+
+def _band_check(results: Any) -> dict[str, Any] | None:
+    points = getattr(results, "train_points", None)
+    if not points or "resp_ms" not in points:
+        return None
+    frame = pd.DataFrame(points)
+    measured = frame.pop("resp_ms").to_numpy(dtype=float)
+    pred = results.predict(frame)
+    if not {"resp_ms", "resp_ms_lo", "resp_ms_hi"} <= set(pred.columns) or not len(measured):
+        return None
+    lo, hi = pred["resp_ms_lo"].to_numpy(dtype=float), pred["resp_ms_hi"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = np.where(measured > hi, np.log(measured / hi), np.where(measured < lo, np.log(lo / measured), 0.0))
+    excess = np.nan_to_num(excess, nan=0.0)
+    out: dict[str, Any] = {"n_points": len(measured), "n_outside": int((excess > 0).sum()),
+                           "alpha": float(getattr(results, "alpha", 0.05))}
+    if out["n_outside"]:
+        i = int(np.argmax(excess))
+        out["worst"] = {**{k: float(v) for k, v in frame.iloc[i].items()}, "resp_ms": float(measured[i]),
+                        "fitted_ms": float(pred["resp_ms"].iloc[i]), "band_lo_ms": float(lo[i]),
+                        "band_hi_ms": float(hi[i])}
+    return out
+
+
+def _point_words(point: Mapping[str, float]) -> str:
+    """'250 clients (3 GCP + 1 zIIP, think 100 ms)' or '1200 tps': where a training point was measured."""
+    if "clients" not in point:
+        return f"{point['tps']:.4g} tps" if "tps" in point else "a training point"
+    where = f"{point['clients']:g} clients"
+    if "n_gcp" in point:
+        where += (f" ({point['n_gcp']:g} GCP + {point.get('n_ziip', 0.0):g} zIIP, "
+                  f"think {point.get('think_time_ms', 0.0):g} ms)")
+    return where
+
+
+def _outside_band(results: Any, row: Mapping[str, Any]) -> list[str]:
+    check = band_check(results) if results is not None else None
+    if not check or not check["n_outside"]:
+        return []
+    worst, level = check["worst"], 100 * (1 - check["alpha"])
+    return [f"training point {_point_words(worst)} measured {worst['resp_ms']:.3g} ms lies outside the model's own "
+            f"{level:g} % band {worst['band_lo_ms']:.3g}-{worst['band_hi_ms']:.3g} ms (fitted "
+            f"{worst['fitted_ms']:.3g} ms): {check['n_outside']} of {check['n_points']} training points "
+            f"{'lies' if check['n_outside'] == 1 else 'lie'} outside it, where a {level:g} % band leaves out about "
+            f"{check['alpha'] * check['n_points']:.2g} by chance"]
+
+
+def _beyond_trained(results: Any, row: Mapping[str, Any]) -> list[str]:
+    ratio = row.get("extrapolation_x")
+    if ratio is None or not ratio > EXTRAPOLATION_WARN_X:
+        return []
+    return [f"beyond {EXTRAPOLATION_WARN_X:g}x the trained load: {row['extrapolation']}"]
+
+
+def _own_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
+    own = getattr(results, "warnings", None)
+    return [str(w) for w in own(row)] if callable(own) else []
+
+
+#: The checks every answer goes through: ``check(results, row) -> list of sentences``.
+ANSWER_CHECKS: tuple[Callable[[Any, Mapping[str, Any]], list[str]], ...] = (_outside_band, _beyond_trained,
+                                                                           _own_warnings)
+
+
+def answer_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
+    """The warnings that qualify one answer of ``results`` (a forecast row, or any mapping with its keys).
+
+    One sentence each, none containing :data:`WARNINGS_SEPARATOR`: a training point outside the
+    model's own band (:func:`band_check`), a load beyond :data:`EXTRAPOLATION_WARN_X` times the
+    largest trained load (the row's ``extrapolation_x`` and ``extrapolation``, from
+    :func:`extrapolation`), and whatever the results object says itself: a results class with a
+    method ``warnings(row) -> list[str]`` contributes its own (e.g. dispatcher structures that
+    disagree by more than the band). A check that needs no results method is one more entry in
+    :data:`ANSWER_CHECKS`.
+    """
+    found: list[str] = []
+    for check in ANSWER_CHECKS:
+        found.extend(w.replace(WARNINGS_SEPARATOR, ", ") for w in check(results, row))
+    return found
 
 
 def _iso(value: Any) -> str | None:

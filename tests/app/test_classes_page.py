@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, forecasting, modeling, tracking, warehouse
@@ -103,6 +104,19 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     assert any(s["type"] == "rect" and s["y0"] == pytest.approx(knee["knee_tps_lo"])
                and s["y1"] == pytest.approx(knee["knee_tps_hi"]) for s in shapes)
     assert "cls_download" in {d.key for d in at.get("download_button")}
+
+
+def test_classes_page_shows_what_the_model_warns_of(app_env, monkeypatch):
+    # an open dispatch fit keeps no training points to hold to its band: no warning of its own
+    assert forecasting.band_check(_champion()) is None
+    at = _page("classes")
+    assert not [w.value for w in at.warning if w.value.startswith("The knee and the SLO load")]
+    # a check added to the library's list (as dispatcher structures that disagree will be) is shown
+    said = "two dispatcher structures disagree by more than the band"
+    monkeypatch.setattr(forecasting, "ANSWER_CHECKS", (*forecasting.ANSWER_CHECKS, lambda results, row: [said]))
+    st.cache_data.clear()  # the desk keeps the answer it had
+    at = _page("classes")
+    assert f"The knee and the SLO load: {said}." in [w.value for w in at.warning]
 
 
 def test_classes_page_says_when_the_knee_is_beyond_the_horizon(app_env):
