@@ -51,7 +51,7 @@ ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "
                     "ziip_eligible_on_gcp_pct", "knee_clients", "knee_clients_lo", "knee_clients_hi",
                     "saturation_clients", "max_tps", "recommended_n_ziip", "recommended_n_gcp",
                     "slo_margin_ms", "recommendation", "binding_rule", "binding_sentence", "years_to_knee",
-                    "cpu_ms_per_tran", "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi")
+                    "cpu_ms_per_tran", "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi", "status", "status_message")
 
 
 #: Most clients a scenario may ask for (:data:`kneecap.schema.MAX_SCENARIO_CLIENTS`).
@@ -208,12 +208,46 @@ def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: f
                         max_draws=max_draws, solve_to=solve_to).to_dict()
 
 
+#: A forecast row's ``status``: answered, past what the configuration can carry, or not answered.
+ANSWERED, SATURATED, FAILED = "answered", "saturated", "failed"
+
+
+class Saturated(ModelError):
+    """A rate at or past what a configuration carries (``load_tps`` against ``capacity_tps``)."""
+
+    def __init__(self, message: str, *, load_tps: float, capacity_tps: float) -> None:
+        super().__init__(message)
+        self.load_tps, self.capacity_tps = load_tps, capacity_tps
+
+
+def saturation_message(load_tps: float, capacity_tps: float | None, n_gcp: int | None = None,
+                       n_ziip: int | None = None) -> str:
+    """'5,000 tps is past saturation (4,206 tps) on 2 GCP + 2 zIIP': a saturated row's ``status_message``.
+
+    Examples
+    --------
+    >>> saturation_message(5000.0, 4206.2, 2, 2)
+    '5,000 tps is past saturation (4,206 tps) on 2 GCP + 2 zIIP'
+    >>> saturation_message(1.5, None)
+    "1.5 tps is past the model's capacity"
+    """
+    def tps(x: float) -> str:
+        return f"{x:,.0f} tps" if abs(x) >= 100 else f"{x:.4g} tps"
+
+    if capacity_tps is None or not math.isfinite(capacity_tps):
+        text = f"{tps(load_tps)} is past the model's capacity"
+    else:
+        text = f"{tps(load_tps)} is past saturation ({tps(capacity_tps)})"
+    return text if n_gcp is None else f"{text} on {n_gcp} GCP + {n_ziip or 0} zIIP"
+
+
 def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip: int,
                     think_time_ms: float) -> int:
     """Fewest clients whose predicted throughput reaches ``tps`` (a closed workload asked by rate).
 
     Throughput rises with clients towards the pools' capacity, so bisection on whole clients finds
-    it; a rate at or past what the configuration can carry (at :data:`MAX_CLIENTS` clients) is refused.
+    it; a rate at or past what the configuration can carry (at :data:`MAX_CLIENTS` clients) raises
+    :class:`Saturated`.
     """
     def x(n: int) -> float:
         frame = pd.DataFrame([{"clients": float(n), "n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms}])
@@ -223,8 +257,9 @@ def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip
         raise ModelError(f"tps must be > 0 to find the clients that give it, got {tps:g}")
     top = x(MAX_CLIENTS)
     if tps >= top:
-        raise ModelError(f"{tps:g} tps is more than {n_gcp} GCP + {n_ziip} zIIP carry with think time "
-                         f"{think_time_ms:g} ms (at most {top:.4g} tps, at {MAX_CLIENTS:,} clients)")
+        raise Saturated(f"{tps:g} tps is more than {n_gcp} GCP + {n_ziip} zIIP carry with think time "
+                        f"{think_time_ms:g} ms (at most {top:.4g} tps, at {MAX_CLIENTS:,} clients)",
+                        load_tps=tps, capacity_tps=top)
     lo, hi = 1, MAX_CLIENTS
     if x(lo) >= tps:
         return lo
@@ -319,6 +354,10 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
                       growth: GrowthPolicy | None = None) -> dict[str, Any]:
     """Every answer one scenario supports: response with band, knee, zIIP plan, cost, time to knee.
 
+    The row's ``status`` is ``answered``, or ``saturated`` with a ``status_message`` when the load
+    is past what the configuration carries (its response then empty); ``warnings`` joins with
+    :data:`WARNINGS_SEPARATOR` what qualifies the answers (:func:`answer_warnings`).
+
     With ``factors`` (and the ``catalogue`` they come from) each answer is also given for the
     workload's CPU cost adjusted by those factors (:func:`kneecap.factors.adjust_demand`): columns
     :data:`ADJUSTED_COLUMNS` with the suffix ``_adjusted``, plus ``factors``, ``factor_changes``
@@ -334,6 +373,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     if isinstance(selections, (str, Mapping)):
         selections = [selections]
     row = _answers(models, scenario, policy, growth)
+    row.setdefault("status", ANSWERED)
     row["warnings"] = WARNINGS_SEPARATOR.join(answer_warnings(models.response, row)) or None
     if scenario.get("cs_workload") is not None:
         parsed = cs_workloads.parse_workload_name(scenario["cs_workload"])
@@ -348,6 +388,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     if isinstance(res, ClosedMVAResults):
         adjusted_pair, adjustment = factor_models(models, selections, catalogue)
         adjusted = _answers(adjusted_pair, scenario, policy, growth)
+        adjusted.setdefault("status", ANSWERED)
         adjusted.update(demand_ms_per_tran=adjustment.adjusted_demand_ms,
                         ziip_eligible_fraction=adjustment.adjusted_eligible_fraction)
     elif "cpu_ms_per_tran" in row:
@@ -382,9 +423,14 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         row["demand_ms_per_tran"] = res.cpu_ms_per_tran
         row["ziip_eligible_fraction"] = res.ziip_eligible_fraction
         if scenario.get("clients") is None and scenario.get("tps") is not None:
-            clients_needed = clients_for_tps(res, float(scenario["tps"]), **cfg)
-            row["clients_for_tps"] = clients_needed
-            scenario = {**scenario, "clients": clients_needed}
+            try:
+                clients_needed = clients_for_tps(res, float(scenario["tps"]), **cfg)
+            except Saturated as exc:  # no population gives the rate: the row says so, the knee still answers
+                row.update(status=SATURATED, status_message=saturation_message(
+                    exc.load_tps, exc.capacity_tps, cfg["n_gcp"], cfg["n_ziip"]))
+            else:
+                row["clients_for_tps"] = clients_needed
+                scenario = {**scenario, "clients": clients_needed}
         if scenario.get("clients") is not None:
             clients = float(scenario["clients"])
             pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
@@ -427,6 +473,9 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
             if "saturated" in pred:
                 # past the fitted capacity the response is no number: say so beside the capacity
                 row["saturated"] = bool(pred["saturated"])
+                if row["saturated"]:
+                    row.update(_no_response(), status=SATURATED, status_message=saturation_message(
+                        float(scenario["tps"]), row.get("capacity_tps")))
     if isinstance(models.cost, CostResults):
         needed = set(models.cost.design.numeric)
         if needed <= set(scenario) | ({"tps"} if "tps" in row else set()):
@@ -440,6 +489,11 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     if res is None and models.cost is None:
         raise ModelError(f"{models.workload}: no registered model")
     return row
+
+
+def _no_response() -> dict[str, float]:
+    """A saturated row's response: no number (not ``inf`` read as one)."""
+    return {"resp_ms": math.nan, "resp_ms_lo": math.nan, "resp_ms_hi": math.nan}
 
 
 def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy: Policy,
@@ -459,6 +513,7 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                            "ziip_eligible_fraction": res.ziip_eligible_fraction}
     if scenario.get("clients") is not None:
         raise ModelError(f"{res.family} models a WLM class's arrival rate: give tps, not clients")
+    saturated = False
     if scenario.get("tps") is not None:
         pred = res.predict(pd.DataFrame([{**lpar, "tps": float(scenario["tps"])}])).iloc[0]
         row.update(**{c: float(pred[c]) for c in ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "ziip_busy_pct",
@@ -466,7 +521,11 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                                                     "ziip_eligible_on_gcp_pct")})
         trained = (res.train_ranges["tps_min"], res.train_ranges["tps_max"])
         row.update(extrapolation(trained, float(scenario["tps"]), "tps"))
+        saturated = bool(pred["saturated"]) or not math.isfinite(row["resp_ms"])
     est = res.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})
+    if saturated:  # the plan below may still find engines that carry it
+        row.update(_no_response(), status=SATURATED, status_message=saturation_message(
+            float(scenario["tps"]), est["max_tps"], row["n_gcp"], row["n_ziip"]))
     row.update(knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"], knee_tps_hi=est["knee_tps_hi"],
                max_tps=est["max_tps"], unloaded_resp_ms=est["unloaded_resp_ms"],
                ziip_busy_pct_at_knee=est["ziip_busy_pct_at_knee"], gcp_busy_pct_at_knee=est["gcp_busy_pct_at_knee"])
@@ -772,11 +831,14 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
                        policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
                        growth: GrowthPolicy | None = None,
                        on_row: Callable[[int], None] | None = None) -> pd.DataFrame:
-    """One row per scenario.
+    """One row per scenario, each with its ``status``: answered, saturated or failed.
 
     A scenario that fails (unknown workload, bad key, a number out of :data:`SCENARIO_RANGES`,
-    malformed workload name, a factor that cannot be applied) gets its ``error`` and the others
-    still run.
+    malformed workload name, a factor that cannot be applied) gets its ``error`` (also its
+    ``status_message``) and the others still run. A load past what the configuration carries is
+    saturated, not failed: its ``status_message`` says so with the saturation load
+    (:func:`saturation_message`), its response is empty, and the rest of its answers (knee, plan)
+    are given.
     """
     rows = []
     cache: dict[str, WorkloadModels | Exception] = {}
@@ -797,7 +859,8 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
                 raise ModelError(f"{workload}: {models}")
             rows.append({**forecast_scenario(models, scenario, policy, catalogue, growth=growth), "error": None})
         except (ModelError, ValueError, KeyError) as exc:
-            rows.append({"workload": workload, "scenario": scenario.get("name", ""), "error": str(exc)})
+            rows.append({"workload": workload, "scenario": scenario.get("name", ""), "status": FAILED,
+                         "status_message": str(exc), "error": str(exc)})
         if on_row is not None:
             on_row(i)
     frame = pd.DataFrame(rows)
