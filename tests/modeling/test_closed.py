@@ -163,6 +163,18 @@ def test_planner_names_the_busy_policy_when_it_binds(fitted):
     assert plan.to_dict()["binding_sentence"] == plan.binding_sentence
 
 
+def test_planner_sentence_agrees_with_one_ziip_and_names_every_failed_rule(fitted):
+    # at 300 clients two zIIPs pass; one runs past both policy caps while meeting a 20 ms SLO
+    plan = plan_ziip(fitted, clients=300, think_time_ms=200, n_gcp=2, slo_resp_ms=20.0,
+                     policy=PlannerPolicy(max_n_ziip=6))
+    one = plan.table.set_index("n_ziip").loc[1]
+    assert plan.n_ziip == 2 and plan.binding_rule == "ziip_busy, eligible_on_gcp" == one["failed_rules"]
+    assert plan.binding_sentence == (
+        f"1 zIIP meets the SLO ({one['resp_ms']:.3g} ms) but runs {one['ziip_busy_pct']:.0f} % zIIP busy "
+        f"(policy <= 80 %) and puts {one['ziip_eligible_on_gcp_share_pct']:.1f} % of eligible work on GCPs "
+        "(policy <= 10 %): 2 recommended")
+
+
 def test_planner_names_the_slo_when_it_binds(fitted):
     # no policy caps: only the SLO can turn a mix away
     policy = PlannerPolicy(max_ziip_busy_pct=None, max_spill_pct=None, max_n_ziip=6)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,20 +131,27 @@ def _failed_words(row: pd.Series, rules: list[str], slo_resp_ms: float, policy: 
     """What a mix does against each rule in ``rules``, with its numbers: the SLO first, then the policy.
 
     A mix that meets the SLO while failing a policy rule is said to meet it, with its response,
-    so that the sentence shows what the policy turned away.
+    so that the sentence shows what the policy turned away. The verbs agree with the mix's zIIPs
+    (the sentence's subject).
     """
+    one = int(row["n_ziip"]) == 1
+
+    def verb(word: str) -> str:
+        return f"{word}es" if one and word.endswith("s") else f"{word}s" if one else word
+
     judged = float(row["resp_ms_hi"] if policy.conservative else row["resp_ms"])
     which = "band top " if policy.conservative else ""
     if SLO_RULE in rules:
         shown = "saturated" if math.isinf(judged) else f"{which}{judged:.3g} ms > {slo_resp_ms:g} ms"
-        slo = f"miss the SLO ({shown})"
+        slo = f"{verb('miss')} the SLO ({shown})"
     else:
-        slo = f"meet the SLO ({which}{judged:.3g} ms)"
+        slo = f"{verb('meet')} the SLO ({which}{judged:.3g} ms)"
     words = []
     if ZIIP_BUSY_RULE in rules:
-        words.append(f"run {row['ziip_busy_pct']:.0f} % zIIP busy (policy <= {policy.max_ziip_busy_pct:g} %)")
+        words.append(f"{verb('run')} {row['ziip_busy_pct']:.0f} % zIIP busy "
+                     f"(policy <= {policy.max_ziip_busy_pct:g} %)")
     if SPILL_RULE in rules:
-        words.append(f"put {row['ziip_eligible_on_gcp_share_pct']:.1f} % of eligible work on GCPs "
+        words.append(f"{verb('put')} {row['ziip_eligible_on_gcp_share_pct']:.1f} % of eligible work on GCPs "
                      f"(policy <= {policy.max_spill_pct:g} %)")
     if SLO_RULE in rules:
         return " and ".join([slo, *words])
@@ -154,14 +160,6 @@ def _failed_words(row: pd.Series, rules: list[str], slo_resp_ms: float, policy: 
 
 def _rules(row: pd.Series) -> list[str]:
     return [r for r in str(row["failed_rules"]).split(", ") if r]
-
-
-def _verb(n_ziip: int, sentence: str) -> str:
-    """``sentence`` (plural verbs) for one zIIP: 'meet' -> 'meets', 'run' -> 'runs', ..."""
-    if n_ziip != 1:
-        return sentence
-    return re.sub(r"^(miss|meet|run|put)\b", lambda m: {"miss": "misses", "meet": "meets", "run": "runs",
-                                                          "put": "puts"}[m.group(1)], sentence)
 
 
 def _binding(tables: dict[int, pd.DataFrame], n: int, added: int, n_gcp: int, slo_resp_ms: float,
@@ -181,10 +179,10 @@ def _binding(tables: dict[int, pd.DataFrame], n: int, added: int, n_gcp: int, sl
     else:
         row = same[same["n_ziip"] == n].iloc[0]
         return None, (f"{_engines(n, n_gcp + added)}, the fewest engines judged, "
-                      f"{_verb(n, _failed_words(row, [], slo_resp_ms, policy))}: {chosen} recommended")
+                      f"{_failed_words(row, [], slo_resp_ms, policy)}: {chosen} recommended")
     rules = _rules(fewer)
     subject = _engines(int(fewer["n_ziip"]), gcps)
-    words = _verb(int(fewer["n_ziip"]), _failed_words(fewer, rules, slo_resp_ms, policy))
+    words = _failed_words(fewer, rules, slo_resp_ms, policy)
     return (", ".join(rules) or None), f"{subject} {words}: {chosen} recommended"
 
 
@@ -201,7 +199,7 @@ def _binding_when_none_passes(tried: pd.DataFrame, n_gcp: int, slo_resp_ms: floa
     rules = _rules(row)
     n = int(row["n_ziip"])
     gcps = None if int(row["n_gcp"]) == n_gcp else int(row["n_gcp"])
-    return (", ".join(rules), f"{_engines(n, gcps)} {_verb(n, _failed_words(row, rules, slo_resp_ms, policy))}; "
+    return (", ".join(rules), f"{_engines(n, gcps)} {_failed_words(row, rules, slo_resp_ms, policy)}; "
                               f"no mix of {limits} meets both")
 
 
