@@ -196,14 +196,29 @@ def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, thin
     return {k: float(v) for k, v in pred.iloc[0].items()}
 
 
+def _plan_answer(result: modeling.ZiipPlan) -> dict[str, Any]:
+    return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
+            "binding_rule": result.binding_rule, "binding_sentence": result.binding_sentence,
+            "margin_ms": result.margin_ms, "table": result.table}
+
+
 @st.cache_data(max_entries=128)
 def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: int, slo_resp_ms: float,
          policy: modeling.PlannerPolicy) -> dict[str, Any]:
     """The cheapest zIIP / GCP mix that meets the SLO for a closed workload, with the table of candidates."""
     result = modeling.plan_ziip(models(workload, key).response, clients=clients, think_time_ms=think_time_ms,
                                 n_gcp=n_gcp, slo_resp_ms=slo_resp_ms, policy=policy)
-    return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
-            "margin_ms": result.margin_ms, "table": result.table}
+    return _plan_answer(result)
+
+
+@st.cache_data(max_entries=256)
+def answer_warnings(workload: str, key: str, extrapolation: dict[str, Any] | None = None) -> list[str]:
+    """The warnings on an answer of the workload's champion (:func:`kneecap.forecasting.answer_warnings`).
+
+    ``extrapolation``: the answer's load against the trained one (:func:`kneecap.forecasting.extrapolation`);
+    without it, only the model's own warnings (training points outside its band, ...).
+    """
+    return forecasting.answer_warnings(models(workload, key).response, extrapolation or {})
 
 
 def run_competitors(run_id: str) -> pd.DataFrame:
@@ -415,8 +430,7 @@ def class_plan(workload: str, key: str, tps: float, n_gcp: int, slo_resp_ms: flo
     """The cheapest zIIP / GCP mix that meets the SLO for a WLM class at ``tps``, with the table of candidates."""
     result = modeling.plan_ziip(models(workload, key).response, tps=float(tps), n_gcp=int(n_gcp),
                                 slo_resp_ms=slo_resp_ms, policy=policy, lpar={"bg_load_factor": float(bg_load_factor)})
-    return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
-            "margin_ms": result.margin_ms, "table": result.table}
+    return _plan_answer(result)
 
 
 @st.cache_data(max_entries=128)

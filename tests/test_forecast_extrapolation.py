@@ -33,10 +33,13 @@ def test_below_the_range_and_a_class_rate():
 
 def test_the_forecast_command_names_the_scenarios_it_extrapolates(seed004_models):  # noqa: F811
     table = forecasting.forecast_scenarios(
-        [{**SCENARIO, "name": "inside", "clients": 300}, {**SCENARIO, "name": "far", "clients": 2500}],
-        lambda w: seed004_models, POLICY)
+        [{**SCENARIO, "name": "inside", "clients": 300}, {**SCENARIO, "name": "near", "clients": 600},
+         {**SCENARIO, "name": "far", "clients": 2500}], lambda w: seed004_models, POLICY)
     lines = cli._extrapolation_lines(table)
-    assert len(lines) == 1 and "zosconnect_cics_diag / far: extrapolating, 5x the largest" in lines[0]
+    # 1.2x an information line; 5x, beyond 1.3x, is a warning (tests/test_forecast_warnings.py)
+    assert len(lines) == 1 and "zosconnect_cics_diag / near: extrapolating, 1.2x the largest" in lines[0]
+    assert "zosconnect_cics_diag / far: warning: beyond 1.3x the trained load: 5x the largest" in \
+        cli._warning_lines(table)[0]
     assert cli._extrapolation_lines(pd.DataFrame({"error": [None]})) == []
 
 

@@ -92,6 +92,8 @@ m2.metric(f"Load at the {slo:g} ms SLO (tps)", "unreachable" if slo_tps != slo_t
 m3.metric(f"Last {peak_word} peak (tps)", f"{peaks.iloc[-1]:.4g}" if len(peaks) else "-",
           help=f"peak of the {period} starting {day(peaks.index[-1])}" if len(peaks) else None)
 m4.metric("Saturation (tps)", f"{knee['max_tps']:.4g}")
+for warning in res.answer_warnings(workload, key):
+    st.warning(f"The knee and the SLO load: {warning}.")
 
 st.markdown(f"**Knee:** {knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}): "
             + (when(growth, "knee", "knee") if growth else "no forecast") + ".")

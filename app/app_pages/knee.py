@@ -82,6 +82,9 @@ def class_knee_page(workload: str, key: str, model) -> None:
     m4.metric("GCP busy (per engine)", fmt(at["gcp_busy_pct"], " %", 0), help="all classes' work on the GCPs")
     m5.metric("Eligible work on GCPs", fmt(at["ziip_eligible_on_gcp_share_pct"], " %", 1),
               help="share of the class's zIIP-eligible CPU that ran on GCPs (IIPCP / (IIP + IIPCP))")
+    beyond = res.forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
+    for warning in res.answer_warnings(workload, key, beyond):
+        st.warning(f"Response at {tps:.4g} tps: {warning}.")
 
     shown = curve.replace([float("inf"), float("-inf")], float("nan"))
     y_top = max(2 * knee["k"] * knee["unloaded_resp_ms"],
@@ -182,6 +185,8 @@ trained = model.train_ranges["clients"]
 beyond = res.forecasting.extrapolation(trained, clients, "clients",
                                        configuration=(n_gcp, n_ziip, float(think)),
                                        measured=model.train_ranges.get("configs"))
+for warning in res.answer_warnings(workload, key, beyond):
+    st.warning(f"Response at {clients} clients: {warning}.")
 if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
     widened = "widened by the error the model's own rolling-origin refits made past their data" \
         if getattr(model, "extrapolation_spread", None) \

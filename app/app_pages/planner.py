@@ -68,10 +68,17 @@ if answer["n_ziip"] is None:
     st.error(answer["reason"])
 else:
     st.success(f"Recommendation: {answer['reason']}.")
+st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
+if is_class:
+    beyond = res.forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
+else:
+    beyond = res.forecasting.extrapolation(model.train_ranges["clients"], float(clients), "clients")
+for warning in res.answer_warnings(workload, key, beyond):
+    st.warning(f"The plan's responses: {warning}.")
 table = answer["table"].rename(columns={
     "resp_ms": "response ms", "resp_ms_lo": "band lo", "resp_ms_hi": "band hi", "ziip_busy_pct": "zIIP busy %",
     "gcp_busy_pct": "GCP busy %", "ziip_eligible_on_gcp_share_pct": "eligible on GCP, % of eligible",
-    "ziip_eligible_on_gcp_pct": "IIPCP (APPL%)"})
+    "ziip_eligible_on_gcp_pct": "IIPCP (APPL%)", "failed_rules": "fails"})
 st.dataframe(table.round(3), hide_index=True, key="plan_table")
 st.download_button("Download plan (CSV)", answer["table"].to_csv(index=False), file_name=f"{workload}-ziip-plan.csv",
                    mime="text/csv", key="plan_download")
@@ -79,7 +86,8 @@ if is_class:
     st.caption(f"{workload} is a WLM class from SMF: each row is the class at {tps:g} tps on that many zIIPs with "
                "the GCPs above, the other classes' load carried by the same engines (busy % includes them). "
                "A saturated row shows an infinite response.")
-st.caption("Rows: zIIP counts with the GCPs above. Busy is what each pool runs, GCP help included; eligible "
+st.caption("Rows: zIIP counts with the GCPs above; 'fails' names the rules a row breaks (slo, ziip_busy, "
+           "eligible_on_gcp). Busy is what each pool runs, GCP help included; eligible "
            "work moves to GCPs under IIPHONORPRIORITY=YES once the zIIPs need help (ZIIPAWMT, `help_rule`: "
            "params.yaml `train`). The plan is the "
            "cheapest mix by the engine costs in params.yaml `planner` (ties go to zIIPs). IBM publishes no numeric "

@@ -2,8 +2,9 @@
 
 Heavy imports happen inside each sub-command so ``kneecap --help`` stays fast.
 
-Exit codes: 0 everything asked was done; 1 some of it failed (a scenario without an answer, a file
-that could not be read, a table with problems), each failure named on stderr; 2 the request itself
+Exit codes: 0 everything asked was done (a scenario past saturation is answered as saturated); 1 some
+of it failed (a scenario without an answer, a file that could not be read, a table with problems),
+each failure named on stderr; 2 the request itself
 was wrong (a missing file, a bad option, an unknown model or version); 130 interrupted. A user's
 mistake gets a one-line message naming what was wrong, never a traceback.
 """
@@ -318,11 +319,19 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     else:
         out.write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
     failed = int(table["error"].notna().sum()) if "error" in table else 0
+    saturated = int((table["status"] == forecasting.SATURATED).sum()) if "status" in table else 0
     for _, row in table[table["error"].notna()].iterrows() if failed else []:
         print(f"forecast: {row['workload'] or '?'} / {row['scenario']}: {row['error']}", file=sys.stderr)
-    for line in [*_extrapolation_lines(table), *_caveat_lines(table), *_factor_lines(table), *_class_lines(table)]:
-        log.info(line)
-    print(f"forecast: {len(table) - failed} of {len(table)} scenarios answered -> {out}")
+    # each answer's lines together, its warnings under them
+    for i in range(len(table)):
+        one = table.iloc[[i]]
+        for line in [*_class_lines(one), *_plan_lines(one), *_factor_lines(one), *_extrapolation_lines(one),
+                     *_caveat_lines(one)]:
+            log.info(line)
+        for line in [*_saturated_lines(one), *_warning_lines(one)]:
+            log.warning(line)
+    counts = "".join(f", {n} {what}" for n, what in ((saturated, "saturated"), (failed, "failed")) if n)
+    print(f"forecast: {len(table) - failed - saturated} of {len(table)} scenarios answered{counts} -> {out}")
     return 1 if failed else 0
 
 
@@ -352,11 +361,49 @@ class _Progress:
             self.bar.stop()
 
 
+def _plan_lines(table) -> list[str]:
+    """One line per scenario with a zIIP plan: the rule that decided it, with its numbers."""
+    if "binding_sentence" not in table:
+        return []
+    planned = table[table["binding_sentence"].notna() & table["error"].isna()]
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: zIIP plan: {row['binding_sentence']}"
+            for _, row in planned.iterrows()]
+
+
+def _saturated_lines(table) -> list[str]:
+    """One line per scenario past what its configuration carries (``status`` saturated)."""
+    from kneecap.forecasting import SATURATED
+
+    if "status" not in table:
+        return []
+    past = table[table["status"] == SATURATED]
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: saturated: {row['status_message']}"
+            for _, row in past.iterrows()]
+
+
+def _warning_lines(table) -> list[str]:
+    """One line per warning of each answered scenario (``warnings``, :func:`kneecap.forecasting.answer_warnings`)."""
+    from kneecap.forecasting import WARNINGS_SEPARATOR
+
+    if "warnings" not in table:
+        return []
+    warned = table[table["warnings"].notna() & table["error"].isna()]
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: warning: {warning}"
+            for _, row in warned.iterrows() for warning in str(row["warnings"]).split(WARNINGS_SEPARATOR)]
+
+
 def _extrapolation_lines(table) -> list[str]:
-    """One line per scenario asked beyond the load its model was fitted on."""
+    """One line per scenario asked beyond the load its model was fitted on, up to where that is a warning.
+
+    Beyond :data:`kneecap.forecasting.EXTRAPOLATION_WARN_X` times the trained load the row's
+    ``warnings`` say it (:func:`_warning_lines`).
+    """
+    from kneecap.forecasting import EXTRAPOLATION_WARN_X
+
     if "extrapolation_x" not in table:
         return []
-    beyond = table[table["extrapolation_x"].gt(1.0) & table["error"].isna()]
+    beyond = table[table["extrapolation_x"].gt(1.0) & table["extrapolation_x"].le(EXTRAPOLATION_WARN_X)
+                   & table["error"].isna()]
     return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: extrapolating, {row['extrapolation']}"
             for _, row in beyond.iterrows()]
 

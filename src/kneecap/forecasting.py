@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,8 +50,8 @@ ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "
                     "tps", "tps_lo", "tps_hi", "ziip_busy_pct", "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
                     "ziip_eligible_on_gcp_pct", "knee_clients", "knee_clients_lo", "knee_clients_hi",
                     "saturation_clients", "max_tps", "recommended_n_ziip", "recommended_n_gcp",
-                    "slo_margin_ms", "recommendation", "years_to_knee", "cpu_ms_per_tran",
-                    "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi")
+                    "slo_margin_ms", "recommendation", "binding_rule", "binding_sentence", "years_to_knee",
+                    "cpu_ms_per_tran", "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi", "status", "status_message")
 
 
 #: Most clients a scenario may ask for (:data:`kneecap.schema.MAX_SCENARIO_CLIENTS`).
@@ -207,12 +208,46 @@ def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: f
                         max_draws=max_draws, solve_to=solve_to).to_dict()
 
 
+#: A forecast row's ``status``: answered, past what the configuration can carry, or not answered.
+ANSWERED, SATURATED, FAILED = "answered", "saturated", "failed"
+
+
+class Saturated(ModelError):
+    """A rate at or past what a configuration carries (``load_tps`` against ``capacity_tps``)."""
+
+    def __init__(self, message: str, *, load_tps: float, capacity_tps: float) -> None:
+        super().__init__(message)
+        self.load_tps, self.capacity_tps = load_tps, capacity_tps
+
+
+def saturation_message(load_tps: float, capacity_tps: float | None, n_gcp: int | None = None,
+                       n_ziip: int | None = None) -> str:
+    """'5,000 tps is past saturation (4,206 tps) on 2 GCP + 2 zIIP': a saturated row's ``status_message``.
+
+    Examples
+    --------
+    >>> saturation_message(5000.0, 4206.2, 2, 2)
+    '5,000 tps is past saturation (4,206 tps) on 2 GCP + 2 zIIP'
+    >>> saturation_message(1.5, None)
+    "1.5 tps is past the model's capacity"
+    """
+    def tps(x: float) -> str:
+        return f"{x:,.0f} tps" if abs(x) >= 100 else f"{x:.4g} tps"
+
+    if capacity_tps is None or not math.isfinite(capacity_tps):
+        text = f"{tps(load_tps)} is past the model's capacity"
+    else:
+        text = f"{tps(load_tps)} is past saturation ({tps(capacity_tps)})"
+    return text if n_gcp is None else f"{text} on {n_gcp} GCP + {n_ziip or 0} zIIP"
+
+
 def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip: int,
                     think_time_ms: float) -> int:
     """Fewest clients whose predicted throughput reaches ``tps`` (a closed workload asked by rate).
 
     Throughput rises with clients towards the pools' capacity, so bisection on whole clients finds
-    it; a rate at or past what the configuration can carry (at :data:`MAX_CLIENTS` clients) is refused.
+    it; a rate at or past what the configuration can carry (at :data:`MAX_CLIENTS` clients) raises
+    :class:`Saturated`.
     """
     def x(n: int) -> float:
         frame = pd.DataFrame([{"clients": float(n), "n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms}])
@@ -222,8 +257,9 @@ def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip
         raise ModelError(f"tps must be > 0 to find the clients that give it, got {tps:g}")
     top = x(MAX_CLIENTS)
     if tps >= top:
-        raise ModelError(f"{tps:g} tps is more than {n_gcp} GCP + {n_ziip} zIIP carry with think time "
-                         f"{think_time_ms:g} ms (at most {top:.4g} tps, at {MAX_CLIENTS:,} clients)")
+        raise Saturated(f"{tps:g} tps is more than {n_gcp} GCP + {n_ziip} zIIP carry with think time "
+                        f"{think_time_ms:g} ms (at most {top:.4g} tps, at {MAX_CLIENTS:,} clients)",
+                        load_tps=tps, capacity_tps=top)
     lo, hi = 1, MAX_CLIENTS
     if x(lo) >= tps:
         return lo
@@ -275,8 +311,10 @@ def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustm
 
     The fitted demand :math:`D` becomes ``adjustment.adjusted_demand_ms`` and every bootstrap
     draw :math:`D_b` becomes :math:`D_b \cdot D'/D`, so the band keeps its relative width; the
-    fixed delay is unchanged. Only closed (MVA) response models have a CPU demand to adjust; the
-    cost model is returned as is (:func:`forecast_scenario` adjusts its predictions).
+    fixed delay is unchanged. The training points are dropped: they measured the workload before
+    the adjustment, so :func:`band_check` has nothing to hold the adjusted model to. Only closed
+    (MVA) response models have a CPU demand to adjust; the cost model is returned as is
+    (:func:`forecast_scenario` adjusts its predictions).
     """
     res = models.response
     if not isinstance(res, ClosedMVAResults):
@@ -285,7 +323,7 @@ def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustm
     boot = np.array(res.boot_params, dtype=float).reshape(-1, 2).copy()
     boot[:, 1] *= adjustment.ratio
     d.update(cpu_ms_per_tran=adjustment.adjusted_demand_ms, boot_params=boot,
-             ziip_eligible_fraction=adjustment.adjusted_eligible_fraction,
+             ziip_eligible_fraction=adjustment.adjusted_eligible_fraction, train_points=None,
              ziip_eligible_source=f"{res.ziip_eligible_source}; adjusted by catalogue factors")
     return WorkloadModels(models.workload, ClosedMVAResults.from_dict(d), models.cost)
 
@@ -316,6 +354,10 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
                       growth: GrowthPolicy | None = None) -> dict[str, Any]:
     """Every answer one scenario supports: response with band, knee, zIIP plan, cost, time to knee.
 
+    The row's ``status`` is ``answered``, or ``saturated`` with a ``status_message`` when the load
+    is past what the configuration carries (its response then empty); ``warnings`` joins with
+    :data:`WARNINGS_SEPARATOR` what qualifies the answers (:func:`answer_warnings`).
+
     With ``factors`` (and the ``catalogue`` they come from) each answer is also given for the
     workload's CPU cost adjusted by those factors (:func:`kneecap.factors.adjust_demand`): columns
     :data:`ADJUSTED_COLUMNS` with the suffix ``_adjusted``, plus ``factors``, ``factor_changes``
@@ -331,6 +373,8 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     if isinstance(selections, (str, Mapping)):
         selections = [selections]
     row = _answers(models, scenario, policy, growth)
+    row.setdefault("status", ANSWERED)
+    row["warnings"] = WARNINGS_SEPARATOR.join(answer_warnings(models.response, row)) or None
     if scenario.get("cs_workload") is not None:
         parsed = cs_workloads.parse_workload_name(scenario["cs_workload"])
         row.update(cs_workload=cs_workloads.format_workload_name(parsed), pattern=parsed.pattern,
@@ -344,6 +388,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     if isinstance(res, ClosedMVAResults):
         adjusted_pair, adjustment = factor_models(models, selections, catalogue)
         adjusted = _answers(adjusted_pair, scenario, policy, growth)
+        adjusted.setdefault("status", ANSWERED)
         adjusted.update(demand_ms_per_tran=adjustment.adjusted_demand_ms,
                         ziip_eligible_fraction=adjustment.adjusted_eligible_fraction)
     elif "cpu_ms_per_tran" in row:
@@ -378,9 +423,14 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         row["demand_ms_per_tran"] = res.cpu_ms_per_tran
         row["ziip_eligible_fraction"] = res.ziip_eligible_fraction
         if scenario.get("clients") is None and scenario.get("tps") is not None:
-            clients_needed = clients_for_tps(res, float(scenario["tps"]), **cfg)
-            row["clients_for_tps"] = clients_needed
-            scenario = {**scenario, "clients": clients_needed}
+            try:
+                clients_needed = clients_for_tps(res, float(scenario["tps"]), **cfg)
+            except Saturated as exc:  # no population gives the rate: the row says so, the knee still answers
+                row.update(status=SATURATED, status_message=saturation_message(
+                    exc.load_tps, exc.capacity_tps, cfg["n_gcp"], cfg["n_ziip"]))
+            else:
+                row["clients_for_tps"] = clients_needed
+                scenario = {**scenario, "clients": clients_needed}
         if scenario.get("clients") is not None:
             clients = float(scenario["clients"])
             pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
@@ -404,7 +454,8 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
                              n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy)
             row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
                        recommended_n_gcp=plan.n_gcp_recommended,
-                       slo_margin_ms=plan.margin_ms, recommendation=plan.reason)
+                       slo_margin_ms=plan.margin_ms, recommendation=plan.reason,
+                       binding_rule=plan.binding_rule, binding_sentence=plan.binding_sentence)
         if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
             row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est["k_clients"],
                                                   float(scenario["growth_pct_per_year"]))
@@ -422,6 +473,9 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
             if "saturated" in pred:
                 # past the fitted capacity the response is no number: say so beside the capacity
                 row["saturated"] = bool(pred["saturated"])
+                if row["saturated"]:
+                    row.update(_no_response(), status=SATURATED, status_message=saturation_message(
+                        float(scenario["tps"]), row.get("capacity_tps")))
     if isinstance(models.cost, CostResults):
         needed = set(models.cost.design.numeric)
         if needed <= set(scenario) | ({"tps"} if "tps" in row else set()):
@@ -435,6 +489,11 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     if res is None and models.cost is None:
         raise ModelError(f"{models.workload}: no registered model")
     return row
+
+
+def _no_response() -> dict[str, float]:
+    """A saturated row's response: no number (not ``inf`` read as one)."""
+    return {"resp_ms": math.nan, "resp_ms_lo": math.nan, "resp_ms_hi": math.nan}
 
 
 def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy: Policy,
@@ -454,6 +513,7 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                            "ziip_eligible_fraction": res.ziip_eligible_fraction}
     if scenario.get("clients") is not None:
         raise ModelError(f"{res.family} models a WLM class's arrival rate: give tps, not clients")
+    saturated = False
     if scenario.get("tps") is not None:
         pred = res.predict(pd.DataFrame([{**lpar, "tps": float(scenario["tps"])}])).iloc[0]
         row.update(**{c: float(pred[c]) for c in ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "ziip_busy_pct",
@@ -461,7 +521,11 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                                                     "ziip_eligible_on_gcp_pct")})
         trained = (res.train_ranges["tps_min"], res.train_ranges["tps_max"])
         row.update(extrapolation(trained, float(scenario["tps"]), "tps"))
+        saturated = bool(pred["saturated"]) or not math.isfinite(row["resp_ms"])
     est = res.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})
+    if saturated:  # the plan below may still find engines that carry it
+        row.update(_no_response(), status=SATURATED, status_message=saturation_message(
+            float(scenario["tps"]), est["max_tps"], row["n_gcp"], row["n_ziip"]))
     row.update(knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"], knee_tps_hi=est["knee_tps_hi"],
                max_tps=est["max_tps"], unloaded_resp_ms=est["unloaded_resp_ms"],
                ziip_busy_pct_at_knee=est["ziip_busy_pct_at_knee"], gcp_busy_pct_at_knee=est["gcp_busy_pct_at_knee"])
@@ -478,7 +542,8 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                          lpar={k: lpar[k] for k in ("bg_load_factor",) if k in lpar})
         row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
                    recommended_n_gcp=plan.n_gcp_recommended, slo_margin_ms=plan.margin_ms,
-                   recommendation=plan.reason)
+                   recommendation=plan.reason, binding_rule=plan.binding_rule,
+                   binding_sentence=plan.binding_sentence)
     if scenario.get("current_tps") is not None and scenario.get("growth_pct_per_year") is not None:
         row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est["knee_tps"],
                                               float(scenario["growth_pct_per_year"]))
@@ -567,6 +632,123 @@ def extrapolation(trained: Sequence[float], load: float, unit: str, *,
             n_gcp, n_ziip, think = configuration
             text += f"; {n_gcp} GCP + {n_ziip} zIIP at think time {think:g} ms never measured"
     return {"extrapolation_x": ratio, "extrapolation": text}
+
+
+#: An answer whose load is more than this multiple of the largest trained load gets a warning:
+#: there the model's form, not a measurement, carries the answer.
+EXTRAPOLATION_WARN_X = 1.3
+#: How :func:`forecast_scenario` joins an answer's warnings into its ``warnings`` column.
+WARNINGS_SEPARATOR = "; "
+
+
+def band_check(results: Any) -> dict[str, Any] | None:
+    r"""The model's own training points against its band: how many lie outside it, and the worst.
+
+    For a results object that keeps its training rows (``train_points``, by column, with the
+    measured ``resp_ms``) and predicts ``resp_ms`` with a band; None for one that does not.
+    Computed once per results object (the answer is kept until the object is freed).
+
+    Returns
+    -------
+    dict or None
+        ``n_points``, ``n_outside``, ``alpha`` and, when a point lies outside, ``worst``: that
+        point's columns with its measured ``resp_ms``, ``fitted_ms``, ``band_lo_ms`` and
+        ``band_hi_ms``. The worst is the point furthest outside in log terms,
+        :math:`\max(\log(y / hi), \log(lo / y))`.
+    """
+    key = id(results)
+    if key in _BAND_CHECKS:
+        return _BAND_CHECKS[key]
+    found = _band_check(results)
+    try:
+        weakref.finalize(results, _BAND_CHECKS.pop, key, None)
+    except TypeError:  # an object that cannot be referenced weakly is checked every time
+        return found
+    _BAND_CHECKS[key] = found
+    return found
+
+
+_BAND_CHECKS: dict[int, dict[str, Any] | None] = {}
+
+
+def _band_check(results: Any) -> dict[str, Any] | None:
+    points = getattr(results, "train_points", None)
+    if not points or "resp_ms" not in points:
+        return None
+    frame = pd.DataFrame(points)
+    measured = frame.pop("resp_ms").to_numpy(dtype=float)
+    pred = results.predict(frame)
+    if not {"resp_ms", "resp_ms_lo", "resp_ms_hi"} <= set(pred.columns) or not len(measured):
+        return None
+    lo, hi = pred["resp_ms_lo"].to_numpy(dtype=float), pred["resp_ms_hi"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = np.where(measured > hi, np.log(measured / hi), np.where(measured < lo, np.log(lo / measured), 0.0))
+    excess = np.nan_to_num(excess, nan=0.0)
+    out: dict[str, Any] = {"n_points": len(measured), "n_outside": int((excess > 0).sum()),
+                           "alpha": float(getattr(results, "alpha", 0.05))}
+    if out["n_outside"]:
+        i = int(np.argmax(excess))
+        out["worst"] = {**{k: float(v) for k, v in frame.iloc[i].items()}, "resp_ms": float(measured[i]),
+                        "fitted_ms": float(pred["resp_ms"].iloc[i]), "band_lo_ms": float(lo[i]),
+                        "band_hi_ms": float(hi[i])}
+    return out
+
+
+def _point_words(point: Mapping[str, float]) -> str:
+    """'250 clients (3 GCP + 1 zIIP, think 100 ms)' or '1200 tps': where a training point was measured."""
+    if "clients" not in point:
+        return f"{point['tps']:.4g} tps" if "tps" in point else "a training point"
+    where = f"{point['clients']:g} clients"
+    if "n_gcp" in point:
+        where += (f" ({point['n_gcp']:g} GCP + {point.get('n_ziip', 0.0):g} zIIP, "
+                  f"think {point.get('think_time_ms', 0.0):g} ms)")
+    return where
+
+
+def _outside_band(results: Any, row: Mapping[str, Any]) -> list[str]:
+    check = band_check(results) if results is not None else None
+    if not check or not check["n_outside"]:
+        return []
+    worst, level = check["worst"], 100 * (1 - check["alpha"])
+    return [f"training point {_point_words(worst)} measured {worst['resp_ms']:.3g} ms lies outside the model's own "
+            f"{level:g} % band {worst['band_lo_ms']:.3g}-{worst['band_hi_ms']:.3g} ms (fitted "
+            f"{worst['fitted_ms']:.3g} ms): {check['n_outside']} of {check['n_points']} training points "
+            f"{'lies' if check['n_outside'] == 1 else 'lie'} outside it, where a {level:g} % band leaves out about "
+            f"{check['alpha'] * check['n_points']:.2g} by chance"]
+
+
+def _beyond_trained(results: Any, row: Mapping[str, Any]) -> list[str]:
+    ratio = row.get("extrapolation_x")
+    if ratio is None or not ratio > EXTRAPOLATION_WARN_X:
+        return []
+    return [f"beyond {EXTRAPOLATION_WARN_X:g}x the trained load: {row['extrapolation']}"]
+
+
+def _own_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
+    own = getattr(results, "warnings", None)
+    return [str(w) for w in own(row)] if callable(own) else []
+
+
+#: The checks every answer goes through: ``check(results, row) -> list of sentences``.
+ANSWER_CHECKS: tuple[Callable[[Any, Mapping[str, Any]], list[str]], ...] = (_outside_band, _beyond_trained,
+                                                                           _own_warnings)
+
+
+def answer_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
+    """The warnings that qualify one answer of ``results`` (a forecast row, or any mapping with its keys).
+
+    One sentence each, none containing :data:`WARNINGS_SEPARATOR`: a training point outside the
+    model's own band (:func:`band_check`), a load beyond :data:`EXTRAPOLATION_WARN_X` times the
+    largest trained load (the row's ``extrapolation_x`` and ``extrapolation``, from
+    :func:`extrapolation`), and whatever the results object says itself: a results class with a
+    method ``warnings(row) -> list[str]`` contributes its own (e.g. dispatcher structures that
+    disagree by more than the band). A check that needs no results method is one more entry in
+    :data:`ANSWER_CHECKS`.
+    """
+    found: list[str] = []
+    for check in ANSWER_CHECKS:
+        found.extend(w.replace(WARNINGS_SEPARATOR, ", ") for w in check(results, row))
+    return found
 
 
 def _iso(value: Any) -> str | None:
@@ -674,11 +856,14 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
                        policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
                        growth: GrowthPolicy | None = None,
                        on_row: Callable[[int], None] | None = None) -> pd.DataFrame:
-    """One row per scenario.
+    """One row per scenario, each with its ``status``: answered, saturated or failed.
 
     A scenario that fails (unknown workload, bad key, a number out of :data:`SCENARIO_RANGES`,
-    malformed workload name, a factor that cannot be applied) gets its ``error`` and the others
-    still run.
+    malformed workload name, a factor that cannot be applied) gets its ``error`` (also its
+    ``status_message``) and the others still run. A load past what the configuration carries is
+    saturated, not failed: its ``status_message`` says so with the saturation load
+    (:func:`saturation_message`), its response is empty, and the rest of its answers (knee, plan)
+    are given.
     """
     rows = []
     cache: dict[str, WorkloadModels | Exception] = {}
@@ -699,7 +884,8 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
                 raise ModelError(f"{workload}: {models}")
             rows.append({**forecast_scenario(models, scenario, policy, catalogue, growth=growth), "error": None})
         except (ModelError, ValueError, KeyError) as exc:
-            rows.append({"workload": workload, "scenario": scenario.get("name", ""), "error": str(exc)})
+            rows.append({"workload": workload, "scenario": scenario.get("name", ""), "status": FAILED,
+                         "status_message": str(exc), "error": str(exc)})
         if on_row is not None:
             on_row(i)
     frame = pd.DataFrame(rows)

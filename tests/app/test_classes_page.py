@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, forecasting, modeling, tracking, warehouse
@@ -105,6 +106,19 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     assert "cls_download" in {d.key for d in at.get("download_button")}
 
 
+def test_classes_page_shows_what_the_model_warns_of(app_env, monkeypatch):
+    # an open dispatch fit keeps no training points to hold to its band: no warning of its own
+    assert forecasting.band_check(_champion()) is None
+    at = _page("classes")
+    assert not [w.value for w in at.warning if w.value.startswith("The knee and the SLO load")]
+    # a check added to the library's list (as dispatcher structures that disagree will be) is shown
+    said = "two dispatcher structures disagree by more than the band"
+    monkeypatch.setattr(forecasting, "ANSWER_CHECKS", (*forecasting.ANSWER_CHECKS, lambda results, row: [said]))
+    st.cache_data.clear()  # the desk keeps the answer it had
+    at = _page("classes")
+    assert f"The knee and the SLO load: {said}." in [w.value for w in at.warning]
+
+
 def test_classes_page_says_when_the_knee_is_beyond_the_horizon(app_env):
     at = _page("classes")
     at.number_input(key="cls_horizon").set_value(7).run()  # a week ahead: the knee is weeks away
@@ -178,6 +192,7 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
                               lpar={"bg_load_factor": 1.0})
     shown = (at.success or at.error)[0].value
     assert plan.reason in shown
+    assert f"**Binding rule:** {plan.binding_sentence}." == _markdown(at, "**Binding rule:**")
     table = at.dataframe[0].value
     assert table["n_ziip"].tolist() == list(range(0, policy.max_n_ziip + 1))
     assert {"response ms", "zIIP busy %", "GCP busy %", "eligible on GCP, % of eligible"} <= set(table.columns)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kneecap import forecasting, modeling, tracking, warehouse
+from kneecap import config, forecasting, modeling, tracking, warehouse
 from tests.app.conftest import COMBINED_WORKLOAD
 from tests.app.conftest import plotly_values as _values
 
@@ -129,6 +130,33 @@ def test_knee_page_says_when_the_what_if_point_is_beyond_what_the_model_was_fitt
     assert len(said) == 1 and f"{1500 / hi:.3g}x the largest trained load ({hi:g} clients)" in said[0]
     # five measured loads: the champion measured its extrapolation error, and the band says so
     assert _champion().extrapolation_spread and "its band is widened by the error" in said[0]
+    # 3x the trained load: past 1.3x a warning beside the response, as the library words it
+    model = _champion()
+    base = forecasting.default_configuration(model)
+    beyond = forecasting.extrapolation(model.train_ranges["clients"], 1500, "clients",
+                                       configuration=(base["n_gcp"], base["n_ziip"], base["think_time_ms"]),
+                                       measured=model.train_ranges.get("configs"))
+    expected = forecasting.answer_warnings(model, beyond)
+    assert expected and expected[0].startswith("beyond 1.3x the trained load")
+    assert [f"Response at 1500 clients: {w}." for w in expected] == \
+        [w.value for w in at.warning if w.value.startswith("Response at")]
+
+
+def test_knee_and_planner_pages_warn_of_a_training_point_outside_the_band(app_env, monkeypatch):
+    # the seed 004 champion's five points lie inside its band; a check that finds one outside is
+    # shown beside the response on the knee page and under the plan
+    assert forecasting.band_check(_champion())["n_outside"] == 0
+    outside = {"n_points": 5, "n_outside": 1, "alpha": 0.05,
+               "worst": {"clients": 500.0, "n_gcp": 2.0, "n_ziip": 2.0, "think_time_ms": 200.0, "resp_ms": 5.03,
+                         "fitted_ms": 3.9, "band_lo_ms": 3.2, "band_hi_ms": 4.6}}
+    monkeypatch.setattr(forecasting, "band_check", lambda results: outside)
+    (sentence,) = forecasting.answer_warnings(_champion(), {})
+    assert sentence.startswith("training point 500 clients (2 GCP + 2 zIIP, think 200 ms) measured 5.03 ms")
+    at = _app()
+    clients = at.slider(key="knee_clients").value
+    assert f"Response at {clients} clients: {sentence}." in [w.value for w in at.warning]
+    at = _app("planner")
+    assert f"The plan's responses: {sentence}." in [w.value for w in at.warning]
 
 
 def test_knee_page_warns_where_gcp_help_can_latch_on(app_env):
@@ -153,6 +181,12 @@ def test_planner_page_recommends_ibms_answer(app_env):
     table = at.dataframe[0].value
     row3 = table[table["n_ziip"] == 3].iloc[0]
     assert row3["response ms"] <= 2.0 < table[table["n_ziip"] == 2].iloc[0]["response ms"]
+    # the rule that turned two zIIPs away, as the library's plan names it, and each row's failed rules
+    policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    plan = modeling.plan_ziip(_champion(), clients=500, think_time_ms=200.0, n_gcp=2, slo_resp_ms=2.0, policy=policy)
+    assert plan.binding_rule is not None and plan.binding_rule.startswith("slo")
+    assert f"**Binding rule:** {plan.binding_sentence}." in [m.value for m in at.markdown]
+    assert table["fails"].tolist() == plan.table["failed_rules"].tolist()
     at.number_input(key="plan_clients").set_value(300).run()
     assert re.search(r"\b2 zIIP\(s\)", at.success[0].value), at.success[0].value
     assert "plan_download" in _downloads(at)

@@ -1,5 +1,6 @@
 """Closed MVA model on the seed 004 table (IBM z/OS Connect, 2 GCPs + 2 zIIPs, Z = 200 ms)."""
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -139,6 +140,76 @@ def test_planner_answers_the_seed_004_questions(fitted):
     # two zIIPs at 500 clients run past the busy cap and miss the SLO (IBM: 5.03 ms)
     assert row["ziip_busy_pct"] > 80 and not row["meets_slo"]
     assert "3 zIIP(s)" in at_500.reason
+
+
+def _numbers(sentence: str) -> list[float]:
+    return [float(x) for x in re.findall(r"\d+(?:\.\d+)?", sentence)]
+
+
+def test_planner_names_the_busy_policy_when_it_binds(fitted):
+    # a 6 ms SLO two zIIPs meet at 500 clients (IBM measured 5.03 ms) while running past the 80 % cap
+    policy = PlannerPolicy(max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6)
+    plan = plan_ziip(fitted, clients=500, think_time_ms=200, n_gcp=2, slo_resp_ms=6.0, policy=policy)
+    fewer = plan.table.set_index("n_ziip").loc[plan.n_ziip - 1]
+    assert fewer["meets_slo"] and fewer["failed_rules"] == "ziip_busy"
+    assert plan.binding_rule == "ziip_busy"
+    assert re.fullmatch(r"\d zIIPs meet the SLO \([\d.]+ ms\) but run \d+ % zIIP busy \(policy <= 80 %\): "
+                        r"\d recommended", plan.binding_sentence), plan.binding_sentence
+    n_fewer, resp, busy, cap, n = _numbers(plan.binding_sentence)
+    assert (n_fewer, n, cap) == (plan.n_ziip - 1, plan.n_ziip, policy.max_ziip_busy_pct)
+    assert resp == pytest.approx(fewer["resp_ms"], rel=5e-3)  # printed to 3 digits
+    assert busy == pytest.approx(fewer["ziip_busy_pct"], abs=0.5)
+    assert plan.to_dict()["binding_rule"] == "ziip_busy"
+    assert plan.to_dict()["binding_sentence"] == plan.binding_sentence
+
+
+def test_planner_sentence_agrees_with_one_ziip_and_names_every_failed_rule(fitted):
+    # at 300 clients two zIIPs pass; one runs past both policy caps while meeting a 20 ms SLO
+    plan = plan_ziip(fitted, clients=300, think_time_ms=200, n_gcp=2, slo_resp_ms=20.0,
+                     policy=PlannerPolicy(max_n_ziip=6))
+    one = plan.table.set_index("n_ziip").loc[1]
+    assert plan.n_ziip == 2 and plan.binding_rule == "ziip_busy, eligible_on_gcp" == one["failed_rules"]
+    assert plan.binding_sentence == (
+        f"1 zIIP meets the SLO ({one['resp_ms']:.3g} ms) but runs {one['ziip_busy_pct']:.0f} % zIIP busy "
+        f"(policy <= 80 %) and puts {one['ziip_eligible_on_gcp_share_pct']:.1f} % of eligible work on GCPs "
+        "(policy <= 10 %): 2 recommended")
+
+
+def test_planner_names_the_slo_when_it_binds(fitted):
+    # no policy caps: only the SLO can turn a mix away
+    policy = PlannerPolicy(max_ziip_busy_pct=None, max_spill_pct=None, max_n_ziip=6)
+    plan = plan_ziip(fitted, clients=500, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0, policy=policy)
+    fewer = plan.table.set_index("n_ziip").loc[plan.n_ziip - 1]
+    assert plan.binding_rule == "slo" and fewer["failed_rules"] == "slo"
+    n_fewer, resp, slo, n = _numbers(plan.binding_sentence)
+    assert plan.binding_sentence.startswith(f"{plan.n_ziip - 1} zIIPs miss the SLO (")
+    assert (n_fewer, slo, n) == (plan.n_ziip - 1, 2.0, plan.n_ziip)
+    assert resp == pytest.approx(fewer["resp_ms"], rel=5e-3) and resp > 2.0
+    # with the shipped caps two zIIPs fail both: both are named
+    both = plan_ziip(fitted, clients=500, think_time_ms=200, n_gcp=2, slo_resp_ms=2.0,
+                     policy=PlannerPolicy(max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6))
+    assert both.binding_rule == "slo, ziip_busy"
+    assert " miss the SLO (" in both.binding_sentence and " and run " in both.binding_sentence
+
+
+def test_planner_names_what_fails_when_nothing_passes(fitted):
+    strict = PlannerPolicy(max_ziip_busy_pct=1.0, max_spill_pct=None, max_n_ziip=4)
+    plan = plan_ziip(fitted, clients=700, think_time_ms=200, n_gcp=1, slo_resp_ms=1.5, policy=strict)
+    assert plan.n_ziip is None and plan.binding_rule == "ziip_busy"
+    meeting = plan.table[plan.table["meets_slo"]].iloc[0]  # the fewest zIIPs meeting the SLO
+    n, resp, busy, cap = _numbers(plan.binding_sentence)[:4]
+    assert (n, cap) == (meeting["n_ziip"], 1.0)
+    assert resp == pytest.approx(meeting["resp_ms"], rel=5e-3) and busy == pytest.approx(meeting["ziip_busy_pct"],
+                                                                                          abs=0.5)
+    assert plan.binding_sentence.endswith("no mix of up to 4 zIIPs and 1 GCPs meets both")
+    # an SLO no mix meets, then one under the unloaded response: the SLO binds
+    tight = plan_ziip(fitted, clients=700, think_time_ms=200, n_gcp=1, slo_resp_ms=1.0,
+                      policy=PlannerPolicy(max_n_ziip=2))
+    low = tight.table["resp_ms"].min()
+    assert tight.binding_rule == "slo" and f"lowest predicted response is {low:.3g} ms" in tight.binding_sentence
+    unloaded = fitted.cpu_ms_per_tran + fitted.delay_ms
+    under = plan_ziip(fitted, clients=300, think_time_ms=200, n_gcp=2, slo_resp_ms=unloaded * 0.9)
+    assert under.binding_rule == "slo" and f"unloaded response {unloaded:.3g} ms" in under.binding_sentence
 
 
 def test_planner_says_when_no_engine_count_can_meet_the_slo(fitted):

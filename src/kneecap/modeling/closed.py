@@ -153,6 +153,9 @@ class ClosedMVAModel:
             boot_arr = _lm(solver, fake, np.repeat(theta[None, :], self.n_boot, axis=0), measured_d)
         fitted = solver.predict(theta[None, :])
         fitted = (fitted[0][0], fitted[1][0])
+        measured_r = solver.ok_r
+        train_points = {k: data[k][measured_r].tolist()
+                        for k in ("clients", "think_time_ms", "n_gcp", "n_ziip", "resp_ms")}
         train_ranges = {
             "clients": [float(np.nanmin(data["clients"])), float(np.nanmax(data["clients"]))],
             "configs": sorted({(int(g), int(z), float(t)) for g, z, t in
@@ -179,6 +182,7 @@ class ClosedMVAModel:
             },
             train_ranges=train_ranges,
             n_train=int(len(table)),
+            train_points=train_points,
         )
 
     def _dispatch_options(self) -> dict[str, Any]:
@@ -215,6 +219,10 @@ class ClosedMVAResults:
     #: log-error spread per unit of log load ratio beyond the trained clients (see
     #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured, band not widened
     extrapolation_spread: dict[str, float] | None = None
+    #: the training rows with a measured response, by column (``clients``, ``think_time_ms``,
+    #: ``n_gcp``, ``n_ziip``, ``resp_ms``): what the model can be checked against
+    #: (:func:`kneecap.forecasting.band_check`); None in fits stored before they were kept
+    train_points: dict[str, list[float]] | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -419,6 +427,7 @@ class ClosedMVAResults:
             "seed": self.seed, "train_mape": self.train_mape,
             "train_ranges": self.train_ranges, "n_train": self.n_train,
             **({"extrapolation_spread": self.extrapolation_spread} if self.extrapolation_spread is not None else {}),
+            **({"train_points": self.train_points} if self.train_points is not None else {}),
         })
 
     @classmethod

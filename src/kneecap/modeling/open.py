@@ -93,7 +93,8 @@ class OpenMMcModel:
                               alpha=self.alpha, seed=self.seed,
                               train_mape={"resp_ms": mape_pct(r, _resp(x, theta[0], theta[1], c))},
                               n_train=int(ok.sum()), max_tps_trained=float(np.max(x)),
-                              service_source="measured" if measured_s is not None else "fitted")
+                              service_source="measured" if measured_s is not None else "fitted",
+                              train_points={"tps": x.tolist(), "resp_ms": r.tolist()})
 
 
 def _constant(table: pd.DataFrame, column: str, rows: np.ndarray) -> float | None:
@@ -156,6 +157,9 @@ class OpenMMcResults:
     #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured
     extrapolation_spread: dict[str, float] | None = None
     max_tps_trained: float | None = None
+    #: the training rows by column (``tps``, ``resp_ms``): what the model can be checked against
+    #: (:func:`kneecap.forecasting.band_check`); None in fits stored before they were kept
+    train_points: dict[str, list[float]] | None = None
 
     @property
     def max_tps(self) -> float:
@@ -209,7 +213,8 @@ class OpenMMcResults:
                             "service_source": self.service_source,
                             **({"extrapolation_spread": self.extrapolation_spread,
                                 "max_tps_trained": self.max_tps_trained}
-                               if self.extrapolation_spread is not None else {})})
+                               if self.extrapolation_spread is not None else {}),
+                            **({"train_points": self.train_points} if self.train_points is not None else {})})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpenMMcResults:

@@ -49,9 +49,13 @@ class ZiipPlan:
 
     ``table`` has one row per candidate ``n_ziip`` at the GCP count asked about, with the predicted
     response (and bounds), TPS, busy per zIIP and per GCP (what each pool runs, GCP help included),
-    the share of eligible work on GCPs (``ziip_eligible_on_gcp_share_pct``) and its APPL% IIPCP, and which tests it
-    passes. ``n_ziip`` / ``n_gcp_recommended`` are the cheapest mix that passes (``None`` when no
-    mix within the policy does); ``margin_ms`` is SLO minus the judged response of that mix.
+    the share of eligible work on GCPs (``ziip_eligible_on_gcp_share_pct``) and its APPL% IIPCP, which
+    tests it passes and ``failed_rules``, the rules it fails (:data:`RULES`, comma-separated, empty
+    when it passes). ``n_ziip`` / ``n_gcp_recommended`` are the cheapest mix that passes (``None``
+    when no mix within the policy does); ``margin_ms`` is SLO minus the judged response of that mix.
+    ``binding_rule`` names the rule(s) that decided the answer and ``binding_sentence`` says it with
+    the numbers (:func:`plan_ziip`, Notes); ``binding_rule`` is None when no rule turned a cheaper mix
+    away.
     """
 
     n_ziip: int | None
@@ -66,6 +70,8 @@ class ZiipPlan:
     n_gcp_recommended: int | None = None
     unloaded_resp_ms: float | None = None
     tps: float | None = None
+    binding_rule: str | None = None
+    binding_sentence: str = ""
 
     @property
     def added_gcp(self) -> int | None:
@@ -79,12 +85,19 @@ class ZiipPlan:
             "margin_ms": self.margin_ms, "slo_resp_ms": self.slo_resp_ms, "clients": self.clients,
             "tps": self.tps,
             "think_time_ms": self.think_time_ms, "n_gcp": self.n_gcp, "unloaded_resp_ms": self.unloaded_resp_ms,
-            "policy": self.policy, "reason": self.reason, "table": self.table.to_dict(orient="records"),
+            "policy": self.policy, "reason": self.reason, "binding_rule": self.binding_rule,
+            "binding_sentence": self.binding_sentence, "table": self.table.to_dict(orient="records"),
         })
 
 
 _PLAN_COLUMNS = ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "ziip_busy_pct", "gcp_busy_pct",
                  "ziip_eligible_on_gcp_share_pct", "ziip_eligible_on_gcp_pct")
+
+
+#: The rules a mix is judged by, in the order a sentence names them: the response-time SLO, the
+#: busy cap per zIIP (``max_ziip_busy_pct``) and the cap on eligible work run by GCPs (``max_spill_pct``).
+SLO_RULE, ZIIP_BUSY_RULE, SPILL_RULE = "slo", "ziip_busy", "eligible_on_gcp"
+RULES = (SLO_RULE, ZIIP_BUSY_RULE, SPILL_RULE)
 
 
 def _load_words(clients: float | None, tps: float | None) -> str:
@@ -96,14 +109,98 @@ def _judge(results: Any, frame: pd.DataFrame, slo_resp_ms: float, policy: Planne
     table = pd.concat([frame[["n_gcp", "n_ziip"]].reset_index(drop=True),
                        pred[list(_PLAN_COLUMNS)].reset_index(drop=True)], axis=1)
     judged = table["resp_ms_hi"] if policy.conservative else table["resp_ms"]
-    table["meets_slo"] = judged <= slo_resp_ms
-    ok = pd.Series(True, index=table.index)
+    passes = {SLO_RULE: judged <= slo_resp_ms,
+              ZIIP_BUSY_RULE: pd.Series(True, index=table.index), SPILL_RULE: pd.Series(True, index=table.index)}
     if policy.max_ziip_busy_pct is not None:
-        ok &= table["ziip_busy_pct"].fillna(0.0) <= policy.max_ziip_busy_pct
+        passes[ZIIP_BUSY_RULE] = table["ziip_busy_pct"].fillna(0.0) <= policy.max_ziip_busy_pct
     if policy.max_spill_pct is not None:
-        ok &= table["ziip_eligible_on_gcp_share_pct"] <= policy.max_spill_pct
-    table["meets_policy"] = ok
+        passes[SPILL_RULE] = table["ziip_eligible_on_gcp_share_pct"] <= policy.max_spill_pct
+    table["meets_slo"] = passes[SLO_RULE]
+    table["meets_policy"] = passes[ZIIP_BUSY_RULE] & passes[SPILL_RULE]
+    table["failed_rules"] = [", ".join(rule for rule in RULES if not passes[rule][i]) for i in table.index]
     return table
+
+
+def _engines(n_ziip: int, n_gcp: int | None = None) -> str:
+    """``'1 zIIP'``, ``'3 zIIPs'``, or with the GCPs ``'2 zIIPs and 3 GCPs'``."""
+    words = f"{n_ziip} zIIP{'' if n_ziip == 1 else 's'}"
+    return words if n_gcp is None else f"{words} and {n_gcp} GCP{'' if n_gcp == 1 else 's'}"
+
+
+def _failed_words(row: pd.Series, rules: list[str], slo_resp_ms: float, policy: PlannerPolicy) -> str:
+    """What a mix does against each rule in ``rules``, with its numbers: the SLO first, then the policy.
+
+    A mix that meets the SLO while failing a policy rule is said to meet it, with its response,
+    so that the sentence shows what the policy turned away. The verbs agree with the mix's zIIPs
+    (the sentence's subject).
+    """
+    one = int(row["n_ziip"]) == 1
+
+    def verb(word: str) -> str:
+        return f"{word}es" if one and word.endswith("s") else f"{word}s" if one else word
+
+    judged = float(row["resp_ms_hi"] if policy.conservative else row["resp_ms"])
+    which = "band top " if policy.conservative else ""
+    if SLO_RULE in rules:
+        shown = "saturated" if math.isinf(judged) else f"{which}{judged:.3g} ms > {slo_resp_ms:g} ms"
+        slo = f"{verb('miss')} the SLO ({shown})"
+    else:
+        slo = f"{verb('meet')} the SLO ({which}{judged:.3g} ms)"
+    words = []
+    if ZIIP_BUSY_RULE in rules:
+        words.append(f"{verb('run')} {row['ziip_busy_pct']:.0f} % zIIP busy "
+                     f"(policy <= {policy.max_ziip_busy_pct:g} %)")
+    if SPILL_RULE in rules:
+        words.append(f"{verb('put')} {row['ziip_eligible_on_gcp_share_pct']:.1f} % of eligible work on GCPs "
+                     f"(policy <= {policy.max_spill_pct:g} %)")
+    if SLO_RULE in rules:
+        return " and ".join([slo, *words])
+    return f"{slo} but {' and '.join(words)}" if words else f"{slo} and the policy"
+
+
+def _rules(row: pd.Series) -> list[str]:
+    return [r for r in str(row["failed_rules"]).split(", ") if r]
+
+
+def _binding(tables: dict[int, pd.DataFrame], n: int, added: int, n_gcp: int, slo_resp_ms: float,
+             policy: PlannerPolicy) -> tuple[str | None, str]:
+    """The rule(s) that turned away the next cheaper mix, and the sentence naming them.
+
+    The next cheaper mix is one zIIP fewer with the same GCPs, or, for a plan without zIIPs that
+    adds GCPs, one GCP fewer.
+    """
+    chosen = f"{n}" if added == 0 else _engines(n, n_gcp + added)
+    same = tables[added]
+    if (same["n_ziip"] == n - 1).any():
+        fewer, gcps = same[same["n_ziip"] == n - 1].iloc[0], None if added == 0 else n_gcp + added
+    elif added > 0 and added - 1 in tables and (tables[added - 1]["n_ziip"] == n).any():
+        fewer = tables[added - 1][tables[added - 1]["n_ziip"] == n].iloc[0]
+        gcps = n_gcp + added - 1
+    else:
+        row = same[same["n_ziip"] == n].iloc[0]
+        return None, (f"{_engines(n, n_gcp + added)}, the fewest engines judged, "
+                      f"{_failed_words(row, [], slo_resp_ms, policy)}: {chosen} recommended")
+    rules = _rules(fewer)
+    subject = _engines(int(fewer["n_ziip"]), gcps)
+    words = _failed_words(fewer, rules, slo_resp_ms, policy)
+    return (", ".join(rules) or None), f"{subject} {words}: {chosen} recommended"
+
+
+def _binding_when_none_passes(tried: pd.DataFrame, n_gcp: int, slo_resp_ms: float, policy: PlannerPolicy,
+                              limits: str) -> tuple[str, str]:
+    """When no mix passes: the policy rule(s) the cheapest mix meeting the SLO fails, else the SLO."""
+    meeting = tried[tried["meets_slo"]]
+    if meeting.empty:
+        low = tried.loc[tried["resp_ms"].idxmin()]
+        return SLO_RULE, (f"no mix of {limits} meets the SLO {slo_resp_ms:g} ms: the lowest predicted response is "
+                          f"{low['resp_ms']:.3g} ms, with {_engines(int(low['n_ziip']), int(low['n_gcp']))}")
+    cost = meeting["n_ziip"] * policy.ziip_cost + (meeting["n_gcp"] - n_gcp) * policy.gcp_cost
+    row = meeting.assign(_cost=cost).sort_values(["_cost", "n_gcp", "n_ziip"], kind="stable").iloc[0]
+    rules = _rules(row)
+    n = int(row["n_ziip"])
+    gcps = None if int(row["n_gcp"]) == n_gcp else int(row["n_gcp"])
+    return (", ".join(rules), f"{_engines(n, gcps)} {_failed_words(row, rules, slo_resp_ms, policy)}; "
+                              f"no mix of {limits} meets both")
 
 
 def plan_ziip(
@@ -141,6 +238,12 @@ def plan_ziip(
     reported as unreachable rather than answered with an engine count. Feasibility is not monotone
     from 0 to 1 zIIP (a lone zIIP can queue eligible work that GCPs would have run at once), so every
     count is judged rather than searched by bisection.
+
+    The binding rule is what turned away the next cheaper mix (one zIIP fewer with the same GCPs;
+    for a plan of GCPs alone, one GCP fewer): e.g. ``"ziip_busy"`` with "2 zIIPs meet the SLO
+    (4.63 ms) but run 92 % zIIP busy (policy <= 80 %): 3 recommended", or ``"slo"`` when that mix
+    misses the SLO. When no mix passes it is the policy rule(s) the cheapest mix meeting the SLO
+    fails, or ``"slo"`` when none meets it.
     """
     policy = policy or PlannerPolicy()
     if slo_resp_ms <= 0:
@@ -175,7 +278,10 @@ def plan_ziip(
         return ZiipPlan(None, None, reason=(f"no engine count can meet the SLO: unloaded response {unloaded:.3g} ms "
                                             f"> SLO {slo_resp_ms:g} ms (CPU {results.cpu_ms_per_tran:.3g} ms + "
                                             f"other delay {results.delay_ms:.3g} ms per transaction; engines only "
-                                            f"remove queueing)"), unloaded_resp_ms=unloaded, **base)
+                                            f"remove queueing)"), unloaded_resp_ms=unloaded,
+                        binding_rule=SLO_RULE,
+                        binding_sentence=(f"the SLO {slo_resp_ms:g} ms is below the unloaded response "
+                                          f"{unloaded:.3g} ms: no engine count meets it"), **base)
     best: tuple[float, int, int, pd.Series] | None = None
     tables = {0: table}
     for added in range(0, int(policy.max_added_gcp) + 1):
@@ -197,13 +303,15 @@ def plan_ziip(
     if best is None:
         tried = pd.concat(tables.values(), ignore_index=True)
         low = tried.loc[tried["resp_ms"].idxmin()]
+        limits = f"up to {policy.max_n_ziip} zIIPs and {n_gcp + policy.max_added_gcp} GCPs"
+        rule, sentence = _binding_when_none_passes(tried, n_gcp, slo_resp_ms, policy, limits)
         return ZiipPlan(None, None, reason=(
-            f"no mix of up to {policy.max_n_ziip} zIIPs and {n_gcp + policy.max_added_gcp} GCPs meets the SLO "
+            f"no mix of {limits} meets the SLO "
             f"{slo_resp_ms:g} ms and the policy at {_load_words(clients, tps)}; the lowest predicted response is "
             f"{low['resp_ms']:.3g} ms with {int(low['n_ziip'])} zIIPs and {int(low['n_gcp'])} GCPs "
             f"(zIIP busy {low['ziip_busy_pct']:.0f}%, {low['ziip_eligible_on_gcp_share_pct']:.1f}% of eligible work "
             "on GCPs)"),
-            unloaded_resp_ms=unloaded, **base)
+            unloaded_resp_ms=unloaded, binding_rule=rule, binding_sentence=sentence, **base)
     _, n, added, row = best
     judged = float(row["resp_ms_hi"] if policy.conservative else row["resp_ms"])
     more = f" and {added} more GCP(s) ({n_gcp + added} in all)" if added else f" with {n_gcp} GCP(s)"
@@ -211,8 +319,9 @@ def plan_ziip(
     reason = (f"{n} zIIP(s){more}: predicted {row['resp_ms']:.3g} ms (band {row['resp_ms_lo']:.3g}-"
               f"{row['resp_ms_hi']:.3g}) vs SLO {slo_resp_ms:g} ms, {busy}"
               f"{row['ziip_eligible_on_gcp_share_pct']:.1f}% of eligible work on GCPs")
-    return ZiipPlan(n, float(slo_resp_ms - judged), n_gcp_recommended=int(n_gcp + added),
-                    unloaded_resp_ms=unloaded, reason=reason, **base)
+    binding_rule, binding_sentence = _binding(tables, n, added, n_gcp, slo_resp_ms, policy)
+    return ZiipPlan(n, float(slo_resp_ms - judged), n_gcp_recommended=int(n_gcp + added), unloaded_resp_ms=unloaded,
+                    reason=reason, binding_rule=binding_rule, binding_sentence=binding_sentence, **base)
 
 
 def years_to_reach(current: float, target: float, growth_pct_per_year: float) -> float:
