@@ -261,8 +261,10 @@ def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str,
           extrapolation_x: np.ndarray | None = None) -> list[dict[str, Any]]:
     """Per held-out row: actual, prediction and band, and how far beyond the trained load it lies.
 
-    ``saturated`` and the model's capacity are added where the model says the load is past what it
-    can carry (its response is then no number).
+    Where the model says the load is past what it can carry, the row says so: ``saturated``,
+    ``flags: ["beyond_capacity"]`` and the model's capacity with its band. Its prediction is
+    ``inf`` and its band ``[lo, inf)`` (``lo`` from the draws that still carry the load), or
+    ``[inf, inf]`` when none does; the row stays in the table and in the band count.
     """
     out = []
     for i in range(len(actual)):
@@ -273,6 +275,7 @@ def _rows(actual: np.ndarray, pred: pd.DataFrame, target: str,
             row["extrapolation_x"] = float(extrapolation_x[i])
         if "saturated" in pred.columns and bool(pred["saturated"].iloc[i]):
             row["saturated"] = True
+            row["flags"] = ["beyond_capacity"]
             for key in ("capacity_tps", "capacity_tps_lo", "capacity_tps_hi"):
                 if key in pred.columns:
                     row[key] = pred[key].iloc[i]
@@ -336,9 +339,18 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             notes.append(f"{target}: {exc}")
             targets[target] = {"mape": None, "goal": goal, "rows": []}
             continue
+        # a row beyond the fitted capacity has no finite prediction to take a percentage of: it is
+        # out of the MAPE (counted beside it), in the band count with its one-sided band
         mape = mape_pct(actual, pred[target].to_numpy())
-        targets[target] = {"mape": mape if math.isfinite(mape) else None, "goal": goal,
-                           "rows": _rows(actual, pred, target, _extrapolation_x(train, test))}
+        rows = _rows(actual, pred, target, _extrapolation_x(train, test))
+        targets[target] = {"mape": mape if math.isfinite(mape) else None, "goal": goal, "rows": rows}
+        beyond = sum(1 for row in rows if row.get("saturated"))
+        if beyond:
+            targets[target]["n_beyond_capacity"] = beyond
+        flags = list(getattr(model, "flags", ()))
+        if flags:
+            targets[target]["flags"] = flags
+            notes.append(f"{target}: {', '.join(flags)}: {model.summary()}")
         targets[target].update(_naive(target, train, test))
         if isinstance(model, CombinedResults):
             targets[target]["members"] = _members(model, inputs, actual, target)
@@ -437,6 +449,11 @@ def _pct(value: Any) -> str:
     return f"{value:.2f}" if _finite(value) else "-"
 
 
+def _bound(value: Any) -> bool:
+    """A band end: a number, infinite allowed (a band open above), not NaN or missing."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and not math.isnan(value))
+
+
 def _finite(value: Any) -> bool:
     return (not isinstance(value, bool) and value is not None and isinstance(value, (int, float))
             and math.isfinite(value))
@@ -461,7 +478,8 @@ def format_table(results: list[CaseResult],
     for r in results:
         for target, t in r.targets.items():
             rows = t["rows"]
-            banded = [row for row in rows if row["predicted"] is not None and _finite(row["lo"]) and _finite(row["hi"])]
+            # a band may be open above (a load beyond the fitted capacity: [lo, inf)), never NaN
+            banded = [row for row in rows if row["predicted"] is not None and _bound(row["lo"]) and _bound(row["hi"])]
             inside = sum(1 for row in banded if row["lo"] <= row["actual"] <= row["hi"])
             mape = "-" if t["mape"] is None else f"{t['mape']:8.2f}"
             # an exactly determined fit has no residual variance and so no interval
@@ -492,10 +510,13 @@ def format_table(results: list[CaseResult],
                              + "; each alone held out " + " / ".join(_pct(m["mape"]) for m in ms))
             saturated = [row for row in rows if row.get("saturated")]
             if saturated:
-                cap = saturated[0].get("capacity_tps")
-                lines.append(f"{r.name:34} note: {target}: {len(saturated)} held-out row(s) at or past the "
-                             "fitted capacity (saturated, left out of the MAPE)"
-                             + (f"; capacity {cap:.4g} tps" if cap is not None and _finite(cap) else ""))
+                cap, lo, hi = (saturated[0].get(k) for k in ("capacity_tps", "capacity_tps_lo", "capacity_tps_hi"))
+                inside = sum(1 for row in saturated if _bound(row["lo"]) and row["lo"] <= row["actual"] <= row["hi"])
+                lines.append(f"{r.name:34} note: {target}: {len(saturated)} held-out row(s) beyond the fitted "
+                             "capacity (beyond_capacity: predicted saturated; out of the MAPE, "
+                             f"in the band count, {inside} inside)"
+                             + (f"; capacity {cap:.4g} tps" if _finite(cap) else "")
+                             + (f" [{lo:.4g}, {hi:.4g}]" if _finite(lo) and _finite(hi) else ""))
         for q in r.questions:
             answer = "-" if q["answer"] is None else (f"{q['answer']:.0f}" if isinstance(q["answer"], float)
                                                       else str(q["answer"]))
@@ -507,6 +528,9 @@ def format_table(results: list[CaseResult],
         lines.append("goal %: the MAPE goal for what the row predicts (params.yaml evaluate); met: MAPE within it")
     lines.append("naive: a plain curve_fit of the USL for zero-think throughput, else the training rows' mean")
     lines.append("x trained: the held-out rows' load over the largest training load (above 1: extrapolated)")
+    if any(row.get("saturated") for r in results for t in r.targets.values() for row in t["rows"]):
+        lines.append("beyond_capacity: a load the model says it cannot carry (prediction inf, band [lo, inf)); "
+                     "out of the MAPE, in the band count")
     if banded_all:
         lines.append(f"held-out rows inside their 95 % band: {inside_all} of {banded_all} "
                      f"({100.0 * inside_all / banded_all:.0f} %)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from kneecap.modeling import results_from_dict
 from kneecap.modeling.open import OpenMMcModel, server_counts
 from kneecap.modeling.queueing import mmc_resp_ms, mmc_resp_ms_array
 
@@ -75,3 +76,58 @@ def test_a_forecast_past_capacity_says_saturated_with_the_capacity():
     assert past["saturated"] is True
     assert past["capacity_tps"] == res.max_tps
     assert past["capacity_tps_lo"] <= past["capacity_tps"] <= past["capacity_tps_hi"]
+
+
+def _doubling_curve(noise: float = 0.02, seed: int = 0) -> tuple[pd.DataFrame, float]:
+    """0.7 ms unloaded, ``R = 0.7 / (1 - X / 410,000)``: trained to half the capacity, 1.4 ms there."""
+    capacity = 410_000.0
+    tps = np.linspace(0.05, 0.5, 10) * capacity
+    resp = 0.7 / (1.0 - tps / capacity) * np.exp(np.random.default_rng(seed).normal(0.0, noise, len(tps)))
+    return pd.DataFrame({"tps": tps, "resp_ms": resp}), capacity
+
+
+def test_mmc_puts_its_pole_at_the_data_where_the_response_rises_from_low_load():
+    # the cause behind issue #33 item 4's open curve: M/M/c's rise is about S before the pole and
+    # S fixes the capacity 1000 c / S, so at 205,000 tps a response that doubles can only be drawn
+    # as a pole just past the largest load, with a poor fit on the way
+    train, _ = _doubling_curve()
+    res = OpenMMcModel(n_boot=0).fit(train)
+    assert 1.0 < res.max_tps / train["tps"].max() < 1.02
+    assert res.train_mape["resp_ms"] > 10.0
+
+
+def test_a_fitted_capacity_is_read_from_where_the_response_rises():
+    # with its own capacity the same curve is R0 + S g_1(X / X_max): response 2x unloaded at the
+    # largest load puts it at about half the capacity (M/M/1: R = S / (1 - rho), rho = 0.5)
+    train, capacity = _doubling_curve()
+    res = OpenMMcModel(n_boot=60, seed=2, fit_capacity=True).fit(train)
+    assert res.n_servers == 1 and res.train_mape["resp_ms"] < 3.0
+    np.testing.assert_allclose(res.max_tps, capacity, rtol=0.05)
+    assert 0.45 < train["tps"].max() / res.max_tps < 0.55
+    lo, hi = res.capacity_tps()[1:]
+    assert lo < capacity < hi
+    held_out = pd.DataFrame({"tps": [0.6 * capacity, 0.7 * capacity]})
+    pred = res.predict(held_out)
+    truth = 0.7 / (1.0 - held_out["tps"] / capacity)
+    assert not pred["saturated"].any()
+    assert ((pred["resp_ms_lo"] <= truth) & (truth <= pred["resp_ms_hi"])).all()
+    # M/M/c is the special case X_max = 1000 c / S: on M/M/c data the fit finds that curve
+    mmc = _flat_then_sharp(noise=0.0)
+    both = OpenMMcModel(n_boot=0).fit(mmc), OpenMMcModel(n_boot=0, fit_capacity=True).fit(mmc)
+    assert both[1].train_mape["resp_ms"] <= both[0].train_mape["resp_ms"] + 1e-9
+
+
+def test_past_a_fitted_capacity_the_band_is_open_above_not_nan():
+    train, capacity = _doubling_curve()
+    res = OpenMMcModel(n_boot=60, seed=2, fit_capacity=True).fit(train)
+    cap, lo, hi = res.capacity_tps()
+    pred = res.predict(pd.DataFrame({"tps": [0.5 * (cap + hi), 2.0 * hi]}))
+    assert pred["saturated"].tolist() == [True, True]
+    # past the fitted capacity but within some draws' capacity: a finite lower end, no upper end
+    assert np.isfinite(pred["resp_ms_lo"].iloc[0]) and np.isinf(pred["resp_ms_hi"].iloc[0])
+    # past every draw's capacity: certainly saturated, [inf, inf]
+    assert np.isinf(pred[["resp_ms", "resp_ms_lo", "resp_ms_hi"]].iloc[1]).all()
+    assert not pred.isna().any().any()
+    back = results_from_dict(res.to_dict())
+    assert back.fitted_capacity_tps == res.fitted_capacity_tps and back.boot_params.shape == (60, 3)
+    pd.testing.assert_frame_equal(back.predict(train[["tps"]]), res.predict(train[["tps"]]))

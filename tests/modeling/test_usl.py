@@ -124,3 +124,56 @@ def test_amdahl_is_the_usl_without_coherency():
     np.testing.assert_allclose(back.predict(data)["tps"], res.predict(data)["tps"])
     # the USL's own document is unchanged: no coherency key when the term is fitted
     assert "coherency" not in USLModel().fit(SPECSDM91).to_dict()
+
+
+def test_three_point_band_contains_the_generating_curve_at_the_training_loads():
+    # the few-point band is the spread of refits within FEW_POINTS_NOISE (5.7 %) plus that noise
+    # again: with 2 % measurement noise it holds the curve the points came from, at every
+    # training load, for every seed (some with beta at its bound 0, not interpolating); an
+    # exactly determined fit's residual band has zero width
+    from kneecap.modeling.usl import FEW_POINTS_NOISE, usl_tps
+
+    n = np.array([1.0, 4.0, 8.0])
+    truth = usl_tps(n, 0.05, 0.002, 20.0)
+    for seed in range(25):
+        x = truth * np.exp(np.random.default_rng(seed).normal(0.0, 0.02, 3))
+        res = USLModel(seed=seed).fit(pd.DataFrame({"clients": n, "tps": x}))
+        assert res.flags == ("few_points",)
+        pred = res.predict(pd.DataFrame({"clients": n}))
+        assert (pred["tps_lo"] <= truth).all() and (truth <= pred["tps_hi"]).all(), seed
+        # about +-1.96 x 5.7 % x sqrt(2) at the points themselves, never zero
+        assert (pred["tps_hi"] / pred["tps_lo"] > np.exp(2 * 1.5 * FEW_POINTS_NOISE)).all()
+
+
+def test_few_point_refits_are_the_exact_interpolant_and_survive_their_document():
+    # the linear form N / X = a + b (N - 1) + c N (N - 1) through three points is the USL the
+    # non-linear fit finds, to its tolerance (independent of the optimiser)
+    from kneecap.modeling.usl import _linearised_fit, usl_tps
+
+    n = np.array([2.0, 6.0, 10.0])
+    x = usl_tps(n, 0.08, 0.004, 12.0)
+    np.testing.assert_allclose(_linearised_fit(n, x, None, True, False), [0.08, 0.004, 12.0], rtol=1e-10)
+    np.testing.assert_allclose(USLModel().fit(pd.DataFrame({"clients": n, "tps": x})).params,
+                               [0.08, 0.004, 12.0], rtol=1e-5)
+    # outside the bounds (a superlinear segment asks beta < 0) the refit keeps beta at 0
+    assert _linearised_fit(n, np.array([10.0, 40.0, 80.0]), None, True, False)[1] == 0.0
+    res = USLModel(n_boot=50).fit(pd.DataFrame({"clients": n, "tps": x}))
+    back = results_from_dict(res.to_dict())
+    assert back.flags == ("few_points",) and back.few_points_draws.shape == (50, 3)
+    far = pd.DataFrame({"clients": [20.0, 40.0]})
+    pd.testing.assert_frame_equal(back.predict(far), res.predict(far))
+    # four loads are not few: no draws, the residual band, the document as before
+    four = USLModel().fit(SPECSDM91.head(4))
+    assert four.flags == () and "few_points_draws" not in four.to_dict()
+
+
+def test_amdahl_on_two_points_is_flagged_with_a_band():
+    from kneecap.modeling.usl import usl_tps
+
+    n = np.array([1.0, 8.0])
+    res = USLModel(coherency=False).fit(pd.DataFrame({"clients": n, "tps": usl_tps(n, 0.05, 0.0, 20.0)}))
+    np.testing.assert_allclose(res.params, [0.05, 0.0, 20.0], rtol=1e-6)
+    pred = res.predict(pd.DataFrame({"clients": [1.0, 8.0, 16.0, 32.0]}))
+    ratio = (pred["tps_hi"] / pred["tps_lo"]).to_numpy()
+    assert res.flags == ("few_points",) and ratio[0] > 1.2 and np.all(np.diff(ratio[1:]) > 0)
+    assert "few points (2)" in res.summary()

@@ -3,12 +3,17 @@
 * clients vary (closed workload): exact MVA (:mod:`~kneecap.modeling.closed`). With zero think
   time and no zIIPs, the USL, Amdahl's law (the USL with no coherency term) and closed MVA with
   c servers + delay are combined, weighted by their rolling-origin error on the training rows
-  (:mod:`~kneecap.modeling.combine`); with zero think time and zIIPs the USL competes with the
-  dispatch model and leave-one-out error decides.
+  (:mod:`~kneecap.modeling.combine`); at fewer than four loads, the simplest family the points
+  determine (the USL at three, Amdahl at two), flagged ``few_points`` with a band from the
+  stated measurement noise. With zero think time and zIIPs the USL competes with the dispatch
+  model and leave-one-out error decides. Where the table lacks what MVA needs (``n_gcp``) the
+  USL answers alone.
 * no clients, only ``tps`` and ``resp_ms`` (open workload, e.g. a WLM class's RMF intervals): the
   open dispatch model (:mod:`~kneecap.modeling.open_dispatch`) where APPL% CP and the GCP count are
-  measured, competing with M/M/c (:mod:`~kneecap.modeling.open`) on the last quarter of the
-  intervals in time order (fitted on the first three quarters): a forecast is always of later load.
+  measured, competing with M/M/c and M/M/c with a capacity of its own (``open_mmc_capacity``,
+  :mod:`~kneecap.modeling.open`) on the last quarter of the intervals in time order (fitted on
+  the first three quarters): a forecast is always of later load. With too few rows to hold out,
+  the two M/M/c families are chosen by AICc.
 * clients constant, configurations differ (e.g. transports): OLS of ``tps`` on the factors, response
   by Little's law.
 * CPU cost: :class:`~kneecap.modeling.cost.CostModel` (its own leave-one-out choice of design).
@@ -32,7 +37,7 @@ from kneecap.modeling.cost import CostModel, cost_table
 from kneecap.modeling.dispatch import HELP_RULES
 from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults, has_interval_cpu
-from kneecap.modeling.usl import USLModel, USLResults
+from kneecap.modeling.usl import FEW_POINTS, USLModel, USLResults
 
 RESPONSE_TARGETS = ("resp_ms", "tps")
 COST_TARGETS = ("cpu_ms_per_tran", "cpu_total_pct")
@@ -105,7 +110,9 @@ def _open_dispatch(config: ModelingConfig, n_boot: int | None = None) -> OpenDis
 def _holdout(train: pd.DataFrame, make) -> float:
     """Response MAPE on the last quarter of the rows in time order, fitted on the rest.
 
-    NaN when there are too few rows or the fit fails.
+    NaN when there are too few rows or the fit fails; ``inf`` when the fit calls a held-out load
+    it was measured carrying past its capacity (a saturated prediction is refuted by the
+    measurement, and leaving the row out would score the family on the rows it got right).
     """
     if len(train) < 8:
         return float("nan")
@@ -119,8 +126,36 @@ def _holdout(train: pd.DataFrame, make) -> float:
     except ModelError:
         return float("nan")
     actual = test_rows["resp_ms"].to_numpy(dtype=float)
-    ok = np.isfinite(actual) & np.isfinite(pred["resp_ms"].to_numpy(dtype=float))
-    return mape_pct(actual[ok], pred["resp_ms"].to_numpy(dtype=float)[ok]) if ok.sum() else float("nan")
+    got = pred["resp_ms"].to_numpy(dtype=float)
+    if np.any(np.isfinite(actual) & np.isinf(got)):
+        return float("inf")
+    ok = np.isfinite(actual) & np.isfinite(got)
+    return mape_pct(actual[ok], got[ok]) if ok.sum() else float("nan")
+
+
+def _aicc(train: pd.DataFrame, make) -> float:
+    r"""Small-sample AIC of an open family's fit of log response on all the rows.
+
+    .. math:: \mathrm{AIC_c} = n \log(\mathrm{RSS} / n) + 2k + \frac{2k(k + 1)}{n - k - 1}
+
+    with ``k`` the fitted parameters plus the server count; ``inf`` where ``n <= k + 1`` or the
+    fit fails. What chooses between nested open families with too few rows for a holdout
+    (Hurvich, C. M. and Tsai, C.-L. (1989), "Regression and time series model selection in small
+    samples", *Biometrika* 76(2); Burnham, K. P. and Anderson, D. R. (2002), *Model Selection
+    and Multimodel Inference*, 2nd ed., §2.4).
+    """
+    try:
+        res = make().fit(train)
+        pred = res.predict(train.drop(columns=["resp_ms"]))["resp_ms"].to_numpy(dtype=float)
+    except ModelError:
+        return float("inf")
+    actual = column_or(train, "resp_ms", np.nan)
+    ok = np.isfinite(actual) & np.isfinite(pred) & (actual > 0) & (pred > 0)
+    n, k = int(ok.sum()), int(res.n_params)
+    if n <= k + 1:
+        return float("inf")
+    rss = max(float(np.sum(np.log(pred[ok] / actual[ok]) ** 2)), 1e-300)
+    return n * np.log(rss / n) + 2 * k + 2 * k * (k + 1) / (n - k - 1)
 
 
 #: Where the rolling origin cuts the training loads (share of the distinct loads fitted on): three
@@ -213,23 +248,33 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
         if len(train) < 3:
             raise ModelError(f"fewer than 3 intervals ended {config.open_min_transactions:g} transactions or more: "
                              "no response model")
+        # M/M/c, and M/M/c with a capacity of its own: the second reads the capacity from a rise
+        # that M/M/c, its capacity tied to its service time, can only draw as a pole at the data
         makers: dict[str, Callable[[], OpenMMcModel | OpenDispatchModel]] = {
-            "open_mmc": lambda: OpenMMcModel(n_boot=0, alpha=config.alpha)}
+            "open_mmc": lambda: OpenMMcModel(n_boot=0, alpha=config.alpha),
+            "open_mmc_capacity": lambda: OpenMMcModel(n_boot=0, alpha=config.alpha, fit_capacity=True)}
         if has_interval_cpu(train):
             makers["open_dispatch"] = lambda: _open_dispatch(config, n_boot=0)
         comp = pd.DataFrame([{"family": fam, "holdout_mape_pct": _holdout(train, make)}
                              for fam, make in makers.items()])
         finite = comp[np.isfinite(comp["holdout_mape_pct"])]
-        # with no score to compare, the model that uses the measured CPU split and LPAR busy wins
-        family = (str(finite.sort_values("holdout_mape_pct")["family"].iloc[0]) if len(finite)
-                  else list(makers)[-1])
+        if len(finite):
+            family = str(finite.sort_values("holdout_mape_pct", kind="stable")["family"].iloc[0])
+        elif "open_dispatch" in makers:
+            # with no score to compare, the model that uses the measured CPU split and LPAR busy wins
+            family = "open_dispatch"
+        else:
+            # too few rows to hold any out: the nested M/M/c families by AICc (M/M/c on a tie)
+            comp["aicc"] = [_aicc(train, makers[f]) for f in comp["family"]]
+            family = str(comp.sort_values("aicc", kind="stable")["family"].iloc[0])
         comp["chosen"] = comp["family"] == family
         res: OpenDispatchResults | OpenMMcResults
         if family == "open_dispatch":
             res = _open_dispatch(config).fit(train)
         else:
-            mmc = OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed)
-            res = _with_spread(mmc.fit(train), train, makers["open_mmc"], "tps", ("resp_ms",))
+            mmc = OpenMMcModel(n_boot=min(config.n_boot, 100), alpha=config.alpha, seed=config.seed,
+                               fit_capacity=family == "open_mmc_capacity")
+            res = _with_spread(mmc.fit(train), train, makers[family], "tps", ("resp_ms",))
         return Choice(family, res, comp)
     if kind == "configurations":
         model = CostModel(alpha=config.alpha, target="tps", max_cv_error_pct=config.max_cv_error_pct)
@@ -238,22 +283,67 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
         return Choice("factor_ols", cost, comp)
     think = column_or(train, "think_time_ms", 0.0)
     zero_think = bool(np.all(think == 0) and np.isfinite(column_or(train, "tps", np.nan)).sum() >= 4)
-    if zero_think and not np.any(column_or(train, "n_ziip", 0.0) > 0):
-        return _combined_closed(train, config)
+    if np.all(think == 0) and not np.any(column_or(train, "n_ziip", 0.0) > 0):
+        if len(_measured_loads(train)) < FEW_POINTS:
+            return _few_points_closed(train, config)
+        if zero_think:
+            return _combined_closed(train, config)
     candidates: dict[str, Callable[[], ClosedMVAModel | USLModel]] = {"closed_mva": lambda: _closed(config, n_boot=0)}
     if zero_think:
-        candidates["usl"] = lambda: USLModel(alpha=config.alpha, method=config.usl_method)
+        candidates["usl"] = lambda: _usl(config, n_boot=0)
     rows = []
     for family, make in candidates.items():
         score = _loo(train, make, RESPONSE_TARGETS) if len(candidates) > 1 and len(train) >= 4 else float("nan")
         rows.append({"family": family, "loo_mape_pct": score})
     comp = pd.DataFrame(rows)
     finite = comp[np.isfinite(comp["loo_mape_pct"])]
-    family = str(finite.sort_values("loo_mape_pct")["family"].iloc[0]) if len(finite) else "closed_mva"
-    comp["chosen"] = comp["family"] == family
-    closed: ClosedMVAResults | USLResults = (_closed(config).fit(train) if family == "closed_mva"
-                                             else USLModel(alpha=config.alpha, method=config.usl_method).fit(train))
-    return Choice(family, _with_spread(closed, train, candidates[family], "clients", RESPONSE_TARGETS), comp)
+    first = str(finite.sort_values("loo_mape_pct")["family"].iloc[0]) if len(finite) else "closed_mva"
+    # the USL needs only (clients, tps): where the table lacks what MVA needs (n_gcp, or a point
+    # per parameter) it still answers, so the case does not fail for a column one family wants
+    fitters: dict[str, Callable[[], ClosedMVAModel | USLModel]] = {
+        "closed_mva": lambda: _closed(config), "usl": lambda: _usl(config)}
+    reasons = []
+    for family in [first] + [f for f in fitters if f != first]:
+        try:
+            closed: ClosedMVAResults | USLResults = fitters[family]().fit(train)
+        except ModelError as exc:
+            reasons.append(f"{family}: {exc}")
+            continue
+        if family not in set(comp["family"]):
+            comp = pd.concat([comp, pd.DataFrame([{"family": family, "loo_mape_pct": float("nan")}])],
+                             ignore_index=True)
+        comp["chosen"] = comp["family"] == family
+        make = candidates.get(family, lambda: _usl(config, n_boot=0))
+        return Choice(family, _with_spread(closed, train, make, "clients", RESPONSE_TARGETS), comp)
+    raise ModelError("no closed-workload model fits this table (" + "; ".join(reasons) + ")")
+
+
+def _usl(config: ModelingConfig, *, coherency: bool = True, n_boot: int | None = None) -> USLModel:
+    return USLModel(alpha=config.alpha, coherency=coherency, method=config.usl_method,
+                    n_boot=config.n_boot if n_boot is None else n_boot, seed=config.seed)
+
+
+def _measured_loads(train: pd.DataFrame) -> np.ndarray:
+    """The distinct client counts with a measured throughput."""
+    clients, tps = column_or(train, "clients", np.nan), column_or(train, "tps", np.nan)
+    return np.unique(clients[np.isfinite(clients) & np.isfinite(tps)])
+
+
+def _few_points_closed(train: pd.DataFrame, config: ModelingConfig) -> Choice:
+    """A zero-think curve at fewer loads than a rolling origin can score: the simplest family they determine.
+
+    Three loads determine the USL's three parameters exactly, two loads Amdahl's law's two
+    (the USL with ``beta = 0``); either fit is flagged ``few_points`` and its band is the spread
+    of refits to the points within the stated measurement noise
+    (:data:`kneecap.modeling.usl.FEW_POINTS_NOISE`, :meth:`~kneecap.modeling.usl.USLModel.fit`),
+    never the zero width an exactly determined fit's residuals give. MVA with ``c`` servers has
+    more parameters than the points; no rolling origin can weigh families on so few loads.
+    """
+    loads = _measured_loads(train)
+    family = "usl" if len(loads) >= 3 else "amdahl"
+    res = _usl(config, coherency=family == "usl").fit(train)
+    comp = pd.DataFrame([{"family": family, "n_loads": len(loads), "chosen": True}])
+    return Choice(family, res, comp)
 
 
 def _combined_closed(train: pd.DataFrame, config: ModelingConfig) -> Choice:
@@ -270,8 +360,8 @@ def _combined_closed(train: pd.DataFrame, config: ModelingConfig) -> Choice:
     second member. Each member's band widens past the data by its own measured spread.
     """
     members: dict[str, Callable[[], USLModel | MultiServerMVAModel]] = {
-        "usl": lambda: USLModel(alpha=config.alpha, method=config.usl_method),
-        "amdahl": lambda: USLModel(alpha=config.alpha, coherency=False, method=config.usl_method),
+        "usl": lambda: _usl(config),
+        "amdahl": lambda: _usl(config, coherency=False),
         "closed_mva_c": lambda: MultiServerMVAModel(alpha=config.alpha)}
 
     def finish(name: str, res: Any) -> Any:

@@ -11,6 +11,9 @@ import pandas as pd
 from scipy import optimize, stats
 
 from kneecap.modeling.base import (
+    N_BOOT,
+    SEED,
+    ModelError,
     column_or,
     mape_pct,
     positive_pairs,
@@ -24,9 +27,20 @@ FAMILY = "usl"
 #: ``gamma`` fitted); ``field`` as Gunther fits it by hand (``X(1)`` normalisation where
 #: measured, the quadratic-regression start, relative errors)
 USL_METHODS = ("nls", "field")
+#: Fewer distinct loads than this and a fit is flagged ``few_points``: its band comes from
+#: refits to the points perturbed by :data:`FEW_POINTS_NOISE` (:meth:`USLModel.fit`), not from
+#: residuals three points cannot measure
+FEW_POINTS = 4
+#: Relative measurement noise (standard deviation of the log throughput) assumed where the
+#: points cannot measure it: the median of the relative residual scatter of the USL fitted to
+#: each whole public curve bundled in ``data/backtest`` (Cisco 2.3 %, 32 loads; ray tracer
+#: 5.7 %, 11; SPEC SDM91 16 %, 7), which holds measurement noise and the curve's departure
+#: from the USL together
+FEW_POINTS_NOISE = 0.057
 
 
-def usl_tps(clients: np.ndarray, alpha: float, beta: float, gamma: float) -> np.ndarray:
+def usl_tps(clients: np.ndarray, alpha: float | np.ndarray, beta: float | np.ndarray,
+            gamma: float | np.ndarray) -> np.ndarray:
     r"""Gunther's USL throughput.
 
     .. math:: X(N) = \frac{\gamma N}{1 + \alpha (N - 1) + \beta N (N - 1)}
@@ -83,14 +97,27 @@ class USLModel:
     alpha: float = 0.05
     coherency: bool = True
     method: str = "nls"
+    n_boot: int = N_BOOT
+    seed: int = SEED
+    few_points_noise: float = FEW_POINTS_NOISE
 
     def __post_init__(self) -> None:
         if self.method not in USL_METHODS:
             raise ValueError(f"USL method must be one of {', '.join(USL_METHODS)}, got {self.method!r}")
 
     def fit(self, table: pd.DataFrame) -> USLResults:
-        """Fit ``(alpha, beta, gamma)`` (``beta = 0`` without coherency) to the table's ``(clients, tps)`` pairs."""
-        n, x, ok = positive_pairs(table, "clients", "tps", "the USL model")
+        r"""Fit ``(alpha, beta, gamma)`` (``beta = 0`` without coherency) to the table's ``(clients, tps)`` pairs.
+
+        With fewer than :data:`FEW_POINTS` distinct loads the fit is flagged ``few_points``: three
+        points determine the USL exactly (two Amdahl's law), leaving no residual to make a band
+        from. Its band is then the spread of ``n_boot`` refits to the points each multiplied by
+        :math:`e^{\sigma z}`, :math:`z \sim N(0, 1)`, :math:`\sigma` = ``few_points_noise``
+        (the parameter sets consistent with the points within that noise; a parametric bootstrap,
+        Efron and Tibshirani 1993, *An Introduction to the Bootstrap*, §6.5), each draw's
+        prediction scattered again by the same noise for a new measured point.
+        """
+        n, x, ok = positive_pairs(table, "clients", "tps", "the USL model",
+                                  min_points=3 if self.coherency else 2)
         field = self.method == "field"
         single = np.flatnonzero(n == 1.0)
         # the field's normalisation: with X(1) measured, gamma is that throughput, not a parameter
@@ -98,23 +125,9 @@ class USLModel:
         free = [0, 1, 2] if self.coherency else [0, 2]
         if gamma_x1 is not None:
             free = free[:-1]
-
-        def full(q: np.ndarray) -> np.ndarray:
-            p = np.zeros(3)
-            p[free] = q
-            if gamma_x1 is not None:
-                p[2] = gamma_x1
-            return p
-
-        def fun(q: np.ndarray) -> np.ndarray:
-            # relative errors in the field's fit: every load counts alike, not the largest throughputs
-            return (usl_tps(n, *full(q)) - x) / x if field else usl_tps(n, *full(q)) - x
-
         start = _quadratic_start(n, x, gamma_x1, self.coherency) if field else np.array([0.01, 1e-4, np.max(x / n)])
-        x0 = start[free]
-        lower, upper = np.zeros(3)[free], np.array([1.0, 1.0, np.inf])[free]
-        res = optimize.least_squares(fun, x0=x0, bounds=(lower, upper), x_scale="jac")
-        params = full(res.x)
+        res = _least_squares(n, x, free, gamma_x1, field, start[free])
+        params = _full(res.x, free, gamma_x1)
         dof = max(len(x) - len(free), 1)
         s2 = float(np.sum(res.fun**2) / dof)
         cov = np.zeros((3, 3))
@@ -123,10 +136,74 @@ class USLModel:
         except np.linalg.LinAlgError:  # pragma: no cover - pinv does not raise in practice
             cov = np.full((3, 3), np.nan)
         think = float(np.nanmedian(column_or(table, "think_time_ms", 0.0)))
+        few = len(np.unique(n)) < FEW_POINTS
+        draws = None
+        if few:
+            if not self.few_points_noise > 0:
+                raise ModelError(f"few_points_noise must be > 0, got {self.few_points_noise}")
+            rng = np.random.default_rng(self.seed)
+            perturbed = x * np.exp(self.few_points_noise * rng.standard_normal((self.n_boot, len(x))))
+            draws = np.array([_linearised_fit(n, xb, gamma_x1, self.coherency, field) for xb in perturbed])
+            draws = draws.reshape(-1, 3)[np.all(np.isfinite(draws.reshape(-1, 3)), axis=1)]
         return USLResults(params=params, cov=cov, s2=s2, dof=dof, alpha=self.alpha,
                           think_time_ms=think,
                           train_mape={"tps": mape_pct(x, usl_tps(n, *params))}, n_train=int(ok.sum()),
-                          max_clients=float(np.max(n)), coherency=self.coherency, relative_errors=field)
+                          max_clients=float(np.max(n)), coherency=self.coherency, relative_errors=field,
+                          few_points_draws=draws, few_points_noise=self.few_points_noise if few else None,
+                          seed=self.seed)
+
+
+def _full(q: np.ndarray, free: list[int], gamma_x1: float | None) -> np.ndarray:
+    """``(alpha, beta, gamma)`` from the free parameters (the rest zero, or ``gamma = X(1)``)."""
+    p = np.zeros(3)
+    p[free] = q
+    if gamma_x1 is not None:
+        p[2] = gamma_x1
+    return p
+
+
+def _least_squares(n: np.ndarray, x: np.ndarray, free: list[int], gamma_x1: float | None, field: bool,
+                   x0: np.ndarray) -> optimize.OptimizeResult:
+    """The bounded fit of the free parameters: ``0 <= alpha, beta <= 1``, ``gamma >= 0``."""
+
+    def fun(q: np.ndarray) -> np.ndarray:
+        # relative errors in the field's fit: every load counts alike, not the largest throughputs
+        return (usl_tps(n, *_full(q, free, gamma_x1)) - x) / x if field else usl_tps(n, *_full(q, free, gamma_x1)) - x
+
+    lower, upper = np.zeros(3)[free], np.array([1.0, 1.0, np.inf])[free]
+    return optimize.least_squares(fun, x0=np.clip(x0, lower, upper), bounds=(lower, upper), x_scale="jac")
+
+
+def _linearised_fit(n: np.ndarray, x: np.ndarray, gamma_x1: float | None, coherency: bool,
+                    relative: bool) -> np.ndarray:
+    r"""``(alpha, beta, gamma)`` by non-negative least squares on the USL's linear form.
+
+    .. math:: N / X = a + b (N - 1) + c N (N - 1), \quad a = 1 / \gamma,\ b = \alpha / \gamma,
+              \ c = \beta / \gamma
+
+    (``c = 0`` without coherency, ``a`` fixed by a measured ``X(1)`` = ``gamma_x1``). Each row is
+    weighted so its residual is, to first order, the fit's own: relative, ``(N/X)^{-1}``, or
+    absolute in ``X``, ``X^2 / N``. Where the points determine the curve exactly within the
+    bounds this is the same interpolant as the non-linear fit, found in microseconds; elsewhere the
+    non-negativity keeps ``alpha`` and ``beta`` in range (``alpha``, ``beta`` then clipped to 1).
+    NaNs when ``gamma`` is not finite. What :meth:`USLModel.fit` refits its few-point draws with.
+    """
+    y = n / x
+    cols = [n - 1.0] + ([n * (n - 1.0)] if coherency else [])
+    if gamma_x1 is None:
+        cols.insert(0, np.ones_like(n))
+    else:
+        y = y - 1.0 / gamma_x1
+    weight = x / n if relative else x**2 / n
+    theta, _ = optimize.nnls(np.column_stack(cols) * weight[:, None], y * weight)
+    a = 1.0 / gamma_x1 if gamma_x1 is not None else theta[0]
+    bc = theta[1:] if gamma_x1 is None else theta
+    if not a > 0:
+        return np.full(3, np.nan)
+    gamma = 1.0 / a
+    alpha = min(bc[0] * gamma, 1.0)
+    beta = min(bc[1] * gamma, 1.0) if coherency else 0.0
+    return np.array([alpha, beta, gamma])
 
 
 def _quadratic_start(n: np.ndarray, x: np.ndarray, gamma_x1: float | None, coherency: bool) -> np.ndarray:
@@ -179,6 +256,16 @@ class USLResults:
     coherency: bool = True
     #: True: ``s2`` is the variance of relative errors (``method="field"``), scaled by the mean
     relative_errors: bool = False
+    #: fewer than :data:`FEW_POINTS` loads: ``(alpha, beta, gamma)`` refitted to the points
+    #: perturbed by the relative noise ``few_points_noise`` (:meth:`USLModel.fit`); None otherwise
+    few_points_draws: np.ndarray | None = None
+    few_points_noise: float | None = None
+    seed: int = SEED
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """``("few_points",)`` when fitted to fewer than :data:`FEW_POINTS` loads, else empty."""
+        return ("few_points",) if self.few_points_draws is not None else ()
 
     @property
     def peak_clients(self) -> float:
@@ -206,6 +293,17 @@ class USLResults:
         out["tps"] = mean
         out["tps_lo"] = np.maximum(mean - t * se, 0.0)
         out["tps_hi"] = mean + t * se
+        if self.few_points_draws is not None and len(self.few_points_draws):
+            # few points: the refits' spread, each scattered by the noise a new measurement has
+            d = self.few_points_draws
+            sigma = float(self.few_points_noise or 0.0)
+            draws = usl_tps(n[None, :], d[:, :1], d[:, 1:2], d[:, 2:3])
+            rng = np.random.default_rng(self.seed + 1)
+            draws = draws * np.exp(sigma * rng.standard_normal(draws.shape))
+            with np.errstate(invalid="ignore"):
+                lo, hi = np.quantile(draws, [self.alpha / 2, 1 - self.alpha / 2], axis=0)
+            out["tps_lo"] = np.fmin(np.fmin(out["tps_lo"].to_numpy(), lo), mean)
+            out["tps_hi"] = np.fmax(np.fmax(out["tps_hi"].to_numpy(), hi), mean)
         with np.errstate(divide="ignore"):
             out["resp_ms"] = n / mean * 1000.0 - think
             out["resp_ms_lo"] = np.maximum(n / out["tps_hi"] * 1000.0 - think, 0.0)
@@ -217,9 +315,17 @@ class USLResults:
         a, b, g = self.params
         if not self.coherency:
             return (f"Amdahl (USL with beta = 0): alpha {a:.4g} (contention), gamma {g:.4g} tps/client; "
-                    f"ceiling {g / a if a > 0 else math.inf:.4g} tps; train MAPE tps {self.train_mape['tps']:.1f} %")
+                    f"ceiling {g / a if a > 0 else math.inf:.4g} tps; train MAPE tps {self.train_mape['tps']:.1f} %"
+                    + self._few_points_note())
         return (f"USL: alpha {a:.4g} (contention), beta {b:.4g} (coherency), gamma {g:.4g} tps/client; "
-                f"peak at N* = {self.peak_clients:.1f} clients; train MAPE tps {self.train_mape['tps']:.1f} %")
+                f"peak at N* = {self.peak_clients:.1f} clients; train MAPE tps {self.train_mape['tps']:.1f} %"
+                + self._few_points_note())
+
+    def _few_points_note(self) -> str:
+        if self.few_points_draws is None:
+            return ""
+        return (f"; few points ({self.n_train}): band from refits to the points within "
+                f"{100 * float(self.few_points_noise or 0.0):.1f} % noise")
 
     def to_dict(self) -> dict[str, Any]:
         """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
@@ -230,7 +336,9 @@ class USLResults:
                             **({"extrapolation_spread": self.extrapolation_spread, "max_clients": self.max_clients}
                                if self.extrapolation_spread is not None else {}),
                             **({"coherency": False} if not self.coherency else {}),
-                            **({"relative_errors": True} if self.relative_errors else {})})
+                            **({"relative_errors": True} if self.relative_errors else {}),
+                            **({"few_points_draws": self.few_points_draws, "few_points_noise": self.few_points_noise,
+                                "seed": self.seed} if self.few_points_draws is not None else {})})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> USLResults:
@@ -239,4 +347,6 @@ class USLResults:
         d.pop("family", None)
         d["params"] = np.array(d["params"], dtype=float)
         d["cov"] = np.array(d["cov"], dtype=float)
+        if d.get("few_points_draws") is not None:
+            d["few_points_draws"] = np.array(d["few_points_draws"], dtype=float).reshape(-1, 3)
         return cls(**d)
