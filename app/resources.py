@@ -215,7 +215,8 @@ def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: i
 def answer_warnings(workload: str, key: str, extrapolation: dict[str, Any] | None = None) -> list[str]:
     """The warnings on an answer of the workload's champion (:func:`kneecap.forecasting.answer_warnings`).
 
-    ``extrapolation``: the answer's load against the trained one (:func:`kneecap.forecasting.extrapolation`);
+    ``extrapolation``: the answer's keys the checks read: its load against the trained one
+    (:func:`kneecap.forecasting.extrapolation`), the help rules' knees (``knee_tps_<rule>_help``);
     without it, only the model's own warnings (training points outside its band, ...).
     """
     return forecasting.answer_warnings(models(workload, key).response, extrapolation or {})
@@ -439,11 +440,6 @@ def class_slo_tps(workload: str, key: str, slo_resp_ms: float, n_gcp: int, n_zii
     """The class tps at which the predicted response reaches the SLO (NaN: unreachable)."""
     return forecasting.slo_tps(models(workload, key).response, slo_resp_ms,
                                lpar=_lpar(n_gcp, n_ziip, bg_load_factor))
-
-
-def structure_disagreement(knee_by_rule: dict[str, float]) -> str | None:
-    """The line a knee gets when the help rules the intervals cannot tell apart put it apart."""
-    return forecasting.structure_disagreement(knee_by_rule)
 
 
 def class_history(workload: str, key: str) -> pd.DataFrame:

@@ -125,3 +125,13 @@ def test_the_forecast_command_prints_each_warning_under_its_answer(seed004_model
     assert lines[0].startswith("forecast: zosconnect_cics_diag / far: warning: beyond 1.3x the trained load: 5x")
     assert lines[1].startswith("forecast: own / bump: warning: training point 250 clients")
     assert pd.isna(table.set_index("scenario").loc["inside", "warnings"])
+
+
+def test_help_rules_whose_knees_are_apart_are_said_once_in_the_warnings():
+    # the rules' knees as the SMF classes' forecast rows carry them (knee_tps_<rule>_help)
+    apart = forecasting.answer_warnings(None, {"knee_tps_pool_help": 2416.0, "knee_tps_burst_help": 2309.0})
+    assert len(apart) == 1 and "2,309 tps (burst help), 2,416 tps (pool help)" in apart[0]
+    assert f"{100 * (2416 / 2309 - 1):.1f} % apart" in apart[0]
+    # within the model's own error of each other: nothing to say
+    assert forecasting.answer_warnings(None, {"knee_tps_pool_help": 2416.0, "knee_tps_burst_help": 2400.0}) == []
+    assert forecasting.answer_warnings(None, {"knee_tps_pool_help": 2416.0}) == []

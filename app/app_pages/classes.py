@@ -92,14 +92,12 @@ m2.metric(f"Load at the {slo:g} ms SLO (tps)", "unreachable" if slo_tps != slo_t
 m3.metric(f"Last {peak_word} peak (tps)", f"{peaks.iloc[-1]:.4g}" if len(peaks) else "-",
           help=f"peak of the {period} starting {day(peaks.index[-1])}" if len(peaks) else None)
 m4.metric("Saturation (tps)", f"{knee['max_tps']:.4g}")
-for warning in res.answer_warnings(workload, key):
+for warning in res.answer_warnings(workload, key, {f"knee_tps_{rule}_help": value
+                                                  for rule, value in knee["knee_tps_by_rule"].items()}):
     st.warning(f"The knee and the SLO load: {warning}.")
 
 st.markdown(f"**Knee:** {knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}): "
             + (when(growth, "knee", "knee") if growth else "no forecast") + ".")
-disagreement = res.structure_disagreement(knee["knee_tps_by_rule"])
-if disagreement:
-    st.warning(f"Structure: {disagreement}.")
 st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. **Band:** {model.calibration_sentence()}.")
 if slo_tps != slo_tps:
     st.markdown(f"**SLO:** {slo:g} ms is below the unloaded response ({knee['unloaded_resp_ms']:.3g} ms): no load "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -325,8 +326,8 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     # each answer's lines together, its warnings under them
     for i in range(len(table)):
         one = table.iloc[[i]]
-        for line in [*_class_lines(one), *_plan_lines(one), *_factor_lines(one), *_extrapolation_lines(one),
-                     *_caveat_lines(one)]:
+        for line in [*_class_lines(one), *_band_lines(one), *_plan_lines(one), *_factor_lines(one),
+                     *_extrapolation_lines(one), *_caveat_lines(one)]:
             log.info(line)
         for line in [*_saturated_lines(one), *_warning_lines(one)]:
             log.warning(line)
@@ -436,6 +437,25 @@ def _class_lines(table) -> list[str]:
             line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, knee not reached "
                      "within the forecast horizon")
         lines.append(line)
+    return lines
+
+
+def _band_lines(table) -> list[str]:
+    """Per WLM-class scenario: the response with its band, the band's calibration and structures.
+
+    How the band was calibrated and what it covered on the class's own later days, and the
+    dispatcher structures it carries with their weights.
+    """
+    if "band_calibration" not in table:
+        return []
+    lines = []
+    for _, row in table[table["band_calibration"].notna() & table["error"].isna()].iterrows():
+        head = f"forecast: {row['workload']} / {row['scenario'] or '-'}:"
+        if all(isinstance(row.get(c), float) and math.isfinite(row[c]) for c in ("resp_ms", "tps")):
+            lines.append(f"{head} response {row['resp_ms']:.3g} ms (95 % band {row['resp_ms_lo']:.3g}-"
+                         f"{row['resp_ms_hi']:.3g} ms) at {row['tps']:,.0f} tps")
+        lines.append(f"{head} band: {row['band_calibration']}")
+        lines.append(f"{head} structures: {row['structures']}")
     return lines
 
 

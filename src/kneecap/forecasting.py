@@ -533,9 +533,6 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                band_coverage_raw_pct=res.calibration.get("coverage_raw_pct", math.nan),
                band_coverage_pct=res.calibration.get("coverage_pct", math.nan),
                **{f"knee_tps_{rule}_help": value for rule, value in est["knee_tps_by_rule"].items()})
-    disagreement = structure_disagreement(est["knee_tps_by_rule"])
-    if disagreement:
-        row["structure_warning"] = disagreement
     if scenario.get("slo_resp_ms") is not None and scenario.get("tps") is not None:
         plan = plan_ziip(res, tps=float(scenario["tps"]), n_gcp=row["n_gcp"],
                          slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy,
@@ -724,14 +721,21 @@ def _beyond_trained(results: Any, row: Mapping[str, Any]) -> list[str]:
     return [f"beyond {EXTRAPOLATION_WARN_X:g}x the trained load: {row['extrapolation']}"]
 
 
+def _structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:
+    by_rule = {key[len("knee_tps_"):-len("_help")]: float(value) for key, value in row.items()
+               if key.startswith("knee_tps_") and key.endswith("_help") and value is not None}
+    found = structure_disagreement(by_rule)
+    return [found] if found else []
+
+
 def _own_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
     own = getattr(results, "warnings", None)
     return [str(w) for w in own(row)] if callable(own) else []
 
 
 #: The checks every answer goes through: ``check(results, row) -> list of sentences``.
-ANSWER_CHECKS: tuple[Callable[[Any, Mapping[str, Any]], list[str]], ...] = (_outside_band, _beyond_trained,
-                                                                           _own_warnings)
+ANSWER_CHECKS: tuple[Callable[[Any, Mapping[str, Any]], list[str]], ...] = (
+    _outside_band, _beyond_trained, _structures_disagree, _own_warnings)
 
 
 def answer_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
@@ -740,7 +744,9 @@ def answer_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
     One sentence each, none containing :data:`WARNINGS_SEPARATOR`: a training point outside the
     model's own band (:func:`band_check`), a load beyond :data:`EXTRAPOLATION_WARN_X` times the
     largest trained load (the row's ``extrapolation_x`` and ``extrapolation``, from
-    :func:`extrapolation`), and whatever the results object says itself: a results class with a
+    :func:`extrapolation`), help rules whose knees (the row's ``knee_tps_<rule>_help``) are further
+    apart than :data:`STRUCTURE_DISAGREEMENT` (:func:`structure_disagreement`), and whatever the
+    results object says itself: a results class with a
     method ``warnings(row) -> list[str]`` contributes its own (e.g. dispatcher structures that
     disagree by more than the band). A check that needs no results method is one more entry in
     :data:`ANSWER_CHECKS`.

@@ -166,6 +166,11 @@ def test_a_users_smf_class_gets_a_knee_a_plan_and_a_date(project: tuple[Path, di
     assert "ZCONSIM / peak: knee" in out.stdout and "knee reached" in out.stdout, out.stdout
     rows = pd.read_csv(root / "fs.csv").set_index("scenario")
     peak = rows.loc["peak"]
+    # the band's calibration on the class's own later days and the structures it carries, printed
+    assert f"ZCONSIM / peak: response {peak['resp_ms']:.3g} ms (95 % band" in out.stdout, out.stdout
+    assert "ZCONSIM / peak: band: " in out.stdout and "rolling origin" in out.stdout, out.stdout
+    assert "ZCONSIM / peak: structures: the intervals weigh" in out.stdout, out.stdout
+    assert 0 <= peak["band_coverage_raw_pct"] <= peak["band_coverage_pct"] <= 100
     assert peak["model"] == "open_dispatch" and pd.isna(peak["error"])
     grid = simdays.load_grid()
     simulated = float(np.exp(np.interp(2200, grid["tps_offered"], np.log(grid["resp_ms"]))))
