@@ -108,6 +108,22 @@ def test_forecast_prints_each_warning_under_its_answer(project):
     assert not [line for line in lines if "/ peak: warning" in line]
 
 
+def test_forecast_prints_when_a_class_reaches_its_knee_as_a_range(project):
+    # the SMF class of the synthetic week (7 daily peaks): issue #33's zero-width date came from six
+    result, table = _forecast(project, "class", "scenarios:\n  - {workload: ZCONHI, name: peak, tps: 60}\n",
+                              expect_rc=0)
+    row = table.loc["peak"]
+    for column in ("date_knee", "date_knee_earliest", "date_knee_p90", "date_knee_lo", "date_knee_hi",
+                   "knee_unreached_pct", "knee_already"):
+        assert column in table.columns, column
+    assert row["date_knee_lo"] <= row["date_knee_earliest"] < row["date_knee_p90"] <= row["date_knee_hi"]
+    assert row["date_knee_earliest"] <= row["date_knee"] <= row["date_knee_p90"]
+    assert 0 <= row["knee_unreached_pct"] <= 10 and not row["knee_already"]
+    line = next(x for x in result.stdout.splitlines() if "ZCONHI / peak: knee" in x)
+    assert (f"knee reached by {row['date_knee_p90']} with 90 % probability, earliest {row['date_knee_earliest']}, "
+            f"most likely {row['date_knee']}") in line
+
+
 def test_forecast_rejects_a_bad_scenarios_file(project, tmp_path):
     _, env = project
     bad = tmp_path / "bad.yaml"

@@ -19,18 +19,8 @@ def day(value) -> str:
 
 
 def when(growth: dict, name: str, label: str) -> str:
-    """'<label> reached between A and B, most likely C' (or already, or not within the horizon)."""
-    end = day(growth["forecast"].index[-1])
-    if growth.get(f"{name}_already"):
-        return (f"{label} already reached: the daily peak first got there on {day(growth[f'date_{name}'])}"
-                if growth.get(f"date_{name}") is not None else f"{label} already reached")
-    mid, lo, hi = (growth.get(f"date_{name}{s}") for s in ("", "_lo", "_hi"))
-    if mid is None and lo is None:
-        return f"{label} not within the horizon (forecast to {end})"
-    earliest = day(lo) if lo is not None else day(mid)
-    latest = day(hi) if hi is not None else f"after {end} (beyond the horizon)"
-    likely = day(mid) if mid is not None else f"not within the horizon (forecast to {end})"
-    return f"{label} reached between {earliest} and {latest}, most likely {likely}"
+    """'<label> reached by P90 with 90 % probability, earliest E, most likely M' (kneecap's one wording)."""
+    return res.forecasting.reach_sentence(growth, name, label, horizon_end=growth["forecast"].index[-1])
 
 
 st.title("SMF classes")
@@ -112,7 +102,7 @@ fig.add_trace(go.Scatter(x=history["interval_start_at"], y=history["tps"], name=
                          line={"color": "#9e9e9e", "width": 1}))
 if growth:
     forecast = growth["forecast"]
-    dates = [growth.get(f"date_{n}{s}") for n in ("knee", "slo") for s in ("", "_lo", "_hi")]
+    dates = [growth.get(f"date_{n}{s}") for n in ("knee", "slo") for s in res.forecasting.DATE_SUFFIXES]
     reached = [pd.Timestamp(d) for d in dates if d is not None]
     last = peaks.index[-1]
     shown_to = forecast.index[-1]
@@ -134,6 +124,12 @@ if slo_tps == slo_tps:
                   annotation_text=f"SLO {slo:g} ms: {slo_tps:.4g} tps", annotation_position="bottom right")
 if growth and growth.get("date_knee") is not None and not growth.get("knee_already"):
     fig.add_vline(x=pd.Timestamp(growth["date_knee"]), line_dash="dash", line_color="orange")
+if growth and growth.get("date_knee_earliest") is not None and not growth.get("knee_already"):
+    # from the earliest plausible day to the day it is reached with 90 % probability (or the horizon)
+    reached_by = growth.get("date_knee_p90")
+    fig.add_vrect(x0=pd.Timestamp(growth["date_knee_earliest"]),
+                  x1=pd.Timestamp(reached_by if reached_by is not None else growth["forecast"].index[-1]),
+                  fillcolor="orange", opacity=0.1, line_width=0)
 fig.update_layout(xaxis_title="time", yaxis_title="class tps", height=460,
                   title=f"{workload}: interval load, daily peaks and the growth forecast")
 charts.show(fig, key="cls_chart")

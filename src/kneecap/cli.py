@@ -420,6 +420,8 @@ def _caveat_lines(table) -> list[str]:
 
 def _class_lines(table) -> list[str]:
     """One line per WLM-class scenario: its knee in tps with the interval, and when growth reaches it."""
+    from kneecap.forecasting import reach_sentence
+
     if "knee_tps" not in table:
         return []
     lines = []
@@ -427,15 +429,11 @@ def _class_lines(table) -> list[str]:
         line = (f"forecast: {row['workload']} / {row['scenario'] or '-'}: knee {row['knee_tps']:.4g} tps "
                 f"[{row['knee_tps_lo']:.4g}, {row['knee_tps_hi']:.4g}] on {row['n_gcp']:g} GCP + "
                 f"{row['n_ziip']:g} zIIP")
-        if isinstance(row.get("date_knee"), str):
-            line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, knee reached "
-                     f"{row['date_knee']} ({row['date_knee_lo'] or '?'} .. "
-                     f"{row['date_knee_hi'] or 'beyond the horizon'})")
-        elif isinstance(row.get("growth"), str) and row["growth"].startswith("no growth"):
+        if isinstance(row.get("growth"), str) and row["growth"].startswith("no growth"):
             line += f"; {row['growth']}"
         elif isinstance(row.get("peak_date_last"), str):
-            line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, knee not reached "
-                     "within the forecast horizon")
+            line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, "
+                     + reach_sentence(row, "knee", "knee"))
         lines.append(line)
     return lines
 

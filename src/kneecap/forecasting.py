@@ -558,7 +558,8 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
             for name in ("knee", "slo"):
                 if f"date_{name}" in grown:
                     row.update({f"date_{name}{suffix}": _iso(grown[f"date_{name}{suffix}"])
-                                for suffix in ("", "_lo", "_hi")})
+                                for suffix in DATE_SUFFIXES})
+                    row[f"{name}_unreached_pct"] = grown[f"{name}_unreached_pct"]
                     row[f"{name}_already"] = grown[f"{name}_already"]
             if at_slo is not None:
                 row["slo_tps"] = at_slo
@@ -772,42 +773,86 @@ def _history_frame(history: Iterable[Any]) -> pd.DataFrame:
     return frame
 
 
+#: Suffixes of the crossing dates :func:`class_growth` returns for a target ``name``
+#: (``date_<name><suffix>``): median, earliest plausible (5 %), reached by with 90 %
+#: probability, and the (1 - alpha) range.
+DATE_SUFFIXES = ("", "_earliest", "_p90", "_lo", "_hi")
+
+
 def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: float | None = None,
                  knee_tps_hi: float | None = None, slo_tps: float | None = None,
                  policy: GrowthPolicy | None = None, alpha: float = 0.05) -> dict[str, Any]:
     """When the class's peak load reaches its knee (and the SLO's load), from its interval history.
 
-    The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is forecast by
-    the trend model with the smallest rolling-origin error (:func:`kneecap.growth.fit_growth`);
-    ``date_knee`` is the first period (day or week) whose forecast peak reaches ``knee_tps``,
-    ``date_knee_lo`` the first whose upper band reaches the knee interval's lower end,
-    ``date_knee_hi`` the first whose lower band reaches the upper end
-    (:func:`kneecap.growth.crossing_date`, rounded up to the period); ``None`` past the horizon.
+    The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is fitted by the
+    competing trend models (:func:`kneecap.growth.fit_growth`); whole future paths are drawn from
+    all of them by their rolling-origin weights (:meth:`kneecap.growth.GrowthResults.simulate`),
+    and each path's first reach of a draw of the knee (a split log-normal through ``knee_tps_lo``,
+    ``knee_tps``, ``knee_tps_hi`` at ``alpha``) is one crossing
+    (:func:`kneecap.growth.crossing_date`). The dates are that distribution's quantiles put on
+    period starts (:func:`kneecap.growth.round_to_periods`: the early ends down, the rest up, so a
+    real spread never prints as one day): ``date_knee`` the median, ``date_knee_earliest`` the
+    5 % quantile, ``date_knee_p90`` the date by which it is reached with 90 % probability,
+    ``date_knee_lo`` / ``_hi`` the ``alpha/2`` and ``1 - alpha/2`` quantiles; ``None`` past the
+    horizon. ``knee_unreached_pct`` is the % of paths that do not reach it within the horizon
+    (over 10 % and ``date_knee_p90`` is ``None``). The SLO's load is a point, not an interval.
 
     Returns
     -------
     dict
-        ``peaks`` (Series), ``forecast`` (DataFrame ``tps``, ``tps_lo``, ``tps_hi``), ``method``,
-        ``competitors``, ``summary``, and ``date_knee``, ``date_knee_lo``, ``date_knee_hi``,
-        ``knee_already`` plus the same four for ``slo`` when ``slo_tps`` is given.
+        ``peaks`` (Series), ``forecast`` (DataFrame ``tps``, ``tps_lo``, ``tps_hi``: the chosen
+        model's band), ``method``, ``weights`` (each candidate's share of the paths),
+        ``competitors``, ``summary``, and ``date_knee`` with the suffixes of
+        :data:`DATE_SUFFIXES`, ``knee_unreached_pct``, ``knee_already``, plus the same for ``slo``
+        when ``slo_tps`` is given.
     """
     from kneecap import growth
 
     policy = policy or GrowthPolicy()
     horizon = int(policy.horizon)
     peaks, fitted = _growth_fit(tuple(map(tuple, results.history)), policy, alpha)
+    paths = fitted.simulate(horizon)
     out: dict[str, Any] = {"peaks": peaks.copy(), "forecast": fitted.forecast(horizon), "method": fitted.method,
-                           "competitors": fitted.competitors, "summary": fitted.summary()}
+                           "weights": paths.weights.copy(), "competitors": fitted.competitors,
+                           "summary": fitted.summary()}
     targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi)}
     if slo_tps is not None and math.isfinite(slo_tps):
         targets["slo"] = (slo_tps, None, None)
     for name, (mid, lo, hi) in targets.items():
-        when = growth.crossing_date(fitted, mid, horizon=horizon, threshold_lo=lo, threshold_hi=hi)
-        out.update({f"date_{name}": _period_reaching(when["date"], peaks.index),
-                    f"date_{name}_lo": _period_reaching(when["date_lo"], peaks.index),
-                    f"date_{name}_hi": _period_reaching(when["date_hi"], peaks.index),
-                    f"{name}_already": bool(when["already"])})
+        when = growth.round_to_periods(
+            growth.crossing_date(paths, mid, threshold_lo=lo, threshold_hi=hi, threshold_alpha=alpha), peaks.index)
+        out.update({f"date_{name}{suffix}": when[f"date{suffix}"] for suffix in DATE_SUFFIXES})
+        out[f"{name}_unreached_pct"] = 100.0 * when["unreached_share"]
+        out[f"{name}_already"] = bool(when["already"])
     return out
+
+
+def reach_sentence(answer: Mapping[str, Any], name: str, label: str, *, horizon_end: Any = None) -> str:
+    """When ``answer`` (a :func:`class_growth` result or a ``kneecap forecast`` row) says ``name`` is reached.
+
+    ``'<label> reached by P90 with 90 % probability, earliest E, most likely M'``; when more than 10 % of
+    the paths miss it within the horizon, ``'<label> may not be reached within the horizon: N % of the
+    simulated paths do not reach it; earliest E, most likely M'``; ``'<label> not within the horizon'`` when
+    even the earliest date lies beyond it; ``'<label> already reached ...'`` when the last peak is at or
+    above it. ``horizon_end``, when given, is named. The one wording the CLI and the desk print.
+    """
+    def day(key: str) -> str | None:
+        value = answer.get(f"date_{name}{key}")
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) else _iso(value)
+
+    to = f" (forecast to {_iso(horizon_end)})" if horizon_end is not None else ""
+    if answer.get(f"{name}_already"):
+        first = day("")
+        return f"{label} already reached" + (f": the peak first got there on {first}" if first else "")
+    earliest, likely, by_p90 = day("_earliest"), day(""), day("_p90")
+    unreached = float(answer.get(f"{name}_unreached_pct") or 0.0)
+    if earliest is None:
+        return f"{label} not within the horizon{to}"
+    most = f"most likely {likely}" if likely is not None else "most likely beyond the horizon"
+    if by_p90 is None:
+        return (f"{label} may not be reached within the horizon{to}: {unreached:.0f} % of the simulated paths do "
+                f"not reach it; earliest {earliest}, {most}")
+    return f"{label} reached by {by_p90} with 90 % probability, earliest {earliest}, {most}"
 
 
 # The trend fit (about a second: every candidate model refitted at each rolling origin) depends
@@ -819,17 +864,6 @@ def _growth_fit(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy,
 
     peaks = growth.peak_series(_history_frame(history), freq=policy.freq, stat=policy.stat, hours=policy.hours)
     return peaks, growth.fit_growth(peaks, alpha=alpha)
-
-
-def _period_reaching(when: pd.Timestamp | None, periods: pd.DatetimeIndex) -> pd.Timestamp | None:
-    """The first period (day or week) whose peak reaches the threshold.
-
-    From the crossing time interpolated between period starts: the period starting at or after it.
-    """
-    if when is None:
-        return None
-    grid = pd.date_range(start=pd.Timestamp(when).floor("D"), periods=9, freq=periods.freq)
-    return grid[grid >= when][0]
 
 
 def slo_tps(results: OpenDispatchResults, slo_resp_ms: float, *, lpar: Mapping[str, Any] | None = None,

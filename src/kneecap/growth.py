@@ -6,8 +6,10 @@ Pure functions over a history of RMF interval throughput (no file I/O, no tracki
    calendar day or week;
 2. :func:`fit_growth` fits competing trend models to those peaks and keeps the one with the lowest
    rolling-origin (time-series cross-validation) mean absolute percentage error;
-3. :func:`crossing_date` reads off when the forecast, and its prediction band, reach a threshold
-   such as a fitted knee's throughput.
+3. :meth:`GrowthResults.simulate` draws whole future paths of the peak from every candidate,
+   in proportion to its rolling-origin weight, and :func:`crossing_date` reads off the
+   distribution of when they reach a threshold such as a fitted knee's throughput (itself
+   uncertain); :func:`round_to_periods` puts those dates on period starts.
 
 Candidates (all from statsmodels):
 
@@ -72,6 +74,19 @@ _MIN_TRAIN_SEASONAL = 2 * WEEKLY_PERIOD
 #: simpler model: on a short, near-straight history ETS settles on the OLS line and wins by
 #: optimiser noise, while OLS' t-based interval is the more honest about parameter uncertainty.
 _TIE_RELATIVE = 1e-4
+
+#: Future peak paths :meth:`GrowthResults.simulate` draws by default. The Monte Carlo error of a
+#: 5 % or 90 % quantile of 2,000 draws is about 0.5-0.7 percentage points of probability.
+N_PATHS = 2000
+#: The crossing-time quantile reported as the earliest plausible date (``date_earliest``).
+EARLIEST_QUANTILE = 0.05
+#: The crossing-time quantile reported as "reached by this date with 90 % probability"
+#: (``date_p90``); when more than ``1 - REACHED_BY_QUANTILE`` of the paths never reach the
+#: threshold within the horizon it is ``None``.
+REACHED_BY_QUANTILE = 0.90
+#: Rolling-origin MAPE floor (%) before it is squared and inverted into a weight: a noiseless
+#: series scores ~1e-14 % and would otherwise overflow.
+_WEIGHT_MAPE_FLOOR_PCT = 1e-6
 
 _FREQ_OFFSETS = {"D": "D", "W": "W-MON"}
 _STAT_PATTERN = re.compile(r"^p(\d+(?:\.\d+)?)$")
@@ -322,7 +337,10 @@ class GrowthResults:
     fitted_values : numpy.ndarray
         The series the final model saw (``history`` with interior gaps interpolated).
     seed : int
-        Random state handed to simulation-based intervals.
+        Random state of :meth:`simulate` (and of simulation-based intervals).
+    candidate_fits : dict
+        The statsmodels results of every candidate that was fitted and scored on the whole
+        history (the chosen one among them), by method.
     """
 
     method: str
@@ -333,6 +351,70 @@ class GrowthResults:
     fitted: Any = field(repr=False)
     fitted_values: np.ndarray = field(repr=False)
     seed: int = 0
+    candidate_fits: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def weights(self) -> pd.Series:
+        r"""Each candidate's share of the simulated futures, from its rolling-origin error.
+
+        Inverse squared MAPE, normalised:
+        :math:`w_m \propto 1 / \mathrm{MAPE}_m^2`. For zero-mean normal errors the mean absolute
+        error is :math:`\sigma \sqrt{2/\pi}`, so these are Bates and Granger's inverse-MSE
+        combination weights computed from the score :func:`fit_growth` keeps. Candidates that
+        were not offered, failed or were not scored get none; when nothing was scored the chosen
+        method gets all.
+
+        References
+        ----------
+        .. [1] J. M. Bates and C. W. J. Granger, "The combination of forecasts", *Operational
+           Research Quarterly* 20 (1969) 451-468.
+        """
+        fits = self.candidate_fits or {self.method: self.fitted}
+        return _candidate_weights(self.competitors, fits, self.method)
+
+    def simulate(self, horizon: int, *, n_paths: int = N_PATHS,
+                 seed: int | None = None) -> PeakPaths:
+        r"""Whole future paths of the peak, from every candidate in proportion to its weight.
+
+        ``n_paths`` are allotted to the candidates by :attr:`weights` (largest remainders), so a
+        short history that several trend forms fit about equally well does not yield the one
+        straight line of the chosen candidate. Each candidate's paths:
+
+        - ``linear``: the OLS posterior predictive (parameters drawn from the coefficient
+          covariance with :math:`\sigma^2` drawn from its scaled inverse chi-square, plus
+          residual noise), whose per-step quantiles are the t-based ``obs_ci``;
+        - ETS: ``ETSResults.simulate(anchor="end")`` (innovations carried through level, trend
+          and season), each path with its own noise scale and its own draw of the initial states,
+          as for OLS, given the smoothing parameters at their estimates (:func:`_simulate_ets`);
+        - ``sarimax_weekly``: ``SARIMAXResults.simulate(anchor="end")`` at the estimated
+          parameters.
+
+        Parameters
+        ----------
+        horizon : int
+            Future periods per path (>= 1).
+        n_paths : int
+            Paths drawn (>= 100).
+        seed : int, optional
+            Random state; default :attr:`seed`. The same seed gives the same paths.
+
+        Returns
+        -------
+        PeakPaths
+
+        References
+        ----------
+        .. [1] R. J. Hyndman and G. Athanasopoulos, *Forecasting: Principles and Practice*, 3rd
+           ed., OTexts, 2021, §5.5 (simulated future sample paths), §8.7 (ETS prediction
+           intervals). https://otexts.com/fpp3/
+        .. [2] A. Gelman et al., *Bayesian Data Analysis*, 3rd ed., CRC Press, 2013, §14.2
+           (the posterior predictive of normal linear regression under a flat prior).
+        """
+        if int(horizon) != horizon or horizon < 1:
+            raise ValueError(f"simulate: horizon must be a whole number >= 1, got {horizon!r}")
+        if int(n_paths) != n_paths or n_paths < 100:
+            raise ValueError(f"simulate: n_paths must be a whole number >= 100, got {n_paths!r}")
+        return _simulate(self, int(horizon), int(n_paths), self.seed if seed is None else int(seed))
 
     def forecast(self, horizon: int) -> pd.DataFrame:
         """Forecast the next ``horizon`` periods after the last observed one.
@@ -517,8 +599,8 @@ def fit_growth(
     candidates : tuple of str, optional
         Subset of :data:`CANDIDATES` to consider (default: all). ``linear`` is always added.
     seed : int
-        Random state for simulation-based intervals. Every candidate here has closed-form
-        intervals, so results do not depend on it today.
+        Random state of :meth:`GrowthResults.simulate`. Every candidate's forecast interval here
+        is closed-form and does not depend on it.
 
     Returns
     -------
@@ -620,118 +702,375 @@ def fit_growth(
 
     return GrowthResults(method=method, competitors=competitors, history=history,
                          alpha=float(alpha), freq=freq, fitted=final_fits[method],
-                         fitted_values=y, seed=seed)
+                         fitted_values=y, seed=seed, candidate_fits=final_fits)
 
 
 # --------------------------------------------------------------------------------------------
-# Crossing dates
+# Simulated futures and the crossing-date distribution
 # --------------------------------------------------------------------------------------------
 
 
-def _first_observed_reach(history: pd.Series, threshold_tps: float) -> pd.Timestamp | None:
-    reached = history[history >= threshold_tps]
-    return None if reached.empty else pd.Timestamp(reached.index[0])
+@dataclass(frozen=True)
+class PeakPaths:
+    """Simulated future peaks: whole paths, drawn from every candidate in proportion to its weight.
 
-
-def _first_forecast_reach(
-    times: pd.DatetimeIndex,
-    curve_tps: np.ndarray,
-    threshold_tps: float,
-    anchor_time: pd.Timestamp,
-    anchor_tps: float,
-) -> pd.Timestamp | None:
-    """When a piecewise-linear curve through (anchor, forecasts) first reaches the threshold.
-
-    The anchor is the last observed peak, which is below the threshold; between the last point
-    below and the first point at or above it the time is linearly interpolated.
+    Attributes
+    ----------
+    paths_tps : numpy.ndarray
+        ``(n_paths, horizon)`` simulated peak tps, clipped at 0; row ``i`` is one future.
+    times : pandas.DatetimeIndex
+        The ``horizon`` forecast period starts (the columns of ``paths_tps``).
+    methods : numpy.ndarray
+        ``(n_paths,)`` the candidate each path was drawn from.
+    weights : pandas.Series
+        Candidate weights (:attr:`GrowthResults.weights`) the paths were allotted by.
+    history : pandas.Series
+        The observed peaks (no NaN) the paths continue from.
+    alpha : float
+        ``date_lo`` / ``date_hi`` of :func:`crossing_date` are the ``alpha / 2`` and
+        ``1 - alpha / 2`` quantiles.
+    seed : int
+        The random state the paths were drawn with; :func:`crossing_date` draws its threshold
+        draws from it too.
     """
-    hits = np.flatnonzero(curve_tps >= threshold_tps)
-    if hits.size == 0:
-        return None
-    k = int(hits[0])
-    if k == 0:
-        before_time, before_tps = anchor_time, anchor_tps
-    else:
-        before_time, before_tps = times[k - 1], curve_tps[k - 1]
-    fraction = (threshold_tps - before_tps) / (curve_tps[k] - before_tps)
-    return pd.Timestamp(before_time + fraction * (times[k] - before_time)).round("s")
+
+    paths_tps: np.ndarray = field(repr=False)
+    times: pd.DatetimeIndex
+    methods: np.ndarray = field(repr=False)
+    weights: pd.Series
+    history: pd.Series = field(repr=False)
+    alpha: float
+    seed: int
+
+
+def _candidate_weights(competitors: pd.DataFrame, fitted: Any, chosen: str) -> pd.Series:
+    """Inverse squared rolling-origin MAPE of every candidate that has a final fit, summing to 1."""
+    errors = competitors.set_index("method")["rolling_origin_mape_pct"].astype(float)
+    usable = [m for m in errors.index if m in fitted and math.isfinite(errors[m])]
+    if not usable:
+        return pd.Series({chosen: 1.0}, name="weight")
+    floor = np.maximum(errors[usable].to_numpy(float), _WEIGHT_MAPE_FLOOR_PCT)
+    raw = 1.0 / floor**2
+    return pd.Series(raw / raw.sum(), index=usable, name="weight")
+
+
+def _allot(n_paths: int, weights: np.ndarray) -> np.ndarray:
+    """Whole path counts proportional to ``weights`` (largest remainders), summing to ``n_paths``."""
+    exact = n_paths * weights
+    counts = np.floor(exact).astype(int)
+    short = n_paths - int(counts.sum())
+    if short > 0:
+        counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
+    return counts
+
+
+def _simulate_ols(fitted: Any, n_train: int, steps: int, count: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    r"""OLS trend paths from the posterior predictive under a flat prior.
+
+    :math:`\sigma^2 = s^2 \nu / \chi^2_\nu` (:math:`\nu` residual degrees of freedom),
+    :math:`\beta \sim N(\hat\beta, \sigma^2 (X^\top X)^{-1})`, then
+    :math:`y_{T+h} = \beta_0 + \beta_1 (T+h) + \varepsilon`, :math:`\varepsilon \sim N(0,
+    \sigma^2)`: each step's marginal is the t-based ``obs_ci`` of :meth:`GrowthResults.forecast`.
+    """
+    df = float(fitted.df_resid)
+    sigma2 = float(fitted.scale) * df / rng.chisquare(df, count)
+    root = np.linalg.cholesky(np.asarray(fitted.normalized_cov_params, float))
+    sigma = np.sqrt(sigma2)[:, None]
+    beta = np.asarray(fitted.params, float) + sigma * (rng.standard_normal((count, 2)) @ root.T)
+    mean = beta @ _trend_design(n_train, steps).T
+    return mean + sigma * rng.standard_normal((count, steps))
+
+
+def _simulate_ets(fitted: Any, steps: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    r"""``(count, steps)`` additive-ETS paths with the initial states and the noise scale drawn.
+
+    With additive errors and the smoothing parameters held at their estimates, the one-step
+    predictions and the forecasts are affine in the initial states :math:`s` (level, trend,
+    seasonal): :math:`\hat y = c + A s`, :math:`\hat y_{T+h} = d + J s`, with :math:`A` and
+    :math:`J` found exactly by unit steps. So, as for OLS, :math:`\sigma^2 = s^2 \nu /
+    \chi^2_\nu` with :math:`\nu = n - \dim s`, :math:`s \sim N(\hat s, \sigma^2
+    (A^\top A)^{-1})`, and statsmodels' ``simulate(anchor="end")`` carries innovations
+    :math:`N(0, \sigma^2)` through the states. The smoothing parameters are not drawn: on a short
+    history they often sit on a bound (:math:`\alpha \to 0`), where the Hessian is no covariance.
+    """
+    model = fitted.model
+    params = np.asarray(fitted.params, float)
+    states = [i for i, name in enumerate(model.param_names) if name.startswith("initial_")]
+    at_estimate = model.smooth(params)
+    one_step = np.asarray(at_estimate.fittedvalues, float)
+    ahead = np.asarray(at_estimate.forecast(steps), float)
+    design = np.empty((len(one_step), len(states)))
+    jacobian = np.empty((steps, len(states)))
+    for column, i in enumerate(states):
+        moved = params.copy()
+        moved[i] += 1.0
+        stepped = model.smooth(moved)
+        design[:, column] = np.asarray(stepped.fittedvalues, float) - one_step
+        jacobian[:, column] = np.asarray(stepped.forecast(steps), float) - ahead
+    resid = np.asarray(model.endog, float).ravel() - one_step
+    df = max(len(resid) - len(states), 1)
+    sigma = np.sqrt(float(resid @ resid) / df * df / rng.chisquare(df, count))
+    _, singular, right = np.linalg.svd(design, full_matrices=False)
+    keep = singular > singular.max() * 1e-10
+    root = right[keep].T / singular[keep]  # (A'A)^-1 = root root'
+    shift = (sigma[:, None] * (rng.standard_normal((count, int(keep.sum()))) @ root.T)) @ jacobian.T
+    errors = sigma[None, :] * rng.standard_normal((steps, count))
+    simulated = fitted.simulate(steps, anchor="end", repetitions=count, random_errors=errors)
+    return np.asarray(simulated, float).reshape(steps, count).T + shift
+
+
+def _simulate_candidate(method: str, fitted: Any, n_train: int, steps: int, count: int,
+                        rng: np.random.Generator) -> np.ndarray:
+    """``(count, steps)`` simulated future peaks from one fitted candidate."""
+    if method == "linear":
+        return _simulate_ols(fitted, n_train, steps, count, rng)
+    if method.startswith("ets"):
+        return _simulate_ets(fitted, steps, count, rng)
+    # SARIMAX: statsmodels' state-space simulation from the last filtered state, at the estimates
+    simulated = fitted.simulate(steps, anchor="end", repetitions=count, rng=rng)
+    return np.asarray(simulated, float).reshape(steps, count).T
+
+
+def _simulate(results: GrowthResults, horizon: int, n_paths: int, seed: int) -> PeakPaths:
+    weights = results.weights
+    counts = _allot(n_paths, weights.to_numpy(float))
+    rng = np.random.default_rng(seed)
+    blocks, methods = [], []
+    n_train = len(results.fitted_values)
+    with _quiet_single_thread():
+        for method, count in zip(weights.index, counts, strict=True):
+            if count:
+                blocks.append(_simulate_candidate(method, results.candidate_fits[method], n_train,
+                                                  horizon, int(count), rng))
+                methods.extend([method] * int(count))
+    times = pd.date_range(results.history.index[-1] + results.freq, periods=horizon,
+                          freq=results.freq, name="period_start")
+    return PeakPaths(paths_tps=np.clip(np.vstack(blocks), 0.0, None), times=times,
+                     methods=np.array(methods), weights=weights, history=results.history.dropna(),
+                     alpha=results.alpha, seed=seed)
+
+
+def _threshold_draws(u: np.ndarray, mid: float, lo: float, hi: float, alpha: float,
+                     draws: np.ndarray | None) -> np.ndarray:
+    """Thresholds at probabilities ``u``: the draws' empirical quantiles, or a split log-normal."""
+    if draws is not None:
+        return np.quantile(draws, u, method="inverted_cdf")
+    if lo == mid == hi:
+        return np.full(u.shape, mid)
+    from scipy.special import ndtri
+
+    z = float(ndtri(1.0 - alpha / 2.0))
+    normal = ndtri(u)
+    scale = np.where(normal < 0.0, math.log(mid / lo) / z, math.log(hi / mid) / z)
+    return mid * np.exp(normal * scale)
+
+
+def _first_reach_days(paths: PeakPaths, thresholds: np.ndarray) -> np.ndarray:
+    """Per path, days from the last observed period start to its first reach of its threshold.
+
+    Negative (a past period start) where the last observed peak is already at or above the
+    path's threshold; ``inf`` where the path stays below it to the horizon.
+    """
+    history = paths.history
+    anchor_time, anchor_tps = pd.Timestamp(history.index[-1]), float(history.iloc[-1])
+    day = pd.Timedelta(days=1)
+    future_days = np.asarray((paths.times - anchor_time) / day, float)
+    tps = paths.paths_tps
+    rows = np.arange(len(tps))
+    above = tps >= thresholds[:, None]
+    hit = above.any(axis=1)
+    first = above.argmax(axis=1)
+    before = first - 1
+    before_tps = np.where(first == 0, anchor_tps, tps[rows, np.maximum(before, 0)])
+    before_day = np.where(first == 0, 0.0, future_days[np.maximum(before, 0)])
+    after_tps, after_day = tps[rows, first], future_days[first]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = (thresholds - before_tps) / (after_tps - before_tps)
+    days = np.where(hit, before_day + fraction * (after_day - before_day), np.inf)
+    already = anchor_tps >= thresholds
+    if already.any():
+        observed_days = np.asarray((history.index - anchor_time) / day, float)
+        running_max = np.maximum.accumulate(history.to_numpy(float))
+        days[already] = observed_days[np.searchsorted(running_max, thresholds[already], side="left")]
+    return days
 
 
 def crossing_date(
-    results: GrowthResults,
+    paths: PeakPaths,
     threshold_tps: float,
     *,
-    horizon: int = 730,
     threshold_lo: float | None = None,
     threshold_hi: float | None = None,
-) -> dict:
-    """When the peak load reaches ``threshold_tps`` (e.g. a knee's throughput), with a range.
+    threshold_draws: np.ndarray | None = None,
+    threshold_alpha: float | None = None,
+) -> dict[str, Any]:
+    r"""When the peak load reaches ``threshold_tps`` (e.g. a knee's throughput): its distribution.
+
+    Each simulated future (:meth:`GrowthResults.simulate`) is paired with one draw of the
+    threshold; the path's first reach of its draw is one crossing time, and the dates reported
+    are quantiles over all paths.
 
     Parameters
     ----------
-    results : GrowthResults
-        From :func:`fit_growth`.
+    paths : PeakPaths
+        From :meth:`GrowthResults.simulate`.
     threshold_tps : float
-        The throughput to reach.
-    horizon : int
-        How many periods ahead to look (730 daily periods = two years).
+        The throughput to reach (> 0): the threshold's point value and median.
     threshold_lo, threshold_hi : float, optional
-        The threshold's own uncertainty (e.g. the knee's interval); default ``threshold_tps``.
-        Must satisfy ``threshold_lo <= threshold_tps <= threshold_hi``.
+        The threshold's ``(1 - threshold_alpha)`` interval (e.g. the knee's); default
+        ``threshold_tps``. Need ``0 < threshold_lo <= threshold_tps <= threshold_hi``.
+    threshold_draws : numpy.ndarray, optional
+        Draws of the threshold (e.g. the knee of each bootstrap refit), used instead of an interval
+        when the caller has them.
+    threshold_alpha : float, optional
+        Level of the interval ``threshold_lo`` .. ``threshold_hi``; default ``paths.alpha``.
 
     Returns
     -------
     dict
         ``date``
-            first time the point forecast reaches ``threshold_tps``;
-        ``date_lo``
-            earliest plausible: first time the upper band ``tps_hi`` reaches ``threshold_lo``;
-        ``date_hi``
-            latest plausible: first time the lower band ``tps_lo`` reaches ``threshold_hi``;
+            median crossing time;
+        ``date_earliest``
+            its :data:`EARLIEST_QUANTILE` (5 %) quantile, the earliest plausible date;
+        ``date_p90``
+            its :data:`REACHED_BY_QUANTILE` quantile: reached by then with 90 % probability;
+        ``date_lo``, ``date_hi``
+            its ``alpha / 2`` and ``1 - alpha / 2`` quantiles;
+        ``unreached_share``
+            share of the paths that do not reach their threshold within the horizon;
         ``already``
             True when the last observed peak is already at or above ``threshold_tps``;
         ``horizon_end``
             the last forecast period start.
 
-        Dates are :class:`pandas.Timestamp`, linearly interpolated (to the second) between the
-        last period below and the first period at or above the threshold, starting from the
-        last observed peak. A date not reached within the horizon is ``None``, never
-        extrapolated. When the last observed peak is already at or above a threshold, that
-        date is instead the start of the first observed period at or above it (``already``
-        reports this for ``threshold_tps``; ``date_lo`` and ``date_hi`` follow the same rule
-        for their thresholds). A higher threshold therefore never gives an earlier date.
+        Dates are :class:`pandas.Timestamp` (to the second); a quantile beyond the horizon is
+        ``None``, never extrapolated (so ``date_p90`` is ``None`` exactly when
+        ``unreached_share`` is over 10 %).
+
+    Raises
+    ------
+    ValueError
+        A threshold that is not a positive finite number, an unordered interval, an interval
+        given together with draws, or a bad ``threshold_alpha``.
+
+    Notes
+    -----
+    Path :math:`i` is a whole simulated future :math:`y_{i,1..H}` (so a path that rises early
+    stays high, which per-step quantiles would not know) and :math:`k_i` its threshold draw. Its
+    crossing time is linearly interpolated between the last period below and the first at or
+    above :math:`k_i`, starting from the last observed peak :math:`(t_0, y_0)`:
+
+    .. math::
+
+        T_i = t_{j-1} + \frac{k_i - y_{i,j-1}}{y_{i,j} - y_{i,j-1}} (t_j - t_{j-1}),
+        \quad j = \min\{j : y_{i,j} \ge k_i\},
+
+    :math:`T_i = \infty` when no :math:`j \le H` exists, and, when :math:`y_0 \ge k_i`, the start
+    of the first observed period whose peak reached :math:`k_i`. The threshold draws are
+    :math:`k_i = Q(u_i)` with :math:`u_i \sim U(0, 1)` from ``paths.seed``: :math:`Q` the
+    draws' empirical quantile function, or a split log-normal through the interval,
+
+    .. math::
+
+        \log k = \log k_{\mathrm{mid}} + z \cdot
+        \begin{cases} \log(k_{\mathrm{mid}} / k_{\mathrm{lo}}) / z_{1-\alpha/2} & z < 0 \\
+                      \log(k_{\mathrm{hi}} / k_{\mathrm{mid}}) / z_{1-\alpha/2} & z \ge 0
+        \end{cases}, \quad z = \Phi^{-1}(u),
+
+    whose median is the point and whose :math:`\alpha/2`, :math:`1-\alpha/2` quantiles are the
+    interval's ends (positive, and skewed as the interval is). The :math:`u_i` do not depend on the
+    threshold, so for the same paths a higher threshold (its interval or draws moved up with it)
+    raises every :math:`k_i`, no path's :math:`T_i` gets earlier, and no reported date does.
+
+    References
+    ----------
+    .. [1] R. J. Hyndman and G. Athanasopoulos, *Forecasting: Principles and Practice*, 3rd ed.,
+       OTexts, 2021, §5.5 (forecast distributions from simulated future sample paths).
+       https://otexts.com/fpp3/
+    .. [2] K. F. Wallis, "Combining density and interval forecasts: a modest proposal", *Oxford
+       Bulletin of Economics and Statistics* 67 (2005) 983-994 (the combined forecast
+       distribution is the weighted mixture of the candidates').
     """
-    thresholds = {"threshold_tps": threshold_tps}
-    if threshold_lo is not None:
-        thresholds["threshold_lo"] = threshold_lo
-    if threshold_hi is not None:
-        thresholds["threshold_hi"] = threshold_hi
-    for name, value in thresholds.items():
-        if value is None or not math.isfinite(float(value)):
-            raise ValueError(f"crossing_date: {name} must be a finite number, got {value!r}")
-    threshold_lo = float(threshold_tps if threshold_lo is None else threshold_lo)
-    threshold_hi = float(threshold_tps if threshold_hi is None else threshold_hi)
-    threshold_tps = float(threshold_tps)
-    if not threshold_lo <= threshold_tps <= threshold_hi:
+    alpha = paths.alpha if threshold_alpha is None else float(threshold_alpha)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"crossing_date: threshold_alpha must be in (0, 1), got {threshold_alpha!r}")
+    values = {"threshold_tps": threshold_tps, "threshold_lo": threshold_lo,
+              "threshold_hi": threshold_hi}
+    for name, value in values.items():
+        if value is not None and not (math.isfinite(float(value)) and float(value) > 0):
+            raise ValueError(f"crossing_date: {name} must be a positive finite number, got {value!r}")
+    draws = None
+    if threshold_draws is not None:
+        if threshold_lo is not None or threshold_hi is not None:
+            raise ValueError("crossing_date: give threshold_draws or threshold_lo/threshold_hi, "
+                             "not both")
+        draws = np.asarray(threshold_draws, float).ravel()
+        if draws.size == 0 or not np.all(np.isfinite(draws) & (draws > 0)):
+            raise ValueError("crossing_date: threshold_draws must be positive finite numbers")
+    mid = float(threshold_tps)
+    lo = mid if threshold_lo is None else float(threshold_lo)
+    hi = mid if threshold_hi is None else float(threshold_hi)
+    if not lo <= mid <= hi:
         raise ValueError(
             f"crossing_date: need threshold_lo <= threshold_tps <= threshold_hi, got "
-            f"{threshold_lo} / {threshold_tps} / {threshold_hi}"
+            f"{lo} / {mid} / {hi}"
         )
 
-    forecast = results.forecast(horizon)
-    observed = results.history.dropna()
-    last_time, last_tps = pd.Timestamp(observed.index[-1]), float(observed.iloc[-1])
-
-    def reach(curve: str, threshold: float) -> pd.Timestamp | None:
-        if last_tps >= threshold:
-            return _first_observed_reach(observed, threshold)
-        return _first_forecast_reach(forecast.index, forecast[curve].to_numpy(float), threshold,
-                                     last_time, last_tps)
-
-    return {
-        "date": reach("tps", threshold_tps),
-        "date_lo": reach("tps_hi", threshold_lo),
-        "date_hi": reach("tps_lo", threshold_hi),
-        "already": last_tps >= threshold_tps,
-        "horizon_end": pd.Timestamp(forecast.index[-1]),
+    # A stream of its own (not the paths'), so the thresholds pair the same way with every path
+    # whatever the threshold asked.
+    u = np.random.default_rng([paths.seed, 1]).random(len(paths.paths_tps))
+    days = _first_reach_days(paths, _threshold_draws(u, mid, lo, hi, alpha, draws))
+    levels = {"date_lo": alpha / 2.0, "date_earliest": EARLIEST_QUANTILE, "date": 0.5,
+              "date_p90": REACHED_BY_QUANTILE, "date_hi": 1.0 - alpha / 2.0}
+    quantiles = np.quantile(days, list(levels.values()), method="inverted_cdf")
+    anchor_time = pd.Timestamp(paths.history.index[-1])
+    out: dict[str, Any] = {
+        key: (None if not math.isfinite(q) else
+              (anchor_time + pd.to_timedelta(float(q), unit="D")).round("s"))
+        for key, q in zip(levels, quantiles, strict=True)
     }
+    out.update(unreached_share=float(np.mean(np.isinf(days))),
+               already=bool(float(paths.history.iloc[-1]) >= mid),
+               horizon_end=pd.Timestamp(paths.times[-1]))
+    return out
+
+
+def round_to_periods(crossing: dict[str, Any], periods: pd.DatetimeIndex) -> dict[str, Any]:
+    """Crossing dates on period starts, outward: early ends down, late ends and the median up.
+
+    ``date_lo`` and ``date_earliest`` go to the start of the period they fall in (floor);
+    ``date``, ``date_p90`` and ``date_hi`` to the first period start at or after them (ceil: the
+    first period whose peak has reached the threshold). Because the early ends round down and
+    the late ends up, a non-zero spread between ``date_earliest`` and ``date_p90`` always keeps
+    at least one period between them: rounding never prints a zero-width range.
+
+    Parameters
+    ----------
+    crossing : dict
+        From :func:`crossing_date`; other keys are passed through.
+    periods : pandas.DatetimeIndex
+        A regular grid of period starts (e.g. the peaks' index); it may end before the dates.
+
+    Returns
+    -------
+    dict
+        ``crossing`` with its five dates rounded (``None`` stays ``None``).
+    """
+    if len(periods) < 2:
+        raise ValueError("round_to_periods: need at least two period starts to know the spacing")
+    origin = pd.Timestamp(periods[0])
+    step = (pd.Timestamp(periods[1]) - origin).value
+
+    def on_grid(when: pd.Timestamp | None, up: bool) -> pd.Timestamp | None:
+        if when is None:
+            return None
+        offset = (pd.Timestamp(when) - origin).value
+        whole = -(-offset // step) if up else offset // step
+        return origin + pd.Timedelta(whole * step, unit="ns")
+
+    out = dict(crossing)
+    for key, up in (("date_lo", False), ("date_earliest", False), ("date", True),
+                    ("date_p90", True), ("date_hi", True)):
+        out[key] = on_grid(crossing[key], up)
+    return out

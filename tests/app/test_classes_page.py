@@ -80,9 +80,12 @@ def test_classes_page_forecasts_the_knee_date(app_env):
 
     sentence = _markdown(at, "**Knee:**")
     assert grown["date_knee"] is not None  # the synthetic week grows ~8.5 tps a day: the knee is weeks away
-    assert (f"knee reached between {_day(grown['date_knee_lo'])} and {_day(grown['date_knee_hi'])}, "
-            f"most likely {_day(grown['date_knee'])}") in sentence
-    assert re.search(r"reached between \d{4}-\d\d-\d\d and \d{4}-\d\d-\d\d, most likely \d{4}-\d\d-\d\d", sentence)
+    assert (f"knee reached by {_day(grown['date_knee_p90'])} with 90 % probability, earliest "
+            f"{_day(grown['date_knee_earliest'])}, most likely {_day(grown['date_knee'])}") in sentence
+    assert re.search(r"reached by \d{4}-\d\d-\d\d with 90 % probability, earliest \d{4}-\d\d-\d\d, most likely "
+                     r"\d{4}-\d\d-\d\d", sentence)
+    # a week of noisy peaks: a range of days, never one (issue #33)
+    assert grown["date_knee_earliest"] < grown["date_knee_p90"]
     slo_sentence = _markdown(at, "**SLO:**")
     assert f"most likely {_day(grown['date_slo'])}" in slo_sentence
     assert grown["date_slo"] <= grown["date_knee"]  # the SLO's load (2x unloaded) comes before 3x unloaded
@@ -103,6 +106,9 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     assert any(s["type"] == "line" and s["y0"] == s["y1"] == pytest.approx(knee["knee_tps"]) for s in shapes)
     assert any(s["type"] == "rect" and s["y0"] == pytest.approx(knee["knee_tps_lo"])
                and s["y1"] == pytest.approx(knee["knee_tps_hi"]) for s in shapes)
+    # the days from the earliest plausible to the 90 % date, shaded
+    assert any(s["type"] == "rect" and pd.Timestamp(s["x0"]) == grown["date_knee_earliest"]
+               and pd.Timestamp(s["x1"]) == grown["date_knee_p90"] for s in shapes)
     assert "cls_download" in {d.key for d in at.get("download_button")}
 
 
