@@ -32,11 +32,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kneecap import config, forecasting, warehouse  # noqa: E402
+from kneecap import config, forecasting  # noqa: E402
 from kneecap.modeling import choose_response_model  # noqa: E402
 from kneecap.modeling.open import OpenMMcModel  # noqa: E402
 from kneecap.modeling.open_dispatch import other_classes_busy  # noqa: E402
-from kneecap.smf.tables import DECODED_TABLES  # noqa: E402
 from kneecap.training import modeling_config  # noqa: E402
 from tests.smf import simdays  # noqa: E402
 
@@ -46,15 +45,7 @@ TRAIN_DAYS = 6
 def _class_rows(seed: int, variant: str | None = None) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
     records, truth = (simdays.simulated_days(seed=seed) if variant is None
                       else simdays.variant_days(variant, seed=seed))
-    w72, c70 = simdays.decode_days(records)
-    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    reference, sources = warehouse.read_reference_dir(ROOT / "data" / "reference")
-    inputs.update(smf72_workload=w72, smf70_cpu=c70, reference_measurements=reference,
-                  reference_sources=sources)
-    fct = warehouse.run_sql_files(warehouse.sql_files(ROOT / "pipelines" / "sql"), inputs)["fct_measurements"]
-    cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)
-    cls["day"] = (cls["interval_start_at"] - cls["interval_start_at"].min().normalize()).dt.days + 1
-    return cls, truth
+    return simdays.class_rows(records, truth), truth
 
 
 def _mape(actual, predicted) -> float:

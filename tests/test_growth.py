@@ -224,7 +224,9 @@ def test_short_history_fits_non_seasonal() -> None:
     assert np.all(np.isfinite(frame.to_numpy()))
 
 
-def test_failing_candidate_is_recorded_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def damped_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The damped-trend candidate's fit raises, as a singular design does."""
     real_fit = growth._fit_candidate
 
     def fit_or_fail(method: str, y: np.ndarray):
@@ -233,6 +235,9 @@ def test_failing_candidate_is_recorded_not_raised(monkeypatch: pytest.MonkeyPatc
         return real_fit(method, y)
 
     monkeypatch.setattr(growth, "_fit_candidate", fit_or_fail)
+
+
+def test_failing_candidate_is_recorded_not_raised(damped_fails: None) -> None:
     results = fit_growth(linear_trend(n_days=20), candidates=("ets_trend", "ets_damped"))
     table = results.competitors.set_index("method")
     assert math.isnan(table.loc["ets_damped", "rolling_origin_mape_pct"])
@@ -388,15 +393,7 @@ def test_six_points_give_more_than_one_trend_form(six_fit: growth.GrowthResults,
     np.testing.assert_allclose(counts[weights.index] / growth.N_PATHS, weights, atol=1 / growth.N_PATHS)
 
 
-def test_failed_candidate_gets_no_paths(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_fit = growth._fit_candidate
-
-    def fit_or_fail(method: str, y: np.ndarray):
-        if method == "ets_damped":
-            raise np.linalg.LinAlgError("singular matrix")
-        return real_fit(method, y)
-
-    monkeypatch.setattr(growth, "_fit_candidate", fit_or_fail)
+def test_failed_candidate_gets_no_paths(damped_fails: None) -> None:
     results = fit_growth(six_days(seed=4))
     assert "ets_damped" not in results.weights.index
     assert set(results.simulate(10, n_paths=200).methods) == {"linear", "ets_trend"}

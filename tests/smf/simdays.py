@@ -95,11 +95,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kneecap import warehouse
 from kneecap.modeling.dispatch import Dispatch
 from kneecap.modeling.select import ModelingConfig
 from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.simulation import SimScenario, check_open_load_fits, simulate
 from kneecap.smf.reader import decode_file
+from kneecap.smf.tables import DECODED_TABLES
 from tests.smf import synth
 
 GRID_CSV = Path(__file__).resolve().parent / "data" / "simdays_grid.csv"
@@ -555,6 +557,25 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
 
 
 # --------------------------------------------------------------------------- round trip
+
+
+def class_rows(records: list[bytes], truth: SimDaysTruth) -> pd.DataFrame:
+    """The simulated class's rows of ``fct_measurements`` as kneecap builds them from the records.
+
+    The records are decoded by kneecap's readers (:func:`decode_days`) and the marts built by the
+    pipeline's own SQL beside the bundled reference tables; rows in time order, with ``day``
+    (1-based) added.
+    """
+    root = Path(__file__).resolve().parents[2]
+    w72, c70 = decode_days(records)
+    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
+    reference, sources = warehouse.read_reference_dir(root / "data" / "reference")
+    inputs.update(smf72_workload=w72, smf70_cpu=c70, reference_measurements=reference, reference_sources=sources)
+    fct = warehouse.run_sql_files(warehouse.sql_files(root / "pipelines" / "sql"), inputs)["fct_measurements"]
+    cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)
+    cls["day"] = (cls["interval_start_at"] - cls["interval_start_at"].min().normalize()).dt.days + 1
+    return cls
+
 
 
 def decode_days(records: list[bytes]) -> tuple[pd.DataFrame, pd.DataFrame]:

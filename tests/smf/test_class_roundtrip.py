@@ -14,12 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap import config, forecasting, warehouse
+from kneecap import config, forecasting
 from kneecap.config import planner_policy
 from kneecap.modeling import choose_response_model
 from kneecap.modeling.open import OpenMMcModel
 from kneecap.modeling.select import _open_dispatch
-from kneecap.smf.tables import DECODED_TABLES
 from kneecap.training import modeling_config
 from tests.conftest import REPO
 from tests.smf import simdays
@@ -31,15 +30,7 @@ PEAK_INTERVALS_PER_DAY = 8  # the two busiest hours of each day
 @pytest.fixture(scope="module")
 def days():
     records, truth = simdays.simulated_days()
-    w72, c70 = simdays.decode_days(records)
-    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    inputs.update(smf72_workload=w72, smf70_cpu=c70)
-    reference, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
-    inputs.update(reference_measurements=reference, reference_sources=sources)
-    fct = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)["fct_measurements"]
-    cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)
-    first = cls["interval_start_at"].min().normalize()
-    cls["day"] = (cls["interval_start_at"] - first).dt.days + 1
+    cls = simdays.class_rows(records, truth)
     train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
     later = cls[cls["day"] > TRAIN_DAYS]
     peaks = later.groupby("day", group_keys=False).apply(lambda g: g.nlargest(PEAK_INTERVALS_PER_DAY, "tps"))

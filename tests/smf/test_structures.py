@@ -9,11 +9,10 @@ and its bands at days 7-10's peaks, as a capacity planner would read them.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 
-from kneecap import config, warehouse
+from kneecap import config
 from kneecap.modeling import choose_response_model
 from kneecap.modeling.open_dispatch import (
     MODEL_ERROR_LOG,
@@ -22,7 +21,6 @@ from kneecap.modeling.open_dispatch import (
     other_classes_busy,
     structure_weights,
 )
-from kneecap.smf.tables import DECODED_TABLES
 from kneecap.training import modeling_config
 from tests.conftest import REPO
 from tests.smf import simdays
@@ -30,22 +28,10 @@ from tests.smf import simdays
 TRAIN_DAYS = 6
 
 
-def _class_rows(variant: str, seed: int) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
-    records, truth = simdays.variant_days(variant, seed=seed)
-    w72, c70 = simdays.decode_days(records)
-    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    inputs.update(smf72_workload=w72, smf70_cpu=c70)
-    reference, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
-    inputs.update(reference_measurements=reference, reference_sources=sources)
-    fct = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)["fct_measurements"]
-    cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)
-    cls["day"] = (cls["interval_start_at"] - cls["interval_start_at"].min().normalize()).dt.days + 1
-    return cls, truth
-
-
 @pytest.fixture(scope="module")
 def burst_lpar():
-    cls, truth = _class_rows("burst", seed=31)
+    records, truth = simdays.variant_days("burst", seed=31)
+    cls = simdays.class_rows(records, truth)
     params = config.load_params(REPO / "params.yaml")
     train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
     return cls, truth, choose_response_model(train, modeling_config(params)).results, params
