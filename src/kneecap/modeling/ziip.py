@@ -148,7 +148,8 @@ def _failed_words(row: pd.Series, rules: list[str], slo_resp_ms: float, policy: 
         slo = f"{verb('meet')} the SLO ({which}{judged:.3g} ms)"
     words = []
     if ZIIP_BUSY_RULE in rules:
-        words.append(f"{verb('run')} {row['ziip_busy_pct']:.0f} % zIIP busy "
+        # a whole per cent would print a busy just over the policy as the policy itself (80.3 -> 80)
+        words.append(f"{verb('run')} {row['ziip_busy_pct']:.1f} % zIIP busy "
                      f"(policy <= {policy.max_ziip_busy_pct:g} %)")
     if SPILL_RULE in rules:
         words.append(f"{verb('put')} {row['ziip_eligible_on_gcp_share_pct']:.1f} % of eligible work on GCPs "
@@ -241,7 +242,7 @@ def plan_ziip(
 
     The binding rule is what turned away the next cheaper mix (one zIIP fewer with the same GCPs;
     for a plan of GCPs alone, one GCP fewer): e.g. ``"ziip_busy"`` with "2 zIIPs meet the SLO
-    (4.63 ms) but run 92 % zIIP busy (policy <= 80 %): 3 recommended", or ``"slo"`` when that mix
+    (4.63 ms) but run 92.4 % zIIP busy (policy <= 80 %): 3 recommended", or ``"slo"`` when that mix
     misses the SLO. When no mix passes it is the policy rule(s) the cheapest mix meeting the SLO
     fails, or ``"slo"`` when none meets it.
     """
