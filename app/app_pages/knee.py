@@ -174,6 +174,8 @@ at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think))
 points = res.measured_points(workload)
 
 st.markdown(f"**Knee:** {res.forecasting.knee_sentence(knee)}")
+if hasattr(model, "calibration_sentence"):
+    st.caption(f"**Band held out:** {model.calibration_sentence()}.")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric(f"Response at {clients} clients", f"{at['resp_ms']:.2f} ms",
           help=f"band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms")

@@ -439,21 +439,24 @@ def _class_lines(table) -> list[str]:
 
 
 def _band_lines(table) -> list[str]:
-    """Per WLM-class scenario: the response with its band, the band's calibration and structures.
+    """Per scenario: how the band held out on the model's own data; for a WLM class also its structures.
 
-    How the band was calibrated and what it covered on the class's own later days, and the
-    dispatcher structures it carries with their weights.
+    A WLM class: the response with its band, how the band was calibrated and what it covered on the
+    class's own later days, and the dispatcher structures it carries with their weights. A closed
+    workload: how often the band held its own table's higher client counts, refitted without them.
     """
     if "band_calibration" not in table:
         return []
     lines = []
     for _, row in table[table["band_calibration"].notna() & table["error"].isna()].iterrows():
         head = f"forecast: {row['workload']} / {row['scenario'] or '-'}:"
-        if all(isinstance(row.get(c), float) and math.isfinite(row[c]) for c in ("resp_ms", "tps")):
+        is_class = isinstance(row.get("structures"), str)
+        if is_class and all(isinstance(row.get(c), float) and math.isfinite(row[c]) for c in ("resp_ms", "tps")):
             lines.append(f"{head} response {row['resp_ms']:.3g} ms (95 % band {row['resp_ms_lo']:.3g}-"
                          f"{row['resp_ms_hi']:.3g} ms) at {row['tps']:,.0f} tps")
         lines.append(f"{head} band: {row['band_calibration']}")
-        lines.append(f"{head} structures: {row['structures']}")
+        if is_class:
+            lines.append(f"{head} structures: {row['structures']}")
     return lines
 
 

@@ -87,12 +87,16 @@ def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tup
     }
     if observed is not None:
         metrics["observed_knee_clients"] = observed
+    if results.calibration:
+        # the band held out on the table's own later rows, logged with the model
+        metrics["band_coverage_raw_pct"] = results.calibration["coverage_raw_pct"]
+        metrics["band_calibration_points"] = float(results.calibration["points"])
     note = (f"knee ({base['n_gcp']} GCP, {base['n_ziip']} zIIP, Z={base['think_time_ms']:g} ms): "
             f"N* = {knee.saturation_clients:.0f} clients [{knee.saturation_clients_lo:.0f}, "
             f"{knee.saturation_clients_hi:.0f}]; R > {k:g}x unloaded at {knee.k_clients:.0f} clients "
             f"[{knee.k_clients_lo:.0f}, {knee.k_clients_hi:.0f}]; observed (Kneedle) "
             f"{'none' if observed is None else f'{observed:.0f}'}")
-    return metrics, [note]
+    return metrics, [note, f"band: {results.calibration_sentence()}"]
 
 
 def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str, float], list[str]]:

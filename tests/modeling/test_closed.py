@@ -7,7 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap.modeling import ClosedMVAModel, ModelError, PlannerPolicy, plan_ziip, results_from_dict, years_to_reach
+from kneecap.modeling import (
+    ClosedMVAModel,
+    ClosedMVAResults,
+    ModelError,
+    PlannerPolicy,
+    plan_ziip,
+    results_from_dict,
+    years_to_reach,
+)
 
 # seed 004, Table 1 and Table 2 (004_30fd347cf9df2afe.txt): TPS as printed with "~"
 TABLE1 = pd.DataFrame({
@@ -273,3 +281,29 @@ def test_years_to_reach():
     assert years_to_reach(300, 528, 20) == pytest.approx(3.1007, rel=1e-4)
     assert years_to_reach(600, 528, 20) == 0.0
     assert years_to_reach(300, 528, 0) == float("inf")
+
+
+def test_band_coverage_scores_the_band_on_its_own_higher_client_counts():
+    """Seed 004's five 2-zIIP loads: origins after 300 and 400 clients, each refitted and scored."""
+    from kneecap.modeling.select import band_coverage
+
+    def make():
+        return ClosedMVAModel(n_boot=40, seed=7)
+
+    c = band_coverage(TABLE1, make, "clients")
+    assert c["origins"] == 2 and c["points"] == 2 + 1  # 400 and 500 above 300, 500 above 400
+    assert c["coverage_raw_pct"] == pytest.approx(100 * c["inside"] / c["points"])
+    assert c["x_max"] == pytest.approx(500 / 300)
+    # each origin, scored again by hand: the rows above the cut against that origin's own band
+    inside = 0
+    for cut in (300, 400):
+        pred = make().fit(TABLE1[TABLE1["clients"] <= cut]).predict(TABLE1[TABLE1["clients"] > cut])
+        measured = TABLE1.loc[TABLE1["clients"] > cut, "resp_ms"].to_numpy()
+        inside += int(((pred["resp_ms_lo"].to_numpy() <= measured) & (measured <= pred["resp_ms_hi"].to_numpy())).sum())
+    assert c["inside"] == inside
+    # a miss means a positive conformal widening; the fit keeps it and says it, and its document keeps it
+    assert (c["q_log"] > 0) == (inside < c["points"])
+    res = ClosedMVAModel(n_boot=0).fit(TABLE1)
+    res.calibration = c
+    assert f"{c['inside']} of {c['points']} held-out point(s)" in res.calibration_sentence()
+    assert ClosedMVAResults.from_dict(res.to_dict()).calibration == pytest.approx(c)

@@ -14,10 +14,10 @@ from scipy import stats
 
 from kneecap import config
 from kneecap.modeling import choose_response_model
+from kneecap.modeling.base import calibration_quantile
 from kneecap.modeling.open_dispatch import (
     MODEL_ERROR_LOG,
     OpenDispatchResults,
-    calibration_quantile,
     other_classes_busy,
     structure_weights,
 )

@@ -7,6 +7,7 @@ parameter uncertainty and measurement scatter together — statsmodels' ``obs_ci
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 import numpy as np
@@ -53,6 +54,33 @@ def widen_beyond_trained(out: pd.DataFrame, load: np.ndarray, load_max: float | 
             out[lo] = np.where(over, np.fmin(out[lo].to_numpy(dtype=float), mid / factor), out[lo])
             out[hi] = np.where(over, np.fmax(out[hi].to_numpy(dtype=float), mid * factor), out[hi])
     return out
+
+
+def calibration_quantile(scores: np.ndarray, alpha: float) -> float:
+    r"""The split-conformal widening of a band from held-out scores, never a narrowing.
+
+    A score is how far a held-out point fell outside its band on the log scale,
+    :math:`s = \max(\log(lo / y), \log(y / hi))` (negative inside). Widening every band by
+    :math:`q` each side (``lo e^{-q}``, ``hi e^{q}``) covers a new point with probability at least
+    :math:`1 - \alpha` when the scores are exchangeable, for :math:`q` the
+    :math:`\lceil (n + 1)(1 - \alpha) \rceil`-th smallest of the :math:`n` scores (the largest when
+    that rank passes ``n``). Clipped at 0: a band the history says is too wide is kept, as it
+    also carries the structure's doubt, which a short history cannot score.
+
+    MAPIE's split-conformal regressors conformalise one prefit scikit-learn estimator; these
+    scores come from refits of a model at several rolling origins, each scored against its own
+    band, so the quantile is taken here (the rule of Romano et al. 2019, eq. 7).
+
+    References
+    ----------
+    Romano, Patterson & Candes (2019), "Conformalized quantile regression", *NeurIPS*;
+    Angelopoulos & Bates (2023), "Conformal prediction: a gentle introduction", sec. 1.
+    """
+    scores = np.sort(np.asarray(scores, dtype=float)[np.isfinite(scores)])
+    if not len(scores):
+        return 0.0
+    rank = min(math.ceil((len(scores) + 1) * (1.0 - alpha)), len(scores))
+    return max(float(scores[rank - 1]), 0.0)
 
 
 class ModelError(ValueError):

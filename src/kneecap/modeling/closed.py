@@ -223,6 +223,9 @@ class ClosedMVAResults:
     #: ``n_gcp``, ``n_ziip``, ``resp_ms``): what the model can be checked against
     #: (:func:`kneecap.forecasting.band_check`); None in fits stored before they were kept
     train_points: dict[str, list[float]] | None = None
+    #: the band held out on the table's own rows (:func:`kneecap.modeling.select.band_coverage`):
+    #: ``origins``, ``points``, ``inside``, ``coverage_raw_pct``, ``q_log``, ``x_max``; ``{}``: not scored
+    calibration: dict[str, Any] = field(default_factory=dict)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -410,8 +413,19 @@ class ClosedMVAResults:
             f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
             f"  train MAPE tps         {self.train_mape.get('tps', float('nan')):8.1f} %",
             f"  bootstrap refits       {len(self.boot_params)}",
+            f"  band held out          {self.calibration_sentence()}",
         ]
         return "\n".join(lines)
+
+    def calibration_sentence(self) -> str:
+        """How often the band held the table's own later rows, refitted without them."""
+        c = self.calibration
+        if not c:
+            return "not scored (needs a measured response at 4 or more client counts)"
+        return (f"{c['inside']} of {c['points']} held-out point(s) inside the {100 * (1 - self.alpha):.0f} % band "
+                f"({c['coverage_raw_pct']:.0f} %) at {c['origins']} rolling origin(s) on its own rows (refitted on "
+                f"the lower client counts, up to {c['x_max']:.2f}x their largest); covering them would take "
+                f"x{math.exp(c['q_log']):.2f} each side, which the band is not widened by")
 
     def to_dict(self) -> dict[str, Any]:
         """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
@@ -428,6 +442,7 @@ class ClosedMVAResults:
             "train_ranges": self.train_ranges, "n_train": self.n_train,
             **({"extrapolation_spread": self.extrapolation_spread} if self.extrapolation_spread is not None else {}),
             **({"train_points": self.train_points} if self.train_points is not None else {}),
+            **({"calibration": self.calibration} if self.calibration else {}),
         })
 
     @classmethod

@@ -10,7 +10,7 @@ predicts the weighted mean with a band that spans every member's band (:func:`co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,9 +57,25 @@ def rolling_origin_errors(train: pd.DataFrame, make: Callable[[], Any], *, load:
     Principles and Practice*, 3rd ed., §5.10 (time series cross-validation, "evaluation on a
     rolling forecasting origin").
     """
+    errors: dict[float, float] = {}
+    for cut, actual, pred in rolling_origin_predictions(train, make, load=load, target=target, hide=hide,
+                                                        min_loads=min_loads):
+        error = mape_pct(actual, pred[target].to_numpy(dtype=float))
+        if np.isfinite(error):
+            errors[cut] = error
+    return errors
+
+
+def rolling_origin_predictions(train: pd.DataFrame, make: Callable[[], Any], *, load: str, target: str,
+                               hide: tuple[str, ...], min_loads: int = MIN_LOADS
+                               ) -> Iterator[tuple[float, np.ndarray, pd.DataFrame]]:
+    """``(cut, measured target, prediction frame)`` of each rolling origin (:func:`rolling_origin_errors`).
+
+    An origin whose held-out rows measure no ``target``, or that the family cannot be fitted at,
+    is skipped.
+    """
     values = pd.to_numeric(train[load], errors="coerce").to_numpy(dtype=float)
     loads = np.unique(values[np.isfinite(values)])
-    errors: dict[float, float] = {}
     for k in range(max(min_loads, 1), len(loads)):
         cut = float(loads[k - 1])
         fit_rows, test_rows = train[values <= cut], train[values > cut]
@@ -70,10 +86,7 @@ def rolling_origin_errors(train: pd.DataFrame, make: Callable[[], Any], *, load:
             pred = make().fit(fit_rows).predict(test_rows.drop(columns=[c for c in hide if c in test_rows]))
         except ModelError:
             continue
-        error = mape_pct(actual, pred[target].to_numpy(dtype=float))
-        if np.isfinite(error):
-            errors[cut] = error
-    return errors
+        yield cut, actual, pred
 
 
 def combination_weights(scores: Mapping[str, float], *, power: float = WEIGHT_POWER) -> dict[str, float]:

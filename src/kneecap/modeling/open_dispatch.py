@@ -17,7 +17,17 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct, require_columns, to_jsonable
+from kneecap.modeling.base import (
+    ALPHA,
+    N_BOOT,
+    SEED,
+    ModelError,
+    calibration_quantile,
+    column_or,
+    mape_pct,
+    require_columns,
+    to_jsonable,
+)
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
 
 #: Transactions an interval must have ended to say something about queueing (params.yaml
@@ -572,33 +582,6 @@ class OpenDispatchModel:
                 "coverage_raw_pct": 100.0 * float(within.mean()), "q_log": q,
                 "coverage_pct": 100.0 * float(np.mean(score <= max(q, MODEL_ERROR_LOG))), "x_max": float(x.max()),
                 "scores": np.column_stack([x, score])}
-
-
-def calibration_quantile(scores: np.ndarray, alpha: float) -> float:
-    r"""The split-conformal widening of a band from held-out scores, never a narrowing.
-
-    A score is how far a held-out point fell outside its band on the log scale,
-    :math:`s = \max(\log(lo / y), \log(y / hi))` (negative inside). Widening every band by
-    :math:`q` each side (``lo e^{-q}``, ``hi e^{q}``) covers a new point with probability at least
-    :math:`1 - \alpha` when the scores are exchangeable, for :math:`q` the
-    :math:`\lceil (n + 1)(1 - \alpha) \rceil`-th smallest of the :math:`n` scores (the largest when
-    that rank passes ``n``). Clipped at 0: a band the history says is too wide is kept, as it
-    also carries the structure's doubt, which a short history cannot score.
-
-    MAPIE's split-conformal regressors conformalise one prefit scikit-learn estimator; these
-    scores come from refits of the dispatch model at several origins, each scored against its
-    own band, so the quantile is taken here (the rule of Romano et al. 2019, eq. 7).
-
-    References
-    ----------
-    Romano, Patterson & Candes (2019), "Conformalized quantile regression", *NeurIPS*;
-    Angelopoulos & Bates (2023), "Conformal prediction: a gentle introduction", sec. 1.
-    """
-    scores = np.sort(np.asarray(scores, dtype=float)[np.isfinite(scores)])
-    if not len(scores):
-        return 0.0
-    rank = min(math.ceil((len(scores) + 1) * (1.0 - alpha)), len(scores))
-    return max(float(scores[rank - 1]), 0.0)
 
 
 def _structure_costs(iv: _Intervals, d: float, f: float, structure: tuple[int, int], rules):

@@ -30,7 +30,7 @@ import pandas as pd
 from sklearn.model_selection import LeaveOneOut
 
 from kneecap.modeling import combine
-from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, column_or, mape_pct
+from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, calibration_quantile, column_or, mape_pct
 from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, MultiServerMVAModel
 from kneecap.modeling.combine import CombinedModel
 from kneecap.modeling.cost import CostModel, cost_table
@@ -213,6 +213,49 @@ def extrapolation_spread(train: pd.DataFrame, make, load: str, targets: tuple[st
     return spread or None
 
 
+#: Bootstrap refits behind each rolling origin's band when a table's band is scored.
+COVERAGE_BOOT = 40
+
+
+def band_coverage(train: pd.DataFrame, make, load: str, *, target: str = "resp_ms",
+                  alpha: float = ALPHA) -> dict[str, Any]:
+    r"""The band held out on the table's own rows: how often it held the loads it was not fitted on.
+
+    At each rolling origin (:func:`kneecap.modeling.combine.rolling_origin_predictions`: fitted
+    on the rows at or below a distinct load, from the third) ``make()``, a model with a bootstrap
+    band, predicts every row above the cut; a point is inside when its measured ``target`` lies in
+    that origin's band. The score of a point is how far outside it fell on the log scale,
+    :math:`\max(\log(lo / y), \log(y / hi))`, and ``q_log`` the conformal quantile of the scores
+    (:func:`kneecap.modeling.base.calibration_quantile`): the widening that would have made the
+    origins' bands cover at ``1 - alpha``. Origins fitted on fewer points than the champion
+    extrapolate further, so this is a pessimistic reading; it is reported, not applied.
+
+    Returns
+    -------
+    dict
+        ``{}`` when no origin can be scored, else ``origins``, ``points``, ``inside``,
+        ``coverage_raw_pct``, ``q_log``, ``x_max`` (the farthest held-out load over its cut).
+    """
+    values = pd.to_numeric(train[load], errors="coerce").to_numpy(dtype=float)
+    scores, inside, ratio, origins = [], [], [], 0
+    for cut, actual, pred in combine.rolling_origin_predictions(train, make, load=load, target=target,
+                                                                hide=RESPONSE_TARGETS):
+        lo, hi = pred[f"{target}_lo"].to_numpy(dtype=float), pred[f"{target}_hi"].to_numpy(dtype=float)
+        ok = np.isfinite(actual) & (actual > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
+        if not ok.any():
+            continue
+        origins += 1
+        scores.append(np.maximum(np.log(lo[ok] / actual[ok]), np.log(actual[ok] / hi[ok])))
+        inside.append((lo[ok] <= actual[ok]) & (actual[ok] <= hi[ok]))
+        ratio.append(values[values > cut][ok] / cut)
+    if not origins:
+        return {}
+    score, within = np.concatenate(scores), np.concatenate(inside)
+    return {"origins": origins, "points": int(len(score)), "inside": int(within.sum()),
+            "coverage_raw_pct": 100.0 * float(within.mean()), "q_log": calibration_quantile(score, alpha),
+            "x_max": float(np.concatenate(ratio).max())}
+
+
 def _with_spread(res: Any, train: pd.DataFrame, make, load: str, targets: tuple[str, ...]) -> Any:
     spread = extrapolation_spread(train, make, load, targets)
     if spread is not None:
@@ -314,6 +357,9 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
                              ignore_index=True)
         comp["chosen"] = comp["family"] == family
         make = candidates.get(family, lambda: _usl(config, n_boot=0))
+        if isinstance(closed, ClosedMVAResults):
+            closed.calibration = band_coverage(train, lambda: _closed(config, n_boot=COVERAGE_BOOT), "clients",
+                                               alpha=config.alpha)
         return Choice(family, _with_spread(closed, train, make, "clients", RESPONSE_TARGETS), comp)
     raise ModelError("no closed-workload model fits this table (" + "; ".join(reasons) + ")")
 
