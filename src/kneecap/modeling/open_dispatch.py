@@ -989,8 +989,8 @@ class OpenDispatchResults:
         rows = sorted((r for r in self.structures if r.get("weight", 0) >= 0.01), key=lambda r: -r["weight"])
         if len(self.structures) < 2 or not rows:
             return f"help rule {self.help_rule}, {self.eligible_bursts} eligible burst(s) (fixed)"
-        shares = ", ".join(f"{r['help_rule']} help x{r['eligible_bursts']} bursts {100 * r['weight']:.0f} %"
-                           for r in rows)
+        shares = ", ".join(f"{r['help_rule']} help with {r['eligible_bursts']} eligible bursts "
+                           f"{100 * r['weight']:.0f} %" for r in rows)
         rest = len(self.structures) - len(rows)
         return (f"the intervals weigh {shares}" + (f"; {rest} other structure(s) under 1 %" if rest else "")
                 + " (Akaike weights)")
