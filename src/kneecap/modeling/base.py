@@ -56,6 +56,19 @@ def widen_beyond_trained(out: pd.DataFrame, load: np.ndarray, load_max: float | 
     return out
 
 
+def band_scores(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""How far each measured point fell outside its band: ``(scores, inside, scored)``.
+
+    The score is :math:`\max(\log(lo / y), \log(y / hi))`, negative inside the band (what
+    :func:`calibration_quantile` ranks); ``scored`` marks the points with a positive measurement
+    and a finite, positive lower and finite upper end, the only ones scored and returned.
+    """
+    y, lo, hi = (np.asarray(a, dtype=float) for a in (y, lo, hi))
+    scored = np.isfinite(y) & (y > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
+    y, lo, hi = y[scored], lo[scored], hi[scored]
+    return np.maximum(np.log(lo / y), np.log(y / hi)), (lo <= y) & (y <= hi), scored
+
+
 def calibration_quantile(scores: np.ndarray, alpha: float) -> float:
     r"""The split-conformal widening of a band from held-out scores, never a narrowing.
 

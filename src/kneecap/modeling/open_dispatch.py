@@ -22,6 +22,7 @@ from kneecap.modeling.base import (
     N_BOOT,
     SEED,
     ModelError,
+    band_scores,
     calibration_quantile,
     column_or,
     mape_pct,
@@ -556,38 +557,42 @@ class OpenDispatchModel:
         if len(days) < MIN_CALIBRATION_DAYS:
             return {}
         model = replace(self, n_boot=min(self.n_boot, CALIBRATION_BOOT), calibrate=False)
-        scores, inside, distance = [], [], []
+        scores, inside, distance, origins = [], [], [], 0
         for k in range(MIN_ORIGIN_DAYS, len(days)):
             train = table[rows & (day <= days[k - 1]).to_numpy()]
             try:
                 fitted = model.fit(train)
             except ModelError:
                 continue
+            origins += 1
             for later in days[k:]:
                 test = table[rows & (day == later).to_numpy()]
                 test = test[test["tps"] >= test["tps"].quantile(1.0 - CALIBRATION_PEAK_SHARE)]
                 frame = test.drop(columns=["resp_ms"]).assign(**other_classes_busy(test))
                 pred = fitted.predict(frame)
-                y = test["resp_ms"].to_numpy(float)
-                lo, hi = pred["resp_ms_lo"].to_numpy(float), pred["resp_ms_hi"].to_numpy(float)
-                good = np.isfinite(lo) & np.isfinite(hi) & (lo > 0) & (y > 0)
-                scores.append(np.maximum(np.log(lo[good] / y[good]), np.log(y[good] / hi[good])))
-                inside.append((lo[good] <= y[good]) & (y[good] <= hi[good]))
+                score, within, good = band_scores(test["resp_ms"], pred["resp_ms_lo"], pred["resp_ms_hi"])
+                scores.append(score)
+                inside.append(within)
                 distance.append(test["tps"].to_numpy(float)[good] / fitted.train_ranges["tps_max"])
         if not scores:
             return {}
         score, within, x = np.concatenate(scores), np.concatenate(inside), np.concatenate(distance)
         q = calibration_quantile(score, self.alpha)
-        return {"origins": len(days) - MIN_ORIGIN_DAYS, "points": int(len(score)),
+        return {"origins": origins, "points": int(len(score)),
                 "coverage_raw_pct": 100.0 * float(within.mean()), "q_log": q,
                 "coverage_pct": 100.0 * float(np.mean(score <= max(q, MODEL_ERROR_LOG))), "x_max": float(x.max()),
                 "scores": np.column_stack([x, score])}
 
 
+def _structure_fit(iv: _Intervals, d: float, f: float, structure: tuple[int, int], rules):
+    """``(R0, its response cost, the intervals' solution)`` of one structure."""
+    sol = _solve_intervals(iv, d, f, rules(structure))
+    return (*_fit_delay(sol.resp_ms[0], iv.resp_ms), sol)
+
+
 def _structure_costs(iv: _Intervals, d: float, f: float, structure: tuple[int, int], rules):
     """``(R0, cost, the intervals' solution)`` of one structure: response, spill and delay samples."""
-    sol = _solve_intervals(iv, d, f, rules(structure))
-    r0, cost = _fit_delay(sol.resp_ms[0], iv.resp_ms)
+    r0, cost, sol = _structure_fit(iv, d, f, structure, rules)
     cost += spill_cost(iv, sol.spill_fraction[0])[0]
     # response confounds the delay outside the CPU with queueing, the samples do not
     cost += sample_cost(iv, sol.ziip_wait_ms[0], d, f)[0]
@@ -658,7 +663,7 @@ def _bootstrap(iv: _Intervals, structures: tuple[tuple[int, int], ...], weights:
         structure = structures[int(rng.choice(len(structures), p=weights))]
         sample = iv.take(idx)
         d, f = demand_and_eligibility(sample)
-        r0, _, _ = _structure_costs(sample, d, f, structure, rules)
+        r0, _, _ = _structure_fit(sample, d, f, structure, rules)
         if math.isfinite(r0):
             out.append((r0, d, f, structure[1], structure[0]))
     return np.array(out, dtype=float).reshape(-1, 5)
@@ -737,7 +742,8 @@ class OpenDispatchResults:
     #: samples (empty where the intervals carry none)
     cpu_delay: dict[str, Any] = field(default_factory=dict)
     #: every dispatcher structure the fit tried: ``help_rule``, ``eligible_bursts``, ``cost`` on
-    #: the whole history and ``weight`` (share of the bootstrap draws that chose it)
+    #: the whole history and ``weight`` (its Akaike weight, :func:`structure_weights`: the share of
+    #: the bootstrap draws that take it)
     structures: list[dict[str, Any]] = field(default_factory=list)
     #: :meth:`OpenDispatchModel._calibration`'s result (``{}``: not calibrated)
     calibration: dict[str, Any] = field(default_factory=dict)
@@ -811,8 +817,8 @@ class OpenDispatchResults:
     def predict(self, frame: pd.DataFrame, *, max_draws: int | None = None) -> pd.DataFrame:
         """Predict each row of ``frame`` (``tps``; optional ``n_gcp``, ``n_ziip``, ``bg_*_busy_pct``).
 
-        Returns ``resp_ms`` with ``_lo`` / ``_hi`` prediction bounds (bootstrap draws, each with the
-        dispatcher structure its resample chose and scaled by one training residual, as a new
+        Returns ``resp_ms`` with ``_lo`` / ``_hi`` prediction bounds (bootstrap draws, each with a
+        dispatcher structure drawn by its weight and scaled by one training residual, as a new
         interval would scatter; then widened by the calibration's ``exp(q_log)`` each side), the
         class's APPL% ``cpu_gcp_pct`` (IIPCP included), ``cpu_ziip_pct``, ``ziip_eligible_on_gcp_pct``,
         ``cpu_total_pct``,
@@ -985,7 +991,7 @@ class OpenDispatchResults:
         return math.exp(max(self.calibration.get("q_log", 0.0), MODEL_ERROR_LOG))
 
     def structure_sentence(self) -> str:
-        """Which dispatcher structures the resampled history chose, and how often."""
+        """The dispatcher structures the band carries, with their Akaike weights."""
         rows = sorted((r for r in self.structures if r.get("weight", 0) >= 0.01), key=lambda r: -r["weight"])
         if len(self.structures) < 2 or not rows:
             return f"help rule {self.help_rule}, {self.eligible_bursts} eligible burst(s) (fixed)"

@@ -30,7 +30,16 @@ import pandas as pd
 from sklearn.model_selection import LeaveOneOut
 
 from kneecap.modeling import combine
-from kneecap.modeling.base import ALPHA, N_BOOT, SEED, ModelError, calibration_quantile, column_or, mape_pct
+from kneecap.modeling.base import (
+    ALPHA,
+    N_BOOT,
+    SEED,
+    ModelError,
+    band_scores,
+    calibration_quantile,
+    column_or,
+    mape_pct,
+)
 from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, MultiServerMVAModel
 from kneecap.modeling.combine import CombinedModel
 from kneecap.modeling.cost import CostModel, cost_table
@@ -240,13 +249,12 @@ def band_coverage(train: pd.DataFrame, make, load: str, *, target: str = "resp_m
     scores, inside, ratio, origins = [], [], [], 0
     for cut, actual, pred in combine.rolling_origin_predictions(train, make, load=load, target=target,
                                                                 hide=RESPONSE_TARGETS):
-        lo, hi = pred[f"{target}_lo"].to_numpy(dtype=float), pred[f"{target}_hi"].to_numpy(dtype=float)
-        ok = np.isfinite(actual) & (actual > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
+        score, within, ok = band_scores(actual, pred[f"{target}_lo"], pred[f"{target}_hi"])
         if not ok.any():
             continue
         origins += 1
-        scores.append(np.maximum(np.log(lo[ok] / actual[ok]), np.log(actual[ok] / hi[ok])))
-        inside.append((lo[ok] <= actual[ok]) & (actual[ok] <= hi[ok]))
+        scores.append(score)
+        inside.append(within)
         ratio.append(values[values > cut][ok] / cut)
     if not origins:
         return {}
