@@ -212,14 +212,14 @@ def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: i
 
 
 @st.cache_data(max_entries=256)
-def answer_warnings(workload: str, key: str, extrapolation: dict[str, Any] | None = None) -> list[str]:
+def answer_warnings(workload: str, key: str, answer: dict[str, Any] | None = None) -> list[str]:
     """The warnings on an answer of the workload's champion (:func:`kneecap.forecasting.answer_warnings`).
 
-    ``extrapolation``: the answer's keys the checks read: its load against the trained one
+    ``answer``: the answer's keys the checks read: its load against the trained one
     (:func:`kneecap.forecasting.extrapolation`), the help rules' knees (``knee_tps_<rule>_help``);
     without it, only the model's own warnings (training points outside its band, ...).
     """
-    return forecasting.answer_warnings(models(workload, key).response, extrapolation or {})
+    return forecasting.answer_warnings(models(workload, key).response, answer or {})
 
 
 def run_competitors(run_id: str) -> pd.DataFrame:
