@@ -27,6 +27,7 @@ from kneecap.modeling.base import (
     column_or,
     mape_pct,
     require_columns,
+    structure_weights,
     to_jsonable,
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
@@ -612,38 +613,6 @@ def _best_structure(iv: _Intervals, d: float, f: float, structures: tuple[tuple[
     return best[0], best[1], best[3], costs
 
 
-def structure_weights(costs: np.ndarray, n: int) -> np.ndarray:
-    r"""Akaike weights of dispatcher structures from their fit costs on ``n`` intervals.
-
-    Every structure has the same free parameters (``R0``; ``D`` and ``f`` are measured), so with
-    Gaussian log residuals of one variance the AIC differences are the log-likelihood's,
-    :math:`\Delta_s = n \log(c_s / c_{min})`, and
-
-    .. math::
-
-        w_s = \frac{\exp(-\Delta_s / 2)}{\sum_t \exp(-\Delta_t / 2)}
-
-    with :math:`c_s` the structure's mean squared log error (response, spill share and delay
-    samples added, as one residual). Two structures that fit the history equally put equal
-    weight on each other's forecast however much they differ beyond it; a structure whose cost is
-    10 % above the best over 500 intervals gets ``exp(-24)`` of the weight.
-
-    References
-    ----------
-    Burnham & Anderson (2002), *Model Selection and Multimodel Inference*, 2nd ed., sec. 2.9.
-    """
-    costs = np.asarray(costs, dtype=float)
-    good = np.isfinite(costs) & (costs > 0)
-    weights = np.zeros(len(costs))
-    if not good.any():
-        weights[np.argmin(np.where(np.isfinite(costs), costs, np.inf))] = 1.0
-        return weights
-    delta = n * np.log(costs[good] / costs[good].min())
-    raw = np.exp(-0.5 * delta)
-    weights[good] = raw / raw.sum()
-    return weights
-
-
 def _bootstrap(iv: _Intervals, structures: tuple[tuple[int, int], ...], weights: np.ndarray, rules,
                n_boot: int, seed: int) -> np.ndarray:
     """``(B, 5)`` bootstrap draws of ``(R0, D, f, eligible bursts, help rule index)``.
@@ -693,10 +662,14 @@ def peak_history(table: pd.DataFrame, rows: np.ndarray) -> list[list[Any]]:
     return [[ts.isoformat(), float(x)] for ts, x in zip(t["interval_start_at"], t["tps"])]
 
 
-def _first_crossing(grid: np.ndarray, resp: np.ndarray, target: float, sat: float) -> float:
+def _first_crossing(grid: np.ndarray, resp: np.ndarray, target: float, sat: float, side: str = "") -> float:
     """The load where ``resp`` first passes ``target``, interpolated linearly on ``grid``.
 
-    ``sat`` when the grid (which stops short of saturation) never passes it.
+    ``sat`` when the grid (which stops short of saturation) never passes it. ``side`` ``"lo"`` /
+    ``"hi"``: the grid point before / after the crossing instead, for an interval's ends. Near
+    saturation the curve is steep and convex, where the chord crosses early: an interpolated
+    upper end lay up to a grid step (a 1/800th of saturation) inside what the curve allows, and
+    fell 0.1 tps short of the simulated knee on a pool-rule LPAR (bench_smf_class seed 72).
     """
     above = np.flatnonzero(~(resp <= target))
     if len(above) == 0:
@@ -704,6 +677,8 @@ def _first_crossing(grid: np.ndarray, resp: np.ndarray, target: float, sat: floa
     j = int(above[0])
     if j == 0:
         return float(grid[0])
+    if side:
+        return float(grid[j - 1] if side == "lo" else grid[j])
     r_lo, r_hi = resp[j - 1], resp[j]
     return float(grid[j] if not np.isfinite(r_hi)
                  else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo))
@@ -935,8 +910,8 @@ class OpenDispatchResults:
             x = _first_crossing(grid, resp, k * resp[0], sat)
             knees.append(x)
             # the draw's curve as far off as the model's error allows, its unloaded response held
-            early.append(_first_crossing(grid, resp * widen, k * resp[0], sat))
-            late.append(_first_crossing(grid, resp / widen, k * resp[0], sat))
+            early.append(_first_crossing(grid, resp * widen, k * resp[0], sat, side="lo"))
+            late.append(_first_crossing(grid, resp / widen, k * resp[0], sat, side="hi"))
             unloaded.append(float(resp[0]))
             sats.append(float(sat))
             if i == 0:
