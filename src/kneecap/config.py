@@ -58,6 +58,8 @@ class TrainConfig:
     open_min_transactions: float = ModelingConfig.open_min_transactions
     open_hours: tuple[int, int] | None = ModelingConfig.open_hours
     open_help_rules: tuple[str, ...] = ModelingConfig.open_help_rules
+    closed_help_rules: tuple[str, ...] = ModelingConfig.closed_help_rules
+    closed_eligible_bursts: tuple[int, ...] = ModelingConfig.closed_eligible_bursts
     combine_min_loads: int = ModelingConfig.combine_min_loads
     combine_weight_power: float = ModelingConfig.combine_weight_power
     usl_method: str = ModelingConfig.usl_method
@@ -75,6 +77,19 @@ class TrainConfig:
             raise ValueError(f"train.open_help_rules must be a non-empty list of "
                              f"{', '.join(ModelingConfig.open_help_rules)}, got {self.open_help_rules!r}")
         object.__setattr__(self, "open_help_rules", rules)
+        for name in ("closed_help_rules",):
+            value = getattr(self, name)
+            rules = (value,) if isinstance(value, str) else tuple(value)
+            if not rules or any(rule not in ModelingConfig.open_help_rules for rule in rules):
+                raise ValueError(f"train.{name} must be a non-empty list of "
+                                 f"{', '.join(ModelingConfig.open_help_rules)}, got {value!r}")
+            object.__setattr__(self, name, rules)
+        bursts = (self.closed_eligible_bursts,) if isinstance(self.closed_eligible_bursts, int) \
+            else tuple(self.closed_eligible_bursts)
+        if not bursts or any(not isinstance(b, int) or b < 1 for b in bursts):
+            raise ValueError(f"train.closed_eligible_bursts must be a non-empty list of integers >= 1, "
+                             f"got {self.closed_eligible_bursts!r}")
+        object.__setattr__(self, "closed_eligible_bursts", bursts)
         if not self.open_min_transactions >= 0:
             raise ValueError(f"train.open_min_transactions must be >= 0, got {self.open_min_transactions}")
         if not self.combine_min_loads >= 2:

@@ -320,7 +320,8 @@ def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustm
     if not isinstance(res, ClosedMVAResults):
         return models
     d = res.to_dict()
-    boot = np.array(res.boot_params, dtype=float).reshape(-1, 2).copy()
+    boot = np.array(res.boot_params, dtype=float).copy()
+    boot = boot.reshape(len(boot), -1) if boot.size else np.empty((0, 2))
     boot[:, 1] *= adjustment.ratio
     d.update(cpu_ms_per_tran=adjustment.adjusted_demand_ms, boot_params=boot,
              ziip_eligible_fraction=adjustment.adjusted_eligible_fraction, train_points=None,
@@ -450,7 +451,13 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         est = knee(res, n_gcp=cfg["n_gcp"], n_ziip=cfg["n_ziip"], think_time_ms=cfg["think_time_ms"], k=policy.knee_k)
         row.update(knee_clients=est["k_clients"], knee_clients_lo=est["k_clients_lo"],
                    knee_clients_hi=est["k_clients_hi"], saturation_clients=est["saturation_clients"],
-                   max_tps=est["max_tps"])
+                   max_tps=est["max_tps"], structures=res.structure_sentence())
+        by_structure = res.knee_by_structure(n_gcp=cfg["n_gcp"], n_ziip=cfg["n_ziip"],
+                                             think_time_ms=cfg["think_time_ms"], k=policy.knee_k)
+        if by_structure:
+            row.update(knee_clients_structure_lo=min(by_structure.values()),
+                       knee_clients_structure_hi=max(by_structure.values()),
+                       knee_clients_by_structure="; ".join(f"{name} {x:,.0f}" for name, x in by_structure.items()))
         if scenario.get("slo_resp_ms") is not None and scenario.get("clients") is not None:
             plan = plan_ziip(res, clients=float(scenario["clients"]), think_time_ms=cfg["think_time_ms"],
                              n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy)
@@ -645,7 +652,9 @@ def band_check(results: Any) -> dict[str, Any] | None:
     r"""The model's own training points against its band: how many lie outside it, and the worst.
 
     For a results object that keeps its training rows (``train_points``, by column, with the
-    measured ``resp_ms``) and predicts ``resp_ms`` with a band; None for one that does not.
+    measured ``resp_ms``, or ``tps`` where the model is fitted to throughput alone) and predicts
+    that target with a band; None for one that does not. A combination of model families is
+    checked through the member with the largest weight, whose band it reports.
     Computed once per results object (the answer is kept until the object is freed).
 
     Returns
@@ -672,15 +681,20 @@ _BAND_CHECKS: dict[int, dict[str, Any] | None] = {}
 
 
 def _band_check(results: Any) -> dict[str, Any] | None:
+    members = getattr(results, "members", None)
+    if isinstance(members, Mapping) and members:
+        weights = getattr(results, "weights", {}) or {}
+        results = members[max(members, key=lambda name: weights.get(name, 0.0))]
     points = getattr(results, "train_points", None)
-    if not points or "resp_ms" not in points:
+    target = "resp_ms" if points and "resp_ms" in points else "tps" if points and "tps" in points else None
+    if target is None:
         return None
     frame = pd.DataFrame(points)
-    measured = frame.pop("resp_ms").to_numpy(dtype=float)
+    measured = frame.pop(target).to_numpy(dtype=float)
     pred = results.predict(frame)
-    if not {"resp_ms", "resp_ms_lo", "resp_ms_hi"} <= set(pred.columns) or not len(measured):
+    if not {target, f"{target}_lo", f"{target}_hi"} <= set(pred.columns) or not len(measured):
         return None
-    lo, hi = pred["resp_ms_lo"].to_numpy(dtype=float), pred["resp_ms_hi"].to_numpy(dtype=float)
+    lo, hi = pred[f"{target}_lo"].to_numpy(dtype=float), pred[f"{target}_hi"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         excess = np.where(measured > hi, np.log(measured / hi), np.where(measured < lo, np.log(lo / measured), 0.0))
     excess = np.nan_to_num(excess, nan=0.0)
@@ -688,9 +702,12 @@ def _band_check(results: Any) -> dict[str, Any] | None:
                            "alpha": float(getattr(results, "alpha", 0.05))}
     if out["n_outside"]:
         i = int(np.argmax(excess))
-        out["worst"] = {**{k: float(v) for k, v in frame.iloc[i].items()}, "resp_ms": float(measured[i]),
-                        "fitted_ms": float(pred["resp_ms"].iloc[i]), "band_lo_ms": float(lo[i]),
-                        "band_hi_ms": float(hi[i])}
+        # keys read as for a response (``resp_ms``, ``fitted_ms``, ``band_lo_ms``, ...) or a
+        # throughput (``tps``, ``fitted_tps``, ``band_lo_tps``, ...)
+        unit = "ms" if target == "resp_ms" else "tps"
+        out["worst"] = {**{k: float(v) for k, v in frame.iloc[i].items()}, target: float(measured[i]),
+                        f"fitted_{unit}": float(pred[target].iloc[i]), f"band_lo_{unit}": float(lo[i]),
+                        f"band_hi_{unit}": float(hi[i])}
     return out
 
 
@@ -710,9 +727,11 @@ def _outside_band(results: Any, row: Mapping[str, Any]) -> list[str]:
     if not check or not check["n_outside"]:
         return []
     worst, level = check["worst"], 100 * (1 - check["alpha"])
-    return [f"training point {_point_words(worst)} measured {worst['resp_ms']:.3g} ms lies outside the model's own "
-            f"{level:g} % band {worst['band_lo_ms']:.3g}-{worst['band_hi_ms']:.3g} ms (fitted "
-            f"{worst['fitted_ms']:.3g} ms): {check['n_outside']} of {check['n_points']} training points "
+    unit = "ms" if "fitted_ms" in worst else "tps"
+    measured, g = worst["resp_ms" if unit == "ms" else "tps"], ".3g" if unit == "ms" else ".4g"
+    return [f"training point {_point_words(worst)} measured {measured:{g}} {unit} lies outside the model's own "
+            f"{level:g} % band {worst[f'band_lo_{unit}']:{g}}-{worst[f'band_hi_{unit}']:{g}} {unit} (fitted "
+            f"{worst[f'fitted_{unit}']:{g}} {unit}): {check['n_outside']} of {check['n_points']} training points "
             f"{'lies' if check['n_outside'] == 1 else 'lie'} outside it, where a {level:g} % band leaves out about "
             f"{check['alpha'] * check['n_points']:.2g} by chance"]
 
@@ -731,6 +750,17 @@ def _structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:
     return [found] if found else []
 
 
+def _closed_structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:
+    low, high = row.get("knee_clients_structure_lo"), row.get("knee_clients_structure_hi")
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return []
+    if not high > low * (1 + STRUCTURE_DISAGREEMENT):
+        return []
+    return [f"the dispatcher structures the table cannot tell apart put the knee at {low:,.0f} to {high:,.0f} "
+            f"clients ({row.get('knee_clients_by_structure', '')}), {100 * (high / low - 1):.1f} % apart: "
+            "the band spans them"]
+
+
 def _own_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
     own = getattr(results, "warnings", None)
     return [str(w) for w in own(row)] if callable(own) else []
@@ -738,7 +768,7 @@ def _own_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
 
 #: The checks every answer goes through: ``check(results, row) -> list of sentences``.
 ANSWER_CHECKS: tuple[Callable[[Any, Mapping[str, Any]], list[str]], ...] = (
-    _outside_band, _beyond_trained, _structures_disagree, _own_warnings)
+    _outside_band, _beyond_trained, _structures_disagree, _closed_structures_disagree, _own_warnings)
 
 
 def answer_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:

@@ -53,6 +53,8 @@ def modeling_config(params: Params) -> ModelingConfig:
                           max_cv_error_pct=params.train.max_cv_error_pct,
                           open_min_transactions=params.train.open_min_transactions,
                           open_hours=params.train.open_hours, open_help_rules=params.train.open_help_rules,
+                          closed_help_rules=params.train.closed_help_rules,
+                          closed_eligible_bursts=params.train.closed_eligible_bursts,
                           combine_min_loads=params.train.combine_min_loads,
                           combine_weight_power=params.train.combine_weight_power,
                           usl_method=params.train.usl_method)
@@ -87,6 +89,14 @@ def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tup
     }
     if observed is not None:
         metrics["observed_knee_clients"] = observed
+    by_structure = results.knee_by_structure(n_gcp=int(base["n_gcp"]), n_ziip=int(base["n_ziip"]),
+                                             think_time_ms=base["think_time_ms"], k=k)
+    if by_structure:
+        # how far apart the structures the table cannot tell apart put the knee, logged with the model
+        metrics["knee_k_clients_structure_min"] = min(by_structure.values())
+        metrics["knee_k_clients_structure_max"] = max(by_structure.values())
+    metrics.update({f"{rule}_help_weight": sum(s["weight"] for s in results.structures if s["help_rule"] == rule)
+                    for rule in {s["help_rule"] for s in results.structures}})
     if results.calibration:
         # the band held out on the table's own later rows, logged with the model
         metrics["band_coverage_raw_pct"] = results.calibration["coverage_raw_pct"]
@@ -96,7 +106,7 @@ def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tup
             f"{knee.saturation_clients_hi:.0f}]; R > {k:g}x unloaded at {knee.k_clients:.0f} clients "
             f"[{knee.k_clients_lo:.0f}, {knee.k_clients_hi:.0f}]; observed (Kneedle) "
             f"{'none' if observed is None else f'{observed:.0f}'}")
-    return metrics, [note, f"band: {results.calibration_sentence()}"]
+    return metrics, [note, f"structures: {results.structure_sentence()}", f"band: {results.calibration_sentence()}"]
 
 
 def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str, float], list[str]]:

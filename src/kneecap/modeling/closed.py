@@ -25,11 +25,20 @@ from kneecap.modeling.base import (
     column_or,
     mape_pct,
     require_columns,
+    structure_weights,
     to_jsonable,
     widen_beyond_trained,
 )
 from kneecap.modeling.cost import cost_table
-from kneecap.modeling.dispatch import HELP_RULE, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, DispatchSolution, solve_closed
+from kneecap.modeling.dispatch import (
+    HELP_RULE,
+    HELP_RULES,
+    HELP_WAIT_MS,
+    HONOR_PRIORITY,
+    Dispatch,
+    DispatchSolution,
+    solve_closed,
+)
 from kneecap.modeling.open import server_counts
 from kneecap.modeling.queueing import multiserver_mva
 
@@ -43,6 +52,11 @@ FAMILY = "closed_mva"
 #: solves a fitted model keeps (:meth:`ClosedMVAResults._solve_all`); the oldest goes first
 SOLVES_KEPT = 8
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
+#: Akaike weight under which a dispatcher structure gets no bootstrap draw: 200 draws cannot
+#: resolve it, and each structure drawn costs a solve of its own in every prediction
+MIN_STRUCTURE_WEIGHT = 0.01
+#: Levenberg-Marquardt steps that screen a structure before it is fitted in full
+SCREEN_ITERATIONS = 40
 
 
 @dataclass(frozen=True)
@@ -84,7 +98,7 @@ def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: i
 
 @dataclass
 class ClosedMVAModel:
-    """Closed-workload response-time and throughput model.
+    r"""Closed-workload response-time and throughput model.
 
     Parameters
     ----------
@@ -95,6 +109,9 @@ class ClosedMVAModel:
     help_rule : ``"pool"`` or ``"burst"``, when GCPs help (:class:`kneecap.modeling.dispatch.Dispatch`).
     eligible_bursts, gcp_bursts : dispatches per transaction of each kind
         (:class:`kneecap.modeling.dispatch.Dispatch`).
+    help_rules, burst_options : the dispatcher structures the fit weighs, every pair of a help
+        rule and a count of eligible bursts (params.yaml ``train.closed_help_rules``,
+        ``train.closed_eligible_bursts``); None: ``help_rule`` / ``eligible_bursts`` alone.
     n_boot : bootstrap refits behind the intervals.
     alpha : intervals are ``(1 - alpha)``.
     seed : bootstrap random seed.
@@ -110,6 +127,19 @@ class ClosedMVAModel:
     GCP help fed back into the queues). When the table
     measures CPU per transaction, ``D`` is fixed at its median (utilisation law) and only ``R0`` is
     fitted.
+
+    No load test prints how the dispatcher cuts a transaction's eligible CPU into bursts, nor
+    which GCP-help rule the LPAR follows, and past the trained load they decide the knee. With
+    several structures (``help_rules`` x ``burst_options``) each is fitted and given its Akaike
+    weight :math:`w_s \propto \exp(-\tfrac n2 \log(c_s / c_{min}))` (every structure has the same
+    free parameters; :func:`kneecap.modeling.dispatch.structure_weights`), ``c_s`` its mean squared
+    log residual over the ``n`` measured values. The point fit is the best structure's; each
+    bootstrap draw takes a structure with probability ``w_s`` (those under
+    :data:`MIN_STRUCTURE_WEIGHT` left out) and the best structure's refitted parameter deviation
+    about that structure's own fit (:math:`\theta_s + \theta^*_b - \hat\theta`, held in the
+    bounds), so the band spans the structures the table cannot tell apart (Burnham & Anderson
+    2002, *Model Selection and Multimodel Inference*, sec. 4.3: model-averaged prediction
+    intervals) without a bootstrap refit per structure.
     """
 
     ziip_eligible_fraction: float = ASSUMED_ZIIP_ELIGIBLE_FRACTION
@@ -118,9 +148,24 @@ class ClosedMVAModel:
     help_rule: str = HELP_RULE
     eligible_bursts: int = ELIGIBLE_BURSTS
     gcp_bursts: int = 1
+    help_rules: tuple[str, ...] | None = None
+    burst_options: tuple[int, ...] | None = None
     n_boot: int = N_BOOT
     alpha: float = ALPHA
     seed: int = SEED
+
+    def structures(self) -> list[tuple[str, int]]:
+        """The (help rule, eligible bursts) pairs the fit weighs; the configured pair first."""
+        rules = tuple(self.help_rules) if self.help_rules else (self.help_rule,)
+        bursts = tuple(int(b) for b in self.burst_options) if self.burst_options else (int(self.eligible_bursts),)
+        for rule in rules:
+            if rule not in HELP_RULES:
+                raise ModelError(f"help rule must be one of {', '.join(HELP_RULES)}, got {rule!r}")
+        if any(b < 1 for b in bursts):
+            raise ModelError(f"eligible bursts must be >= 1, got {bursts}")
+        pairs = [(r, b) for r in rules for b in bursts]
+        own = (self.help_rule, int(self.eligible_bursts))
+        return [own] + [p for p in pairs if p != own] if own in pairs else pairs
 
     def fit(self, table: pd.DataFrame) -> ClosedMVAResults:
         """Fit ``R0`` (and ``D`` unless measured) to the clients, response and throughput; bootstrap the draws."""
@@ -133,9 +178,27 @@ class ClosedMVAModel:
             raise ModelError(f"the closed MVA model needs at least 2 measured values, got {n_obs}")
         f, f_source = _eligible_fraction(table, self.ziip_eligible_fraction)
         measured_d = _measured_demand(table)
-        solver = _Solver(data, f, self._dispatch_options())
         obs = _observations(data)
-        theta = _fit_point(solver, obs, measured_d)
+        pairs = self.structures()
+        solvers, thetas, costs = [], [], []
+        for rule, bursts in pairs:
+            solver = _Solver(data, f, {**self._dispatch_options(), "help_rule": rule, "eligible_bursts": bursts})
+            # the configured structure is fitted from a grid of starts; the others are screened from
+            # its fit (neighbouring structures fit nearby), and those the screen leaves any weight
+            # refitted from the grid too, so a structure is never kept down by a short search
+            theta = (_fit_point(solver, obs, measured_d) if not thetas else
+                     _lm(solver, obs[None, :], thetas[0][None, :], measured_d, iterations=SCREEN_ITERATIONS)[0])
+            solvers.append(solver)
+            thetas.append(theta)
+            costs.append(_cost(solver, theta, obs))
+        for i in np.flatnonzero(structure_weights(np.array(costs), len(obs)) >= MIN_STRUCTURE_WEIGHT / 10):
+            if i > 0:
+                thetas[i] = _fit_point(solvers[i], obs, measured_d, warm=thetas[i])
+                costs[i] = _cost(solvers[i], thetas[i], obs)
+        weights = structure_weights(np.array(costs), len(obs))
+        best = int(np.argmax(weights))
+        solver, theta = solvers[best], thetas[best]
+        help_rule, eligible_bursts = pairs[best]
         resid = solver.residuals(theta[None, :], obs[None, :])[0]
         rng = np.random.default_rng(self.seed)
         n_free = 1 if measured_d is not None else 2
@@ -151,6 +214,9 @@ class ClosedMVAModel:
             fitted_obs = solver.fitted(theta[None, :])[0]
             fake = fitted_obs[None, :] * np.exp(-noise)
             boot_arr = _lm(solver, fake, np.repeat(theta[None, :], self.n_boot, axis=0), measured_d)
+            if len(pairs) > 1:
+                boot_arr = _structure_draws(boot_arr, theta, thetas, weights, pairs, rng,
+                                            _bounds(obs, solver.n_resp), measured_d)
         fitted = solver.predict(theta[None, :])
         fitted = (fitted[0][0], fitted[1][0])
         measured_r = solver.ok_r
@@ -169,8 +235,8 @@ class ClosedMVAModel:
             demand_source="measured" if measured_d is not None else "fitted",
             honor_priority=self.honor_priority,
             help_wait_ms=self.help_wait_ms,
-            help_rule=self.help_rule,
-            eligible_bursts=self.eligible_bursts,
+            help_rule=help_rule,
+            eligible_bursts=eligible_bursts,
             gcp_bursts=self.gcp_bursts,
             alpha=self.alpha,
             boot_params=boot_arr,
@@ -183,6 +249,9 @@ class ClosedMVAModel:
             train_ranges=train_ranges,
             n_train=int(len(table)),
             train_points=train_points,
+            structures=[{"help_rule": r, "eligible_bursts": int(b), "cost": c, "weight": float(w),
+                         "delay_ms": float(t[0]), "cpu_ms_per_tran": float(t[1])}
+                        for (r, b), c, w, t in zip(pairs, costs, weights, thetas)] if len(pairs) > 1 else [],
         )
 
     def _dispatch_options(self) -> dict[str, Any]:
@@ -226,6 +295,10 @@ class ClosedMVAResults:
     #: the band held out on the table's own rows (:func:`kneecap.modeling.select.band_coverage`):
     #: ``origins``, ``points``, ``inside``, ``coverage_raw_pct``, ``q_log``, ``x_max``; ``{}``: not scored
     calibration: dict[str, Any] = field(default_factory=dict)
+    #: the dispatcher structures weighed (:meth:`ClosedMVAModel.fit`): ``help_rule``,
+    #: ``eligible_bursts``, ``cost``, ``weight``, ``delay_ms``, ``cpu_ms_per_tran``; ``[]``: one
+    #: structure, fixed
+    structures: list[dict[str, Any]] = field(default_factory=list)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -234,23 +307,56 @@ class ClosedMVAResults:
         return pd.Series({"delay_ms": self.delay_ms, "cpu_ms_per_tran": self.cpu_ms_per_tran,
                           "ziip_eligible_fraction": self.ziip_eligible_fraction})
 
-    def _theta_list(self) -> list[tuple[float, float]]:
-        point = (self.delay_ms, self.cpu_ms_per_tran)
-        boot = [(float(r), float(d)) for r, d in self.boot_params]
-        if self.demand_source == "measured":
-            boot = [(r, self.cpu_ms_per_tran) for r, _ in boot]
-        return [point] + boot
-
     def _thetas(self, max_draws: int | None = None) -> np.ndarray:
-        thetas = np.array(self._theta_list(), dtype=float)
+        """``(1 + B, 4)``: the point fit then the draws, each ``(R0, D, help rule index, eligible bursts)``."""
+        own = (float(HELP_RULES.index(self.help_rule)), float(self.eligible_bursts))
+        point = np.array([[self.delay_ms, self.cpu_ms_per_tran, *own]])
+        boot = np.asarray(self.boot_params, dtype=float)
+        boot = boot.reshape(len(boot), -1) if boot.size else np.empty((0, 2))
+        if boot.shape[1] < 4:  # fitted with one structure (or stored before structures were weighed)
+            boot = np.hstack([boot[:, :2], np.tile(own, (len(boot), 1))])
+        thetas = np.vstack([point, boot])
+        if self.demand_source == "measured":
+            thetas[:, 1] = self.cpu_ms_per_tran
         return thetas if max_draws is None else thetas[: 1 + max_draws]
 
-    def dispatch(self, n_gcp: int, n_ziip: int) -> Dispatch:
-        """The LPAR ``n_gcp`` + ``n_ziip`` under the dispatching rules this model was fitted with."""
+    def dispatch(self, n_gcp: int, n_ziip: int, structure: tuple[str, int] | None = None) -> Dispatch:
+        """The LPAR ``n_gcp`` + ``n_ziip`` under the dispatching rules of the point fit (or of ``structure``)."""
+        rule, bursts = structure if structure is not None else (self.help_rule, self.eligible_bursts)
         return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=self.honor_priority,
-                        help_wait_ms=self.help_wait_ms, help_rule=self.help_rule,
-                        eligible_bursts=self.eligible_bursts,
+                        help_wait_ms=self.help_wait_ms, help_rule=rule, eligible_bursts=int(bursts),
                         gcp_bursts=self.gcp_bursts)
+
+    def _solve_draws(self, thetas: np.ndarray, n_gcp: int, n_ziip: int, **solve: Any) -> DispatchSolution:
+        """:func:`solve_closed` for every draw under its own structure, the rows in draw order."""
+        keys = [(HELP_RULES[int(r)], int(b)) for r, b in thetas[:, 2:4]]
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key, []).append(i)
+        parts = {key: solve_closed(thetas[rows, 1], thetas[rows, 0], self.ziip_eligible_fraction,
+                                   self.dispatch(n_gcp, n_ziip, key), **solve) for key, rows in groups.items()}
+        if len(parts) == 1:
+            return next(iter(parts.values()))
+        width = max(p.tps.shape[1] for p in parts.values())
+
+        def merged(name: str, fill: Any) -> np.ndarray | None:
+            if any(getattr(p, name) is None for p in parts.values()):
+                return None
+            first = getattr(next(iter(parts.values())), name)
+            out = np.full((len(thetas),) + ((width,) if first.ndim == 2 else ()), fill, dtype=first.dtype)
+            for key, rows in groups.items():
+                arr = getattr(parts[key], name)
+                if arr.ndim == 2:
+                    out[rows, : arr.shape[1]] = arr
+                else:
+                    out[rows] = arr
+            return out
+
+        return DispatchSolution(tps=merged("tps", np.nan), resp_ms=merged("resp_ms", np.nan),
+                                spill_fraction=merged("spill_fraction", np.nan),
+                                ziip_busy=merged("ziip_busy", np.nan), gcp_busy=merged("gcp_busy", np.nan),
+                                saturated=merged("saturated", False), ziip_wait_ms=merged("ziip_wait_ms", np.nan),
+                                gcp_wait_ms=merged("gcp_wait_ms", np.nan), solved=merged("solved", 0))
 
     def _solve_all(self, n_gcp: int, n_ziip: int, think_ms: float, n_max: int,
                    max_draws: int | None = None, *, knee_k: float = 0.0, n_bound: int = 0) -> DispatchSolution:
@@ -278,8 +384,8 @@ class ClosedMVAResults:
         thetas = self._thetas(max_draws)
         if stop <= 0:
             n_cap = n_full
-        sol = solve_closed(thetas[:, 1], thetas[:, 0], self.ziip_eligible_fraction, self.dispatch(n_gcp, n_ziip),
-                           think_time_ms=think_ms, n_max=n_cap, stop_ratio=stop, n_min=n_full)
+        sol = self._solve_draws(thetas, n_gcp, n_ziip, think_time_ms=think_ms, n_max=n_cap, stop_ratio=stop,
+                                n_min=n_full)
         # a few configurations: the cache lets the knee, curve and point of one configuration share
         # a solve (callers such as the desk cache their answers themselves). A solve of 200 draws
         # holds megabytes; kept by the hundred (the bound was 256) they kept the process from
@@ -412,10 +518,47 @@ class ClosedMVAResults:
             f"  bursts per tran        {self.eligible_bursts} eligible + {self.gcp_bursts} GCP-only",
             f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
             f"  train MAPE tps         {self.train_mape.get('tps', float('nan')):8.1f} %",
+            f"  structures             {self.structure_sentence()}",
             f"  bootstrap refits       {len(self.boot_params)}",
             f"  band held out          {self.calibration_sentence()}",
         ]
         return "\n".join(lines)
+
+    def structure_sentence(self) -> str:
+        """The dispatcher structures the band carries, with their Akaike weights."""
+        rows = sorted((r for r in self.structures if r.get("weight", 0) >= MIN_STRUCTURE_WEIGHT),
+                      key=lambda r: -r["weight"])
+        if len(self.structures) < 2 or not rows:
+            return f"help rule {self.help_rule}, {self.eligible_bursts} eligible burst(s) (fixed)"
+        shares = ", ".join(f"{r['help_rule']} help with {r['eligible_bursts']} eligible bursts "
+                           f"{100 * r['weight']:.0f} %" for r in rows)
+        rest = len(self.structures) - len(rows)
+        return (f"the table weighs {shares}" + (f"; {rest} other structure(s) under 1 %" if rest else "")
+                + " (Akaike weights)")
+
+    def knee_by_structure(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0
+                          ) -> dict[str, float]:
+        """Each drawn structure's own knee (clients where its point fit's response passes ``k`` x unloaded).
+
+        Keys read ``"<rule> help, <b> bursts"``; only structures the band draws (weight at least
+        :data:`MIN_STRUCTURE_WEIGHT`) are solved. Empty for a fit of one structure.
+        """
+        rows = [r for r in self.structures if r.get("weight", 0) >= MIN_STRUCTURE_WEIGHT]
+        if len(rows) < 2:
+            return {}
+        out = {}
+        for r in rows:
+            d = self.cpu_ms_per_tran if self.demand_source == "measured" else r["cpu_ms_per_tran"]
+            per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
+            bound = (k * (d + r["delay_ms"]) + think_time_ms) / (d * per_ms)
+            n_max = int(min(max(math.ceil(bound) + 1, 50), 50_000))
+            sol = solve_closed(np.array([d]), np.array([r["delay_ms"]]), self.ziip_eligible_fraction,
+                               self.dispatch(n_gcp, n_ziip, (r["help_rule"], r["eligible_bursts"])),
+                               think_time_ms=think_time_ms, n_max=n_max, stop_ratio=k)
+            above = sol.resp_ms[0] > k * sol.resp_ms[0, 0]
+            out[f"{r['help_rule']} help, {r['eligible_bursts']} bursts"] = \
+                float(above.argmax() + 1) if above.any() else math.inf
+        return out
 
     def calibration_sentence(self) -> str:
         """How often the band held the table's own later rows, refitted without them."""
@@ -443,6 +586,7 @@ class ClosedMVAResults:
             **({"extrapolation_spread": self.extrapolation_spread} if self.extrapolation_spread is not None else {}),
             **({"train_points": self.train_points} if self.train_points is not None else {}),
             **({"calibration": self.calibration} if self.calibration else {}),
+            **({"structures": self.structures} if self.structures else {}),
         })
 
     @classmethod
@@ -450,7 +594,8 @@ class ClosedMVAResults:
         """The fit from its stored document (:meth:`to_dict`)."""
         d = dict(d)
         d.pop("family", None)
-        d["boot_params"] = np.array(d["boot_params"], dtype=float).reshape(-1, 2)
+        boot = np.array(d["boot_params"], dtype=float)
+        d["boot_params"] = boot if boot.ndim == 2 else boot.reshape(-1, 2)
         d["residuals"] = {k: np.array(v, dtype=float) for k, v in d["residuals"].items()}
         d["train_ranges"]["configs"] = [tuple(c) for c in d["train_ranges"]["configs"]]
         d["train_mape"] = {k: (np.nan if v is None else v) for k, v in d["train_mape"].items()}
@@ -557,6 +702,11 @@ class _Solver:
         return np.log(np.maximum(self.fitted(thetas), 1e-12) / obs)
 
 
+def _cost(solver: _Solver, theta: np.ndarray, obs: np.ndarray) -> float:
+    """Mean squared log residual of one parameter set."""
+    return float(np.mean(solver.residuals(theta[None, :], obs[None, :])[0] ** 2))
+
+
 def _bounds(obs: np.ndarray, n_resp: int) -> tuple[np.ndarray, np.ndarray]:
     r_min = float(np.min(obs[:n_resp])) if n_resp else 1.0
     return np.array([0.0, 1e-6]), np.array([max(10 * r_min, 1.0), max(100 * r_min, 10.0)])
@@ -603,12 +753,40 @@ def _lm(solver: _Solver, obs: np.ndarray, start: np.ndarray, measured_d: float |
     return theta
 
 
-def _fit_point(solver: _Solver, obs: np.ndarray, measured_d: float | None) -> np.ndarray:
+def _fit_point(solver: _Solver, obs: np.ndarray, measured_d: float | None,
+               warm: np.ndarray | None = None) -> np.ndarray:
+    """The least-squares ``(R0, D)`` from a grid of starts, or from ``warm`` and two of them."""
     r_min = float(np.min(obs[: solver.n_resp])) if solver.n_resp else 1.0
     starts = np.array([(r_min * a, r_min * b) for a in (0.1, 0.5) for b in (0.2, 0.6, 1.5)])
+    if warm is not None:
+        starts = np.vstack([np.asarray(warm, dtype=float)[None, :], starts[[1, 4]]])
     fits = _lm(solver, np.repeat(obs[None, :], len(starts), axis=0), starts, measured_d, iterations=200)
     cost = np.sum(solver.residuals(fits, np.repeat(obs[None, :], len(fits), axis=0)) ** 2, axis=1)
     return fits[int(np.argmin(cost))]
+
+
+def _structure_draws(boot: np.ndarray, theta: np.ndarray, thetas: list[np.ndarray], weights: np.ndarray,
+                     pairs: list[tuple[str, int]], rng: np.random.Generator,
+                     bounds: tuple[np.ndarray, np.ndarray], measured_d: float | None) -> np.ndarray:
+    r"""Bootstrap draws ``(R0, D, help rule index, eligible bursts)`` spread over the structures by weight.
+
+    Draw ``b`` takes structure ``s`` with probability ``w_s`` (renormalised over those of at least
+    :data:`MIN_STRUCTURE_WEIGHT`) and the parameters :math:`\theta_s + (\theta^*_b - \hat\theta)`:
+    that structure's fit moved as the best structure's refit moved, held in the fit's bounds.
+    """
+    keep = np.where(weights >= MIN_STRUCTURE_WEIGHT, weights, 0.0)
+    if not keep.sum() > 0:
+        keep = np.eye(len(weights))[int(np.argmax(weights))]
+    chosen = rng.choice(len(pairs), size=len(boot), p=keep / keep.sum())
+    lo, hi = bounds
+    out = np.empty((len(boot), 4))
+    shifted = np.stack([thetas[s] for s in chosen]) + (boot - theta[None, :])
+    out[:, :2] = np.clip(shifted, lo, hi)
+    if measured_d is not None:
+        out[:, 1] = measured_d
+    out[:, 2] = [HELP_RULES.index(pairs[s][0]) for s in chosen]
+    out[:, 3] = [pairs[s][1] for s in chosen]
+    return out
 
 
 SERVERS_FAMILY = "closed_mva_c"

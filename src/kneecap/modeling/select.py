@@ -69,6 +69,10 @@ class ModelingConfig:
     open_min_transactions: float = OpenDispatchModel.min_transactions
     open_hours: tuple[int, int] | None = None
     open_help_rules: tuple[str, ...] = HELP_RULES
+    #: the dispatcher structures a closed table's champion weighs (help rule x eligible bursts);
+    #: the cross-validation and rolling-origin refits use ``help_rule`` / ``eligible_bursts`` alone
+    closed_help_rules: tuple[str, ...] = HELP_RULES
+    closed_eligible_bursts: tuple[int, ...] = (1, 2, 3, 4, 6, 8)
     combine_min_loads: int = combine.MIN_LOADS
     combine_weight_power: float = combine.WEIGHT_POWER
     usl_method: str = USLModel.method
@@ -96,11 +100,15 @@ def response_kind(train: pd.DataFrame) -> str:
     raise ModelError("no response model fits this table: it needs clients, or tps with resp_ms")
 
 
-def _closed(config: ModelingConfig, n_boot: int | None = None) -> ClosedMVAModel:
+def _closed(config: ModelingConfig, n_boot: int | None = None, *, structures: bool = False) -> ClosedMVAModel:
+    # the champion weighs every structure; the many refits that score a family (leave-one-out,
+    # rolling origins) keep the configured one, each structure costing a fit of its own
     return ClosedMVAModel(ziip_eligible_fraction=config.ziip_eligible_fraction,
                           honor_priority=config.honor_priority, help_wait_ms=config.help_wait_ms,
                           help_rule=config.help_rule, eligible_bursts=config.eligible_bursts,
                           gcp_bursts=config.gcp_bursts,
+                          help_rules=tuple(config.closed_help_rules) if structures else None,
+                          burst_options=tuple(config.closed_eligible_bursts) if structures else None,
                           n_boot=config.n_boot if n_boot is None else n_boot,
                           alpha=config.alpha, seed=config.seed)
 
@@ -352,7 +360,7 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
     # the USL needs only (clients, tps): where the table lacks what MVA needs (n_gcp, or a point
     # per parameter) it still answers, so the case does not fail for a column one family wants
     fitters: dict[str, Callable[[], ClosedMVAModel | USLModel]] = {
-        "closed_mva": lambda: _closed(config), "usl": lambda: _usl(config)}
+        "closed_mva": lambda: _closed(config, structures=True), "usl": lambda: _usl(config)}
     reasons = []
     for family in [first] + [f for f in fitters if f != first]:
         try:
