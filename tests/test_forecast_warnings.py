@@ -135,3 +135,30 @@ def test_help_rules_whose_knees_are_apart_are_said_once_in_the_warnings():
     # within the model's own error of each other: nothing to say
     assert forecasting.answer_warnings(None, {"knee_tps_pool_help": 2416.0, "knee_tps_burst_help": 2400.0}) == []
     assert forecasting.answer_warnings(None, {"knee_tps_pool_help": 2416.0}) == []
+
+
+def test_a_throughput_curve_is_checked_against_its_own_points():
+    # a zero-think curve of 12 loads drawn by the USL (sigma 0.03, kappa 1e-4, 100 tps at one
+    # client) with the load of 24 clients measured 25 % low: no USL passes through it, and the check
+    # names it in tps
+    from kneecap.modeling.combine import CombinedModel
+    from kneecap.modeling.usl import USLModel, usl_tps
+
+    clients = np.array([1, 2, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48])
+    tps = usl_tps(clients, 0.03, 1e-4, 100.0)
+    tps[8] *= 0.75
+    table = pd.DataFrame({"clients": clients, "tps": tps, "think_time_ms": 0.0})
+    res = USLModel(seed=1).fit(table)
+    check = forecasting.band_check(res)
+    pred = res.predict(table[["clients", "think_time_ms"]])
+    outside = (table["tps"] < pred["tps_lo"]) | (table["tps"] > pred["tps_hi"])
+    assert check["n_points"] == 12 and check["n_outside"] == int(outside.sum()) >= 1
+    assert check["worst"]["clients"] == 24 and check["worst"]["tps"] < check["worst"]["band_lo_tps"]
+    (warning,) = forecasting.answer_warnings(res, {})
+    assert warning.startswith(f"training point 24 clients measured {tps[8]:.4g} tps lies outside")
+    # the points travel with the stored fit, and a combination is checked through its heaviest member
+    assert results_from_dict(res.to_dict()).train_points == res.train_points
+    combined = CombinedModel(members={"usl": lambda: USLModel(seed=1),
+                                      "amdahl": lambda: USLModel(seed=1, coherency=False)}).fit(table)
+    heaviest = combined.members[max(combined.weights, key=combined.weights.get)]
+    assert forecasting.band_check(combined)["n_outside"] == forecasting.band_check(heaviest)["n_outside"] >= 1

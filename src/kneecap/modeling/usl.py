@@ -150,7 +150,8 @@ class USLModel:
                           train_mape={"tps": mape_pct(x, usl_tps(n, *params))}, n_train=int(ok.sum()),
                           max_clients=float(np.max(n)), coherency=self.coherency, relative_errors=field,
                           few_points_draws=draws, few_points_noise=self.few_points_noise if few else None,
-                          seed=self.seed)
+                          seed=self.seed,
+                          train_points={"clients": n.tolist(), "think_time_ms": [think] * len(n), "tps": x.tolist()})
 
 
 def _full(q: np.ndarray, free: list[int], gamma_x1: float | None) -> np.ndarray:
@@ -261,6 +262,9 @@ class USLResults:
     few_points_draws: np.ndarray | None = None
     few_points_noise: float | None = None
     seed: int = SEED
+    #: the training rows (``clients``, ``think_time_ms``, measured ``tps``): what the band can be
+    #: checked against (:func:`kneecap.forecasting.band_check`); None in fits stored before
+    train_points: dict[str, list[float]] | None = None
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -338,7 +342,8 @@ class USLResults:
                             **({"coherency": False} if not self.coherency else {}),
                             **({"relative_errors": True} if self.relative_errors else {}),
                             **({"few_points_draws": self.few_points_draws, "few_points_noise": self.few_points_noise,
-                                "seed": self.seed} if self.few_points_draws is not None else {})})
+                                "seed": self.seed} if self.few_points_draws is not None else {}),
+                            **({"train_points": self.train_points} if self.train_points is not None else {})})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> USLResults:
