@@ -180,6 +180,8 @@ class CombinedModel:
     finish : applied to each member fitted on the full table (e.g. measuring how its band should
         widen past the data) before it is combined.
 
+    Notes
+    -----
     Every origin is scored for every member on the same held-out rows: a member that cannot be
     fitted at some origin is compared with the others only on the origins all of them reached.
     """
