@@ -25,7 +25,7 @@ export PYTHONUNBUFFERED := 1
 # DVC stage commands call `python`: make it the venv's.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run setup pipeline promote serve test test-fast explore bench fuzz clean mlflow-server mlflow-server-stop mlflow-ui
+.PHONY: run setup pipeline promote serve test test-fast explore bench fuzz docs clean mlflow-server mlflow-server-stop mlflow-ui
 
 run: setup pipeline promote serve
 
@@ -56,7 +56,7 @@ serve: setup
 
 # An MLflow tracking server on a PostgreSQL cluster in $(MLFLOW_SERVER_DIR) (initialised by the first
 # start), serving the artifacts under $(MLFLOW_ARTIFACTS); runs in the background until
-# `make mlflow-server-stop`. Point kneecap at it with MLFLOW_TRACKING_URI (README, "Running on a cluster").
+# `make mlflow-server-stop`. Point kneecap at it with MLFLOW_TRACKING_URI (docs/cluster.md).
 mlflow-server: setup
 	@scripts/mlflow-server start --dir $(MLFLOW_SERVER_DIR) --artifacts $(MLFLOW_ARTIFACTS) \
 	  --host $(MLFLOW_HOST) --port $(MLFLOW_PORT) --pg-port $(MLFLOW_PG_PORT) --workers $(MLFLOW_WORKERS) \
@@ -95,6 +95,12 @@ fuzz: setup
 	@PYTHONPATH=src $(BIN)/python benchmarks/fuzz_smf_ingest.py --workers 2 $(FUZZ_OPTS); smf=$$?; \
 	  PYTHONPATH=src $(BIN)/python benchmarks/fuzz_rmf_xml.py --workers 2 $(FUZZ_RMF_OPTS); rmf=$$?; \
 	  test $$smf -eq 0 && test $$rmf -eq 0
+
+# docs/ into site/ (MkDocs Material; the API pages from the docstrings, the Backtests and Benchmarks
+# tables from the benches' own output files, benchmarks/report_tables.py); --strict: a warning fails
+docs: setup
+	@$(BIN)/mkdocs build --strict --site-dir site
+	@echo "[docs] open site/index.html"
 
 clean:
 	rm -rf data/processed/* data/interim/* models/* reports/metrics reports/validation

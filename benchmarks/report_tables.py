@@ -1,0 +1,114 @@
+"""Tables of the docs generated from the benches' own output files, never pasted.
+
+An MkDocs hook (``hooks:`` in mkdocs.yml): a page's ``{{ name }}`` marker is replaced by the table
+:data:`TABLES` renders for ``name`` from the file a bench (or the pipeline's evaluate stage) wrote.
+A file not written yet renders as a note saying which command writes it, so the build still
+passes and the page says what is missing instead of showing stale numbers.
+
+``python benchmarks/report_tables.py`` prints every table, as the docs show them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+# the hook runs inside mkdocs, which has no PYTHONPATH=src of its own: this checkout's kneecap, imported
+# now, while it is first on the path (plugins may change sys.path later)
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
+from kneecap import backtest, config  # noqa: E402
+
+BACKTEST_JSON = ROOT / "reports" / "metrics" / "backtest.json"
+RESULTS = ROOT / "benchmarks" / "results"
+DISPATCH_GRID_CSV = RESULTS / "dispatch_grid.csv"
+# a marker alone on its line; its indent (a table inside a list item) is given to every line of the table
+MARKER = re.compile(r"^( *)\{\{\s*([a-z_]+)\s*\}\}[ ]*$", re.MULTILINE)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the checkout where it is inside it (as the docs name files)."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def _missing(path: Path, command: str) -> str:
+    return (f"!!! note \"Not measured yet\"\n    `{_shown(path)}` has not been written: "
+            f"`{command}` writes it, and the next `make docs` shows its table here.\n")
+
+
+def backtest_table(path: Path = BACKTEST_JSON, params: Path = ROOT / "params.yaml") -> str:
+    """The backtest error table of ``kneecap backtest``, from the evaluate stage's JSON."""
+    if not path.exists():
+        return _missing(path, "make pipeline")
+    results = [backtest.CaseResult(**case) for case in json.loads(path.read_text(encoding="utf-8"))["cases"]]
+    goal_pct = config.load_params(params).evaluate.goal_pct
+    return (f"Generated from `{_shown(path)}` (the `evaluate` stage of `make pipeline`; the JSON "
+            "keeps a combination's members in name order):\n\n"
+            f"```\n{backtest.format_table(results, goal_pct)}\n```\n")
+
+
+def _error_row(label: str, rows: pd.DataFrame) -> str:
+    err = rows["err_pct"].abs()
+    return (f"| {label} | {len(rows)} | {err.mean():.1f} % | {err.median():.1f} % | {err.max():.1f} % "
+            f"| {int((err <= 10).sum())} | {int((err <= 25).sum())} |")
+
+
+def dispatch_grid_rows(table: pd.DataFrame) -> list[str]:
+    """The zIIP/GCP model's error against the simulated grid, by kind of point (total busy <= 85 %)."""
+    busy85 = table[table["busy_pct"] <= 85.0]
+    helped = busy85[(busy85["honor"] == "YES") & (busy85["n_ziip"] > 0)]
+    return [
+        "| points (total busy <= 85 % unless said) | n | mean | median | worst | within 10 % | within 25 % |",
+        "|---|---|---|---|---|---|---|",
+        _error_row("all", busy85),
+        _error_row("all, total busy <= 95 %", table[table["busy_pct"] <= 95.0]),
+        _error_row("closed, honor NO (exact MVA)", busy85[(busy85["load"] == "closed") & (busy85["honor"] == "NO")]),
+        _error_row("open, honor NO (Erlang C)", busy85[(busy85["load"] == "open") & (busy85["honor"] == "NO")]),
+        _error_row("honor YES, zIIPs, simulated spill < 5 %", helped[helped["sim_spill_pct"] < 5.0]),
+        _error_row("honor YES, zIIPs, spill >= 5 %", helped[helped["sim_spill_pct"] >= 5.0]),
+        _error_row("no zIIP", busy85[busy85["n_ziip"] == 0]),
+    ]
+
+
+def dispatch_grid_table(path: Path = DISPATCH_GRID_CSV) -> str:
+    """The grid table of ``bench_dispatch.py --full``, from the CSV its ``--save`` wrote."""
+    if not path.exists():
+        return _missing(path, "make bench")
+    return ("\n".join(dispatch_grid_rows(pd.read_csv(path)))
+            + f"\n\nGenerated from `{_shown(path)}` (`bench_dispatch.py --full --save`, run by "
+            "`make bench`).\n")
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "backtest_table": backtest_table,
+    "dispatch_grid_table": dispatch_grid_table,
+}
+
+
+def _indented(text: str, indent: str) -> str:
+    return "\n".join(indent + line if line else line for line in text.rstrip("\n").split("\n"))
+
+
+def render(markdown: str) -> str:
+    """``markdown`` with every ``{{ name }}`` line of :data:`TABLES` replaced by its table."""
+    def table(match: re.Match[str]) -> str:
+        indent, name = match.groups()
+        return _indented(TABLES[name](), indent) if name in TABLES else match.group(0)
+
+    return MARKER.sub(table, markdown)
+
+
+def on_page_markdown(markdown: str, **_: object) -> str:
+    """MkDocs hook: the page's markers rendered (pages without one are returned unchanged)."""
+    return render(markdown) if MARKER.search(markdown) else markdown
+
+
+if __name__ == "__main__":
+    for name, table in TABLES.items():
+        print(f"##### {name}\n{table()}")
