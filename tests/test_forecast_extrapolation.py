@@ -44,7 +44,7 @@ def test_the_forecast_command_names_the_scenarios_it_extrapolates(seed004_models
 
 
 def test_closed_load_without_think_time_where_the_ziips_fall_behind_carries_a_caveat(seed004_models):  # noqa: F811
-    # README, Benchmarks, "Closed populations and a long ZIIPAWMT": GCP help latches on there and the
+    # docs/benchmarks.md, "Closed populations and a long ZIIPAWMT": GCP help latches on there and the
     # simulated response falls with load; the model, which may not, is told to say so
     at_200 = forecasting.forecast_scenario(seed004_models, {**SCENARIO, "clients": 500, "n_ziip": 1}, POLICY)
     assert "model_caveat" not in at_200  # 200 ms of think time: the grid's closed points, within 10 %

@@ -580,7 +580,7 @@ def test_reached_by_date_is_calibrated_on_synthetic_truth(shape: str) -> None:
     # among those the true day was on or before it in 94.0 % and 81.8 %. Without the damped
     # candidate (linear histories): 90.5 % covered, 94 % dated. A faster slowdown
     # (time_constant_days=20) is not: 76.5 % covered, 58.0 % of the dated; growth halving in two
-    # weeks does not show in six points, and no candidate bends that fast (README, Models).
+    # weeks does not show in six points, and no candidate bends that fast (docs/models.md).
     coverage, dated, covered_when_dated, _ = _reached_by_coverage(shape, n_histories=200, seed=2026)
     assert coverage >= 0.85, coverage
     assert covered_when_dated >= 0.80, covered_when_dated

@@ -461,7 +461,7 @@ def _finite(value: Any) -> bool:
 
 def format_table(results: list[CaseResult],
                  goal_pct: Callable[[str | None], float | None] | None = None) -> str:
-    """The human-readable error table (also pasted into the README).
+    """The human-readable error table (also rendered into docs/backtests.md).
 
     With ``goal_pct`` (a goal kind of :func:`goal_kind` to its MAPE goal, as
     :meth:`kneecap.config.EvaluateConfig.goal_pct`) each row shows its goal and whether it is met.

@@ -601,7 +601,7 @@ def latched_help_caveat(dispatch: Dispatch, cpu_ms_per_tran: float, ziip_eligibl
     clients think for less than they wait in the system, GCP help under the pool rule can latch on:
     with every client in the system the zIIP never finds its queue empty, help never stops, and the
     dispatcher simulation's response falls as clients are added, which a model that may not predict
-    less for more load cannot follow. Measured with no think time (README, Benchmarks, "Closed
+    less for more load cannot follow. Measured with no think time (docs/benchmarks.md, "Closed
     populations and a long ZIIPAWMT"): 14 GCPs + 1 zIIP, ZIIPAWMT 10 ms, simulated 22.4 ms at 15
     clients and 3.0 ms at 25 against the model's 13.3 ms at both (-41 % and +341 %); 2 GCPs + 1
     zIIP at the default ZIIPAWMT +88 % at 12 clients. With 200 ms of think time (the validation
@@ -611,7 +611,7 @@ def latched_help_caveat(dispatch: Dispatch, cpu_ms_per_tran: float, ziip_eligibl
         return None
     return ("closed load with less think time than response where the zIIPs fall behind: GCP help can latch on, "
             "and there the dispatcher simulation's response was from 68 % above to 4.4x below this model's "
-            "(README, Benchmarks, 'Closed populations and a long ZIIPAWMT'); `kneecap simulate` answers it")
+            "(docs/benchmarks.md, 'Closed populations and a long ZIIPAWMT'); `kneecap simulate` answers it")
 
 
 def extrapolation(trained: Sequence[float], load: float, unit: str, *,

@@ -3,7 +3,7 @@
 The SQL under ``pipelines/sql`` is written once, in DuckDB's dialect, in a subset that sqlglot
 translates to Spark SQL and Spark can plan (no ``UNION BY NAME``, no ``SELECT * REPLACE``, no
 literal text inside a ``strftime`` format, no ordered ``string_agg`` beside another distinct
-aggregate: README, "Running on a cluster"); this module translates each file as it runs it, so
+aggregate: docs/cluster.md); this module translates each file as it runs it, so
 there is no second copy of any query. :func:`build_marts` takes the inputs
 :func:`kneecap.warehouse.build_marts` takes, binds them the same way
 (:func:`kneecap.warehouse.marts_inputs`), registers them as Spark temp views and returns the same

@@ -50,7 +50,7 @@ def test_the_background_table_against_its_reference_simulation():
     # open and closed, scored against the simulation kept in benchmarks/reference. Where no pool is
     # more than 85 % busy, M/M/c at the mean burst was 11.5 % off on average and 27 of 50 points
     # within 10 % (worst 53 %); the largest errors left are where GCPs help a zIIP beside 1 ms
-    # background bursts (README, Benchmarks)
+    # background bursts (docs/benchmarks.md)
     table = _background_scores()
     busy = table[["gcp_busy_pct", "ziip_busy_pct"]].max(axis=1)
     err = table.loc[busy <= 85.0, "err_pct"].abs()

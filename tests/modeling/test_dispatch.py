@@ -391,7 +391,7 @@ def test_open_response_holds_where_it_fell_before(k_e, n_gcp, n_ziip, f, d, tau,
     # capacity (at most 8 bursts ahead of one, 3 ms < ZIIPAWMT), response N / X rising to 13.56 ms;
     # the solve took the open model's held help from 10 clients, 13.31 ms. The simulation stays on
     # the zIIP alone to 15 clients (22.4 ms), then help latches on (the zIIP never finds its queue
-    # empty) and its response falls to 3.0 ms at 25 (README, Benchmarks)
+    # empty) and its response falls to 3.0 ms at 25 (docs/benchmarks.md)
     (4, 14, 0.838, 1.798, 0.0, 0.0, 21),
     # found by a random search of closed solves: -2.9 % at 291 clients, -9.0 % at 386
     (6, 14, 0.762, 0.977, 200.0, 0.0, 320),

@@ -72,8 +72,8 @@ def test_the_grid_against_its_reference_simulation():
 
 @pytest.mark.xfail(strict=True, reason="known (#10): 1 of 374 points at <= 85 % busy is 10.3 % off (8 GCPs + "
                    "1 zIIP, open, 60 % load), where the simulation's response falls 1.24x from 17.5 % to 60 % "
-                   "of capacity, so no curve that never falls with load is within 10 % at both (README, "
-                   "Benchmarks)")
+                   "of capacity, so no curve that never falls with load is within 10 % at both "
+                   "(docs/benchmarks.md)")
 def test_every_grid_point_up_to_85_percent_busy_is_within_10_percent():
     table = _grid_scores()
     assert (table.loc[table["busy_pct"] <= 85.0, "err_pct"].abs() <= 10.0).all()

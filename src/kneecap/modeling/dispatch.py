@@ -160,7 +160,7 @@ class Dispatch:
 
         There a zIIP added can raise response, in the dispatcher simulation as in the model: the
         pool needs help less often, and more of the eligible bursts wait up to ZIIPAWMT for it
-        (README, Models). Everywhere else another engine of either kind never predicts worse.
+        (docs/models.md). Everywhere else another engine of either kind never predicts worse.
         """
         if self.n_ziip == 0 or not self.honor_priority or self.help_rule != "pool" or self.help_wait_ms <= 0:
             return False
@@ -257,7 +257,7 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
 
     The GCP pool beside zIIPs keeps M/M/c for the class's own bursts: its GCP-only bursts are of
     one size, and scaling the waits where helped bursts join them made the points where GCPs help
-    worse (README, Benchmarks).
+    worse (docs/benchmarks.md).
 
     *Beside other classes' work* (``bg_*_busy_pct``, bursts of ``bg_burst_ms``) a pool serves
     bursts of different sizes FCFS, and M/M/c at their mean burst let the class's small bursts
@@ -562,7 +562,7 @@ def _beside_background(c, a_pool, c_wait, rate_c, s_c, k_c, rate_o, s_o):  # pra
     that follow the transaction's own burst on the pool at once, and the others as first ones,
     put the zIIP wait 1.7-1.8 times the simulation's where 1 ms background bursts meet eligible
     bursts of 0.025 ms with GCP bursts between (3 GCPs + 1 zIIP, IIPHONORPRIORITY=NO, 10-30 % of
-    capacity; ``benchmarks/bench_dispatch_background.py``, README). With the class's own burst
+    capacity; ``benchmarks/bench_dispatch_background.py``, docs/benchmarks.md). With the class's own burst
     ``s_c`` for ``s_e`` on every engine the wait grew less with ``k_c`` than the simulation's
     where the class's bursts are near the background's size, and the SMF round trip's zIIP delay
     samples chose 6 eligible bursts for the simulated 4: 2 GCPs + 2 zIIPs, 0.2 ms background
@@ -572,7 +572,7 @@ def _beside_background(c, a_pool, c_wait, rate_c, s_c, k_c, rate_o, s_o):  # pra
     2.2 % of the simulation's with ``s_c``, with ``s_e`` within 1.8 % for 4 bursts and 3.6-8.0 %
     high for 6 and 8. The pool's mean burst ``s`` for ``r`` in ``s_e`` followed the simulation
     closer in ``k_c`` (0.047 / 0.051 / 0.054) but let the wait fall as the class's load rose where
-    its bursts are far smaller than the background's, as M/M/c at ``s`` did (README, Models).
+    its bursts are far smaller than the background's, as M/M/c at ``s`` did (docs/models.md).
 
     References
     ----------

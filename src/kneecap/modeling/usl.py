@@ -91,7 +91,7 @@ class USLModel:
     covariance zero), the start is :func:`_quadratic_start`'s regression of the deviation from
     linearity, and the residuals are relative, ``(X_fit - X) / X``, so every load weighs alike
     (the band is then the relative scatter times the throughput). Held out on the bundled public
-    curves it does worse than the default overall (README, Backtests).
+    curves it does worse than the default overall (docs/backtests.md).
     """
 
     alpha: float = 0.05
