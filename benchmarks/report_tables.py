@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +29,8 @@ from kneecap import backtest, config  # noqa: E402
 BACKTEST_JSON = ROOT / "reports" / "metrics" / "backtest.json"
 RESULTS = ROOT / "benchmarks" / "results"
 DISPATCH_GRID_CSV = RESULTS / "dispatch_grid.csv"
+DISPATCH_BACKGROUND_CSV = RESULTS / "dispatch_background.csv"
+DISPATCH_CURVES_CSV = RESULTS / "dispatch_curves.csv"
 # a marker alone on its line; its indent (a table inside a list item) is given to every line of the table
 MARKER = re.compile(r"^( *)\{\{\s*([a-z_]+)\s*\}\}[ ]*$", re.MULTILINE)
 
@@ -85,9 +88,75 @@ def dispatch_grid_table(path: Path = DISPATCH_GRID_CSV) -> str:
             "`make bench`).\n")
 
 
+def _finite_error_row(label: str, err: pd.Series) -> str:
+    # a point the model calls saturated has an infinite error: counted, out of the mean and worst
+    finite = err[np.isfinite(err)]
+    return (f"| {label} | {len(err)} | {finite.mean():.1f} % | {finite.median():.1f} % | {finite.max():.1f} % "
+            f"| {int((err <= 10).sum())} | {int((err <= 25).sum())} |")
+
+
+def dispatch_background_rows(table: pd.DataFrame) -> list[str]:
+    """The model beside other classes' work against the kept simulation, by the busiest pool and kind of load."""
+    err = table["err_pct"].abs()
+    busiest = table[["gcp_busy_pct", "ziip_busy_pct"]].max(axis=1)
+    saturated = int(np.isinf(err).sum())
+    return [
+        "| points | n | mean | median | worst | within 10 % | within 25 % |",
+        "|---|---|---|---|---|---|---|",
+        _finite_error_row("busiest pool <= 85 %", err[busiest <= 85.0]),
+        _finite_error_row(f"all ({saturated} point(s) the model calls saturated)", err),
+        _finite_error_row("open", err[table["load"] == "open"]),
+        _finite_error_row("closed", err[table["load"] == "closed"]),
+    ]
+
+
+def dispatch_background_table(path: Path = DISPATCH_BACKGROUND_CSV) -> str:
+    """The table of ``bench_dispatch_background.py``, from the CSV its ``--save`` wrote."""
+    if not path.exists():
+        return _missing(path, "make bench")
+    return ("\n".join(dispatch_background_rows(pd.read_csv(path)))
+            + f"\n\nGenerated from `{_shown(path)}` (`bench_dispatch_background.py --sim-from "
+            "benchmarks/reference/dispatch_background_sim.csv --save`, run by `make bench`).\n")
+
+
+def monotone_bound_pct(sim_resp_ms: np.ndarray) -> float:
+    """Least worst relative error (%) any non-decreasing curve has against a simulated curve in load order."""
+    upper = np.maximum.accumulate(sim_resp_ms)
+    lower = np.minimum.accumulate(sim_resp_ms[::-1])[::-1]
+    return 100.0 * (float(np.sqrt(upper / lower).max()) - 1.0)
+
+
+def dispatch_curves_rows(table: pd.DataFrame) -> list[str]:
+    """Per LPAR along its load curve: the model's mean and worst (signed) error, and the monotone bound."""
+    rows = ["| LPAR (f) | mean | worst | monotone bound |", "|---|---|---|---|"]
+    for (n_gcp, n_ziip, f), part in table.groupby(["n_gcp", "n_ziip", "f"], sort=False):
+        part = part.sort_values("share")
+        err = part["err_pct"].to_numpy()
+        worst = err[np.argmax(np.abs(err))]
+        rows.append(f"| {n_gcp} + {n_ziip} ({f:g}) | {np.abs(err).mean():.1f} % | {worst:+.1f} % "
+                    f"| {monotone_bound_pct(part['sim_resp_ms'].to_numpy()):.1f} % |")
+    err = table["err_pct"].abs()
+    rows.append(f"| all {len(table)} loads | {err.mean():.2f} % | {err.max():.1f} % | |")
+    return rows
+
+
+def dispatch_curves_table(path: Path = DISPATCH_CURVES_CSV) -> str:
+    """The table of ``bench_dispatch_curves.py``, from the CSV its ``--save`` wrote."""
+    if not path.exists():
+        return _missing(path, "make bench")
+    table = pd.read_csv(path)
+    within = int((table["err_pct"].abs() <= 10).sum())
+    return ("\n".join(dispatch_curves_rows(table))
+            + f"\n\n{within} of the {len(table)} loads within 10 %. Generated from `{_shown(path)}` "
+            "(`bench_dispatch_curves.py --sim-from benchmarks/reference/dispatch_curves_sim.csv --save`, "
+            "run by `make bench`).\n")
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "backtest_table": backtest_table,
     "dispatch_grid_table": dispatch_grid_table,
+    "dispatch_background_table": dispatch_background_table,
+    "dispatch_curves_table": dispatch_curves_table,
 }
 
 

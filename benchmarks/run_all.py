@@ -20,10 +20,12 @@ BENCHES = [
     ("zIIP/GCP dispatch off the grid: 16 LPARs, burst counts and ZIIPAWMT the model was not set on",
      ["bench_dispatch_holdout.py"]),
     ("zIIP/GCP dispatch beside other classes' work: 14 LPARs against their kept simulation",
-     ["bench_dispatch_background.py", "--sim-from", "benchmarks/reference/dispatch_background_sim.csv"]),
+     ["bench_dispatch_background.py", "--sim-from", "benchmarks/reference/dispatch_background_sim.csv",
+      "--save", "benchmarks/results/dispatch_background.csv"]),
     ("zIIP/GCP dispatch along whole load curves (8 LPARs x 14 loads) against their kept simulation, beside the "
      "least worst error any curve that never falls with load can have",
-     ["bench_dispatch_curves.py", "--sim-from", "benchmarks/reference/dispatch_curves_sim.csv"]),
+     ["bench_dispatch_curves.py", "--sim-from", "benchmarks/reference/dispatch_curves_sim.csv",
+      "--save", "benchmarks/results/dispatch_curves.csv"]),
     ("SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)", ["bench_smf_decode.py", "--mb", "200"]),
     ("kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "
      "twenty 72.3, as many SMF 30 interval records as 72.3)",
