@@ -27,6 +27,7 @@ Usage: PYTHONPATH=src python benchmarks/bench_scale.py [--days 1,10,100]
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
 import json
 import os
@@ -111,6 +112,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--days", default="1,10,100", help="LPAR-days per size, comma-separated")
     ap.add_argument("--marts-child", nargs=2, metavar=("ENGINE", "DIR"), help=argparse.SUPPRESS)
+    ap.add_argument("--save", help="write the per-size table to this CSV (the docs render it)")
     args = ap.parse_args()
     if args.marts_child:
         _marts_child(*args.marts_child)
@@ -147,6 +149,11 @@ def main() -> int:
             print(f"{days:4d} LPAR-days {r['mb']:8.1f} MB {records:9,d} records (made in {made:.1f} s): "
                   f"decode {dec_s:6.1f} s, on Spark {sdec_s:6.1f} s; marts DuckDB {duck_s:6.1f} s, "
                   f"Spark {spark_s:6.1f} s; fct_cpu_intervals {r['fct_cpu_intervals']:,} rows", flush=True)
+    if args.save:
+        with open(args.save, "w", encoding="utf-8", newline="") as out:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
     print(f"\n{'LPAR-days':>9s} {'MB':>8s} {'records':>10s} {'decode s':>9s} {'RSS MB':>7s} {'Spark s':>8s} "
           f"{'RSS MB':>7s} {'DuckDB s':>9s} {'RSS MB':>7s} {'Spark s':>8s} {'RSS MB':>7s} {'JVM MB':>7s}")
     for r in rows:

@@ -143,10 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14, 15])
     parser.add_argument("--variant", choices=sorted(simdays.VARIANTS),
                         help="another simulated LPAR (tests/smf/simdays.py VARIANTS) instead of the default")
+    parser.add_argument("--save", help="write the per-seed table to this CSV (the docs render it)")
     args = parser.parse_args(argv)
     params = config.load_params(ROOT / "params.yaml")
     rows = [run(seed, params, args.variant) for seed in args.seeds]
     table = pd.DataFrame(rows)
+    if args.save:
+        table.assign(variant=args.variant or "pool").to_csv(args.save, index=False)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.round(2).to_string(index=False))
     mean = table[["resp_mape_pct", "resp_mape_mmc_pct", "knee_err_pct", "knee_mmc_err_pct", "date_err_pct",

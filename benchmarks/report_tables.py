@@ -10,6 +10,7 @@ passes and the page says what is missing instead of showing stale numbers.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import sys
@@ -31,6 +32,10 @@ RESULTS = ROOT / "benchmarks" / "results"
 DISPATCH_GRID_CSV = RESULTS / "dispatch_grid.csv"
 DISPATCH_BACKGROUND_CSV = RESULTS / "dispatch_background.csv"
 DISPATCH_CURVES_CSV = RESULTS / "dispatch_curves.csv"
+SMF_CLASS_CSV = RESULTS / "smf_class.csv"
+#: the simulated LPARs of ``bench_smf_class.py --variant`` the docs compare, default (``pool``) first
+SMF_CLASS_VARIANTS = ("pool", "burst", "burst_k1", "pool_4g3z")
+SCALE_CSV = RESULTS / "scale.csv"
 # a marker alone on its line; its indent (a table inside a list item) is given to every line of the table
 MARKER = re.compile(r"^( *)\{\{\s*([a-z_]+)\s*\}\}[ ]*$", re.MULTILINE)
 
@@ -152,11 +157,105 @@ def dispatch_curves_table(path: Path = DISPATCH_CURVES_CSV) -> str:
             "run by `make bench`).\n")
 
 
+def _slash(values: pd.Series, fmt: str) -> str:
+    return " / ".join(format(v, fmt) for v in values)
+
+
+def smf_class_rows(table: pd.DataFrame) -> list[str]:
+    """Per seed: the class model's peak response error, band, knee and knee date against the simulation."""
+    rows = ["| seed | peak response MAPE | daily peaks in the 95 % band | knee tps [interval] (truth) | knee error "
+            "| knee date range (truth) | fit |", "|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        rows.append(f"| {r.seed} | {r.peak_mape_pct:.1f} % | {r.peaks_in_band} | {r.knee_tps:,.0f} "
+                    f"[{r.knee_lo:,.0f}, {r.knee_hi:,.0f}] ({r.knee_true_tps:,.0f}) | {r.knee_err_pct:+.1f} % "
+                    f"| {r.date_band} ({r.date_true}) | {r.fit_s:.1f} s |")
+    return rows
+
+
+def smf_class_table(path: Path = SMF_CLASS_CSV) -> str:
+    """The per-seed table of ``bench_smf_class.py`` (default LPAR), from the CSV its ``--save`` wrote."""
+    if not path.exists():
+        return _missing(path, "make bench")
+    return ("\n".join(smf_class_rows(pd.read_csv(path)))
+            + f"\n\nGenerated from `{_shown(path)}` (`bench_smf_class.py --save`, run by `make bench`).\n")
+
+
+def smf_class_variants_rows(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """One row per simulated LPAR: the per-seed figures side by side (seeds in the order run)."""
+    rows = ["| system | seeds | peak response MAPE | daily peaks in the 95 % band | knee error | knee in its interval "
+            "| knee date range (truth) |", "|---|---|---|---|---|---|---|"]
+    for variant, t in tables.items():
+        # seeds with the same range named together: "03-13..03-15 (21, 22), 03-13..03-16 (23, 24)"
+        seeds_by_range: dict[str, list[str]] = {}
+        for seed, band in zip(t["seed"], t["date_band"], strict=True):
+            seeds_by_range.setdefault(re.sub(r"\d{4}-", "", band), []).append(str(seed))
+        ranges = ("; ".join(f"{band} on every seed" if len(seeds_by_range) == 1 else f"{band} ({', '.join(seeds)})"
+                            for band, seeds in seeds_by_range.items()))
+        rows.append(f"| {variant} | {_slash(t['seed'], 'd')} | {_slash(t['peak_mape_pct'], '.1f')} % "
+                    f"| {', '.join(p.split('/')[0] for p in t['peaks_in_band'])} of "
+                    f"{t['peaks_in_band'].iloc[0].split('/')[1]} | {_slash(t['knee_err_pct'], '+.1f')} % "
+                    f"| {int(t['knee_in'].sum())} of {len(t)} | {ranges} ({t['date_true'].iloc[0]}) |")
+    return rows
+
+
+def smf_class_variants_table(folder: Path = RESULTS) -> str:
+    """The LPARs the class model was not built on, from ``smf_class_<variant>.csv`` (``--variant V --save``)."""
+    paths = {v: folder / f"smf_class_{v}.csv" for v in SMF_CLASS_VARIANTS}
+    missing = [p for p in paths.values() if not p.exists()]
+    if missing:
+        return _missing(missing[0], "make bench")
+    return ("\n".join(smf_class_variants_rows({v: pd.read_csv(p) for v, p in paths.items()}))
+            + f"\n\nGenerated from `{_shown(folder)}/smf_class_<system>.csv` (`bench_smf_class.py --variant "
+            "<system> --seeds 21 22 23 24 --save`, run by `make bench`).\n")
+
+
+def scale_rows(table: pd.DataFrame) -> list[str]:
+    """Per size: seconds and peak RSS of decode and marts, locally and on Spark ``local[2]``."""
+    rows = ["| LPAR-days | SMF MB | records | decode, local | decode, Spark `local[2]` | marts on DuckDB "
+            "| marts on Spark `local[2]` |", "|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        rows.append(f"| {r.days} | {r.mb:,.1f} | {r.records:,} | {r.decode_s:.1f} s, {r.decode_rss:,.0f} MB "
+                    f"| {r.sdecode_s:.1f} s, {r.sdecode_rss:,.0f} MB | {r.duck_s:.1f} s, {r.duck_rss:,.0f} MB "
+                    f"| {r.spark_s:.1f} s, driver {r.spark_rss:,.0f} MB, JVM {r.jvm_mb:,.0f} MB |")
+    return rows
+
+
+def scale_table(path: Path = SCALE_CSV) -> str:
+    """The cost-growth table of ``bench_scale.py``, from the CSV its ``--save`` wrote."""
+    if not path.exists():
+        return _missing(path, "make bench")
+    return ("\n".join(scale_rows(pd.read_csv(path)))
+            + f"\n\nGenerated from `{_shown(path)}` (`bench_scale.py --save`, run by `make bench`).\n")
+
+
+def bench_outputs(folder: Path = RESULTS) -> str:
+    """Every bench of ``make bench`` with the standard output its last run kept (``results/<name>.txt``)."""
+    spec = importlib.util.spec_from_file_location("run_all", Path(__file__).with_name("run_all.py"))
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    parts = []
+    for name, title, cmd in run_all.BENCHES:
+        kept = folder / f"{name}.txt"
+        parts.append(f"### {title}\n")
+        if kept.exists():
+            # folded: some benches print hundreds of rows
+            output = _indented(f"```\n{kept.read_text(encoding='utf-8').rstrip()}\n```", "    ")
+            parts.append(f"??? note \"{_shown(kept)}\"\n{output}\n")
+        else:
+            parts.append(f"Not run here yet: `python benchmarks/{' '.join(cmd)}` (or `make bench`) keeps its "
+                         f"output in `{_shown(kept)}`.\n")
+    return "\n".join(parts)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "backtest_table": backtest_table,
     "dispatch_grid_table": dispatch_grid_table,
     "dispatch_background_table": dispatch_background_table,
     "dispatch_curves_table": dispatch_curves_table,
+    "smf_class_table": smf_class_table,
+    "smf_class_variants_table": smf_class_variants_table,
+    "scale_table": scale_table,
+    "bench_outputs": bench_outputs,
 }
 
 

@@ -1,54 +1,80 @@
 """`make bench`: every benchmark in one run, each printing its figures and ratios.
 
 Machines here are shared and noisy: compare ratios within one run, not absolute times across runs.
+Each bench's standard output is also kept in ``benchmarks/results/<name>.txt`` (the docs'
+Benchmarks page shows the latest of each, ``benchmarks/report_tables.py``); benches that save a
+table (``--save``) write it there too.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
 BENCHES = [
-    ("modeling: what-if speed and backtest accuracy", ["bench_modeling.py"]),
+    ("modeling", "modeling: what-if speed and backtest accuracy", ["bench_modeling.py"]),
     # the grid's refined simulation is kept (benchmarks/reference); the model is solved afresh and the
     # table saved where the docs' Benchmarks page renders it from (benchmarks/report_tables.py)
-    ("zIIP/GCP dispatch: analytic model vs simulation grid",
+    ("dispatch_grid", "zIIP/GCP dispatch: analytic model vs simulation grid",
      ["bench_dispatch.py", "--full", "--sim-from", "benchmarks/reference/dispatch_grid_sim.csv",
       "--save", "benchmarks/results/dispatch_grid.csv"]),
-    ("zIIP/GCP dispatch off the grid: 16 LPARs, burst counts and ZIIPAWMT the model was not set on",
+    ("dispatch_holdout", "zIIP/GCP dispatch off the grid: 16 LPARs, burst counts and ZIIPAWMT the model was not set on",
      ["bench_dispatch_holdout.py"]),
-    ("zIIP/GCP dispatch beside other classes' work: 14 LPARs against their kept simulation",
+    ("dispatch_background", "zIIP/GCP dispatch beside other classes' work: 14 LPARs against their kept simulation",
      ["bench_dispatch_background.py", "--sim-from", "benchmarks/reference/dispatch_background_sim.csv",
       "--save", "benchmarks/results/dispatch_background.csv"]),
-    ("zIIP/GCP dispatch along whole load curves (8 LPARs x 14 loads) against their kept simulation, beside the "
-     "least worst error any curve that never falls with load can have",
+    ("dispatch_curves", "zIIP/GCP dispatch along whole load curves (8 LPARs x 14 loads) against their kept "
+     "simulation, beside the least worst error any curve that never falls with load can have",
      ["bench_dispatch_curves.py", "--sim-from", "benchmarks/reference/dispatch_curves_sim.csv",
       "--save", "benchmarks/results/dispatch_curves.csv"]),
-    ("SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)", ["bench_smf_decode.py", "--mb", "200"]),
-    ("kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "
+    ("smf_decode", "SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)",
+     ["bench_smf_decode.py", "--mb", "200"]),
+    ("smf_ingest", "kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "
      "twenty 72.3, as many SMF 30 interval records as 72.3)",
      ["bench_smf_decode.py", "--mb", "200", "--mix", "lpar", "--ingest"]),
-    ("cost growth: decode + marts on DuckDB and on Spark local[2] at 1, 10 and 100 LPAR-days of SMF",
-     ["bench_scale.py"]),
-    ("a WLM class from simulated SMF: response, knee and knee date vs the truth and M/M/c", ["bench_smf_class.py"]),
-    ("app: page interaction latency (AppTest)", ["bench_app.py"]),
-    ("desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "
+    ("scale", "cost growth: decode + marts on DuckDB and on Spark local[2] at 1, 10 and 100 LPAR-days of SMF",
+     ["bench_scale.py", "--save", "benchmarks/results/scale.csv"]),
+    ("smf_class", "a WLM class from simulated SMF: response, knee and knee date vs the truth and M/M/c",
+     ["bench_smf_class.py", "--save", "benchmarks/results/smf_class.csv"]),
+    # the same on LPARs the class model was not built on, seeds never used while building it
+    *[(f"smf_class_{variant}", f"a WLM class from simulated SMF on the {variant} LPAR, seeds 21-24",
+       ["bench_smf_class.py", *([] if variant == "pool" else ["--variant", variant]), "--seeds", "21", "22", "23",
+        "24", "--save", f"benchmarks/results/smf_class_{variant}.csv"])
+      for variant in ("pool", "burst", "burst_k1", "pool_4g3z")],
+    ("app", "app: page interaction latency (AppTest)", ["bench_app.py"]),
+    ("browser", "desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "
      "needs `make run` first)", ["bench_browser.py"]),
 ]
 
 
+def run_kept(name: str, cmd: list[str]) -> int:
+    """Run one bench, its standard output shown and kept in ``results/<name>.txt``; its exit code."""
+    RESULTS.mkdir(exist_ok=True)
+    started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = []
+    with subprocess.Popen([sys.executable, str(HERE / cmd[0]), *cmd[1:]], cwd=HERE.parent,
+                          stdout=subprocess.PIPE, text=True, bufsize=1) as proc:
+        for line in proc.stdout:
+            print(line, end="", flush=True)
+            lines.append(line)
+    # the header says which command and when: the docs show it above the output
+    header = f"# python benchmarks/{' '.join(cmd)}  ({started}, exit {proc.returncode})\n"
+    (RESULTS / f"{name}.txt").write_text(header + "".join(lines), encoding="utf-8")
+    return proc.returncode
+
+
 def main() -> int:
     status = 0
-    for title, cmd in BENCHES:
-        script = HERE / cmd[0]
+    for name, title, cmd in BENCHES:
         print(f"\n##### {title}", flush=True)
-        if not script.exists():
+        if not (HERE / cmd[0]).exists():
             print(f"(no {cmd[0]} yet)")
             continue
-        result = subprocess.run([sys.executable, str(script), *cmd[1:]], cwd=HERE.parent)
-        status = status or result.returncode
+        status = status or run_kept(name, cmd)
     return status
 
 

@@ -107,3 +107,31 @@ def test_readme_is_short_and_keeps_the_two_commands() -> None:
     # every docs page the README sends a reader to exists
     for link in re.findall(r"\]\((docs/[^)]+)\)", readme):
         assert (REPO / link).is_file(), link
+
+
+def test_scale_rows_put_each_engine_beside_its_peak_memory() -> None:
+    table = pd.DataFrame([{"days": 10, "mb": 115.3, "records": 78720, "decode_s": 1.1, "decode_rss": 159.0,
+                           "sdecode_s": 16.1, "sdecode_rss": 320.0, "duck_s": 1.2, "duck_rss": 424.0,
+                           "spark_s": 27.0, "spark_rss": 318.0, "jvm_mb": 1273.0}])
+    row = _report_tables().scale_rows(table)[2]
+    assert row == ("| 10 | 115.3 | 78,720 | 1.1 s, 159 MB | 16.1 s, 320 MB | 1.2 s, 424 MB "
+                   "| 27.0 s, driver 318 MB, JVM 1,273 MB |")
+
+
+def test_every_bench_of_make_bench_is_listed_with_its_kept_output_or_a_note(tmp_path: Path) -> None:
+    tables = _report_tables()
+    (tmp_path / "modeling.txt").write_text("# python benchmarks/bench_modeling.py\nwhat-if 1.2 ms\n", encoding="utf-8")
+    text = tables.bench_outputs(tmp_path)
+    assert "    what-if 1.2 ms" in text  # kept output, folded under its note
+    assert text.count("### ") == text.count("??? note") + text.count("Not run here yet")
+    assert "Not run here yet: `python benchmarks/bench_scale.py --save benchmarks/results/scale.csv`" in text
+
+
+def test_variant_rows_name_seeds_that_share_a_knee_date_range_together() -> None:
+    seeds = pd.DataFrame({"seed": [21, 22, 23], "peak_mape_pct": [4.81, 1.9, 1.24],
+                          "peaks_in_band": ["4/4", "3/4", "4/4"], "knee_err_pct": [0.3, -0.26, 0.31],
+                          "knee_in": [True, False, True], "date_true": ["2026-03-14"] * 3,
+                          "date_band": ["2026-03-13..2026-03-15", "2026-03-13..2026-03-16", "2026-03-13..2026-03-15"]})
+    row = _report_tables().smf_class_variants_rows({"burst": seeds})[2]
+    assert row == ("| burst | 21 / 22 / 23 | 4.8 / 1.9 / 1.2 % | 4, 3, 4 of 4 | +0.3 / -0.3 / +0.3 % | 2 of 3 "
+                   "| 03-13..03-15 (21, 23); 03-13..03-16 (22) (2026-03-14) |")
