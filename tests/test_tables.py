@@ -130,3 +130,50 @@ def test_check_and_add_table_on_the_command_line(tmp_path: Path, reference: Path
     shutil.copy(mine, reference / "stray.csv")
     assert cli.main(["check", str(reference / "stray.csv"), "--reference", str(reference)]) == 1
     assert "table 'stray' has no row in sources.csv; `kneecap add-table`" in capsys.readouterr().err
+
+
+def _own_table() -> str:
+    """Six points of a closed test on 3 GCPs + 1 zIIP with Z = 100 ms, solved by exact MVA.
+
+    0.6 ms of GCP and 0.4 ms of zIIP CPU per transaction and a 1 ms delay: the zIIP saturates near
+    2,500 tps, so the last rows run the engines hard, and Little's law holds by construction.
+    """
+    from kneecap.modeling.queueing import multiserver_mva
+
+    sol = multiserver_mva((0.6, 0.4), (3, 1), delay_ms=1.0, think_time_ms=100.0, n_max=300)
+    rows = ["workload,clients,tps,resp_ms,cpu_gcp_pct,cpu_ziip_pct"]
+    for n in (50, 100, 150, 200, 250, 300):
+        tps, resp_ms = sol.tps[n - 1], sol.resp_ms[n - 1]
+        rows.append(f"own_api,{n},{tps:.1f},{resp_ms:.3f},{tps * 0.6 / 10:.1f},{tps * 0.4 / 10:.1f}")
+    return "\n".join(rows) + "\n"
+
+
+def test_check_takes_the_setup_add_table_takes(tmp_path: Path, reference: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    mine = tmp_path / "own.csv"
+    mine.write_text(_own_table(), encoding="utf-8")
+    setup = ["--n-gcp", "3", "--n-ziip", "1", "--think-time-ms", "100"]
+    assert cli.main(["check", str(mine), "--reference", str(reference), *setup]) == 0
+    captured = capsys.readouterr()
+    assert f"{mine}: ok, 6 rows (n_gcp 3, n_ziip 1, think_time_ms 100 where rows do not say)" in captured.out
+    assert captured.err == ""
+    # without them Little's law reads Z as 0 and fails every row; the message names the options to pass
+    assert cli.main(["check", str(mine), "--reference", str(reference)]) == 1
+    err = capsys.readouterr().err
+    assert "6 of 6 rows break the gate's rules" in err
+    assert f"{mine}: 6 of 6 rows break Little's law and give no think time (read as 0): pass the test's " \
+           "--think-time-ms MS" in err
+    assert "rows give APPL% (cpu_gcp_pct, cpu_ziip_pct) without n_gcp and n_ziip, so it was not held to the " \
+           "engines: pass --n-gcp N and --n-ziip N" in err
+    # the engines given are the ones the APPL% is held to: one GCP cannot deliver 150 %
+    assert cli.main(["check", str(mine), "--reference", str(reference), "--n-gcp", "1", "--n-ziip", "1",
+                     "--think-time-ms", "100"]) == 1
+    err = capsys.readouterr().err
+    assert "cpu_gcp_pct: APPL% over what the engines can deliver" in err and "Little's law" not in err
+    # a value the contract refuses is a wrong request, as add-table treats it
+    assert cli.main(["check", str(mine), "--reference", str(reference), "--n-gcp", "-3"]) == 2
+    assert "n_gcp for rows that do not say: -3 is negative" in capsys.readouterr().err
+    # and add-table with the same options writes a table that checks clean in the project
+    assert cli.main(["add-table", str(mine), "--reference", str(reference), "--source", "own test", *setup]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", str(reference / "own.csv"), "--reference", str(reference)]) == 0

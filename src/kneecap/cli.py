@@ -40,8 +40,19 @@ def _sql_root(args: argparse.Namespace, command: str) -> Path | None:
     return sql
 
 
+def _setup_fill(args: argparse.Namespace) -> dict[str, float]:
+    """The setup options given (``--n-gcp`` ...) as ``{column: value}``, for the rows that do not say."""
+    from kneecap.tables import SETUP_OPTIONS
+
+    return {column: getattr(args, column) for column in SETUP_OPTIONS if getattr(args, column) is not None}
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
-    """Each table against the one contract, then all of them at once against the gate's rules."""
+    """Each table against the one contract, then all of them at once against the gate's rules.
+
+    The setup options fill the cells the rows leave empty, as ``add-table`` fills them, so a table
+    checked with the options ``add-table`` will get is held to the rules it will be held to there.
+    """
     import pandas as pd
 
     from kneecap import tables, warehouse
@@ -62,6 +73,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         except (warehouse.ReferenceDataError, ValueError) as exc:
             print(f"{reference / 'sources.csv'}: {exc}", file=sys.stderr)
             return 1
+    fill = _setup_fill(args)
     status, frames, paths = 0, [], {}
     for path in args.paths:
         p = Path(path)
@@ -76,11 +88,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(f"{path}: not a measurement table (kneecap.warehouse.REFERENCE_OTHER_FILES), skipped")
             continue
         try:
-            frame = warehouse.read_measurement_csv(p)
+            frame = tables.fill_setup(warehouse.read_measurement_csv(p), fill, p)
         except (warehouse.ReferenceDataError, OSError) as exc:
             print(exc, file=sys.stderr)
             status = 1
             continue
+        except tables.TableError as exc:  # an option's value the contract refuses: the request is wrong
+            print(f"check: {exc}", file=sys.stderr)
+            return 2
         if p.resolve().parent == reference.resolve():  # in the project: the pipeline's own demands
             if sources is None or p.stem not in set(sources["source_id"]):
                 print(f"{path}:1: source_id: table {p.stem!r} has no row in sources.csv; "
@@ -103,14 +118,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
                                        result.problems[result.problems["source_id"] == source_id])
         for line in mine.lines(path):
             print(line, file=sys.stderr)
+        given = (" (" + ", ".join(f"{column} {value:g}" for column, value in fill.items())
+                 + " where rows do not say)") if fill else ""
         if mine.ok:
-            print(f"{path}: ok, {len(frame)} rows")
+            print(f"{path}: ok, {len(frame)} rows{given}")
         else:
             status = 1
             bad = mine.problems["point_id"].nunique()
             rest = "the others" if bad < len(frame) else "nothing of this table"
             print(f"{path}: {bad} of {len(frame)} rows break the gate's rules (above); the pipeline sets "
                   f"them aside in quarantine_measurements and publishes {rest}", file=sys.stderr)
+        for hint in tables.setup_hints(frame, mine.problems):
+            print(f"{path}: {hint} (as for add-table)", file=sys.stderr)
     table_wide = result.problems[result.problems["source_id"].isna()]
     for row in table_wide.itertuples(index=False):
         print(f"check: {row.column}: {row.problem}", file=sys.stderr)
@@ -127,10 +146,7 @@ def _cmd_add_table(args: argparse.Namespace) -> int:
     if not Path(args.path).is_file():
         print(f"add-table: {args.path}: no such file", file=sys.stderr)
         return 2
-    fill = {column: value for column, value in (("n_gcp", args.n_gcp), ("n_ziip", args.n_ziip),
-                                                 ("think_time_ms", args.think_time_ms),
-                                                 ("req_bytes", args.req_bytes), ("resp_bytes", args.resp_bytes))
-            if value is not None}
+    fill = _setup_fill(args)
     try:
         cfg = _validation_config(args.params)
         added = tables.add_table(args.path, args.reference, title=args.source, sql_root=sql, config=cfg,
@@ -552,6 +568,14 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", parents=[project],
                            help="check measurement tables against the table contract and the gate's rules")
     check.add_argument("paths", nargs="+", metavar="CSV", help="measurement tables to check")
+    # the setup add-table takes, for the rules that need it (Little's law needs the think time)
+    check.add_argument("--n-gcp", type=float, default=None, help="GCPs, for rows that do not say (as add-table)")
+    check.add_argument("--n-ziip", type=float, default=None, help="zIIPs, for rows that do not say (as add-table)")
+    check.add_argument("--think-time-ms", type=float, default=None,
+                       help="think time in ms, for rows that do not say (as add-table)")
+    check.add_argument("--req-bytes", type=float, default=None, help="request size in bytes, for rows that do not say")
+    check.add_argument("--resp-bytes", type=float, default=None,
+                       help="response size in bytes, for rows that do not say")
     check.set_defaults(func=_cmd_check)
 
     add = sub.add_parser("add-table", parents=[project],

@@ -153,6 +153,97 @@ def validate_measurements(
     return MeasurementCheck(table_report.n_rows, table_report.n_expectations, problems, fct)
 
 
+#: The setup values a whole table shares and ``kneecap check`` / ``add-table`` take as options
+#: (``--n-gcp`` ...), each with the gate's rules that need it.
+SETUP_OPTIONS: dict[str, str] = {
+    "n_gcp": "--n-gcp", "n_ziip": "--n-ziip", "think_time_ms": "--think-time-ms",
+    "req_bytes": "--req-bytes", "resp_bytes": "--resp-bytes",
+}
+
+
+def fill_setup(frame: pd.DataFrame, fill: Mapping[str, float], path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A copy of ``frame`` with the empty cells of each ``fill`` column set to its value.
+
+    A row that gives its own value keeps it: ``fill`` states what the whole table shares but does
+    not carry (the LPAR's engines, the test's think time).
+
+    Raises
+    ------
+    TableError
+        A column that is not numeric, or a value the table contract refuses (the message names
+        ``path`` and the column).
+    """
+    out = frame.copy()
+    for column, value in fill.items():
+        if column not in schema.NUMERIC_COLUMNS:
+            raise TableError(f"{path}: {column}: not a numeric column of kneecap.schema")
+        bad = warehouse.number_problem(column, f"{value:g}", float(value))
+        if bad is not None:
+            raise TableError(f"{path}: {column} for rows that do not say: {bad}")
+        out[column] = out[column].fillna(float(value))
+    return out
+
+
+def setup_hints(frame: pd.DataFrame, problems: pd.DataFrame) -> list[str]:
+    """What setup a table leaves out that the gate's rules need, as the options that give it.
+
+    Two cases, each said once per table rather than once per row:
+
+    - Little's law broken on rows that give no ``think_time_ms``: the law read the think time as 0,
+      which for a closed test with think time puts every row off by about Z / (R + Z);
+    - APPL% columns on rows without the engine counts they are held to: those rows were not
+      checked against the engines at all.
+
+    Parameters
+    ----------
+    frame
+        The table's rows, after any ``fill`` (:func:`fill_setup`).
+    problems
+        Its rows of :attr:`MeasurementCheck.problems`.
+
+    Returns
+    -------
+    list of str
+        Sentences naming the option to pass (``--think-time-ms MS`` ...); empty when nothing is missing.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"point_id": ["a", "b"], "clients": [100.0, 200.0], "think_time_ms": [None, None],
+    ...                      "cpu_gcp_pct": [50.0, 90.0], "n_gcp": [None, None]})
+    >>> broken = pd.DataFrame({"point_id": ["a", "b"], "column": ["clients", "clients"]})
+    >>> for hint in setup_hints(rows, broken):
+    ...     print(hint)
+    2 of 2 rows break Little's law and give no think time (read as 0): pass the test's --think-time-ms MS
+    2 of 2 rows give APPL% (cpu_gcp_pct) without n_gcp, so it was not held to the engines: pass --n-gcp N
+    """
+    def absent(column: str) -> pd.Series:
+        return frame[column].isna() if column in frame else pd.Series(True, index=frame.index)
+
+    hints = []
+    littles = set(problems.loc[problems["column"] == "clients", "point_id"])
+    unthought = frame["point_id"].isin(littles) & absent("think_time_ms")
+    if unthought.any():
+        hints.append(f"{int(unthought.sum())} of {len(frame)} rows break Little's law and give no think time "
+                     f"(read as 0): pass the test's {SETUP_OPTIONS['think_time_ms']} MS")
+    # an APPL% without its engine counts is skipped by the gate (NaN headroom), not passed
+    unheld = pd.Series(False, index=frame.index)
+    missing: set[str] = set()
+    columns: list[str] = []
+    for column, engines in schema.PCT_BOUNDS.items():
+        given = ~absent(column)
+        lacking = [e for e in engines if (given & absent(e)).any()]
+        if lacking:
+            columns.append(column)
+            missing.update(lacking)
+            unheld |= given & pd.concat([absent(e) for e in lacking], axis=1).any(axis=1)
+    if missing:
+        counts = [e for e in SETUP_OPTIONS if e in missing]
+        hints.append(f"{int(unheld.sum())} of {len(frame)} rows give APPL% ({', '.join(columns)}) without "
+                     f"{' and '.join(counts)}, so it was not held to the engines: pass "
+                     + " and ".join(f"{SETUP_OPTIONS[e]} N" for e in counts))
+    return hints
+
+
 # --- putting a table in the project -------------------------------------------------------------
 
 
@@ -287,13 +378,7 @@ def add_table(
         raise TableError(f"{path}: its source_id column says {sorted(stated)}, the table is added as "
                          f"{source_id!r}; make them agree (--id, or drop the column)")
     frame["source_id"] = source_id
-    for column, value in (fill or {}).items():
-        if column not in schema.NUMERIC_COLUMNS:
-            raise TableError(f"{path}: {column}: not a numeric column of kneecap.schema")
-        bad = warehouse.number_problem(column, f"{value:g}", float(value))
-        if bad is not None:
-            raise TableError(f"{path}: {column} for rows that do not say: {bad}")
-        frame[column] = frame[column].fillna(float(value))
+    frame = fill_setup(frame, fill or {}, path)
     frame["source_file"] = frame["source_file"].fillna(path.name)
     frame["source_locator"] = frame["source_locator"].fillna(locator or "whole file")
     sources_path = reference_dir / "sources.csv"
