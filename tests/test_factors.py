@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from kneecap import factors, forecasting, warehouse
 from kneecap.factors import FactorError
 from kneecap.modeling import ClosedMVAModel, PlannerPolicy
+from tests.bundled import read_bundled
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "data" / "reference"
@@ -77,7 +78,7 @@ def test_every_quote_is_in_its_seed_and_every_printed_value_in_its_quote(name):
 
 
 def test_factors_repeat_the_measurement_tables_they_share_numbers_with():
-    measurements, _ = warehouse.read_reference_dir(REFERENCE)
+    measurements, _ = read_bundled()
     by_point = measurements.set_index(["source_id", "point_id"])
     stub = measurements[measurements["source_id"] == "seed000_comm_stub"]
     for k, size in (("1k", 1024), ("4k", 4096), ("8k", 8192)):
@@ -107,7 +108,7 @@ def test_seed_002_charts_are_marked_missing_not_read():
 
 def test_the_warehouse_skips_the_catalogues():
     assert {"factors.csv", "seed002_workloads.csv", "seed002_numbers.csv"} <= warehouse.REFERENCE_OTHER_FILES
-    measurements, sources = warehouse.read_reference_dir(REFERENCE)
+    measurements, sources = read_bundled()
     assert not set(measurements["source_id"]) & {"factors", "seed002_workloads", "seed002_numbers"}
 
 
@@ -229,7 +230,7 @@ def test_a_multiplying_factor_scales_its_share_and_keeps_eligible_work_on_gcp_fa
 
 @pytest.fixture(scope="module")
 def seed004_models():
-    measurements, sources = warehouse.read_reference_dir(REFERENCE)
+    measurements, sources = read_bundled()
     fct = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")["fct_measurements"]
     results = ClosedMVAModel(n_boot=8, seed=1).fit(fct[fct["source_id"] == "seed004_table1"])
     return forecasting.WorkloadModels("zosconnect_cics_diag", results, None)

@@ -2,6 +2,9 @@
 
 The CSVs are read with the standard ``csv`` module and pandas directly, so a problem in the data
 shows up here even if the warehouse loader changes; one test also checks the loader accepts them.
+The bundled tables are the ones ``data/reference/MANIFEST`` lists: a table a user adds beside them
+(``kneecap add-table``, README "Your own data") is the user's, held to the contract by its own
+check, not to the seeds' row counts and citations.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from kneecap import schema, warehouse
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
-TABLES = sorted(p for p in REFERENCE.glob("*.csv") if p.name not in warehouse.REFERENCE_OTHER_FILES)
+MANIFEST = warehouse.read_manifest(REFERENCE)
+TABLES = sorted(REFERENCE / f"{source_id}.csv" for source_id in warehouse.bundled_tables(REFERENCE))
 SOURCES_HEADER = (
     "source_id", "source_file", "title", "section", "table_or_figure", "units", "cpc", "n_gcp",
     "n_ziip", "think_time_ms", "req_bytes", "resp_bytes", "workload_kind", "notes",
@@ -53,6 +57,12 @@ def _table(source_id: str, *, as_text: bool = False) -> pd.DataFrame:
     return pd.read_csv(path, dtype={c: "string" for c in schema.FACTOR_COLUMNS})
 
 
+def _bundled_sources() -> pd.DataFrame:
+    """The rows of ``sources.csv`` of the bundled tables, as text."""
+    sources = pd.read_csv(REFERENCE / "sources.csv", dtype=str, keep_default_na=False)
+    return sources[sources["source_id"].isin({p.stem for p in TABLES})].reset_index(drop=True)
+
+
 def _all() -> pd.DataFrame:
     return pd.concat([_table(p.stem) for p in TABLES], ignore_index=True)
 
@@ -62,6 +72,12 @@ def _row(source_id: str, point_id: str) -> pd.Series:
     hit = frame[frame["point_id"] == point_id]
     assert len(hit) == 1, (source_id, point_id)
     return hit.iloc[0]
+
+
+def test_the_manifest_lists_every_bundled_file():
+    # the tables counted from the seeds, the non-table files the warehouse skips, sources.csv, README
+    assert set(MANIFEST) == ({f"{t}.csv" for t in ROW_COUNTS} | warehouse.REFERENCE_OTHER_FILES | {"README.md"})
+    assert all((REFERENCE / name).is_file() for name in MANIFEST)  # read_manifest refuses otherwise too
 
 
 def test_every_table_has_the_exact_header_and_row_count():
@@ -93,8 +109,12 @@ def test_numeric_cells_are_plain_non_negative_numbers():
 def test_sources_cover_every_table_and_nothing_else():
     rows = _raw_rows(REFERENCE / "sources.csv")
     assert tuple(rows[0]) == SOURCES_HEADER
-    sources = pd.read_csv(REFERENCE / "sources.csv", dtype=str, keep_default_na=False)
-    assert sources["source_id"].is_unique
+    every = pd.read_csv(REFERENCE / "sources.csv", dtype=str, keep_default_na=False)
+    assert every["source_id"].is_unique
+    # a row per table in the folder and none for a table that is not there (a user's rows included)
+    assert set(every["source_id"]) == {p.stem for p in REFERENCE.glob("*.csv")
+                                       if p.name not in warehouse.REFERENCE_OTHER_FILES}
+    sources = _bundled_sources()
     assert set(sources["source_id"]) == {p.stem for p in TABLES}
     for column in ("source_file", "title", "section", "table_or_figure", "units", "notes"):
         assert (sources[column].str.len() > 0).all(), column
@@ -106,7 +126,7 @@ def test_sources_cover_every_table_and_nothing_else():
 
 def test_setup_in_sources_matches_the_rows():
     # a setup value stated once for a whole table in sources.csv is on every row of that table
-    sources = pd.read_csv(REFERENCE / "sources.csv", dtype=str, keep_default_na=False)
+    sources = _bundled_sources()
     for _, src in sources.iterrows():
         frame = _table(src["source_id"])
         for column in ("n_gcp", "n_ziip", "think_time_ms", "req_bytes", "resp_bytes"):
@@ -122,7 +142,7 @@ def test_every_row_cites_its_seed():
 
 
 def test_the_warehouse_loader_accepts_the_bundle():
-    measurements, sources = warehouse.read_reference_dir(REFERENCE)
+    measurements, sources = warehouse.read_reference_dir(REFERENCE, only=warehouse.bundled_tables(REFERENCE))
     assert len(measurements) == sum(ROW_COUNTS.values())
     assert len(sources) == len(ROW_COUNTS)
 

@@ -10,6 +10,7 @@ import pytest
 from kneecap import cli, schema, tables, warehouse
 from kneecap.validation import quarantine, validate_tables
 from kneecap.validation.checks import ValidationConfig
+from tests.bundled import bundled_reference
 
 REPO = Path(__file__).resolve().parents[1]
 SQL = REPO / "pipelines" / "sql"
@@ -23,8 +24,8 @@ MINIMAL = ("workload,clients,tps,resp_ms\n"
 
 @pytest.fixture
 def reference(tmp_path: Path) -> Path:
-    """A copy of the bundled data/reference, as a project has it."""
-    return Path(shutil.copytree(REPO / "data" / "reference", tmp_path / "reference"))
+    """The bundled data/reference, as a new project has it."""
+    return bundled_reference(tmp_path / "reference")
 
 
 def _add(tmp_path: Path, reference: Path, text: str = MINIMAL, name: str = "mylpar.csv", **kwargs):

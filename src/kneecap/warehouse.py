@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,10 +272,58 @@ def read_sources_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     return frame.replace({"": None})
 
 
-def read_reference_dir(directory: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+#: The file of the bundled ``data/reference`` that lists what kneecap ships there: a user's own
+#: tables (``kneecap add-table``) sit beside the bundled ones and are not in it.
+MANIFEST_NAME = "MANIFEST"
+
+
+def read_manifest(directory: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The file names ``directory``'s :data:`MANIFEST_NAME` lists, in its order.
+
+    One name a line; blank lines and ``#`` comments are skipped.
+
+    Raises
+    ------
+    ReferenceDataError
+        No manifest, a name listed twice, or a name that is not a plain file name in ``directory``.
+    """
+    path = Path(directory) / MANIFEST_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ReferenceDataError(f"{path}: no manifest of the bundled files") from exc
+    names, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        if name in names:
+            problems.append(f"{path}:{number}: {name} is listed twice")
+        elif Path(name).name != name or not (Path(directory) / name).is_file():
+            problems.append(f"{path}:{number}: {name} is not a file of {directory}")
+        names.append(name)
+    if problems:
+        raise ReferenceDataError("\n".join(problems))
+    return tuple(names)
+
+
+def bundled_tables(directory: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The ``source_id`` of each measurement table the manifest lists (not the user's own)."""
+    return tuple(Path(name).stem for name in read_manifest(directory)
+                 if name.endswith(".csv") and name not in REFERENCE_OTHER_FILES)
+
+
+def read_reference_dir(directory: str | os.PathLike[str], *,
+                       only: Collection[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read every measurement CSV in ``directory`` plus its ``sources.csv``.
 
     The files in :data:`REFERENCE_OTHER_FILES` are not measurement tables and are skipped.
+
+    Parameters
+    ----------
+    only
+        Read just these tables (``source_id``, the file stem) and their ``sources.csv`` rows, e.g.
+        :func:`bundled_tables` for the tables kneecap ships; None reads every table in the folder.
 
     Returns
     -------
@@ -289,9 +337,14 @@ def read_reference_dir(directory: str | os.PathLike[str]) -> tuple[pd.DataFrame,
     """
     directory = Path(directory)
     sources = read_sources_csv(directory / "sources.csv")
+    if only is not None:
+        missing = sorted(set(only) - {p.stem for p in directory.glob("*.csv")})
+        if missing:
+            raise ReferenceDataError(f"{directory}: no table {', '.join(missing)}")
+        sources = sources[sources["source_id"].isin(set(only))].reset_index(drop=True)
     frames, problems = [], []
     for csv_path in sorted(directory.glob("*.csv")):
-        if csv_path.name in REFERENCE_OTHER_FILES:
+        if csv_path.name in REFERENCE_OTHER_FILES or (only is not None and csv_path.stem not in only):
             continue
         try:
             frame = read_measurement_csv(csv_path)

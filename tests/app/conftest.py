@@ -23,6 +23,7 @@ from kneecap.modeling import ClosedMVAModel, CostModel
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.modeling.select import extrapolation_spread
 from kneecap.smf.reader import decode_file
+from tests.bundled import read_bundled
 from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ def build_project(root: Path) -> dict[str, str]:
                            encoding="utf-8")
     params = config.load_params(params_path)
 
-    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    measurements, sources = read_bundled()
     tables = warehouse.build_marts(measurements, sources, smf_week(), sql_root=REPO / "pipelines" / "sql")
     marts = root / "processed"
     published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}

@@ -27,6 +27,7 @@ import pandas as pd
 import pytest
 
 from kneecap import tracking, warehouse
+from tests.bundled import read_bundled
 from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,7 +86,7 @@ def server():
 
 def _marts(root: Path) -> Path:
     """The two workloads' marts, built from the bundled reference tables by the pipeline's SQL."""
-    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    measurements, sources = read_bundled()
     tables = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")
     one = {k: tables[k][tables[k]["workload"].isin(list(WORKLOADS))]
            for k in ("fct_measurements", "dim_workloads")}

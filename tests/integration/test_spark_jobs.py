@@ -25,6 +25,7 @@ from kneecap import config, spark_engine, spark_jobs, tracking, training, wareho
 from kneecap.ingest.manifest import MANIFEST
 from kneecap.ingest.smf import ingest_paths
 from kneecap.ingest.store import KEYS_DIR
+from tests.bundled import read_bundled
 from tests.integration.spark_marks import SPARK_TESTS
 from tests.smf import synth
 
@@ -106,7 +107,7 @@ def test_spark_decode_finishes_a_folder_the_local_ingest_began(ingested, inputs,
 
 
 def test_spark_fits_the_local_models_on_the_bundled_data(spark):
-    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    measurements, sources = read_bundled()
     marts = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")
     fct, workloads = marts["fct_measurements"], marts["dim_workloads"]
     params = config.load_params(REPO / "params.yaml")
@@ -122,7 +123,7 @@ def test_spark_fits_the_local_models_on_the_bundled_data(spark):
 
 def test_rows_reach_a_spark_fit_as_the_local_fit_gets_them(spark):
     # the frame a task rebuilds from Arrow is the local path's, value for value and dtype for dtype
-    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    measurements, sources = read_bundled()
     fct = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")["fct_measurements"]
     rows = fct.assign(**{spark_jobs.ROW: range(len(fct))})
     back = spark.createDataFrame(spark_jobs._text_for_null(spark_engine.arrow_input(rows))).toPandas()

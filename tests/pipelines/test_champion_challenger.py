@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from kneecap import tracking, warehouse
+from tests.bundled import read_bundled
 from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,7 +19,7 @@ WORKLOAD = "zosconnect_cics_diag"  # seed 004: closed MVA response + cost model
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    measurements, sources = read_bundled()
     tables = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")
     one = {k: v for k, v in tables.items() if k in ("fct_measurements", "dim_workloads")}
     one["fct_measurements"] = one["fct_measurements"][one["fct_measurements"]["workload"] == WORKLOAD]

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from kneecap import schema, warehouse
+from tests.bundled import bundled_reference
 
 REPO = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", "pipelines", "data/reference", "data/raw", "data/backtest", "src"]
@@ -38,7 +39,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         src = REPO / item
         dst = root / item
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_dir():
+        if item == "data/reference":  # as kneecap ships it, without a table the user added
+            bundled_reference(dst)
+        elif src.is_dir():
             shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(src, dst)

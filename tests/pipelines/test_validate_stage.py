@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from kneecap import warehouse
+from tests.bundled import read_bundled
 from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _marts(tmp_path: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
-    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    measurements, sources = read_bundled()
     tables = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")
     marts = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
     return tmp_path / "marts", marts

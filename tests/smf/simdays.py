@@ -102,6 +102,7 @@ from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.simulation import SimScenario, check_open_load_fits, simulate
 from kneecap.smf.reader import decode_file
 from kneecap.smf.tables import DECODED_TABLES
+from tests.bundled import read_bundled
 from tests.smf import synth
 
 GRID_CSV = Path(__file__).resolve().parent / "data" / "simdays_grid.csv"
@@ -569,7 +570,7 @@ def class_rows(records: list[bytes], truth: SimDaysTruth) -> pd.DataFrame:
     root = Path(__file__).resolve().parents[2]
     w72, c70 = decode_days(records)
     inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    reference, sources = warehouse.read_reference_dir(root / "data" / "reference")
+    reference, sources = read_bundled()
     inputs.update(smf72_workload=w72, smf70_cpu=c70, reference_measurements=reference, reference_sources=sources)
     fct = warehouse.run_sql_files(warehouse.sql_files(root / "pipelines" / "sql"), inputs)["fct_measurements"]
     cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)

@@ -9,6 +9,7 @@ import pytest
 from kneecap import schema, warehouse
 from kneecap.smf.tables import DECODED_TABLES
 from kneecap.validation.suites import FCT_CPU_INTERVALS_COLUMNS
+from tests.bundled import read_bundled
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,7 +28,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def tables():
-    measurements, sources = warehouse.read_reference_dir(REPO / "data" / "reference")
+    measurements, sources = read_bundled()
     inputs = {"reference_measurements": measurements, "reference_sources": sources,
               **{name: empty() for name, empty in DECODED_TABLES.items()}}
     return warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
