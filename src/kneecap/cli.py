@@ -299,6 +299,36 @@ def _read_scenarios(path: str, command: str) -> list[dict] | None:
     return scenarios
 
 
+#: ``kneecap forecast --help``'s epilog: the scenario format, what is printed, the exit codes.
+_FORECAST_HELP = """\
+scenarios file (YAML), e.g. examples/scenarios.yaml, which has one of every kind:
+  scenarios:
+    - {workload: zosconnect_cics_diag, name: peak, clients: 500, n_gcp: 2, n_ziip: 2,
+       think_time_ms: 200, slo_resp_ms: 2.0}
+    - {workload: MYCLASS, name: next_year, tps: 80, slo_resp_ms: 50}
+  workload (required; `kneecap models` lists them) and name, then any of:
+    clients | tps      the load (a closed workload asked by tps gets the fewest clients giving it;
+                       an SMF class takes tps)
+    n_gcp, n_ziip, think_time_ms   the configuration (default: the one measured)
+    slo_resp_ms        the zIIP planner: the engines that meet this response
+    current_clients | current_tps, growth_pct_per_year   years until the knee
+    bg_load_factor     SMF class: the other classes' load (1 = as at the class's peak)
+    cs_workload        a Communications Server name, e.g. CRR30(200B/200B)
+    factors            catalogue ids (--factors) or {id, share}: answers with the changed CPU cost
+    req_bytes, resp_bytes, n_queues, transport, pooling, release, api, config   cost-model inputs
+
+prints a table of the answers (configuration, load, response and knee with 95 % bands, when the
+knee is reached, CPU cost, zIIP plan, status, notes), then writes every column to --out.
+
+status: answered; saturated (the load is past what the configuration carries: no response
+number, the saturation load in status_message, the knee and plan still given); failed (error).
+
+exit codes: 0 every scenario answered, saturated ones included; 1 some scenarios failed (each
+named on stderr, the others still answered and written); 2 bad request (unreadable scenarios
+file, bad --out suffix, bad params or factor catalogue); 130 interrupted.
+"""
+
+
 def _cmd_forecast(args: argparse.Namespace) -> int:
     from kneecap import config, forecasting, tracking
 
@@ -347,9 +377,24 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
             log.info(line)
         for line in [*_saturated_lines(one), *_warning_lines(one)]:
             log.warning(line)
+    print(_summary_text(forecasting.answer_summary(table)))
     counts = "".join(f", {n} {what}" for n, what in ((saturated, "saturated"), (failed, "failed")) if n)
     print(f"forecast: {len(table) - failed - saturated} of {len(table)} scenarios answered{counts} -> {out}")
     return 1 if failed else 0
+
+
+def _summary_text(summary) -> str:
+    """The answers as a left-aligned text table; a column no scenario has a value in is left out.
+
+    ``notes`` comes last and unpadded, so a long warning wraps in the terminal without widening
+    every row.
+    """
+    shown = [c for c in summary.columns if c in ("scenario", "status") or (~summary[c].isin(("-", ""))).any()]
+    widths = {c: max(len(c), *(len(v) for v in summary[c])) for c in shown}
+    def line(cells: dict) -> str:
+        return "  ".join(str(cells[c]).ljust(widths[c]) if c != shown[-1] else str(cells[c]) for c in shown)
+
+    return "\n".join([line({c: c for c in shown}), *(line(r) for r in summary.to_dict("records"))])
 
 
 class _Progress:
@@ -621,7 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.set_defaults(func=_cmd_backtest)
 
     forecast = sub.add_parser("forecast", help="evaluate champion models over a scenarios file")
-    forecast.add_argument("--scenarios", required=True, help="scenarios YAML")
+    forecast.add_argument("--scenarios", required=True, help="scenarios YAML (format below; examples/scenarios.yaml)")
     forecast.add_argument("--out", required=True, help="output .parquet, .csv or .json")
     forecast.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")
     forecast.add_argument("--tracking-uri", default=None,
@@ -629,6 +674,10 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--factors", default="data/reference/factors.csv",
                           help="factor catalogue for scenarios with `factors` (default: the bundled one)")
     forecast.set_defaults(func=_cmd_forecast)
+    forecast.formatter_class = argparse.RawDescriptionHelpFormatter
+    forecast.description = ("Answer each scenario with the champion models: a table of the answers, "
+                            "every column to --out.")
+    forecast.epilog = _FORECAST_HELP
 
     simulate = sub.add_parser("simulate",
                               help="simulate an LPAR's GCP and zIIP dispatching per scenario")

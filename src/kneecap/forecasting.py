@@ -966,3 +966,151 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
         if col in frame:
             frame[col] = frame[col].replace([math.inf], np.nan)
     return frame
+
+
+# --- the answers as a person reads them -----------------------------------------------------------
+
+#: The columns of :func:`answer_summary`, in order: a short table ``kneecap forecast`` prints.
+SUMMARY_COLUMNS = ("scenario", "configuration", "load", "response (95 % band)", "knee (95 % band)",
+                   "knee reached", "CPU cost (95 % band)", "plan", "status", "notes")
+
+
+def sig3(value: Any) -> str:
+    """A number to 3 significant figures, with thousands separators and no exponent ('-' for none).
+
+    Examples
+    --------
+    >>> [sig3(x) for x in (4206.2, 5.034, 0.22831, 356.4, 1_234_567, 0.0, float("nan"), None)]
+    ['4,210', '5.03', '0.228', '356', '1,230,000', '0', '-', '-']
+    """
+    if value is None or isinstance(value, bool):
+        return "-"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "-"
+    if not math.isfinite(number):
+        return "-"
+    if number == 0:
+        return "0"
+    rounded = round(number, 2 - math.floor(math.log10(abs(number))))
+    # the rounding may carry into a new digit (99.96 -> 100.0): the decimals follow the rounded value
+    magnitude = math.floor(math.log10(abs(rounded)))
+    return f"{rounded:,.{max(0, 2 - magnitude)}f}"
+
+
+def _number(row: Mapping[str, Any], column: str) -> float | None:
+    """``row[column]`` as a finite float, or None when absent, empty or not finite."""
+    value = row.get(column)
+    if value is None or isinstance(value, (bool, str)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _text(row: Mapping[str, Any], column: str) -> str | None:
+    value = row.get(column)
+    return value if isinstance(value, str) and value else None
+
+
+def _with_band(row: Mapping[str, Any], column: str, unit: str) -> str:
+    """'5.03 ms (4.81-5.27)': a value with its band, each to 3 significant figures."""
+    mid, lo, hi = (_number(row, c) for c in (column, f"{column}_lo", f"{column}_hi"))
+    if mid is None:
+        return "-"
+    band = f" ({sig3(lo)}-{sig3(hi)})" if lo is not None and hi is not None else ""
+    return f"{sig3(mid)} {unit}{band}"
+
+
+def _configuration_words(row: Mapping[str, Any]) -> str:
+    """'2 GCP + 2 zIIP, Z 200 ms' (closed), '2 GCP + 2 zIIP' (a class), '-' when the model has none."""
+    gcp, ziip = _number(row, "n_gcp"), _number(row, "n_ziip")
+    if gcp is None:
+        return "-"
+    words = f"{gcp:g} GCP + {ziip or 0:g} zIIP"
+    think = _number(row, "think_time_ms")
+    return words if think is None else f"{words}, Z {sig3(think)} ms"
+
+
+def _load_words(row: Mapping[str, Any]) -> str:
+    """'500 clients, 2,420 tps' (closed), '1,500 tps -> 301 clients' (closed by rate), '1,500 tps'."""
+    clients, tps = _number(row, "clients"), _number(row, "tps")
+    if _number(row, "clients_for_tps") is not None and tps is not None:
+        return f"{sig3(tps)} tps -> {clients:,.0f} clients"
+    if clients is not None:
+        return f"{clients:,.0f} clients" + (f", {sig3(tps)} tps" if tps is not None else "")
+    return f"{sig3(tps)} tps" if tps is not None else "-"
+
+
+def _knee_words(row: Mapping[str, Any]) -> str:
+    if _number(row, "knee_clients") is not None:
+        return _with_band(row, "knee_clients", "clients")
+    if _number(row, "knee_tps") is not None:
+        return _with_band(row, "knee_tps", "tps")
+    return "-"
+
+
+def _reached_words(row: Mapping[str, Any]) -> str:
+    """When the knee is reached: a class's growth dates, or a closed workload's years at its growth."""
+    if row.get("knee_already") is True:
+        return "already reached"
+    earliest, likely, by_p90 = (_text(row, f"date_knee{s}") for s in ("_earliest", "", "_p90"))
+    if earliest is not None:
+        return (f"{likely or 'beyond the horizon'} (earliest {earliest}, 90 % by "
+                f"{by_p90 or 'beyond the horizon'})")
+    growth = _text(row, "growth")
+    if growth is not None and growth.startswith("no growth"):
+        return "no growth forecast"
+    if "date_knee_earliest" in row and growth is not None:
+        return "not within the horizon"
+    years = _number(row, "years_to_knee")
+    return f"in {sig3(years)} years" if years is not None else "-"
+
+
+def _plan_words(row: Mapping[str, Any]) -> str:
+    slo = _number(row, "slo_resp_ms")
+    if slo is None:
+        return "-"
+    ziip, gcp = _number(row, "recommended_n_ziip"), _number(row, "recommended_n_gcp")
+    if ziip is None:
+        return f"none meets SLO {slo:g} ms"
+    return f"{gcp if gcp is not None else _number(row, 'n_gcp') or 0:g} GCP + {ziip:g} zIIP for SLO {slo:g} ms"
+
+
+def _notes(row: Mapping[str, Any]) -> str:
+    """Why a row has no answer, what qualifies it, and where its factor-adjusted answers are."""
+    notes = []
+    if row.get("status") in (SATURATED, FAILED) and _text(row, "status_message"):
+        notes.append(str(row["status_message"]))
+    if _text(row, "warnings") and row.get("status") != FAILED:
+        notes.append(str(row["warnings"]))
+    if _text(row, "factors") and row.get("status") != FAILED:
+        notes.append(f"with {row['factors']}: see the *_adjusted columns")
+    return WARNINGS_SEPARATOR.join(notes)
+
+
+def answer_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The answers of a :func:`forecast_scenarios` table as a person reads them: one row per scenario.
+
+    Columns :data:`SUMMARY_COLUMNS`, every cell a string with its unit, numbers to 3 significant
+    figures (:func:`sig3`) and bands in brackets: the scenario (``workload / name``), the
+    configuration answered for, the load (clients and the tps they give, or the tps asked), the
+    response with its 95 % band (``saturated`` past what the configuration carries), the knee with
+    its band, when the knee is reached (a class's growth dates, or a closed workload's years at the
+    scenario's growth), the CPU cost per transaction a cost model gives, the zIIP plan for the SLO
+    (engines, SLO as given), the status, and the notes: the saturation or
+    failure message, the warnings, and where factor-adjusted answers are. Empty cells are ``-``.
+    """
+    rows = []
+    for row in table.to_dict("records"):
+        status = row.get("status") or (FAILED if _text(row, "error") else ANSWERED)
+        row["status"] = status
+        response = "saturated" if status == SATURATED else _with_band(row, "resp_ms", "ms")
+        rows.append(dict(zip(SUMMARY_COLUMNS, (
+            f"{row.get('workload') or '?'} / {row.get('scenario') or '-'}", _configuration_words(row),
+            _load_words(row), response if status != FAILED else "-", _knee_words(row), _reached_words(row),
+            _with_band(row, "cpu_ms_per_tran", "ms/tran"), _plan_words(row), status, _notes(row)))))
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))

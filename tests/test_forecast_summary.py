@@ -1,0 +1,86 @@
+"""`kneecap forecast` prints its answers as a person reads them (issue #34 item 3): one row per
+scenario with the configuration, load, response and knee with their bands, dates, plan, status and
+notes, numbers to 3 significant figures with their units."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from kneecap import cli, forecasting
+from kneecap.forecasting import answer_summary, sig3
+from tests.test_factors import POLICY, SCENARIO, seed004_models  # noqa: F401 - a fixture
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (4206.2, "4,210"), (5.034, "5.03"), (0.22831, "0.228"), (356.4, "356"), (99.96, "100"), (1.0, "1.00"),
+    (-12.34, "-12.3"), (0.0, "0"), (math.inf, "-"), (math.nan, "-"), (None, "-"), ("x", "-"),
+])
+def test_sig3_keeps_three_significant_figures_without_an_exponent(value, text):
+    assert sig3(value) == text
+
+
+def test_a_closed_workloads_answers_read_with_their_configuration_units_and_bands(seed004_models):  # noqa: F811
+    scenarios = [{**SCENARIO, "name": "peak"},
+                 {**{k: v for k, v in SCENARIO.items() if k not in ("clients", "slo_resp_ms")}, "name": "rate",
+                  "tps": 1500},
+                 {**SCENARIO, "name": "grow", "slo_resp_ms": None, "clients": 300, "current_clients": 300,
+                  "growth_pct_per_year": 20},
+                 {**SCENARIO, "name": "over", "clients": None, "slo_resp_ms": None, "tps": 1e6},
+                 {"workload": "zosconnect_cics_diag", "name": "typo", "clients": -1}]
+    table = forecasting.forecast_scenarios([{k: v for k, v in s.items() if v is not None} for s in scenarios],
+                                           lambda w: seed004_models, POLICY)
+    summary = answer_summary(table).set_index("scenario")
+    assert list(summary.reset_index().columns) == list(forecasting.SUMMARY_COLUMNS)
+    rows = table.set_index("scenario")
+    peak, shown = rows.loc["peak"], summary.loc["zosconnect_cics_diag / peak"]
+    assert shown["configuration"] == "2 GCP + 2 zIIP, Z 200 ms"
+    assert shown["load"] == f"500 clients, {sig3(peak['tps'])} tps"
+    assert shown["response (95 % band)"] == (f"{sig3(peak['resp_ms'])} ms ({sig3(peak['resp_ms_lo'])}-"
+                                             f"{sig3(peak['resp_ms_hi'])})")
+    assert shown["knee (95 % band)"] == (f"{sig3(peak['knee_clients'])} clients ({sig3(peak['knee_clients_lo'])}-"
+                                         f"{sig3(peak['knee_clients_hi'])})")
+    assert shown["plan"] == f"{peak['recommended_n_gcp']:g} GCP + {peak['recommended_n_ziip']:g} zIIP for SLO 2 ms"
+    assert shown["status"] == "answered" and shown["knee reached"] == "-"
+    rate = summary.loc["zosconnect_cics_diag / rate"]
+    assert rate["load"] == f"1,500 tps -> {rows.loc['rate', 'clients_for_tps']:,.0f} clients"
+    grow = summary.loc["zosconnect_cics_diag / grow"]
+    assert grow["knee reached"] == f"in {sig3(rows.loc['grow', 'years_to_knee'])} years"
+    # past what the configuration carries: said, with the saturation load, never a response number
+    over = summary.loc["zosconnect_cics_diag / over"]
+    assert over["status"] == "saturated" and over["response (95 % band)"] == "saturated"
+    assert over["notes"] == rows.loc["over", "status_message"] and "past saturation" in over["notes"]
+    assert over["knee (95 % band)"] == shown["knee (95 % band)"]  # the configuration's knee is still given
+    typo = summary.loc["zosconnect_cics_diag / typo"]
+    assert typo["status"] == "failed" and typo["notes"] == rows.loc["typo", "error"]
+    assert "clients must be between 1 and" in typo["notes"]
+    # printed: one header and one line per scenario, columns no scenario answers left out
+    text = cli._summary_text(answer_summary(table)).splitlines()
+    assert len(text) == 1 + len(scenarios) and "CPU cost" not in text[0] and text[0].startswith("scenario")
+    assert all(line.startswith(f"zosconnect_cics_diag / {s['name']}") for line, s in zip(text[1:], scenarios))
+
+
+def test_a_class_row_reads_its_dates_plan_and_cost():
+    row = {"workload": "ZCONHI", "scenario": "peak", "status": "answered", "n_gcp": 2, "n_ziip": 2, "tps": 60.0,
+           "resp_ms": 25.23, "resp_ms_lo": 24.01, "resp_ms_hi": 26.34, "knee_tps": 258.2, "knee_tps_lo": 257.2,
+           "knee_tps_hi": 259.0, "date_knee": "2025-03-31", "date_knee_earliest": "2025-03-30",
+           "date_knee_p90": "2025-04-02", "knee_already": False, "growth": "damped trend",
+           "slo_resp_ms": 50.0, "recommended_n_ziip": None, "recommended_n_gcp": None,
+           "warnings": "a; b", "error": None}
+    shown = answer_summary(pd.DataFrame([row])).iloc[0]
+    assert shown["configuration"] == "2 GCP + 2 zIIP" and shown["load"] == "60.0 tps"
+    assert shown["response (95 % band)"] == "25.2 ms (24.0-26.3)"
+    assert shown["knee (95 % band)"] == "258 tps (257-259)"
+    assert shown["knee reached"] == "2025-03-31 (earliest 2025-03-30, 90 % by 2025-04-02)"
+    assert shown["plan"] == "none meets SLO 50 ms" and shown["notes"] == "a; b"
+    beyond = answer_summary(pd.DataFrame([{**row, "date_knee": None, "date_knee_earliest": None,
+                                           "date_knee_p90": None}])).iloc[0]
+    assert beyond["knee reached"] == "not within the horizon"
+    already = answer_summary(pd.DataFrame([{**row, "knee_already": True}])).iloc[0]
+    assert already["knee reached"] == "already reached"
+    cost = answer_summary(pd.DataFrame([{"workload": "baqr", "scenario": "8k", "status": "answered",
+                                         "cpu_ms_per_tran": 0.22831, "cpu_ms_per_tran_lo": 0.2271,
+                                         "cpu_ms_per_tran_hi": 0.2294}])).iloc[0]
+    assert cost["CPU cost (95 % band)"] == "0.228 ms/tran (0.227-0.229)" and cost["configuration"] == "-"
