@@ -84,3 +84,12 @@ def test_a_class_row_reads_its_dates_plan_and_cost():
                                          "cpu_ms_per_tran": 0.22831, "cpu_ms_per_tran_lo": 0.2271,
                                          "cpu_ms_per_tran_hi": 0.2294}])).iloc[0]
     assert cost["CPU cost (95 % band)"] == "0.228 ms/tran (0.227-0.229)" and cost["configuration"] == "-"
+
+
+def test_an_empty_scenarios_list_is_a_bad_request(tmp_path, capsys):
+    scenarios = tmp_path / "none.yaml"
+    scenarios.write_text("scenarios: []\n", encoding="utf-8")
+    assert cli.main(["forecast", "--scenarios", str(scenarios), "--out", str(tmp_path / "f.csv")]) == 2
+    assert "the 'scenarios' list is empty" in capsys.readouterr().err and not (tmp_path / "f.csv").exists()
+    # and the table of no answers is its header alone
+    assert cli._summary_text(answer_summary(pd.DataFrame())) == "scenario  status"

@@ -335,6 +335,10 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     scenarios = _read_scenarios(args.scenarios, "forecast")
     if scenarios is None:
         return 2
+    if not scenarios:
+        print(f"forecast: {args.scenarios}: the 'scenarios' list is empty (examples/scenarios.yaml has one of "
+              "every kind)", file=sys.stderr)
+        return 2
     out = Path(args.out)
     if out.suffix not in (".parquet", ".csv", ".json"):
         print(f"forecast: {out}: output must end in .parquet, .csv or .json", file=sys.stderr)
@@ -390,7 +394,7 @@ def _summary_text(summary) -> str:
     every row.
     """
     shown = [c for c in summary.columns if c in ("scenario", "status") or (~summary[c].isin(("-", ""))).any()]
-    widths = {c: max(len(c), *(len(v) for v in summary[c])) for c in shown}
+    widths = {c: max([len(c), *(len(v) for v in summary[c])]) for c in shown}
     def line(cells: dict) -> str:
         return "  ".join(str(cells[c]).ljust(widths[c]) if c != shown[-1] else str(cells[c]) for c in shown)
 
