@@ -5,12 +5,15 @@ notes, numbers to 3 significant figures with their units."""
 from __future__ import annotations
 
 import math
+import subprocess
 
 import pandas as pd
 import pytest
+import yaml
 
 from kneecap import cli, forecasting
 from kneecap.forecasting import answer_summary, sig3
+from tests.test_cli import KNEECAP, REPO, _run, project  # noqa: F401 - a fixture
 from tests.test_factors import POLICY, SCENARIO, seed004_models  # noqa: F401 - a fixture
 
 
@@ -93,3 +96,57 @@ def test_an_empty_scenarios_list_is_a_bad_request(tmp_path, capsys):
     assert "the 'scenarios' list is empty" in capsys.readouterr().err and not (tmp_path / "f.csv").exists()
     # and the table of no answers is its header alone
     assert cli._summary_text(answer_summary(pd.DataFrame())) == "scenario  status"
+
+
+def test_every_example_scenario_is_answered_or_saturated_with_a_message(project):  # noqa: F811
+    """examples/scenarios.yaml, the file `kneecap forecast --help` points at, runs as shipped."""
+    root, env = project
+    examples = REPO / "examples" / "scenarios.yaml"
+    scenarios = yaml.safe_load(examples.read_text(encoding="utf-8"))["scenarios"]
+    # every key a scenario may have is shown in a scenario or described in the file's comments
+    text = examples.read_text(encoding="utf-8")
+    assert [key for key in forecasting.SCENARIO_KEYS if key not in text] == []
+    out = root / "examples.csv"
+    result = _run(["forecast", "--scenarios", str(examples), "--out", str(out), "--params",
+                   str(REPO / "params.yaml")], env)
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(out).set_index("scenario")
+    assert list(table.index) == [s["name"] for s in scenarios]
+    assert set(table["status"]) == {"answered", "saturated"} and table["error"].isna().all()
+    answered, saturated = table[table["status"] == "answered"], table[table["status"] == "saturated"]
+    # a saturated row says where saturation lies and gives no response number (never inf)
+    assert saturated["status_message"].str.contains(r"tps is past saturation \([\d,.]+ tps\) on \d+ GCP").all()
+    assert saturated["resp_ms"].isna().all()
+    numbers = table.select_dtypes("number")
+    assert not numbers.isin([math.inf, -math.inf]).any().any()
+    # each kind of question the file shows got its kind of answer
+    assert set(saturated.index) == {"rate_past_capacity", "class_past_saturation"}
+    closed = answered[answered["workload"] == "zosconnect_cics_diag"]
+    assert (closed["resp_ms_lo"] <= closed["resp_ms"]).all() and (closed["resp_ms"] <= closed["resp_ms_hi"]).all()
+    assert table.loc["past_n_star", "clients"] > table.loc["past_n_star", "saturation_clients"]  # past N*, answered
+    assert table.loc["by_rate", "clients_for_tps"] > 0 and table.loc["growth_20pct", "years_to_knee"] > 0
+    assert table.loc["plan_2ms", "recommended_n_ziip"] >= 2 and table.loc["crr30", "pattern"] == "CRR"
+    assert table.loc["comm_stub", "resp_ms_adjusted"] > table.loc["comm_stub", "resp_ms"]
+    assert table.loc["stub_8k_cost", "cpu_ms_per_tran"] > 0
+    assert isinstance(table.loc["class_60tps", "date_knee"], str) and table.loc["class_plan", "slo_resp_ms"] == 50
+    # the printed table: a header and one line per scenario, saturated ones with their message
+    lines = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("scenario  "))
+    body = lines[header + 1: header + 1 + len(scenarios)]
+    assert [line.split("  ")[0] for line in body] == [f"{s['workload']} / {s['name']}" for s in scenarios]
+    for name in saturated.index:
+        line = next(line for line in body if f" / {name} " in line)
+        assert "saturated" in line and table.loc[name, "status_message"] in line
+    assert lines[header + 1 + len(scenarios)].startswith(f"forecast: {len(answered)} of {len(table)} scenarios "
+                                                         f"answered, {len(saturated)} saturated ->")
+
+
+def test_forecast_help_points_at_the_examples_and_names_the_exit_codes():
+    result = subprocess.run([*KNEECAP, "forecast", "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    assert "examples/scenarios.yaml" in text and (REPO / "examples" / "scenarios.yaml").is_file()
+    assert "exit codes: 0 every scenario answered, saturated ones included; 1 some scenarios failed" in text
+    assert "2 bad request" in text
+    for key in ("clients", "tps", "slo_resp_ms", "growth_pct_per_year", "cs_workload", "factors", "bg_load_factor"):
+        assert key in text, key

@@ -670,7 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.set_defaults(func=_cmd_backtest)
 
     forecast = sub.add_parser("forecast", help="evaluate champion models over a scenarios file")
-    forecast.add_argument("--scenarios", required=True, help="scenarios YAML (format below; examples/scenarios.yaml)")
+    forecast.add_argument("--scenarios", required=True, help="scenarios YAML")
     forecast.add_argument("--out", required=True, help="output .parquet, .csv or .json")
     forecast.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")
     forecast.add_argument("--tracking-uri", default=None,
