@@ -180,7 +180,9 @@ class ClosedMVAModel:
         measured_d = _measured_demand(table)
         obs = _observations(data)
         pairs = self.structures()
-        solvers, thetas, costs = [], [], []
+        solvers: list[_Solver] = []
+        thetas: list[np.ndarray] = []
+        costs: list[float] = []
         for rule, bursts in pairs:
             solver = _Solver(data, f, {**self._dispatch_options(), "help_rule": rule, "eligible_bursts": bursts})
             # the configured structure is fitted from a grid of starts; the others are screened from
@@ -339,9 +341,10 @@ class ClosedMVAResults:
             return next(iter(parts.values()))
         width = max(p.tps.shape[1] for p in parts.values())
 
-        def merged(name: str, fill: Any) -> np.ndarray | None:
-            if any(getattr(p, name) is None for p in parts.values()):
-                return None
+        def optional(name: str, fill: Any) -> np.ndarray | None:
+            return None if any(getattr(p, name) is None for p in parts.values()) else merged(name, fill)
+
+        def merged(name: str, fill: Any) -> np.ndarray:
             first = getattr(next(iter(parts.values())), name)
             out = np.full((len(thetas),) + ((width,) if first.ndim == 2 else ()), fill, dtype=first.dtype)
             for key, rows in groups.items():
@@ -355,8 +358,8 @@ class ClosedMVAResults:
         return DispatchSolution(tps=merged("tps", np.nan), resp_ms=merged("resp_ms", np.nan),
                                 spill_fraction=merged("spill_fraction", np.nan),
                                 ziip_busy=merged("ziip_busy", np.nan), gcp_busy=merged("gcp_busy", np.nan),
-                                saturated=merged("saturated", False), ziip_wait_ms=merged("ziip_wait_ms", np.nan),
-                                gcp_wait_ms=merged("gcp_wait_ms", np.nan), solved=merged("solved", 0))
+                                saturated=merged("saturated", False), ziip_wait_ms=optional("ziip_wait_ms", np.nan),
+                                gcp_wait_ms=optional("gcp_wait_ms", np.nan), solved=optional("solved", 0))
 
     def _solve_all(self, n_gcp: int, n_ziip: int, think_ms: float, n_max: int,
                    max_draws: int | None = None, *, knee_k: float = 0.0, n_bound: int = 0) -> DispatchSolution:
