@@ -178,7 +178,9 @@ def test_models_lists_champions(project):
     assert mine and sum(row[2] == "*" for row in mine) == 1  # one champion, starred
     assert max(map(len, lines)) <= 120  # a terminal's width, not 20+ metric columns
     wide = _run(["models", "--wide"], env)
-    assert "kneecap-zosconnect_cics_diag-response" in wide.stdout and "metric.knee_k_clients" in wide.stdout
+    assert wide.stdout.split()[0] == "model" and "metric.knee_k_clients" in wide.stdout
+    # one name for a model everywhere: the wide listing too, never the registry's prefixed name
+    assert "zosconnect_cics_diag-response" in wide.stdout and "kneecap-zosconnect" not in wide.stdout
 
 
 def test_a_closed_workload_asked_by_rate_gets_the_clients_that_give_it(project):
@@ -266,3 +268,70 @@ def test_ingest_progress_is_a_rich_bar_on_a_terminal_and_silent_in_a_pipe(tmp_pa
     progress.done()
     assert progress.bar is None and progress.records == 15
     assert capsys.readouterr().err == ""  # no control characters in logs and pipes
+
+
+def test_promote_takes_the_name_models_lists_and_answers_with_it(project):
+    _, env = project
+    listed = _run(["models"], env)
+    row = next(line.split() for line in listed.stdout.splitlines()
+               if line.split()[0] == "zosconnect_cics_diag-response" and line.split()[2] == "*")
+    champion = row[1]
+    for name in ("zosconnect_cics_diag-response", "kneecap-zosconnect_cics_diag-response"):
+        result = _run(["promote", name, "--version", champion], env)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"promote: zosconnect_cics_diag-response version {champion} is now @champion\n"
+    wrong = _run(["promote", "zosconnect_cics_diag-responce"], env)
+    assert wrong.returncode == 2
+    assert wrong.stderr.startswith("promote: zosconnect_cics_diag-responce: no registered model of that name; "
+                                   "registered: ")
+    assert "zosconnect_cics_diag-response" in wrong.stderr and "kneecap-" not in wrong.stderr
+
+
+def _closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("where", ["option after", "option before", "environment"])
+def test_an_unreachable_tracking_server_is_one_line_and_exit_2(where):
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    args = {"option after": ["models", "--tracking-uri", uri], "option before": ["--tracking-uri", uri, "models"],
+            "environment": ["promote", "--if-missing"]}[where]
+    if where == "environment":
+        env["MLFLOW_TRACKING_URI"] = uri
+    result = _run(args, env)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    command = args[0] if args[0] != "--tracking-uri" else args[2]
+    assert result.stderr.startswith(f"{command}: tracking server {uri} did not answer (")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_global_options_go_before_or_after_the_command(tmp_path):
+    from kneecap import cli
+
+    for argv in (["-q", "ingest", "f.xml"], ["ingest", "-q", "f.xml"], ["ingest", "f.xml", "--quiet"]):
+        args = cli.parse_args(argv)
+        assert (args.quiet, args.verbose) == (True, False), argv
+    assert cli.parse_args(["ingest", "f.xml"]).quiet is False
+    assert cli.parse_args(["models", "-v"]).verbose is True
+    for argv in (["--tracking-uri", "http://h:5000", "models"], ["models", "--tracking-uri", "http://h:5000"],
+                 ["forecast", "--scenarios", "s.yaml", "--out", "o.csv", "--tracking-uri", "http://h:5000"]):
+        assert cli.parse_args(argv).tracking_uri == "http://h:5000", argv
+    assert cli.parse_args(["models"]).tracking_uri is None
+    # the option after the command wins over the one before, as a repeated option does
+    assert cli.parse_args(["--tracking-uri", "a", "promote", "--tracking-uri", "b"]).tracking_uri == "b"
+    for argv in (["-v", "models", "-q"], ["--tracking-uri", "http://h:5000", "check", "t.csv"]):
+        with pytest.raises(SystemExit) as usage:
+            cli.parse_args(argv)
+        assert usage.value.code == 2, argv
+    # and as a user runs it: `kneecap ingest -q` decodes quietly, as `kneecap -q ingest` does
+    sample = REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-small-RPRT-20220412.xml"
+    result = _run(["ingest", "-q", str(sample), "--out", str(tmp_path / "out")], os.environ)
+    assert result.returncode == 0, result.stderr
+    assert "1 ingested, 0 already ingested" in result.stdout

@@ -282,3 +282,87 @@ def test_a_run_carries_signature_example_dataset_and_plots(store: Path) -> None:
     tracking.promote(tracking.model_name("demo", "closed_mva"))
     assert np.isfinite(
         tracking.load_champion(tracking.model_name("demo", "closed_mva")).predict(frame)["resp_ms"]).all()
+
+
+def test_a_model_is_promoted_by_the_name_it_is_listed_under_or_its_registered_name(store: Path) -> None:
+    name = tracking.model_name("demo", "response")
+    for _ in range(2):
+        tracking.log_model(_usl()[0], name=name, params={}, metrics={})
+    assert tracking.listed_name(name) == "demo-response"
+    assert tracking.promote("demo-response", "1") == "1"  # as `kneecap models` lists it
+    assert tracking.champion_version(name) == "1"
+    assert tracking.promote(name) == "2"  # the registered name still works
+    assert tracking.champion_version(name) == "2"
+    with pytest.raises(LookupError, match=r"^demo-cost: no registered model of that name; registered: demo-response$"):
+        tracking.promote("demo-cost")
+    with pytest.raises(LookupError, match=r"^demo-response: no version 9; versions: 1, 2$"):
+        tracking.promote(name, "9")
+
+
+def test_resolve_name_prefers_the_listed_form_and_knows_only_registered_names() -> None:
+    registered = {"kneecap-a-response", "kneecap-kneecap-a-response"}
+    assert tracking.resolve_name("a-response", registered) == "kneecap-a-response"
+    # a workload whose own name starts with the prefix: the listed form names it
+    assert tracking.resolve_name("kneecap-a-response", registered) == "kneecap-kneecap-a-response"
+    assert tracking.resolve_name("kneecap-a-response", {"kneecap-a-response"}) == "kneecap-a-response"
+    assert tracking.resolve_name("b-response", registered) is None
+
+
+def _closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_tracking_server_is_one_error_naming_it(tmp_path: Path) -> None:
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    with pytest.raises(tracking.TrackingUnreachable) as caught:
+        tracking.configure(uri, project_dir=tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"tracking server {uri} did not answer (")
+    assert "\n" not in message and "MLFLOW_TRACKING_URI" in message
+    assert tracking.registry_error(caught.value) == message
+
+
+def test_any_http_answer_counts_as_a_server_there() -> None:
+    import http.server
+    import threading
+
+    class NotMLflow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the handler's API
+            self.send_error(404)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NotMLflow)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        tracking.probe(f"http://127.0.0.1:{server.server_port}")  # answered 404: reachable, no error
+    finally:
+        server.shutdown()
+        server.server_close()
+    tracking.probe("sqlite:///nowhere/mlflow.db")  # not HTTP: nothing to probe
+
+
+def test_mlflow_gives_up_on_a_gone_server_in_seconds_unless_told_otherwise() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in tracking.HTTP_DEFAULTS}
+    env["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = "9"  # the user's own setting wins
+    code = ("import os, kneecap.tracking as t; "
+            "print(' '.join(os.environ[k] for k in sorted(t.HTTP_DEFAULTS)))")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                            check=True)
+    got = dict(zip(sorted(tracking.HTTP_DEFAULTS), result.stdout.split(), strict=True))
+    assert got == {**tracking.HTTP_DEFAULTS, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "9"}
+    # kneecap's own: backoff of 1 + 2 + 4 s, not MLflow's minutes
+    retries = int(tracking.HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"])
+    backoff = int(tracking.HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"])
+    assert sum(backoff * 2 ** i for i in range(retries)) <= 15

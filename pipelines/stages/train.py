@@ -56,21 +56,22 @@ def main(argv: list[str] | None = None) -> int:
     for name in sorted(tracking.registered_names() - fitted_names):
         if tracking.retired_reason(name) is None:
             was = tracking.retire(name, "the current marts give no fit for this workload and kind")
-            print(f"train: {name} retired: the current marts give it no fit (too few points, or the workload "
-                  f"is gone); @champion {'removed from version ' + was if was else 'was not set'}")
+            print(f"train: {tracking.listed_name(name)} retired: the current marts give it no fit (too few points, "
+                  f"or the workload is gone); @champion {'removed from version ' + was if was else 'was not set'}")
     rows_of = {w: fct[fct["workload"] == w].reset_index(drop=True) for w in {m.workload for m in trained}}
     plot_tables = {id(m): training.fit_plot_tables(m, rows_of[m.workload]) for m in trained}
     if args.plots:
         _write_plots(trained, plot_tables, Path(args.plots))
     for model in trained:
         name = tracking.model_name(model.workload, model.kind)
+        shown = tracking.listed_name(name)  # as `kneecap models` lists it and `kneecap promote` takes it
         tracking.unretire(name)
         tracking.save_model_dir(model.results, Path(args.models) / name)
         metrics[name] = model.metrics
         fingerprint = tracking.fingerprint(model.results)
         newest = tracking.newest_version(name)
         if newest is not None and newest[1].get(tracking.FINGERPRINT_TAG) == fingerprint:
-            print(f"train: {name} ({model.family}) unchanged: version {newest[0]} is the same fit")
+            print(f"train: {shown} ({model.family}) unchanged: version {newest[0]} is the same fit")
             continue
         rows = rows_of[model.workload]
         logged = tracking.log_model(
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             figures=_figures(plot_tables[id(model)]),
         )
         tracking.tag_version(name, logged.version, tracking.FINGERPRINT_TAG, fingerprint)
-        print(f"train: {name} ({model.family}) registered as version {logged.version}")
+        print(f"train: {shown} ({model.family}) registered as version {logged.version}")
         for line in model.headline():
             print(f"train:   {line}")
         champion = tracking.champion_version(name)
@@ -98,10 +99,10 @@ def main(argv: list[str] | None = None) -> int:
                                           tolerance_pct=params.train.promote_tolerance_pct)
         if promote:
             tracking.promote(name, logged.version)
-            print(f"train: {name} version {logged.version} is now @champion (was {champion}): {why}")
+            print(f"train: {shown} version {logged.version} is now @champion (was {champion}): {why}")
         else:
             tracking.tag_version(name, logged.version, tracking.CHALLENGER_TAG, why)
-            print(f"train: {name} version {logged.version} stays a challenger, @champion is still {champion}: {why}")
+            print(f"train: {shown} version {logged.version} stays a challenger, @champion is still {champion}: {why}")
     Path(args.metrics).parent.mkdir(parents=True, exist_ok=True)
     Path(args.metrics).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0

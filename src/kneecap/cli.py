@@ -5,8 +5,12 @@ Heavy imports happen inside each sub-command so ``kneecap --help`` stays fast.
 Exit codes: 0 everything asked was done (a scenario past saturation is answered as saturated); 1 some
 of it failed (a scenario without an answer, a file that could not be read, a table with problems),
 each failure named on stderr; 2 the request itself
-was wrong (a missing file, a bad option, an unknown model or version); 130 interrupted. A user's
-mistake gets a one-line message naming what was wrong, never a traceback.
+was wrong (a missing file, a bad option, an unknown model or version, a tracking server that does not
+answer); 130 interrupted. A user's mistake gets a one-line message naming what was wrong, never a traceback.
+
+The global options (``-q``, ``-v``, ``--tracking-uri``) are taken before the command or after it.
+A model is named as ``kneecap models`` lists it (``ZCONRPT-response``); the registered name
+(``kneecap-ZCONRPT-response``) is taken too.
 """
 
 from __future__ import annotations
@@ -186,7 +190,7 @@ def _cmd_promote(args: argparse.Namespace) -> int:
     if args.if_missing:
         done = tracking.promote_missing()
         for name, version in done:
-            print(f"promote: {name} version {version} is now @champion")
+            print(f"promote: {tracking.listed_name(name)} version {version} is now @champion")
         if not done:
             print("promote: every registered kneecap model already has a champion or was retired by the last retrain")
         return 0
@@ -198,7 +202,8 @@ def _cmd_promote(args: argparse.Namespace) -> int:
     except LookupError as exc:
         print(f"promote: {exc.args[0]}", file=sys.stderr)
         return 2
-    print(f"promote: {args.name} version {version} is now @champion")
+    name = tracking.resolve_name(args.name, tracking.registered_names()) or args.name
+    print(f"promote: {tracking.listed_name(name)} version {version} is now @champion")
     return 0
 
 
@@ -210,9 +215,10 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if frame.empty:
         print("no registered kneecap models")
     elif args.wide:
-        print(frame.to_string(index=False))
+        wide = frame.assign(name=frame["name"].map(tracking.listed_name)).rename(columns={"name": "model"})
+        print(wide.to_string(index=False))
     else:
-        print(models_table(frame, tracking.MODEL_PREFIX).to_string(index=False))
+        print(models_table(frame, tracking.listed_name).to_string(index=False))
     return 0
 
 
@@ -221,8 +227,11 @@ _ERROR_METRICS = (("metric.loo_mape_pct", "leave-one-out"), ("metric.train_mape_
                   ("metric.train_mape_tps", "fit, tps"))
 
 
-def models_table(frame, prefix: str):
-    """The registry as a planner reads it: one narrow row per version (``--wide`` prints all)."""
+def models_table(frame, listed_name):
+    """The registry as a planner reads it: one narrow row per version (``--wide`` prints all).
+
+    ``listed_name`` turns a registered name into the one kneecap shows (:func:`kneecap.tracking.listed_name`).
+    """
     import pandas as pd
 
     def error(row) -> str:
@@ -233,7 +242,7 @@ def models_table(frame, prefix: str):
         return "-"
 
     return pd.DataFrame({
-        "model": frame["name"].str.removeprefix(prefix),
+        "model": frame["name"].map(listed_name),
         "version": frame["version"],
         "champion": frame["aliases"].str.contains("champion", na=False).map({True: "*", False: ""}),
         "family": frame.get("family", pd.Series("", index=frame.index)).fillna("-"),
@@ -598,13 +607,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kneecap",
         description="Capacity planning for z/OS middleware: knees, zIIPs and CPU cost per transaction.",
-        epilog="Exit codes: 0 done, 1 some items failed (named on stderr), 2 bad request, 130 interrupted.",
+        epilog="Exit codes: 0 done, 1 some items failed (named on stderr), 2 bad request (a missing file, a bad "
+               "option, an unknown model, a tracking server that does not answer), 130 interrupted. "
+               "-v, -q and --tracking-uri go before or after the command.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    loud = parser.add_mutually_exclusive_group()
-    loud.add_argument("-v", "--verbose", action="store_true", help="also log kneecap's debug messages (stderr)")
-    loud.add_argument("-q", "--quiet", action="store_true",
-                      help="only results and errors: no progress bars or per-item information lines")
+    _loudness_options(parser, False)
+    _tracking_option(parser, None)
+    # the same options after the command; SUPPRESS leaves the value given before it unless repeated after
+    loud_after = argparse.ArgumentParser(add_help=False)
+    _loudness_options(loud_after, argparse.SUPPRESS)
+    registry_after = argparse.ArgumentParser(add_help=False)
+    _tracking_option(registry_after, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     project = argparse.ArgumentParser(add_help=False)
@@ -614,7 +628,7 @@ def build_parser() -> argparse.ArgumentParser:
     project.add_argument("--params", default="params.yaml",
                          help="params.yaml for the gate's tolerances (default ./params.yaml; its defaults if absent)")
 
-    check = sub.add_parser("check", parents=[project],
+    check = sub.add_parser("check", parents=[project, loud_after],
                            help="check measurement tables against the table contract and the gate's rules")
     check.add_argument("paths", nargs="+", metavar="CSV", help="measurement tables to check")
     # the setup add-table takes, for the rules that need it (Little's law needs the think time)
@@ -627,7 +641,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="response size in bytes, for rows that do not say")
     check.set_defaults(func=_cmd_check)
 
-    add = sub.add_parser("add-table", parents=[project],
+    add = sub.add_parser("add-table", parents=[project, loud_after],
                          help="put a measurement table in the project with its citation (data/reference)")
     add.add_argument("path", metavar="CSV", help="the table: workload and clients or tps, other columns optional")
     add.add_argument("--source", required=True,
@@ -645,8 +659,9 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--replace", action="store_true", help="replace a table of the same name in the project")
     add.set_defaults(func=_cmd_add_table)
 
-    ingest = sub.add_parser("ingest", help="bring SMF dumps / RMF XML into the project (checked, then copied "
-                                           "where the pipeline reads them), or decode them into a folder")
+    ingest = sub.add_parser("ingest", parents=[loud_after],
+                            help="bring SMF dumps / RMF XML into the project (checked, then copied where the "
+                                 "pipeline reads them), or decode them into a folder")
     ingest.add_argument("paths", nargs="+", help="files, directories or globs")
     ingest.add_argument("--into", default="data/raw/ingested",
                         help="input area the pipeline reads (default data/raw/ingested): readable files are "
@@ -654,14 +669,14 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--out", default=None,
                         help="instead: decode into this folder as Parquet tables (never a pipeline stage's output)")
     ingest.add_argument("--codepage", default="cp037", help="EBCDIC code page (cp037, cp1047, cp500)")
-    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.add_argument("--engine", choices=("local", "spark"), default="local",
                         help="with --out: decode here (local, the default) or on Spark, one task per dump")
     ingest.add_argument("--spark-master", default="local[*]",
                         help="Spark master URL for --engine spark (local[N], spark://HOST:7077, yarn, ...)")
     ingest.set_defaults(func=_cmd_ingest)
 
-    backtest = sub.add_parser("backtest", help="fit on train rows, predict held-out rows of case dirs")
+    backtest = sub.add_parser("backtest", parents=[loud_after],
+                              help="fit on train rows, predict held-out rows of case dirs")
     backtest.add_argument("cases", nargs="+", metavar="CASE_DIR",
                           help="case folders (measurements.csv + case.yaml), or a folder of them")
     backtest.add_argument("--json", help="write the results as JSON here")
@@ -669,12 +684,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="params.yaml for fit knobs and planner policy (default: ./params.yaml if present)")
     backtest.set_defaults(func=_cmd_backtest)
 
-    forecast = sub.add_parser("forecast", help="evaluate champion models over a scenarios file")
+    forecast = sub.add_parser("forecast", parents=[loud_after, registry_after],
+                              help="evaluate champion models over a scenarios file")
     forecast.add_argument("--scenarios", required=True, help="scenarios YAML")
     forecast.add_argument("--out", required=True, help="output .parquet, .csv or .json")
     forecast.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")
-    forecast.add_argument("--tracking-uri", default=None,
-                          help="MLflow tracking/registry URI (default: $MLFLOW_TRACKING_URI or the local store)")
     forecast.add_argument("--factors", default="data/reference/factors.csv",
                           help="factor catalogue for scenarios with `factors` (default: the bundled one)")
     forecast.set_defaults(func=_cmd_forecast)
@@ -683,7 +697,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "every column to --out.")
     forecast.epilog = _FORECAST_HELP
 
-    simulate = sub.add_parser("simulate",
+    simulate = sub.add_parser("simulate", parents=[loud_after, registry_after],
                               help="simulate an LPAR's GCP and zIIP dispatching per scenario")
     simulate.add_argument("--scenarios", required=True, help="scenarios YAML")
     simulate.add_argument("--out", default=None, help="output .csv (default: print the CSV)")
@@ -691,23 +705,57 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--transactions", type=int, default=20000,
                           help="per replication, warm-up included")
     simulate.add_argument("--seed", type=int, default=0, help="the same seed gives the same table")
-    simulate.add_argument("--tracking-uri", default=None,
-                          help="model registry, for scenarios that name a workload")
     simulate.set_defaults(func=_cmd_simulate)
 
-    promote = sub.add_parser("promote", help="set the champion alias of a registered model")
-    promote.add_argument("name", nargs="?", help="registered model name (see `kneecap models`)")
+    promote = sub.add_parser("promote", parents=[loud_after, registry_after],
+                             help="set the champion alias of a registered model")
+    promote.add_argument("name", nargs="?",
+                         help="the model as `kneecap models` lists it (ZCONRPT-response; kneecap-ZCONRPT-response too)")
     promote.add_argument("--version", default=None, help="version to promote (default: the newest)")
     promote.add_argument("--if-missing", action="store_true",
                          help="promote the newest version of every model without a champion")
-    promote.add_argument("--tracking-uri", default=None, help="MLflow tracking/registry URI")
     promote.set_defaults(func=_cmd_promote)
 
-    models = sub.add_parser("models", help="list registered models and their aliases")
-    models.add_argument("--tracking-uri", default=None, help="MLflow tracking/registry URI")
+    models = sub.add_parser("models", parents=[loud_after, registry_after],
+                            help="list registered models and their aliases")
     models.add_argument("--wide", action="store_true", help="every column: run id and all logged metrics")
     models.set_defaults(func=_cmd_models)
     return parser
+
+
+#: The commands that read or write the model registry (the ones that take --tracking-uri).
+REGISTRY_COMMANDS = ("forecast", "simulate", "promote", "models")
+
+
+def _loudness_options(parser: argparse.ArgumentParser, default) -> None:
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-v", "--verbose", action="store_true", default=default,
+                      help="also log kneecap's debug messages (stderr)")
+    loud.add_argument("-q", "--quiet", action="store_true", default=default,
+                      help="only results and errors: no progress bars or per-item information lines")
+
+
+def _tracking_option(parser: argparse.ArgumentParser, default) -> None:
+    parser.add_argument("--tracking-uri", default=default,
+                        help="MLflow tracking/registry URI for forecast, simulate, promote and models (default: "
+                             "$MLFLOW_TRACKING_URI or the local store ./mlflow.db); a server that does not answer "
+                             "in seconds is an error (exit 2)")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line parsed, global options taken before or after the command.
+
+    Exits 2 with argparse's usage line when -v and -q are both given (one on each side of the
+    command), or --tracking-uri is given to a command that does not use the registry.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verbose and args.quiet:
+        parser.error("-q/--quiet and -v/--verbose exclude each other")
+    if args.tracking_uri is not None and args.command not in REGISTRY_COMMANDS:
+        parser.error(f"--tracking-uri: `{args.command}` does not use the model registry "
+                     f"(only {', '.join(REGISTRY_COMMANDS)} do)")
+    return args
 
 
 def _version() -> str:
@@ -724,7 +772,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit codes: 0 done, 1 some items failed, 2 bad request, 130 interrupted.
     """
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(message)s"))
     log.handlers[:] = [handler]
@@ -735,6 +783,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # kneecap.tracking is imported only by the commands that use the registry (mlflow takes seconds)
+        tracking = sys.modules.get("kneecap.tracking")
+        message = tracking.registry_error(exc) if tracking is not None else None
+        if message is None:
+            raise
+        print(f"{args.command}: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -8,6 +8,13 @@ pyfunc model directory whose loader is this module, registered as ``kneecap-<wor
 loaded by alias (``champion``). Loading reads the MLmodel YAML and the JSON and rebuilds the object
 with kneecap's own classes; it never unpickles and never runs code from the store. Promotion is an
 explicit command, never a side effect of training.
+
+Names: the registry holds ``kneecap-<workload>-<kind>``; kneecap lists and prints a model as
+``<workload>-<kind>`` (:func:`listed_name`) and takes either form (:func:`resolve_name`).
+
+An HTTP tracking server is probed when kneecap is pointed at it (:func:`configure`): one that does
+not answer within :data:`PROBE_TIMEOUT_S` seconds is a :class:`TrackingUnreachable` naming the URI,
+not minutes of MLflow's retries. MLflow's own retries are bounded too (:data:`HTTP_DEFAULTS`).
 """
 
 from __future__ import annotations
@@ -17,13 +24,20 @@ import logging
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+#: MLflow's HTTP retry policy where the user has not set one. MLflow's own (7 retries, backoff
+#: factor 2, 120 s per request) waits about four minutes on a server that went away; these give up
+#: in about ten seconds (1 + 2 + 4 s of backoff). Each stays overridable by its environment variable.
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+                 "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+for _variable, _value in HTTP_DEFAULTS.items():
+    os.environ.setdefault(_variable, _value)
 
 import mlflow  # noqa: E402
 import mlflow.artifacts  # noqa: E402
@@ -52,9 +66,77 @@ def default_tracking_uri(project_dir: str | os.PathLike[str] = ".") -> str:
     return f"sqlite:///{Path(project_dir).resolve() / 'mlflow.db'}"
 
 
+#: Seconds an HTTP tracking server has to answer :func:`probe` before it counts as unreachable.
+PROBE_TIMEOUT_S = 5.0
+
+
+class TrackingUnreachable(ConnectionError):
+    """The tracking server at a URI did not answer; the message is one line naming the URI and what to do."""
+
+
+def unreachable_message(uri: str, reason: object) -> str:
+    """The one line a user reads when the tracking server at ``uri`` does not answer.
+
+    Examples
+    --------
+    >>> print(unreachable_message("http://127.0.0.1:1", "Connection refused"))
+    tracking server http://127.0.0.1:1 did not answer (Connection refused): start it (`make mlflow-server`), \
+or fix --tracking-uri / MLFLOW_TRACKING_URI (unset, kneecap uses the local store ./mlflow.db)
+    """
+    return (f"tracking server {uri} did not answer ({reason}): start it (`make mlflow-server`), or fix "
+            "--tracking-uri / MLFLOW_TRACKING_URI (unset, kneecap uses the local store ./mlflow.db)")
+
+
+def probe(uri: str, timeout: float = PROBE_TIMEOUT_S) -> None:
+    """Raise :class:`TrackingUnreachable` if the HTTP(S) server at ``uri`` does not answer in ``timeout`` s.
+
+    Any HTTP answer counts as reachable (a proxy asking for credentials is a server there, and
+    MLflow's own calls then say what is wrong), and so does a TLS handshake kneecap's plain client
+    cannot verify (MLflow may be told to trust it). Other URIs (a SQLite file, ``databricks``) are
+    not probed.
+    """
+    if not uri.startswith(("http://", "https://")):
+        return
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout).close()  # noqa: S310 - http(s) only
+    except urllib.error.HTTPError:
+        return
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        if isinstance(reason, ssl.SSLError):
+            return
+        if isinstance(reason, OSError) and reason.strerror:
+            reason = reason.strerror
+        raise TrackingUnreachable(unreachable_message(uri, reason)) from exc
+
+
+def registry_error(exc: BaseException) -> str | None:
+    """One line for a failure of the tracking server kneecap is pointed at, or None if ``exc`` is not one.
+
+    :class:`TrackingUnreachable` says itself; an MLflow error (a server that went away after
+    MLflow's bounded retries, or a URI that is not an MLflow server) gives its first line after
+    the URI, so the CLI prints one line and not MLflow's traceback.
+    """
+    if isinstance(exc, TrackingUnreachable):
+        return str(exc)
+    if isinstance(exc, mlflow.exceptions.MlflowException):
+        first = (exc.message.strip().splitlines() or [type(exc).__name__])[0]
+        return f"tracking server {mlflow.get_tracking_uri()}: {first}"
+    return None
+
+
 def configure(tracking_uri: str | None = None, project_dir: str | os.PathLike[str] = ".") -> str:
-    """Point mlflow at the store (and the registry at the same place); returns the URI."""
+    """Point mlflow at the store (and the registry at the same place); returns the URI.
+
+    Raises :class:`TrackingUnreachable` when ``tracking_uri`` (or ``MLFLOW_TRACKING_URI``) is an
+    HTTP server that does not answer (:func:`probe`).
+    """
     uri = tracking_uri or default_tracking_uri(project_dir)
+    probe(uri)
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     if uri.startswith("sqlite:") and mlflow.get_experiment_by_name(EXPERIMENT) is None:
@@ -67,6 +149,32 @@ def configure(tracking_uri: str | None = None, project_dir: str | os.PathLike[st
 def model_name(workload: str, kind: str) -> str:
     """Registered-model name of one workload's model of one kind (``response`` or ``cost``)."""
     return f"{MODEL_PREFIX}{workload}-{kind}"
+
+
+def listed_name(name: str) -> str:
+    """A registered model's name as kneecap lists and prints it: ``<workload>-<kind>``.
+
+    Examples
+    --------
+    >>> listed_name("kneecap-ZCONRPT-response")
+    'ZCONRPT-response'
+    """
+    return name.removeprefix(MODEL_PREFIX)
+
+
+def resolve_name(name: str, registered: Iterable[str]) -> str | None:
+    """The registered name ``name`` stands for, as listed (``ZCONRPT-response``) or in full; None if neither.
+
+    Examples
+    --------
+    >>> registered = {"kneecap-ZCONRPT-response"}
+    >>> resolve_name("ZCONRPT-response", registered), resolve_name("kneecap-ZCONRPT-response", registered)
+    ('kneecap-ZCONRPT-response', 'kneecap-ZCONRPT-response')
+    >>> resolve_name("ZCONRPT-cost", registered) is None
+    True
+    """
+    known = set(registered)
+    return next((c for c in (f"{MODEL_PREFIX}{name}", name) if c in known), None)
 
 
 class PyfuncModel:
@@ -286,7 +394,7 @@ def load_champion(name: str) -> Any:
     """The results object registered as ``name`` with the ``champion`` alias."""
     version = champion_version(name)
     if version is None:
-        raise LookupError(f"{name}: no version carries the {CHAMPION!r} alias (see `kneecap promote`)")
+        raise LookupError(f"{listed_name(name)}: no version carries the {CHAMPION!r} alias (see `kneecap promote`)")
     uri = f"models:/{name}/{version}"
     source = f"{name} version {version} (@{CHAMPION})"
     return _read_model(_fetch_remote(uri, source), source)
@@ -421,17 +529,24 @@ def champion_version(name: str) -> str | None:
 
 
 def promote(name: str, version: str | int | None = None) -> str:
-    """Set the champion alias of ``name`` to ``version`` (default: the newest version)."""
+    """Set the champion alias of ``name`` to ``version`` (default: the newest version).
+
+    ``name`` as listed (``ZCONRPT-response``) or registered (``kneecap-ZCONRPT-response``).
+    """
     client = MlflowClient()
-    versions = sorted(int(v.version) for v in client.search_model_versions(f"name='{name}'"))
-    if not versions:
-        known = registered_names()
+    known = registered_names()
+    registered = resolve_name(name, known)
+    versions = (sorted(int(v.version) for v in client.search_model_versions(f"name='{registered}'"))
+                if registered else [])
+    if registered is None or not versions:
+        listed = ", ".join(sorted(map(listed_name, known)))
         raise LookupError(f"{name}: no registered model of that name"
-                          + (f"; registered: {', '.join(sorted(known))}" if known else "; nothing is registered yet"))
+                          + (f"; registered: {listed}" if known else "; nothing is registered yet"))
+    name = registered
     if version is None:
         version = versions[-1]
     elif not str(version).isdigit() or int(version) not in versions:
-        raise LookupError(f"{name}: no version {version}; versions: {', '.join(map(str, versions))}")
+        raise LookupError(f"{listed_name(name)}: no version {version}; versions: {', '.join(map(str, versions))}")
     client.set_registered_model_alias(name, CHAMPION, str(version))
     unretire(name)  # promoting by hand is the user's word that the model stands
     return str(version)

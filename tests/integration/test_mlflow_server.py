@@ -119,14 +119,14 @@ def test_train_promote_and_load_the_champions_over_http(server, tmp_path, monkey
                                      "--metrics", str(tmp_path / "train.json"), "--params", str(params)]) == 0
     out = capsys.readouterr().out
     for workload, (_, family) in WORKLOADS.items():
-        assert f"train: {names[workload]} ({family}) registered as version 1" in out
+        assert f"train: {tracking.listed_name(names[workload])} ({family}) registered as version 1" in out
 
     promote = subprocess.run([str(BIN / "kneecap"), "promote", "--if-missing"], cwd=client_dir,
                              env={**os.environ, "MLFLOW_TRACKING_URI": url},
                              capture_output=True, text=True, timeout=120)
     assert promote.returncode == 0, promote.stderr
     for name in names.values():
-        assert f"promote: {name} version 1 is now @champion" in promote.stdout
+        assert f"promote: {tracking.listed_name(name)} version 1 is now @champion" in promote.stdout
 
     # the registry answers over plain REST ...
     for name in names.values():

@@ -44,11 +44,12 @@ def _train(root: Path, marts: Path, params: Path, capsys) -> str:
 def test_unchanged_fit_registers_nothing_and_a_better_one_takes_over(project, capsys):
     root, marts, params = project
     name = tracking.model_name(WORKLOAD, "response")
+    shown = tracking.listed_name(name)  # the train log names a model as `kneecap models` lists it
     first = _train(root, marts, params, capsys)
-    assert f"{name} (closed_mva) registered as version 1" in first
+    assert f"{shown} (closed_mva) registered as version 1" in first
     tracking.promote_missing()
     again = _train(root, marts, params, capsys)
-    assert f"{name} (closed_mva) unchanged: version 1 is the same fit" in again
+    assert f"{shown} (closed_mva) unchanged: version 1 is the same fit" in again
     assert "registered as version" not in again
     # a measurement corrected: the refit is registered and, fitting the data better, takes over
     published = warehouse.read_parquet_dir(marts)
@@ -56,14 +57,15 @@ def test_unchanged_fit_registers_nothing_and_a_better_one_takes_over(project, ca
     fct.loc[fct["clients"] == 400, "resp_ms"] *= 1.2
     warehouse.write_tables({**published, "fct_measurements": fct}, marts)  # a publish is a whole snapshot
     third = _train(root, marts, params, capsys)
-    assert f"{name} (closed_mva) registered as version 2" in third
-    assert f"{name} version 2 is now @champion (was 1)" in third
+    assert f"{shown} (closed_mva) registered as version 2" in third
+    assert f"{shown} version 2 is now @champion (was 1)" in third
     assert tracking.champion_version(name) == "2"
 
 
 def test_a_worse_refit_stays_a_challenger_with_its_reason(project, capsys):
     root, marts, params = project
     name = tracking.model_name(WORKLOAD, "response")
+    shown = tracking.listed_name(name)  # the train log names a model as `kneecap models` lists it
     _train(root, marts, params, capsys)
     tracking.promote_missing()
     # refit under params that fit seed 004 worse (1 eligible burst instead of 4) with no tolerance
@@ -71,7 +73,7 @@ def test_a_worse_refit_stays_a_challenger_with_its_reason(project, capsys):
         "promote_tolerance_pct: 0.5", "promote_tolerance_pct: 0.0")
     params.write_text(worse)
     out = _train(root, marts, params, capsys)
-    assert f"{name} version 2 stays a challenger, @champion is still 1" in out
+    assert f"{shown} version 2 stays a challenger, @champion is still 1" in out
     assert tracking.champion_version(name) == "1"
     _, tags = tracking.newest_version(name)
     assert "worse than the champion's" in tags[tracking.CHALLENGER_TAG]
@@ -87,6 +89,7 @@ def test_a_worse_refit_stays_a_challenger_with_its_reason(project, capsys):
 def test_a_model_the_marts_no_longer_fit_is_retired_and_comes_back(project, capsys):
     root, marts, params = project
     name = tracking.model_name(WORKLOAD, "response")
+    shown = tracking.listed_name(name)  # the train log names a model as `kneecap models` lists it
     _train(root, marts, params, capsys)
     tracking.promote_missing()
     published = warehouse.read_parquet_dir(marts)
@@ -94,12 +97,12 @@ def test_a_model_the_marts_no_longer_fit_is_retired_and_comes_back(project, caps
     # two points left: under train.min_points, no response model (a publish is a whole snapshot)
     warehouse.write_tables({**published, "fct_measurements": fct[fct["clients"].isin([100, 200])]}, marts)
     out = _train(root, marts, params, capsys)
-    assert f"train: {name} retired" in out and "removed from version 1" in out
+    assert f"train: {shown} retired" in out and "removed from version 1" in out
     assert tracking.champion_version(name) is None
     assert name not in dict(tracking.promote_missing())  # promote --if-missing leaves it alone
     assert tracking.champion_version(name) is None
     warehouse.write_tables(published, marts)
     back = _train(root, marts, params, capsys)
-    assert f"{name} (closed_mva) unchanged: version 1 is the same fit" in back
+    assert f"{shown} (closed_mva) unchanged: version 1 is the same fit" in back
     assert tracking.retired_reason(name) is None
     assert dict(tracking.promote_missing()).get(name) == "1"
