@@ -136,9 +136,14 @@ def test_ingest_is_idempotent_and_names_failures(tmp_path):
     samples = REPO / "data" / "raw" / "rmf-samples"
     out = tmp_path / "decoded"
     first = _run(["ingest", str(samples), "--out", str(out), "--quiet"], os.environ)
-    # the DDS error replies cannot be read: reported, the good reports still land
-    assert first.returncode == 1
-    assert "GPM0739E" in first.stderr and "rmfpp-cpu-error.xml" in first.stderr
+    # the DDS error replies and the Monitor III report are refused, as their list says they should be;
+    # the good reports land and nothing failed
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[-1] == (f"ingest: 3 ingested, 0 already ingested, 3 bundled samples refused "
+                                             f"as intended -> {out}")
+    assert f"ingest: refused  {samples / 'rmfpp-cpu-error.xml'} as intended: an RMF DDS error reply (GPM0739E)" \
+        in first.stdout
+    assert "failed" not in first.stdout + first.stderr
     cpu = pd.concat(pd.read_parquet(p) for p in (out / "rmf_cpu").rglob("*.parquet"))
     assert len(cpu) == 263 + 34 + 1
     again = _run(["ingest", str(samples), "--out", str(out), "--quiet"], os.environ)
@@ -149,6 +154,29 @@ def test_ingest_is_idempotent_and_names_failures(tmp_path):
     shutil.copy(samples / "rmfpp-cpu-small-RPRT-20220412.xml", tmp_path / "renamed.xml")
     third = _run(["ingest", str(tmp_path / "renamed.xml"), "--out", str(out), "--quiet"], os.environ)
     assert "1 already ingested" in third.stdout
+
+
+def test_a_users_own_unreadable_file_still_fails_where_a_bundled_sample_is_refused_as_intended(tmp_path):
+    samples = REPO / "data" / "raw" / "rmf-samples"
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    shutil.copy(samples / "rmfpp-cpu-error.xml", mine / "rmfpp-cpu-error.xml")  # listed: name and bytes
+    shutil.copy(samples / "EXPECTED-REFUSALS.txt", mine / "EXPECTED-REFUSALS.txt")
+    # the same name as a listed sample, other bytes: the user's own error reply
+    (mine / "rmf3-cpc-error.xml").write_bytes((samples / "rmf3-cpc-error.xml").read_bytes() + b"\n")
+    result = _run(["ingest", str(mine / "rmf3-cpc-error.xml"), str(mine / "rmfpp-cpu-error.xml"),
+                   "--out", str(tmp_path / "out"), "-q"], os.environ)
+    assert result.returncode == 1
+    assert f"ingest: failed   {mine / 'rmf3-cpc-error.xml'}: " in result.stderr
+    assert f"ingest: refused  {mine / 'rmfpp-cpu-error.xml'} as intended" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith(
+        "ingest: 0 ingested, 0 already ingested, 1 bundled sample refused as intended, 1 failed -> ")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(samples / "rmfpp-cpu-error.xml", alone / "rmfpp-cpu-error.xml")
+    unlisted = _run(["ingest", str(alone), "--out", str(tmp_path / "out2"), "-q"], os.environ)
+    assert unlisted.returncode == 1 and "GPM0739E" in unlisted.stderr
+    assert unlisted.stdout.splitlines()[-1].startswith("ingest: 0 ingested, 0 already ingested, 1 failed -> ")
 
 
 def test_ingest_plain_binary_says_how_to_transfer(tmp_path):
@@ -234,7 +262,9 @@ def test_user_mistakes_get_a_message_and_exit_2_not_a_traceback(project, tmp_pat
 
 def test_ingest_brings_files_into_the_input_area_and_never_writes_a_stage_output(tmp_path):
     samples = REPO / "data" / "raw" / "rmf-samples"
-    good, bad = samples / "rmfpp-cpu-small-RPRT-20220412.xml", samples / "rmf3-cpc.xml"
+    good, bad = samples / "rmfpp-cpu-small-RPRT-20220412.xml", tmp_path / "mine" / "rmf3-cpc.xml"
+    bad.parent.mkdir()
+    shutil.copy(samples / bad.name, bad)  # a user's own copy: not one of the samples refused as intended
     into = tmp_path / "raw" / "ingested"
     first = _run(["ingest", str(good), str(bad), "--into", str(into)], os.environ)
     # the file with no CPU or Workload Activity report is named and not copied; the good one is

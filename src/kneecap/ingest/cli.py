@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kneecap.ingest.manifest import HashAhead, sha256_file
+from kneecap.ingest.refusals import expected_refusal
 from kneecap.ingest.sniff import expand_paths, is_documentation, sort_inputs, total_bytes
 
 if TYPE_CHECKING:
@@ -132,7 +133,13 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     results = (summary.files if summary else []) + xml_results
     if read_ok is not None:
         read_ok.extend(Path(r.path) for r in results if r.status != "failed")
+    # bundled samples that exist to be refused (kneecap.ingest.refusals) are not failures
+    intended = {id(r): refusal for r in results if r.status == "failed"
+                and (refusal := expected_refusal(r.path, r.sha256)) is not None}
     for r in results:
+        if id(r) in intended:
+            print(f"ingest: refused  {r.path} as intended: {intended[id(r)].why}")
+            continue
         detail = ", ".join(f"{k} {v}" for k, v in sorted(r.rows.items())) or "-"
         line = f"ingest: {r.status:8} {r.path} ({r.bytes / 1e6:.2f} MB; {detail}"
         if r.quarantined:
@@ -160,11 +167,31 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
         print(f"ingest: SMF {summary.mb:.2f} MB at {summary.mb_per_s:.1f} MB/s")
     for f in skipped_docs:
         print(f"ingest: skipped  {f} (documentation, not evidence)")
-    failed = [r for r in results if r.status == "failed"]
-    print(f"ingest: {sum(r.status == 'ingested' for r in results)} ingested, "
-          f"{sum(r.status == 'skipped' for r in results)} already ingested, {len(failed)} failed -> "
-          f"{summary_target or out_dir}")
+    failed = [r for r in results if r.status == "failed" and id(r) not in intended]
+    print(summary_line(sum(r.status == "ingested" for r in results), sum(r.status == "skipped" for r in results),
+                       len(intended), len(failed), summary_target or out_dir))
     return 1 if failed and not allow_failed else 0
+
+
+def summary_line(ingested: int, skipped: int, refused_as_intended: int, failed: int, target: str) -> str:
+    """The ingest's last line: what came in, what was there already, what was refused, and where.
+
+    Bundled samples refused as intended are counted apart; "failed" appears only when something failed.
+
+    Examples
+    --------
+    >>> summary_line(3, 0, 3, 0, "data/interim/smf")
+    'ingest: 3 ingested, 0 already ingested, 3 bundled samples refused as intended -> data/interim/smf'
+    >>> summary_line(1, 2, 0, 1, "out")
+    'ingest: 1 ingested, 2 already ingested, 1 failed -> out'
+    """
+    parts = [f"{ingested} ingested", f"{skipped} already ingested"]
+    if refused_as_intended:
+        parts.append(f"{refused_as_intended} bundled sample{'s' if refused_as_intended != 1 else ''} "
+                     "refused as intended")
+    if failed or not refused_as_intended:
+        parts.append(f"{failed} failed")
+    return f"ingest: {', '.join(parts)} -> {target}"
 
 
 def stage_outputs(dvc_yaml: Path) -> list[Path]:
@@ -229,5 +256,6 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     print(f"ingest: {copied} file(s) copied into {target}, {same} already there"
           + (f", {refused} refused" if refused else "")
           + "; `make run` (or `dvc repro`) decodes and models them")
-    unreadable = [f for f in inputs if f.resolve() not in readable and not is_documentation(f)]
+    unreadable = [f for f in inputs if f.resolve() not in readable and not is_documentation(f)
+                  and expected_refusal(f, sha256_file(f)) is None]
     return 1 if refused or unreadable else 0
