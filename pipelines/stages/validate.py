@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -27,10 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="published marts (data/processed)")
     parser.add_argument("--report", required=True, help="validation results JSON")
     parser.add_argument("--params", required=True, help="params.yaml")
-    parser.add_argument("--docs", default=None, help="write GX Data Docs (index.html) here")
+    parser.add_argument("--docs", default=None, help="write GX Data Docs (index.html) here, replacing the folder")
     args = parser.parse_args(argv)
     params = config.load_params(args.params)
     tables = warehouse.read_parquet_dir(args.marts)
+    if args.docs is not None and Path(args.docs).exists():
+        # this run's Data Docs only (not a DVC output, so DVC does not clear them; dvc.yaml says why)
+        shutil.rmtree(args.docs)
     report = validate_tables(tables, params.validate, docs_dir=args.docs)
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
 

@@ -307,7 +307,11 @@ def _quiet_pyfunc() -> Iterator[None]:
 
 
 def save_model_dir(results: Any, path: str | os.PathLike[str]) -> Path:
-    """Write a fitted model as an MLflow model directory (the train stage's ``models/`` output)."""
+    """Write a fitted model as an MLflow model directory (the train stage's ``models/`` output).
+
+    The same fit writes the same bytes: the MLmodel file carries no write time or random id
+    (:func:`without_write_stamps`).
+    """
     import shutil
 
     path = Path(path)
@@ -315,7 +319,27 @@ def save_model_dir(results: Any, path: str | os.PathLike[str]) -> Path:
         shutil.rmtree(path)
     with tempfile.TemporaryDirectory() as tmp, _quiet_pyfunc():
         mlflow.pyfunc.save_model(path=str(path), **_model_kwargs(results, tmp))
+    mlmodel = path / _MLMODEL
+    mlmodel.write_text(without_write_stamps(mlmodel.read_text(encoding="utf-8")), encoding="utf-8")
     return path
+
+
+#: MLmodel keys that say when and under which random id a directory was written, not what it holds
+_WRITE_STAMPS = ("model_uuid:", "utc_time_created:")
+
+
+def without_write_stamps(mlmodel: str) -> str:
+    r"""An MLmodel file's text without its write time and random id.
+
+    The train stage's ``models/`` output is then the same bytes for the same fit, so the hash
+    dvc.lock records holds on every clone; MLflow fills both in when it loads the model.
+
+    Examples
+    --------
+    >>> without_write_stamps("flavors: {}\nmodel_uuid: 970f36e7\nutc_time_created: '2026-11-28'\n")
+    'flavors: {}\n'
+    """
+    return "".join(line for line in mlmodel.splitlines(keepends=True) if not line.startswith(_WRITE_STAMPS))
 
 
 def _legacy_message(source: str) -> str:

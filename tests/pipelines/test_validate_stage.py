@@ -87,3 +87,14 @@ def test_the_gate_writes_gx_data_docs_that_show_the_failed_rule(tmp_path, capsys
     # Little's-law check at the tripled point), the other 34 held
     assert "Status: Failed" in text
     assert "Unsuccessful Expectations 1 " in text and "check_littles_law_rel_err" in text
+    # not a DVC output (its pages carry the run's time): the stage itself replaces the folder, so it
+    # shows this run only, as it did when DVC cleared it
+    warehouse.write_tables(marts, marts_dir)
+    stale = docs / "validations" / "stale.html"
+    stale.write_text("an earlier run", encoding="utf-8")
+    assert load_stage("validate").main(["--marts", str(marts_dir), "--out", str(tmp_path / "processed"),
+                                        "--report", str(tmp_path / "report.json"),
+                                        "--params", str(REPO / "params.yaml"), "--docs", str(docs)]) == 0
+    assert not stale.exists()
+    [page] = list((docs / "validations" / "fct_measurements").rglob("*.html"))
+    assert "Status: Succeeded" in " ".join(re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")).split())

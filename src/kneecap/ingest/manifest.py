@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["LOCK", "MANIFEST", "FileResult", "HashAhead", "append_manifest", "committed_sizes",
-           "locked", "manifest_entry", "parse_manifest", "read_manifest", "sha256_file"]
+           "drop_ingest_times", "locked", "manifest_entry", "parse_manifest", "read_manifest", "sha256_file",
+           "without_ingest_times"]
 
 MANIFEST = "_manifest.jsonl"
 LOCK = ".ingest.lock"
@@ -243,3 +244,29 @@ def manifest_entry(res: FileResult, codepage: str | None) -> dict[str, Any]:
         **({"codepage": codepage} if smf else {}),
         "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def without_ingest_times(text: str) -> str:
+    r"""The manifest's text with each entry's ``ingested_at`` left out, every other byte as it was.
+
+    The one thing in an ingest folder that is not a function of its inputs is when they were
+    ingested; without it, the same inputs decode to the same bytes on any machine, at any time.
+
+    Examples
+    --------
+    >>> without_ingest_times('{"sha256": "a", "ingested_at": "2026-11-28T20:45:43+00:00"}\n')
+    '{"sha256": "a"}\n'
+    """
+    lines = []
+    for line in text.splitlines():
+        entry = json.loads(line)
+        entry.pop("ingested_at", None)
+        lines.append(json.dumps(entry) + "\n")
+    return "".join(lines)
+
+
+def drop_ingest_times(out_dir: Path) -> None:
+    """Rewrite ``out_dir``'s manifest :func:`without_ingest_times` (the ``decode_smf`` stage's output, DVC-hashed)."""
+    path = Path(out_dir) / MANIFEST
+    if path.exists():
+        path.write_text(without_ingest_times(path.read_text(encoding="utf-8")), encoding="utf-8")
