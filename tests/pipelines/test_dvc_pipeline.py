@@ -115,6 +115,19 @@ def test_second_repro_does_nothing(project: tuple[Path, dict[str, str]]) -> None
     assert "Running stage" not in again.stdout, again.stdout
 
 
+def test_rerunning_the_stages_reproduces_the_lock_file(project: tuple[Path, dict[str, str]]) -> None:
+    # what a fresh clone's `make run` does to the committed dvc.lock: the stages whose outputs carried
+    # run stamps (ingest times, MLmodel ids and times) rerun and must record the same hashes
+    root, env = project
+    before = (root / "dvc.lock").read_text(encoding="utf-8")
+    for stage in ("decode_smf", "validate", "train"):
+        forced = _run(["dvc", "repro", "--force", "--single-item", stage], root, env)
+        assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-2000:]
+        assert f"Running stage '{stage}'" in forced.stdout
+    assert (root / "dvc.lock").read_text(encoding="utf-8") == before
+    assert "fct_measurements" in (root / "reports/validation/data_docs/index.html").read_text(encoding="utf-8")
+
+
 def test_the_published_snapshot_is_all_dvc_sees(project: tuple[Path, dict[str, str]]) -> None:
     root, env = project
     # one pointer and one generation (the first publish into a fresh folder has no previous one)
