@@ -424,7 +424,8 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         row["demand_ms_per_tran"] = res.cpu_ms_per_tran
         row["ziip_eligible_fraction"] = res.ziip_eligible_fraction
         row.update(band_calibration=res.calibration_sentence(),
-                   band_coverage_raw_pct=res.calibration.get("coverage_raw_pct", math.nan))
+                   band_coverage_raw_pct=res.calibration.get("coverage_raw_pct", math.nan),
+                   band_coverage_pct=res.calibration.get("coverage_pct", math.nan))
         if scenario.get("clients") is None and scenario.get("tps") is not None:
             try:
                 clients_needed = clients_for_tps(res, float(scenario["tps"]), **cfg)

@@ -8,6 +8,7 @@ data. Each comes back with the metrics and parameters the train stage logs to ML
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,9 @@ def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tup
         # the band held out on the table's own later rows, logged with the model
         metrics["band_coverage_raw_pct"] = results.calibration["coverage_raw_pct"]
         metrics["band_calibration_points"] = float(results.calibration["points"])
+        if "coverage_pct" in results.calibration:
+            metrics["band_coverage_pct"] = results.calibration["coverage_pct"]
+            metrics["band_widening_beyond_trained"] = math.exp(results.calibration["q_log_widened"])
     note = (f"knee ({base['n_gcp']} GCP, {base['n_ziip']} zIIP, Z={base['think_time_ms']:g} ms): "
             f"N* = {knee.saturation_clients:.0f} clients [{knee.saturation_clients_lo:.0f}, "
             f"{knee.saturation_clients_hi:.0f}]; R > {k:g}x unloaded at {knee.k_clients:.0f} clients "

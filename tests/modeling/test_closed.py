@@ -307,3 +307,36 @@ def test_band_coverage_scores_the_band_on_its_own_higher_client_counts():
     res.calibration = c
     assert f"{c['inside']} of {c['points']} held-out point(s)" in res.calibration_sentence()
     assert ClosedMVAResults.from_dict(res.to_dict()).calibration == pytest.approx(c)
+
+
+def test_the_band_past_the_data_is_scored_as_drawn_and_widened_by_what_its_origins_missed():
+    """With the table's extrapolation spread, each origin's band is widened past its cut as the
+    champion's is; the points still outside set the further widening the champion applies past its
+    own trained clients (and nowhere else)."""
+    import math
+
+    from kneecap.modeling.select import band_coverage, extrapolation_spread
+
+    def make():
+        return ClosedMVAModel(n_boot=40, seed=7)
+
+    spread = extrapolation_spread(TABLE1, lambda: ClosedMVAModel(n_boot=0), "clients", ("resp_ms", "tps"))
+    c = band_coverage(TABLE1, make, "clients", spread=spread)
+    raw = band_coverage(TABLE1, make, "clients")
+    assert {k: c[k] for k in raw} == pytest.approx(raw)
+    # a wider band holds at least the points the bootstrap band held, and needs no more widening
+    assert c["inside"] <= c["inside_widened"] <= c["points"]
+    assert c["coverage_pct"] == pytest.approx(100 * c["inside_widened"] / c["points"])
+    assert 0 <= c["q_log_widened"] <= c["q_log"]
+    res = ClosedMVAModel(n_boot=40, seed=7).fit(TABLE1)
+    res.extrapolation_spread = spread
+    rows = pd.DataFrame({"clients": [400, 700], "n_gcp": 2, "n_ziip": 2, "think_time_ms": 200.0})
+    plain = res.predict(rows)
+    res.calibration = {**c, "q_log_widened": 0.1}
+    wider = res.predict(rows)
+    # inside the trained clients the band is untouched; past them both ends move by e^0.1
+    assert wider.iloc[0].equals(plain.iloc[0])
+    assert wider["resp_ms_hi"].iloc[1] == pytest.approx(plain["resp_ms_hi"].iloc[1] * math.exp(0.1))
+    assert wider["resp_ms_lo"].iloc[1] == pytest.approx(plain["resp_ms_lo"].iloc[1] * math.exp(-0.1))
+    assert wider["resp_ms"].iloc[1] == plain["resp_ms"].iloc[1]
+    assert "more to cover them" in res.calibration_sentence()

@@ -295,7 +295,9 @@ class ClosedMVAResults:
     #: (:func:`kneecap.forecasting.band_check`); None in fits stored before they were kept
     train_points: dict[str, list[float]] | None = None
     #: the band held out on the table's own rows (:func:`kneecap.modeling.select.band_coverage`):
-    #: ``origins``, ``points``, ``inside``, ``coverage_raw_pct``, ``q_log``, ``x_max``; ``{}``: not scored
+    #: ``origins``, ``points``, ``inside``, ``coverage_raw_pct``, ``q_log``, ``x_max`` and, scored
+    #: against the band as widened past the trained load, ``inside_widened``, ``coverage_pct`` and
+    #: ``q_log_widened`` (applied past the trained clients by :meth:`predict`); ``{}``: not scored
     calibration: dict[str, Any] = field(default_factory=dict)
     #: the dispatcher structures weighed (:meth:`ClosedMVAModel.fit`): ``help_rule``,
     #: ``eligible_bursts``, ``cost``, ``weight``, ``delay_ms``, ``cpu_ms_per_tran``; ``[]``: one
@@ -448,7 +450,15 @@ class ClosedMVAResults:
         columns["ziip_busy_pct"] = np.where(n_ziip > 0, columns["cpu_ziip_pct"] / np.maximum(n_ziip, 1), np.nan)
         columns["gcp_busy_pct"] = columns["cpu_gcp_pct"] / n_gcp
         out = pd.DataFrame(columns, index=frame.index)
-        return widen_beyond_trained(out, clients, self.train_ranges["clients"][1], self.extrapolation_spread)
+        out = widen_beyond_trained(out, clients, self.train_ranges["clients"][1], self.extrapolation_spread)
+        q = float(self.calibration.get("q_log_widened", 0.0)) if self.calibration else 0.0
+        beyond = clients > self.train_ranges["clients"][1]
+        if q > 0 and beyond.any():
+            # the conformal widening the table's own rolling origins asked of the band past the data
+            # (select.band_coverage): where the origins' points fell outside it, by the most they did
+            out.loc[beyond, "resp_ms_lo"] = out.loc[beyond, "resp_ms_lo"] * math.exp(-q)
+            out.loc[beyond, "resp_ms_hi"] = out.loc[beyond, "resp_ms_hi"] * math.exp(q)
+        return out
 
     def curve(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int,
               points: int = 60, max_draws: int | None = None) -> pd.DataFrame:
@@ -568,10 +578,18 @@ class ClosedMVAResults:
         c = self.calibration
         if not c:
             return "not scored (needs a measured response at 4 or more client counts)"
-        return (f"{c['inside']} of {c['points']} held-out point(s) inside the {100 * (1 - self.alpha):.0f} % band "
+        level = f"{100 * (1 - self.alpha):.0f} %"
+        head = (f"{c['inside']} of {c['points']} held-out point(s) inside the bootstrap {level} band "
                 f"({c['coverage_raw_pct']:.0f} %) at {c['origins']} rolling origin(s) on its own rows (refitted on "
-                f"the lower client counts, up to {c['x_max']:.2f}x their largest); covering them would take "
-                f"x{math.exp(c['q_log']):.2f} each side, which the band is not widened by")
+                f"the lower client counts, up to {c['x_max']:.2f}x their largest)")
+        if "inside_widened" not in c:
+            return (f"{head}; covering them would take x{math.exp(c['q_log']):.2f} each side, which the band is "
+                    "not widened by")
+        rest = (f"; widened past the trained load as the band is, {c['inside_widened']} of {c['points']} "
+                f"({c['coverage_pct']:.0f} %)")
+        q = c["q_log_widened"]
+        return head + rest + (f", and past the trained load the band is widened x{math.exp(q):.3f} more to cover "
+                              "them" if q > 0 else "")
 
     def to_dict(self) -> dict[str, Any]:
         """The stored JSON document of the fit (read back by :meth:`from_dict`)."""

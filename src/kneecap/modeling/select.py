@@ -39,6 +39,7 @@ from kneecap.modeling.base import (
     calibration_quantile,
     column_or,
     mape_pct,
+    widen_beyond_trained,
 )
 from kneecap.modeling.closed import ClosedMVAModel, ClosedMVAResults, MultiServerMVAModel
 from kneecap.modeling.combine import CombinedModel
@@ -235,7 +236,7 @@ COVERAGE_BOOT = 40
 
 
 def band_coverage(train: pd.DataFrame, make, load: str, *, target: str = "resp_ms",
-                  alpha: float = ALPHA) -> dict[str, Any]:
+                  alpha: float = ALPHA, spread: dict[str, float] | None = None) -> dict[str, Any]:
     r"""The band held out on the table's own rows: how often it held the loads it was not fitted on.
 
     At each rolling origin (:func:`kneecap.modeling.combine.rolling_origin_predictions`: fitted
@@ -244,17 +245,28 @@ def band_coverage(train: pd.DataFrame, make, load: str, *, target: str = "resp_m
     that origin's band. The score of a point is how far outside it fell on the log scale,
     :math:`\max(\log(lo / y), \log(y / hi))`, and ``q_log`` the conformal quantile of the scores
     (:func:`kneecap.modeling.base.calibration_quantile`): the widening that would have made the
-    origins' bands cover at ``1 - alpha``. Origins fitted on fewer points than the champion
-    extrapolate further, so this is a pessimistic reading; it is reported, not applied.
+    origins' bands cover at ``1 - alpha``.
+
+    The champion's band is wider than a bootstrap band past its largest trained load, by
+    :func:`kneecap.modeling.base.widen_beyond_trained` with the table's extrapolation ``spread``.
+    Given that spread, each origin's band is widened the same way past its own cut and scored
+    again: ``inside_widened`` and ``coverage_pct`` say how the band as the champion draws it held,
+    and ``q_log_widened``, the conformal quantile of those scores, is what the champion's band past
+    its trained load is widened by further (:meth:`kneecap.modeling.closed.ClosedMVAResults.predict`),
+    so it would have covered the origins' points. The spread is measured on the same rows (no
+    held-out rows are left for it), which this cannot correct: the widened coverage is an
+    optimistic reading where the raw one is a pessimistic one (origins fitted on fewer points
+    extrapolate further than the champion).
 
     Returns
     -------
     dict
         ``{}`` when no origin can be scored, else ``origins``, ``points``, ``inside``,
-        ``coverage_raw_pct``, ``q_log``, ``x_max`` (the farthest held-out load over its cut).
+        ``coverage_raw_pct``, ``q_log``, ``x_max`` (the farthest held-out load over its cut) and,
+        with ``spread``, ``inside_widened``, ``coverage_pct``, ``q_log_widened``.
     """
     values = pd.to_numeric(train[load], errors="coerce").to_numpy(dtype=float)
-    scores, inside, ratio, origins = [], [], [], 0
+    scores, inside, ratio, widened, origins = [], [], [], [], 0
     for cut, actual, pred in combine.rolling_origin_predictions(train, make, load=load, target=target,
                                                                 hide=RESPONSE_TARGETS):
         score, within, ok = band_scores(actual, pred[f"{target}_lo"], pred[f"{target}_hi"])
@@ -264,12 +276,23 @@ def band_coverage(train: pd.DataFrame, make, load: str, *, target: str = "resp_m
         scores.append(score)
         inside.append(within)
         ratio.append(values[values > cut][ok] / cut)
+        if spread:
+            wide = widen_beyond_trained(pred[[target, f"{target}_lo", f"{target}_hi"]].copy(),
+                                        values[values > cut], cut, {target: spread[target]} if target in spread
+                                        else None)
+            widened.append(band_scores(actual, wide[f"{target}_lo"], wide[f"{target}_hi"])[0])
     if not origins:
         return {}
     score, within = np.concatenate(scores), np.concatenate(inside)
-    return {"origins": origins, "points": int(len(score)), "inside": int(within.sum()),
-            "coverage_raw_pct": 100.0 * float(within.mean()), "q_log": calibration_quantile(score, alpha),
-            "x_max": float(np.concatenate(ratio).max())}
+    out = {"origins": origins, "points": int(len(score)), "inside": int(within.sum()),
+           "coverage_raw_pct": 100.0 * float(within.mean()), "q_log": calibration_quantile(score, alpha),
+           "x_max": float(np.concatenate(ratio).max())}
+    if spread:
+        wide_score = np.concatenate(widened)
+        out.update(inside_widened=int((wide_score <= 0).sum()),
+                   coverage_pct=100.0 * float((wide_score <= 0).mean()),
+                   q_log_widened=calibration_quantile(wide_score, alpha))
+    return out
 
 
 def _with_spread(res: Any, train: pd.DataFrame, make, load: str, targets: tuple[str, ...]) -> Any:
@@ -373,10 +396,11 @@ def choose_response_model(train: pd.DataFrame, config: ModelingConfig) -> Choice
                              ignore_index=True)
         comp["chosen"] = comp["family"] == family
         make = candidates.get(family, lambda: _usl(config, n_boot=0))
+        closed = _with_spread(closed, train, make, "clients", RESPONSE_TARGETS)
         if isinstance(closed, ClosedMVAResults):
             closed.calibration = band_coverage(train, lambda: _closed(config, n_boot=COVERAGE_BOOT), "clients",
-                                               alpha=config.alpha)
-        return Choice(family, _with_spread(closed, train, make, "clients", RESPONSE_TARGETS), comp)
+                                               alpha=config.alpha, spread=closed.extrapolation_spread)
+        return Choice(family, closed, comp)
     raise ModelError("no closed-workload model fits this table (" + "; ".join(reasons) + ")")
 
 
