@@ -127,14 +127,15 @@ def _engines(n_ziip: int, n_gcp: int | None = None) -> str:
     return words if n_gcp is None else f"{words} and {n_gcp} GCP{'' if n_gcp == 1 else 's'}"
 
 
-def _failed_words(row: pd.Series, rules: list[str], slo_resp_ms: float, policy: PlannerPolicy) -> str:
+def _failed_words(row: pd.Series, rules: list[str], slo_resp_ms: float, policy: PlannerPolicy,
+                  singular: bool | None = None) -> str:
     """What a mix does against each rule in ``rules``, with its numbers: the SLO first, then the policy.
 
     A mix that meets the SLO while failing a policy rule is said to meet it, with its response,
     so that the sentence shows what the policy turned away. The verbs agree with the mix's zIIPs
-    (the sentence's subject).
+    (the sentence's subject), or with ``singular`` when it is given (the subject is "the mix").
     """
-    one = int(row["n_ziip"]) == 1
+    one = int(row["n_ziip"]) == 1 if singular is None else singular
 
     def verb(word: str) -> str:
         return f"{word}es" if one and word.endswith("s") else f"{word}s" if one else word
@@ -161,6 +162,17 @@ def _failed_words(row: pd.Series, rules: list[str], slo_resp_ms: float, policy: 
 
 def _rules(row: pd.Series) -> list[str]:
     return [r for r in str(row["failed_rules"]).split(", ") if r]
+
+
+def mix_verdicts(table: pd.DataFrame, slo_resp_ms: float, policy: PlannerPolicy) -> list[str]:
+    """Each judged mix of a plan's ``table`` in words, with its numbers, as the binding sentence says it.
+
+    ``'misses the SLO (4.92 ms > 2 ms) and runs 94.5 % zIIP busy (policy <= 80 %)'``, ``'meets the
+    SLO (1.13 ms) and the policy'``: the row's mix is the subject, so a reader of the table sees why
+    a row was turned away without decoding rule names. ``slo_resp_ms`` and ``policy``: those the
+    plan was judged by.
+    """
+    return [_failed_words(row, _rules(row), slo_resp_ms, policy, singular=True) for _, row in table.iterrows()]
 
 
 def _binding(tables: dict[int, pd.DataFrame], n: int, added: int, n_gcp: int, slo_resp_ms: float,
