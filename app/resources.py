@@ -10,6 +10,7 @@ factor catalogue (default ``<root>/data/reference/factors.csv``).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -21,7 +22,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from kneecap import config, factors, forecasting, modeling, tables, tracking, warehouse, workloads
+from kneecap import config, factors, forecasting, modeling, schema, tables, tracking, warehouse, workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_MB = 200
@@ -118,17 +119,52 @@ def models(workload: str, version_key: str = "") -> forecasting.WorkloadModels:
     return forecasting.WorkloadModels(workload, found.get("response"), found.get("cost"))
 
 
-def follow_workload(page: str, workload: str, widget_keys: tuple[str, ...]) -> None:
-    """When the page's workload changes, forget its configuration widgets.
+def widget_key(name: str, workload: str) -> str:
+    """The key of a page's input for one workload: ``<name>@<workload>``.
 
-    They then start from the new workload's measured configuration instead of keeping the previous
-    workload's values.
+    Every input that shapes an answer is keyed by its workload. Forgetting a shared key's value in
+    the session is not enough when the workload changes: the browser keeps showing (and sends back
+    on the next step of any other input) the value it last had, so the page would show one
+    configuration and answer for another. A new key is a new widget, started from the new
+    workload's measured configuration; a workload left and chosen again starts afresh, as Streamlit
+    forgets the widgets a run did not draw.
+    """
+    return f"{name}@{workload}"
+
+
+def follow_workload(page: str, workload: str) -> None:
+    """When the page's workload changes, forget the inputs the page had for the previous one.
+
+    Coming back to a workload then starts again from its measured configuration (keys by
+    :func:`widget_key`, each starting with ``<page>_``), as a switch to it the first time does.
     """
     marker = f"{page}__workload"
-    if st.session_state.get(marker) not in (None, workload):
-        for k in widget_keys:
-            st.session_state.pop(k, None)
+    previous = st.session_state.get(marker)
+    if previous not in (None, workload):
+        stale = [k for k in st.session_state
+                 if isinstance(k, str) and k.startswith(f"{page}_") and k.endswith(f"@{previous}")]
+        for k in stale:
+            del st.session_state[k]
     st.session_state[marker] = workload
+
+
+def _plural(n: float, word: str) -> str:
+    return f"{n:g} {word}{'' if n == 1 else 's'}"
+
+
+def configuration_words(n_gcp: float, n_ziip: float | None = None, think_time_ms: float | None = None,
+                        other_load: float | None = None) -> str:
+    """The machine an answer is for, as its first words: ``'3 GCPs + 1 zIIP, think time 100 ms'``.
+
+    ``n_ziip`` None leaves the zIIPs out (the planner's answer chooses them); ``other_load``: a WLM
+    class's other classes' load factor (``"other classes' load x1"``, 1: as measured).
+    """
+    words = _plural(n_gcp, "GCP") + ("" if n_ziip is None else f" + {_plural(n_ziip, 'zIIP')}")
+    if think_time_ms is not None:
+        words += f", think time {think_time_ms:g} ms"
+    if other_load is not None:
+        words += f", other classes' load x{other_load:g}"
+    return words
 
 
 def champion_key(workload: str) -> str:
@@ -196,10 +232,12 @@ def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, thin
     return {k: float(v) for k, v in pred.iloc[0].items()}
 
 
-def _plan_answer(result: modeling.ZiipPlan) -> dict[str, Any]:
+def _plan_answer(result: modeling.ZiipPlan, slo_resp_ms: float, policy: modeling.PlannerPolicy) -> dict[str, Any]:
+    # each row's verdict in words beside the rule names, so a rejected mix says why
+    table = result.table.assign(verdict=modeling.ziip.mix_verdicts(result.table, slo_resp_ms, policy))
     return {"n_ziip": result.n_ziip, "n_gcp": result.n_gcp_recommended, "reason": result.reason,
             "binding_rule": result.binding_rule, "binding_sentence": result.binding_sentence,
-            "margin_ms": result.margin_ms, "table": result.table}
+            "margin_ms": result.margin_ms, "table": table}
 
 
 @st.cache_data(max_entries=128)
@@ -208,7 +246,7 @@ def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: i
     """The cheapest zIIP / GCP mix that meets the SLO for a closed workload, with the table of candidates."""
     result = modeling.plan_ziip(models(workload, key).response, clients=clients, think_time_ms=think_time_ms,
                                 n_gcp=n_gcp, slo_resp_ms=slo_resp_ms, policy=policy)
-    return _plan_answer(result)
+    return _plan_answer(result, slo_resp_ms, policy)
 
 
 @st.cache_data(max_entries=256)
@@ -431,7 +469,7 @@ def class_plan(workload: str, key: str, tps: float, n_gcp: int, slo_resp_ms: flo
     """The cheapest zIIP / GCP mix that meets the SLO for a WLM class at ``tps``, with the table of candidates."""
     result = modeling.plan_ziip(models(workload, key).response, tps=float(tps), n_gcp=int(n_gcp),
                                 slo_resp_ms=slo_resp_ms, policy=policy, lpar={"bg_load_factor": float(bg_load_factor)})
-    return _plan_answer(result)
+    return _plan_answer(result, slo_resp_ms, policy)
 
 
 @st.cache_data(max_entries=128)
@@ -681,3 +719,193 @@ def parse_workload_name(text: str) -> workloads.WorkloadName:
 def lpar_cost_ms(lpar_util_pct: float, n_cp: int, interval_s: float, transactions: float) -> float:
     """CPU ms per transaction from LPAR busy, engines, interval and transactions, as the report computes it."""
     return workloads.cpu_ms_per_tran_from_lpar(lpar_util_pct, n_cp, interval_s, transactions)
+
+
+# --- Labels and rounding: what a person reads instead of column names --------------------------
+
+#: A column's label with its unit, for every column the desk's tables show. The CSV downloads keep
+#: the column names (they are the project's contract); the tables on the page show these.
+COLUMN_LABELS: dict[str, str] = {
+    # dim_workloads
+    "workload": "workload", "source_ids": "sources", "n_points": "points", "n_with_clients": "with clients",
+    "n_with_resp": "with response", "n_with_cost": "with CPU cost", "min_clients": "min clients",
+    "max_clients": "max clients", "min_n_ziip": "min zIIPs", "max_n_ziip": "max zIIPs",
+    "has_response_curve": "response curve", "has_cost": "cost model", "workload_kind": "kind",
+    # fct_measurements
+    "source_id": "source", "point_id": "point", "clients": "clients", "think_time_ms": "think time (ms)",
+    "tps": "throughput (tps)", "resp_ms": "response (ms)", "n_gcp": "GCPs", "n_ziip": "zIIPs",
+    "cpu_total_pct": "CPU, all engines (APPL %)", "cpu_gcp_pct": "CPU on GCPs (APPL %)",
+    "cpu_ziip_pct": "CPU on zIIPs (APPL %)", "ziip_eligible_pct": "zIIP-eligible CPU (APPL %)",
+    "ziip_eligible_on_gcp_pct": "eligible CPU on GCPs (IIPCP, APPL %)", "cpu_s": "CPU (s)",
+    "cpu_ms_per_tran": "CPU per transaction (ms)", "req_bytes": "request (bytes)", "resp_bytes": "response (bytes)",
+    "interval_s": "interval (s)", "n_queues": "queues", "system_id": "system", "service_class": "WLM class",
+    "source_file": "source file", "source_locator": "where in the source", "duplicate_of": "duplicate of",
+    "source_line": "line", "interval_start_at": "interval start", "lpar_gcp_busy_pct": "LPAR busy per GCP (%)",
+    "lpar_ziip_busy_pct": "LPAR busy per zIIP (%)", "cpu_using_samples": "GCP using samples",
+    "cpu_delay_samples": "GCP delay samples", "ziip_using_samples": "zIIP using samples",
+    "ziip_on_cp_using_samples": "eligible on GCP using samples", "ziip_delay_samples": "zIIP delay samples",
+    # residuals and provenance
+    "target": "measure", "measured": "measured", "fitted": "fitted", "lo": "95% band low", "hi": "95% band high",
+    "residual_pct": "fitted / measured - 1 (%)", "bg_gcp_busy_pct": "other classes per GCP (%)",
+    "bg_ziip_busy_pct": "other classes per zIIP (%)", "intervals": "intervals",
+    "first_interval_start": "first interval", "last_interval_start": "last interval", "days": "days",
+    # backtest, competitors, forecaster candidates
+    "case": "case", "model": "model", "mape_pct": "held-out error (MAPE %)", "goal_pct": "goal (MAPE %)",
+    "meets_goal": "meets goal", "questions_ok": "questions answered", "family": "family",
+    "loo_mape_pct": "leave-one-out error (MAPE %)", "method": "method",
+    "rolling_origin_mape_pct": "rolling-origin error (MAPE %)", "chosen": "chosen",
+    # the zIIP plan
+    "resp_ms_lo": "95% band low (ms)", "resp_ms_hi": "95% band high (ms)", "ziip_busy_pct": "zIIP busy (%)",
+    "gcp_busy_pct": "GCP busy (%)", "ziip_eligible_on_gcp_share_pct": "eligible work on GCPs (%)",
+    "meets_slo": "meets SLO", "meets_policy": "meets policy", "failed_rules": "fails", "verdict": "why",
+    "band": "95% band (ms)",
+    # the registry and the Data page
+    "name": "registered model", "version": "version", "aliases": "aliases", "run_id": "run",
+    "created_at": "registered at", "note": "note", "weight": "weight", "table": "table", "rows": "rows",
+    "line": "line", "column": "column", "value": "value", "problem": "problem", "rule": "rule",
+    "reason": "reason", "file": "file", "measure": "measure",
+    # the factor catalogue and the workload-name parser
+    "factor_id": "id", "factor": "factor", "effect": "effect", "qualifier": "qualifier", "base_value": "compared with",
+    "unit": "unit", "apply_as": "applied as", "cpu_on": "CPU on", "status": "status", "applicable": "applicable",
+    "why_not": "why not", "section": "section", "table_or_figure": "table or figure", "pattern": "pattern",
+    "meaning": "meaning", "connect_per_tran": "connects per transaction",
+}
+
+#: A registered metric's label and unit (``knee_k_clients`` -> ``knee``, ``clients``); ``_lo`` and
+#: ``_hi`` are the 95 % band's ends of the metric without them.
+METRIC_LABELS: dict[str, tuple[str, str]] = {
+    "train_mape_resp_ms": ("training error, response", "MAPE %"),
+    "train_mape_tps": ("training error, throughput", "MAPE %"),
+    "train_mape_cpu_ms_per_tran": ("training error, CPU per transaction", "MAPE %"),
+    "loo_mape_pct": ("leave-one-out error", "MAPE %"), "cpu_ms_per_tran": ("CPU per transaction", "ms"),
+    "delay_ms": ("fixed delay R0", "ms"), "ziip_eligible_fraction": ("zIIP-eligible share of CPU", ""),
+    "eligible_bursts": ("eligible bursts per transaction", ""), "knee_tps": ("knee", "tps"),
+    "max_tps": ("saturation throughput", "tps"), "unloaded_resp_ms": ("unloaded response", "ms"),
+    "ziip_busy_pct_at_knee": ("zIIP busy at the knee", "%"), "gcp_busy_pct_at_knee": ("GCP busy at the knee", "%"),
+    "band_widening": ("band widened by", "x"), "help_rule_pool_weight": ("weight of the pool help rule", ""),
+    "band_coverage_raw_pct": ("held-out points inside the band, as fitted", "%"),
+    "band_coverage_pct": ("held-out points inside the band, widened", "%"),
+    "band_calibration_points": ("points the band was held out on", ""),
+    "knee_saturation_clients": ("saturation N*", "clients"), "knee_k_clients": ("knee", "clients"),
+    "observed_knee_clients": ("observed knee (Kneedle)", "clients"), "n_rows": ("rows fitted", ""),
+}
+
+_METRIC_PATTERNS = (
+    (re.compile(r"^knee_tps_(?P<x>.+)_help$"), "knee with {x} help", "tps"),
+    (re.compile(r"^combine_weight\.(?P<x>.+)$"), "combination weight, {x}", ""),
+    (re.compile(r"^combine_rolling_origin_mape_pct\.(?P<x>.+)$"), "rolling-origin error, {x}", "MAPE %"),
+)
+
+_UNIT_SUFFIXES = (("_pct", "%"), ("_ms", "ms"), ("_tps", "tps"), ("_clients", "clients"), ("_bytes", "bytes"),
+                  ("_s", "s"))
+
+
+def _labelled(text: str, unit: str) -> str:
+    return f"{text} ({unit})" if unit else text
+
+
+def _metric_parts(name: str) -> tuple[str, str]:
+    if name in METRIC_LABELS:
+        return METRIC_LABELS[name]
+    for pattern, text, unit in _METRIC_PATTERNS:
+        m = pattern.match(name)
+        if m:
+            return text.format(x=m["x"].replace("_", " ")), unit
+    for suffix, unit in _UNIT_SUFFIXES:  # a metric kneecap adds later still reads as words with a unit
+        if name.endswith(suffix):
+            return name[:-len(suffix)].replace("_", " "), unit
+    return name.replace("_", " "), ""
+
+
+def metric_label(name: str) -> str:
+    """A registered metric's name as words with its unit.
+
+    ``knee_saturation_clients_lo`` -> ``'saturation N*, 95% band low (clients)'``.
+    """
+    for end, words in (("_lo", "95% band low"), ("_hi", "95% band high")):
+        if name.endswith(end) and not name.endswith(f"_help{end}"):
+            text, unit = _metric_parts(name[:-len(end)])
+            return _labelled(f"{text}, {words}", unit)
+    return _labelled(*_metric_parts(name))
+
+
+def column_label(name: str) -> str:
+    """A table column's label with its unit (:data:`COLUMN_LABELS`, else the metric rule).
+
+    The registry's ``metric.<name>`` columns read as their metric.
+    """
+    if name.startswith("metric."):
+        return metric_label(name[len("metric."):])
+    return COLUMN_LABELS.get(name) or metric_label(name)
+
+
+def significant(value: float, digits: int = 4) -> float:
+    """``value`` rounded to ``digits`` significant digits (869.5603 -> 869.6; 0.000123456 -> 0.0001235)."""
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or value == 0:
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def decimals(frame: pd.DataFrame, digits: int = 3, most: int = 4) -> dict[str, int]:
+    """Per float column, the decimals that give its smallest non-zero value ``digits`` significant digits.
+
+    At most ``most``: a residual of 0.00003 % needs no more than 0.0000.
+    """
+    out = {}
+    for column in frame.select_dtypes("float").columns:
+        sizes = frame[column].abs().replace(float("inf"), float("nan"))
+        low = sizes[sizes > 0].min()
+        out[column] = min(most, max(0, digits - 1 - math.floor(math.log10(low)))) if low == low else 0
+    return out
+
+
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each float column rounded to :func:`decimals`.
+
+    One number of decimals per column, so a column's values line up and compare.
+    """
+    return frame.round(decimals(frame))
+
+
+def column_config(columns, places: dict[str, int] | None = None) -> dict[str, Any]:
+    """Labels (and the schema's meaning as help) for the columns of a table on the page.
+
+    ``places``: decimals to print per numeric column (:func:`decimals`), so that 1 prints as 1.000
+    beside 0.994.
+    """
+    meanings = {**schema.NUMERIC_COLUMNS, **schema.FACTOR_COLUMNS, **schema.LPAR_COLUMNS, **schema.SAMPLE_COLUMNS}
+    places = places or {}
+    config = {}
+    for c in columns:
+        label, meaning = column_label(str(c)), meanings.get(str(c))
+        if c in places:
+            config[c] = st.column_config.NumberColumn(label, help=meaning, format=f"%.{places[c]}f")
+        else:  # the sentences get the room; the rest keep their natural width
+            config[c] = st.column_config.Column(label, help=meaning, width="large" if c in (
+                "verdict", "note", "problem", "reason") else None)
+    return config
+
+
+def metrics_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Registered metrics (``metric``, ``value``) as ``measure`` (words and unit) and ``value`` (4 digits)."""
+    return pd.DataFrame({"metric": metrics["metric"], "measure": [metric_label(m) for m in metrics["metric"]],
+                         "value": [significant(float(v)) for v in metrics["value"]]})
+
+
+def show_table(frame: pd.DataFrame, key: str, columns: list[str] | None = None, rounded: bool = True) -> None:
+    """A table on the page: labelled columns with units, numbers rounded (:func:`readable`).
+
+    ``columns``: those shown (default all); ``rounded`` False shows the numbers as they were read
+    (an upload's cells).
+    """
+    shown = list(frame.columns) if columns is None else [c for c in columns if c in frame]
+    places = decimals(frame) if rounded else {}
+    st.dataframe(frame.round(places) if rounded else frame, hide_index=True, key=key, column_order=shown,
+                 column_config=column_config(shown, places), placeholder="-")
+
+
+def show_text_table(frame: pd.DataFrame, columns: list[str] | None = None) -> None:
+    """A short table whose sentences wrap (st.table), labelled and rounded as :func:`show_table`'s."""
+    shown = readable(frame[columns] if columns else frame)
+    shown = shown.astype(object).where(shown.notna(), "-").rename(columns=lambda c: column_label(str(c)))
+    st.table(shown, hide_index=True)

@@ -30,6 +30,7 @@ if not classes:
             "`make run` (the open dispatch model is fitted per service and report class).")
     st.stop()
 workload = st.selectbox("Class", classes, key="cls_workload")
+res.follow_workload("cls", workload)
 key = res.champion_key(workload)
 model = res.response_model(workload)
 base = model.base
@@ -44,18 +45,21 @@ if not origin.empty:
 base_knee = res.class_knee(workload, key, int(base["n_gcp"]), int(base["n_ziip"]), 1.0)
 c1, c2 = st.columns(2)
 slo = c1.number_input("Response-time SLO (ms)", 0.01, 100_000.0,
-                      value=float(math.ceil(2 * base_knee["unloaded_resp_ms"] * 10) / 10), key="cls_slo",
+                      value=float(math.ceil(2 * base_knee["unloaded_resp_ms"] * 10) / 10),
+                      key=res.widget_key("cls_slo", workload),
                       help=f"default twice the unloaded response ({base_knee['unloaded_resp_ms']:.3g} ms)")
 growth_rule = res.growth_policy()
 period = "day" if growth_rule.freq == "D" else "week"
 peak_word = "daily" if period == "day" else "weekly"
 horizon = c2.number_input(f"Forecast horizon ({period}s)", 1, 3650, value=int(growth_rule.horizon), step=1,
-                          key="cls_horizon", help="params.yaml `growth.horizon`: no crossing is looked for beyond it")
+                          key=res.widget_key("cls_horizon", workload),
+                          help="params.yaml `growth.horizon`: no crossing is looked for beyond it")
 with st.expander("LPAR the knee and the SLO load are computed for", expanded=False):
     l1, l2, l3 = st.columns(3)
-    n_gcp = l1.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key="cls_n_gcp")
-    n_ziip = l2.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key="cls_n_ziip")
-    bg = l3.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05, key="cls_bg_load",
+    n_gcp = l1.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=res.widget_key("cls_n_gcp", workload))
+    n_ziip = l2.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key=res.widget_key("cls_n_ziip", workload))
+    bg = l3.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05,
+                         key=res.widget_key("cls_bg_load", workload),
                          help=f"their busy at the class's peak ({base['bg_gcp_busy_pct']:.1f} % per GCP, "
                               f"{base['bg_ziip_busy_pct']:.1f} % per zIIP) times this factor")
 
@@ -86,7 +90,9 @@ for warning in res.answer_warnings(workload, key, {f"knee_tps_{rule}_help": valu
                                                   for rule, value in knee["knee_tps_by_rule"].items()}):
     st.warning(f"The knee and the SLO load: {warning}.")
 
-st.markdown(f"**Knee:** {knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}): "
+configuration = res.configuration_words(int(n_gcp), int(n_ziip), other_load=float(bg))
+st.markdown(f"**{configuration}:** knee at {knee['knee_tps']:.4g} tps "
+            f"(95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}): "
             + (when(growth, "knee", "knee") if growth else "no forecast") + ".")
 st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. **Band:** {model.calibration_sentence()}.")
 if slo_tps != slo_tps:
@@ -109,16 +115,24 @@ if growth:
     if reached:  # draw a little past the latest crossing rather than the whole horizon
         shown_to = min(shown_to, max(reached) + max((max(reached) - last) * 0.25, pd.Timedelta(days=7)))
     fan = forecast[forecast.index <= shown_to]
-    fig.add_trace(go.Scatter(x=fan.index, y=fan["tps_hi"], line={"width": 0}, showlegend=False, hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=fan.index, y=fan["tps_lo"], fill="tonexty", line={"width": 0},
-                             fillcolor="rgba(31,119,180,0.2)", name=f"forecast {100 * (1 - model.alpha):g}% band"))
+    # the band's edges drawn as lines too: a band a few tps wide on an axis of hundreds is thinner
+    # than a pixel as a fill alone; its width at the end is in the legend
+    edge = {"width": 1, "color": "rgba(31,119,180,0.7)"}
+    half = float(fan["tps_hi"].iloc[-1] - fan["tps_lo"].iloc[-1]) / 2
+    fig.add_trace(go.Scatter(x=fan.index, y=fan["tps_hi"], line=edge, showlegend=False, legendgroup="band",
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=fan.index, y=fan["tps_lo"], fill="tonexty", line=edge, legendgroup="band",
+                             fillcolor="rgba(31,119,180,0.35)",
+                             name=f"forecast {100 * (1 - model.alpha):g}% band (+/-{half:.3g} tps on "
+                                  f"{day(fan.index[-1])})"))
     fig.add_trace(go.Scatter(x=fan.index, y=fan["tps"], name=f"forecast ({growth['method']})",
                              line={"color": "#1f77b4", "dash": "dash"}))
     fig.add_trace(go.Scatter(x=peaks.index, y=peaks.to_numpy(), mode="markers+lines", name=f"{peak_word} peak",
                              line={"color": "#1f77b4"}, marker={"size": 7}))
 fig.add_hrect(y0=knee["knee_tps_lo"], y1=knee["knee_tps_hi"], fillcolor="orange", opacity=0.15, line_width=0)
 fig.add_hline(y=knee["knee_tps"], line_dash="dash", line_color="orange",
-              annotation_text=f"knee {knee['knee_tps']:.4g} tps")
+              annotation_text=f"knee {knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-"
+                              f"{knee['knee_tps_hi']:.4g})")
 if slo_tps == slo_tps:
     fig.add_hline(y=slo_tps, line_dash="dot", line_color="#d62728",
                   annotation_text=f"SLO {slo:g} ms: {slo_tps:.4g} tps", annotation_position="bottom right")
@@ -133,6 +147,34 @@ if growth and growth.get("date_knee_earliest") is not None and not growth.get("k
 fig.update_layout(xaxis_title="time", yaxis_title="class tps", height=460,
                   title=f"{workload}: interval load, daily peaks and the growth forecast")
 charts.show(fig, key="cls_chart")
+if growth and growth.get("date_knee_earliest") is not None and not growth.get("knee_already"):
+    # the same forecast close up where it meets the knee: a band a few tps wide is invisible on the
+    # whole history's axis, and the dates come from where it crosses the knee's band
+    start = pd.Timestamp(growth["date_knee_earliest"])
+    end = pd.Timestamp(growth.get("date_knee_p90") or growth["forecast"].index[-1])
+    pad = max((end - start) * 0.75, pd.Timedelta(days=2))
+    near = growth["forecast"][(growth["forecast"].index >= start - pad) & (growth["forecast"].index <= end + pad)]
+    if len(near) >= 2:
+        zoom = go.Figure()
+        zoom.add_trace(go.Scatter(x=near.index, y=near["tps_hi"], line=edge, mode="lines", showlegend=False,
+                                  hoverinfo="skip"))
+        zoom.add_trace(go.Scatter(x=near.index, y=near["tps_lo"], fill="tonexty", line=edge, mode="lines",
+                                  fillcolor="rgba(31,119,180,0.35)",
+                                  name=f"forecast {100 * (1 - model.alpha):g}% band"))
+        zoom.add_trace(go.Scatter(x=near.index, y=near["tps"], name=f"forecast ({growth['method']})", mode="lines",
+                                  line={"color": "#1f77b4", "dash": "dash"}))
+        zoom.add_trace(go.Scatter(
+            x=[near.index[0], near.index[-1], near.index[-1], near.index[0], near.index[0]],
+            y=[knee["knee_tps_lo"], knee["knee_tps_lo"], knee["knee_tps_hi"], knee["knee_tps_hi"], knee["knee_tps_lo"]],
+            fill="toself", fillcolor="rgba(255,165,0,0.25)", line={"width": 0}, mode="lines", hoverinfo="name",
+            name=f"knee 95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g} tps"))
+        zoom.add_vrect(x0=start, x1=end, fillcolor="orange", opacity=0.1, line_width=0)
+        low = min(float(near["tps_lo"].min()), knee["knee_tps_lo"])
+        high = max(float(near["tps_hi"].max()), knee["knee_tps_hi"])
+        zoom.update_layout(xaxis_title="time", yaxis_title="class tps", height=320,
+                           yaxis_range=[low - 0.05 * (high - low), high + 0.05 * (high - low)],
+                           title=f"Close up: the forecast band meets the knee ({day(start)} to {day(end)})")
+        charts.show(zoom, key="cls_zoom_chart")
 
 if growth:
     st.subheader("Forecaster")
@@ -140,7 +182,7 @@ if growth:
     hours = f", hours {growth_rule.hours[0]}-{growth_rule.hours[1]}" if growth_rule.hours else ""
     st.markdown(f"Candidates scored by rolling-origin error on the {peak_word} peaks (the smallest wins); a "
                 f"{period}'s peak is the {growth_rule.stat} of its intervals' tps{hours} (params.yaml `growth`):")
-    st.dataframe(growth["competitors"], hide_index=True, key="cls_competitors")
+    res.show_text_table(growth["competitors"])
     out = pd.concat([peaks.rename("peak_tps"), growth["forecast"]], axis=1)
     out.index.name = "period_start"
     out = out.assign(knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"], knee_tps_hi=knee["knee_tps_hi"],

@@ -10,8 +10,8 @@ import streamlit as st
 
 
 def offer(frame, name: str, key: str) -> None:
-    """A table and its CSV download."""
-    st.dataframe(frame, hide_index=True, key=key)
+    """A table (labelled columns, the cells as read) and its CSV download."""
+    res.show_table(frame, key, rounded=False)
     st.download_button(f"Download {name} (CSV)", frame.to_csv(index=False), file_name=f"{name}.csv", mime="text/csv",
                        key=f"{key}_download")
 

@@ -5,6 +5,7 @@ Communications Server workload names and works out cost per transaction from RMF
 """
 
 import charts
+import pandas as pd
 import plotly.graph_objects as go
 import resources as res
 import streamlit as st
@@ -22,10 +23,9 @@ except res.factors.FactorError as exc:
     st.stop()
 
 with st.expander("Catalogue", expanded=False):
-    st.dataframe(res.catalogue_table()[["factor_id", "factor", "effect", "qualifier", "value", "base_value", "unit",
-                                        "apply_as", "cpu_on", "status", "applicable", "why_not", "source_file",
-                                        "section", "table_or_figure"]],
-                 hide_index=True, key="factor_catalogue")
+    res.show_table(res.catalogue_table(), "factor_catalogue",
+                   ["factor_id", "factor", "effect", "qualifier", "value", "base_value", "unit", "apply_as", "cpu_on",
+                    "status", "applicable", "why_not", "source_file", "section", "table_or_figure"], rounded=False)
 
 st.subheader("Apply a factor to a workload")
 workload_list = [w for w in res.workloads_with("response") if res.response_model(w).family == "closed_mva"]
@@ -34,13 +34,14 @@ if not workload_list:
 else:
     default = workload_list.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workload_list else 0
     workload = st.selectbox("Workload", workload_list, index=default, key="factor_workload")
+    res.follow_workload("factor", workload)
     key = res.champion_key(workload)
     model = res.response_model(workload)
     base = res.forecasting.default_configuration(model)
     applicable = [f for f in catalogue.values() if f.applicable]
     ids = [f.factor_id for f in applicable]
     first = ids.index("smc_rv2_vs_tcpip_str_server") if "smc_rv2_vs_tcpip_str_server" in ids else 0
-    factor_id = st.selectbox("Factor", ids, index=first, key="factor_id",
+    factor_id = st.selectbox("Factor", ids, index=first, key=res.widget_key("factor_id", workload),
                              format_func=lambda i: f"{i}: {catalogue[i].factor}")
     factor = catalogue[factor_id]
     gcp_only = 1.0 - float(model.ziip_eligible_fraction)
@@ -49,16 +50,18 @@ else:
     share_help = ("Multiplying factor: the fraction of the workload's CPU cost it acts on. Adding factor: the "
                   "fraction of transactions it applies to.")
     c1, c2, c3 = st.columns(3)
-    share = c1.number_input("Share", 0.0, 1.0, value=default_share, step=0.01, key=f"factor_share_{factor_id}",
+    share = c1.number_input("Share", 0.0, 1.0, value=default_share, step=0.01,
+                            key=res.widget_key(f"factor_share_{factor_id}", workload),
                             help=share_help)
     clients = c2.number_input("Clients", 1, 100_000, value=int(model.train_ranges["clients"][1]),
-                              key="factor_clients")
-    slo = c3.number_input("Response-time SLO (ms)", 0.01, 100_000.0, value=2.0, key="factor_slo")
+                              key=res.widget_key("factor_clients", workload))
+    slo = c3.number_input("Response-time SLO (ms)", 0.01, 100_000.0, value=2.0,
+                          key=res.widget_key("factor_slo", workload))
     c4, c5, c6 = st.columns(3)
-    n_gcp = c4.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key="factor_n_gcp")
-    n_ziip = c5.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key="factor_n_ziip")
+    n_gcp = c4.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=res.widget_key("factor_n_gcp", workload))
+    n_ziip = c5.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key=res.widget_key("factor_n_ziip", workload))
     think = c6.number_input("Think time (ms)", 0.0, 10_000.0, value=float(base["think_time_ms"]),
-                            key="factor_think")
+                            key=res.widget_key("factor_think", workload))
 
     qualifier = {"~": "about ", ">": "more than ", "": ""}[factor.qualifier]
     printed = f"{qualifier}{factor.value:g}" + (f" vs {factor.base_value:g}" if factor.base_value is not None else "")
@@ -73,6 +76,10 @@ else:
     except (res.factors.FactorError, res.modeling.ModelError) as exc:
         st.error(str(exc))
     else:
+        configuration = res.configuration_words(n_gcp, n_ziip, float(think))
+        st.markdown(f"**{configuration}, {clients} clients, SLO {slo:g} ms:** knee at about "
+                    f"{row['knee_clients']:.0f} clients, {row['knee_clients_adjusted']:.0f} with {factor_id}; "
+                    f"response {row['resp_ms']:.2f} ms, {row['resp_ms_adjusted']:.2f} ms with it.")
         left, right = st.columns(2)
         for column, suffix, title in ((left, "", "Unadjusted"), (right, "_adjusted", f"With {factor_id}")):
             with column:
@@ -81,10 +88,12 @@ else:
                 d1.metric("CPU demand (ms/tran)", f"{row['demand_ms_per_tran' + suffix]:.4f}",
                           help=f"zIIP-eligible share {row['ziip_eligible_fraction' + suffix]:.3f}")
                 d2.metric("Knee (clients)", f"{row['knee_clients' + suffix]:.0f}",
-                          help=f"95% band {row['knee_clients_lo' + suffix]:.0f}-{row['knee_clients_hi' + suffix]:.0f}")
+                          delta=f"95% band {row['knee_clients_lo' + suffix]:.0f}-{row['knee_clients_hi' + suffix]:.0f}",
+                          delta_color="off", delta_arrow="off")
                 d3, d4 = st.columns(2)
                 d3.metric(f"Response at {clients} clients", f"{row['resp_ms' + suffix]:.2f} ms",
-                          help=f"band {row['resp_ms_lo' + suffix]:.2f}-{row['resp_ms_hi' + suffix]:.2f} ms")
+                          delta=f"95% band {row['resp_ms_lo' + suffix]:.2f}-{row['resp_ms_hi' + suffix]:.2f} ms",
+                          delta_color="off", delta_arrow="off")
                 n = row["recommended_n_ziip" + suffix]
                 d4.metric(f"zIIPs for {slo:g} ms", "none meets it" if n is None else f"{n}")
                 st.caption(row["recommendation" + suffix])
@@ -110,9 +119,10 @@ try:
 except res.workloads.WorkloadNameError as exc:
     st.error(str(exc))
 else:
-    st.dataframe([{"pattern": parsed.pattern, "meaning": res.workloads.PATTERNS[parsed.pattern],
-                   "clients": parsed.clients, "req_bytes": parsed.req_bytes, "resp_bytes": parsed.resp_bytes,
-                   "connect_per_tran": parsed.connect_per_tran}], hide_index=True, key="cs_name_parsed")
+    res.show_table(pd.DataFrame([{"pattern": parsed.pattern, "meaning": res.workloads.PATTERNS[parsed.pattern],
+                                      "clients": parsed.clients, "req_bytes": parsed.req_bytes,
+                                      "resp_bytes": parsed.resp_bytes, "connect_per_tran": parsed.connect_per_tran}]),
+                   "cs_name_parsed", rounded=False)
 
 st.subheader("CPU cost per transaction from RMF LPAR utilisation")
 st.caption("As the z/OS Communications Server performance report computes it (seed 002, 'CPU Cost/Tran'): "

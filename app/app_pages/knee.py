@@ -35,6 +35,25 @@ def class_knee_sentence(knee: dict, measured_max: float) -> str:
 
 
 
+def what_if_marker(x: float, at: dict, label: str) -> go.Scatter:
+    """The what-if point on the response chart with its 95 % band as an error bar (not only in a tooltip)."""
+    resp, lo, hi = at["resp_ms"], at["resp_ms_lo"], at["resp_ms_hi"]
+    finite = all(math.isfinite(v) for v in (resp, lo, hi))
+    return go.Scatter(x=[x], y=[resp if finite else None], mode="markers",
+                      marker={"size": 11, "symbol": "diamond", "color": "#2ca02c"},
+                      error_y={"type": "data", "symmetric": False, "array": [hi - resp if finite else 0],
+                               "arrayminus": [resp - lo if finite else 0], "color": "#2ca02c", "thickness": 2,
+                               "width": 8},
+                      name=f"what-if {label}: {fmt(resp, ' ms')} (95% band {fmt(lo)}-{fmt(hi)} ms)")
+
+
+def band_delta(at: dict) -> str | None:
+    """The response's 95 % band as a metric's second line (None when there is no response)."""
+    if not (math.isfinite(at["resp_ms_lo"]) and math.isfinite(at["resp_ms_hi"])):
+        return None
+    return f"95% band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms"
+
+
 def class_knee_page(workload: str, key: str, model) -> None:
     """The knee of a WLM class from its RMF intervals: load in tps, the LPAR's other classes around it."""
     base = model.base
@@ -51,16 +70,18 @@ def class_knee_page(workload: str, key: str, model) -> None:
         # default: the curve up to saturation on the base LPAR (beyond it no response is drawn)
         max_tps = st.slider("Class tps (curve up to)", step, top,
                             value=min(top, math.ceil(base_knee["max_tps"] / step) * step), step=step,
-                            key="knee_max_tps")
+                            key=res.widget_key("knee_max_tps", workload))
         fine = step / 10
         tps = st.slider("Class tps (what-if point)", 0.0, float(max_tps),
-                        value=min(float(max_tps), round(measured_max / fine) * fine), step=fine, key="knee_tps",
+                        value=min(float(max_tps), round(measured_max / fine) * fine), step=fine,
+                        key=res.widget_key("knee_tps", workload),
                         help=f"the class's busiest measured interval ran {measured_max:.4g} tps")
-        bg = st.slider("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05, key="knee_bg_load",
+        bg = st.slider("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05,
+                       key=res.widget_key("knee_bg_load", workload),
                        help="Their measured busy at the class's peak times this factor (1: as measured).")
     with right:
-        n_gcp = st.slider("GCPs (n_gcp)", 1, 16, value=int(base["n_gcp"]), key="knee_class_n_gcp")
-        n_ziip = st.slider("zIIPs (n_ziip)", 0, 16, value=int(base["n_ziip"]), key="knee_class_n_ziip")
+        n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=res.widget_key("knee_n_gcp", workload))
+        n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=res.widget_key("knee_n_ziip", workload))
 
     try:
         knee = res.class_knee(workload, key, n_gcp, n_ziip, float(bg))
@@ -71,10 +92,11 @@ def class_knee_page(workload: str, key: str, model) -> None:
     at = res.class_point(workload, key, max(float(tps), 1e-9 * float(max_tps)), n_gcp, n_ziip, float(bg))
     points = res.measured_points(workload)
 
-    st.markdown(f"**Knee:** {class_knee_sentence(knee, measured_max)}")
+    configuration = res.configuration_words(n_gcp, n_ziip, other_load=float(bg))
+    st.markdown(f"**{configuration}:** {class_knee_sentence(knee, measured_max)}")
     m1, m2, m3, m4, m5 = st.columns(5)
-    m1.metric(f"Response at {tps:.4g} tps", fmt(at["resp_ms"], " ms"),
-              help=f"band {fmt(at['resp_ms_lo'])}-{fmt(at['resp_ms_hi'])} ms")
+    m1.metric(f"Response at {tps:.4g} tps", fmt(at["resp_ms"], " ms"), delta=band_delta(at), delta_color="off",
+              delta_arrow="off", help="the model's response at the what-if point, with its 95 % band")
     m2.metric("Knee (tps)", f"{knee['knee_tps']:.4g}",
               help=f"95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}")
     m3.metric("zIIP busy (per engine)", fmt(at["ziip_busy_pct"], " %", 0),
@@ -110,6 +132,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     fig.add_trace(vline(knee["knee_tps"], y_top,
                         f"model knee ~{knee['knee_tps']:.4g} tps (R > {knee['k']:g}x unloaded)"))
     fig.add_trace(vline(float(tps), y_top, f"what-if {float(tps):.4g} tps", dash="dot", color="#2ca02c"))
+    fig.add_trace(what_if_marker(float(tps), at, f"{float(tps):.4g} tps"))
     fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
                       xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
     charts.show(fig, key="knee_chart")
@@ -139,9 +162,7 @@ if not workloads:
     st.stop()
 default = workloads.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workloads else 0
 workload = st.selectbox("Workload", workloads, index=default, key="knee_workload")
-res.follow_workload("knee", workload, ("knee_max_tps", "knee_tps", "knee_bg_load", "knee_class_n_gcp",
-                                       "knee_class_n_ziip", "knee_max_clients", "knee_clients", "knee_think",
-                                       "knee_n_gcp", "knee_n_ziip"))
+res.follow_workload("knee", workload)
 key = res.champion_key(workload)
 model = res.response_model(workload)
 if res.is_class_model(model):
@@ -157,14 +178,15 @@ left, right = st.columns(2)
 with left:
     max_clients = st.slider("Clients (curve up to)", 50, 5000,
                             value=max(600, int(model.train_ranges["clients"][1] * 1.3)),
-                            step=50, key="knee_max_clients")
+                            step=50, key=res.widget_key("knee_max_clients", workload))
     clients = st.slider("Clients (what-if point)", 1, max_clients,
                         value=min(max_clients, int(model.train_ranges["clients"][1])),
-                        key="knee_clients")
-    think = st.slider("Think time (ms)", 0, 2000, value=int(base["think_time_ms"]), step=10, key="knee_think")
+                        key=res.widget_key("knee_clients", workload))
+    think = st.slider("Think time (ms)", 0, 2000, value=int(base["think_time_ms"]), step=10,
+                      key=res.widget_key("knee_think", workload))
 with right:
-    n_gcp = st.slider("GCPs (n_gcp)", 1, 16, value=int(base["n_gcp"]), key="knee_n_gcp")
-    n_ziip = st.slider("zIIPs (n_ziip)", 0, 16, value=int(base["n_ziip"]), key="knee_n_ziip")
+    n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=res.widget_key("knee_n_gcp", workload))
+    n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=res.widget_key("knee_n_ziip", workload))
 
 # the knee first, told how far the curve goes: one solve per think time serves the knee (each
 # draw until it has crossed), the curve and the what-if point
@@ -173,12 +195,13 @@ curve = res.curve(workload, key, n_gcp, n_ziip, float(think), max_clients)
 at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think))
 points = res.measured_points(workload)
 
-st.markdown(f"**Knee:** {res.forecasting.knee_sentence(knee)}")
+configuration = res.configuration_words(n_gcp, n_ziip, float(think))
+st.markdown(f"**{configuration}:** {res.forecasting.knee_sentence(knee)}")
 if hasattr(model, "calibration_sentence"):
     st.caption(f"**Band held out:** {model.calibration_sentence()}.")
 m1, m2, m3, m4 = st.columns(4)
-m1.metric(f"Response at {clients} clients", f"{at['resp_ms']:.2f} ms",
-          help=f"band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms")
+m1.metric(f"Response at {clients} clients", fmt(at["resp_ms"], " ms"), delta=band_delta(at), delta_color="off",
+          delta_arrow="off", help="the model's response at the what-if point, with its 95 % band")
 m2.metric("Throughput", f"{at['tps']:.0f} tps")
 m3.metric("zIIP busy (offered)", "-" if at["ziip_busy_pct"] != at["ziip_busy_pct"] else f"{at['ziip_busy_pct']:.0f} %")
 m4.metric("Eligible work on GCPs", f"{at['ziip_eligible_on_gcp_share_pct']:.1f} %",
@@ -226,6 +249,7 @@ if has_knee:
                        f"knee 95% band {knee['k_clients_lo']:.0f}-{knee['k_clients_hi']:.0f}",
                        "rgba(255,165,0,0.15)", 950))
     fig.add_trace(vline(knee["k_clients"], y_top, f"model knee ~{knee['k_clients']:.0f} (R > {knee['k']:g}x unloaded)"))
+fig.add_trace(what_if_marker(float(clients), at, f"{clients} clients"))
 if observed is not None:
     # Kneedle on the measured points: where they bend, a check on the model's knee, never a forecast
     fig.add_trace(go.Scatter(x=[observed["clients"]], y=[observed["resp_ms"]], mode="markers",

@@ -16,7 +16,7 @@ if done:
 champions = frame[frame["aliases"].str.contains("champion", na=False)]
 st.markdown(f"{frame['name'].nunique()} registered models, {len(frame)} versions, "
             f"{len(champions)} with a `@champion` (the version the other pages and the CLI use).")
-st.dataframe(frame, hide_index=True, key="models_table")
+res.show_table(frame, "models_table")
 st.download_button("Download registered models (CSV)", frame.to_csv(index=False), file_name="registered_models.csv",
                    mime="text/csv", key="models_download")
 
@@ -26,7 +26,7 @@ if not weights.empty:
     st.caption("Where several model families fit one curve, each is scored by rolling-origin backtests on "
                "the training rows (fit the lower loads, MAPE on the loads above) and weighted by "
                "1 / MAPE^p; the prediction is the weighted mean, its band spans every member's band.")
-    st.dataframe(weights, hide_index=True, key="models_weights")
+    res.show_table(weights, "models_weights")
 
 st.subheader("Promote a version to champion")
 left, right = st.columns(2)

@@ -18,8 +18,7 @@ if not workloads:
     st.stop()
 default = workloads.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workloads else 0
 workload = st.selectbox("Workload", workloads, index=default, key="plan_workload")
-res.follow_workload("plan", workload, ("plan_tps", "plan_bg_load", "plan_class_n_gcp", "plan_class_slo",
-                                       "plan_clients", "plan_think", "plan_n_gcp", "plan_slo"))
+res.follow_workload("plan", workload)
 key = res.champion_key(workload)
 model = res.response_model(workload)
 policy = res.policy()
@@ -34,29 +33,37 @@ if is_class:
     measured_max = float(model.train_ranges["tps_max"])
     unloaded = res.class_knee(workload, key, int(lpar["n_gcp"]), int(lpar["n_ziip"]), 1.0)["unloaded_resp_ms"]
     tps = c1.number_input("Target tps", 0.001, float(res.forecasting.MAX_TPS),
-                          value=max(0.001, round(measured_max * 1.2, 3)), format="%.3f", key="plan_tps",
+                          value=max(0.001, round(measured_max * 1.2, 3)), format="%.3f",
+                          key=res.widget_key("plan_tps", workload),
                           help=f"the class's peak interval measured {measured_max:.4g} tps; default 20 % more")
-    bg = c2.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05, key="plan_bg_load",
+    bg = c2.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05,
+                         key=res.widget_key("plan_bg_load", workload),
                          help=f"their busy at the class's peak ({lpar['bg_gcp_busy_pct']:.1f} % per GCP, "
                               f"{lpar['bg_ziip_busy_pct']:.1f} % per zIIP) times this factor")
-    n_gcp = c3.number_input("GCPs", 1, 64, value=int(lpar["n_gcp"]), key="plan_class_n_gcp")
+    n_gcp = c3.number_input("GCPs", 1, 64, value=int(lpar["n_gcp"]), key=res.widget_key("plan_n_gcp", workload))
     slo = c4.number_input("Response-time SLO (ms)", 0.01, 100_000.0,
-                          value=float(math.ceil(2 * unloaded * 10) / 10), key="plan_class_slo",
+                          value=float(math.ceil(2 * unloaded * 10) / 10), key=res.widget_key("plan_slo", workload),
                           help=f"default twice the unloaded response ({unloaded:.3g} ms)")
 else:
     base = res.forecasting.default_configuration(model)
     clients = c1.number_input("Target clients", 1, MAX_TARGET_CLIENTS, value=int(model.train_ranges["clients"][1]),
-                              key="plan_clients")
-    think = c2.number_input("Think time (ms)", 0.0, 10_000.0, value=float(base["think_time_ms"]), key="plan_think")
-    n_gcp = c3.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key="plan_n_gcp")
-    slo = c4.number_input("Response-time SLO (ms)", 0.01, 100_000.0, value=2.0, key="plan_slo")
+                              key=res.widget_key("plan_clients", workload))
+    think = c2.number_input("Think time (ms)", 0.0, 10_000.0, value=float(base["think_time_ms"]),
+                            key=res.widget_key("plan_think", workload))
+    n_gcp = c3.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=res.widget_key("plan_n_gcp", workload))
+    slo = c4.number_input("Response-time SLO (ms)", 0.01, 100_000.0, value=2.0,
+                          key=res.widget_key("plan_slo", workload))
 p1, p2, p3, p4 = st.columns(4)
 max_busy = p1.number_input("Policy: max zIIP busy % per engine", 1.0, 100.0,
-                           value=float(policy.max_ziip_busy_pct or 100.0), key="plan_max_busy")
+                           value=float(policy.max_ziip_busy_pct or 100.0),
+                           key=res.widget_key("plan_max_busy", workload))
 max_spill = p2.number_input("Policy: max eligible work on GCPs %", 0.0, 100.0,
-                            value=float(policy.max_spill_pct or 100.0), key="plan_max_spill")
-max_added = p3.number_input("GCPs the plan may add", 0, 64, value=int(policy.max_added_gcp), key="plan_max_added_gcp")
-conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.conservative), key="plan_conservative")
+                            value=float(policy.max_spill_pct or 100.0),
+                            key=res.widget_key("plan_max_spill", workload))
+max_added = p3.number_input("GCPs the plan may add", 0, 64, value=int(policy.max_added_gcp),
+                            key=res.widget_key("plan_max_added_gcp", workload))
+conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.conservative),
+                           key=res.widget_key("plan_conservative", workload))
 
 chosen = replace(policy, max_ziip_busy_pct=float(max_busy), max_spill_pct=float(max_spill),
                  max_added_gcp=int(max_added), conservative=bool(conservative))
@@ -64,10 +71,16 @@ if is_class:
     answer = res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen)
 else:
     answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen)
-if answer["n_ziip"] is None:
-    st.error(answer["reason"])
+# the configuration first: the answer is for these inputs and says so
+if is_class:
+    configuration = (f"{res.configuration_words(n_gcp, other_load=float(bg))}, {tps:g} tps, "
+                     f"SLO {slo:g} ms")
 else:
-    st.success(f"Recommendation: {answer['reason']}.")
+    configuration = f"{res.configuration_words(n_gcp, think_time_ms=float(think))}, {clients} clients, SLO {slo:g} ms"
+if answer["n_ziip"] is None:
+    st.error(f"**{configuration}:** {answer['reason']}.")
+else:
+    st.success(f"**{configuration}:** recommendation {answer['reason']}.")
 st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
 if is_class:
     beyond = res.forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
@@ -75,18 +88,34 @@ else:
     beyond = res.forecasting.extrapolation(model.train_ranges["clients"], float(clients), "clients")
 for warning in res.answer_warnings(workload, key, beyond):
     st.warning(f"The plan's responses: {warning}.")
-table = answer["table"].rename(columns={
-    "resp_ms": "response ms", "resp_ms_lo": "band lo", "resp_ms_hi": "band hi", "ziip_busy_pct": "zIIP busy %",
-    "gcp_busy_pct": "GCP busy %", "ziip_eligible_on_gcp_share_pct": "eligible on GCP, % of eligible",
-    "ziip_eligible_on_gcp_pct": "IIPCP (APPL%)", "failed_rules": "fails"})
-st.dataframe(table.round(3), hide_index=True, key="plan_table")
+# the mixes judged, narrow enough to fit: the band as one column, the rules' verdict in words (the
+# CSV keeps every column: throughput, IIPCP, meets_slo, meets_policy and the rule names among them)
+table = answer["table"].assign(band=[f"{lo:.3g}-{hi:.3g}" for lo, hi in
+                                     zip(answer["table"]["resp_ms_lo"], answer["table"]["resp_ms_hi"])])
+res.show_table(table, "plan_table",
+               ["n_gcp", "n_ziip", "resp_ms", "band", "ziip_busy_pct", "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
+                "meets_slo", "meets_policy"])
 st.download_button("Download plan (CSV)", answer["table"].to_csv(index=False), file_name=f"{workload}-ziip-plan.csv",
                    mime="text/csv", key="plan_download")
+turned_away = table[table["failed_rules"] != ""]
+if not turned_away.empty:
+    # below the table rather than in it: a sentence per row would not fit beside the numbers
+    lines = "\n".join(f"- **{res.configuration_words(r.n_gcp, r.n_ziip)}** {r.verdict}."
+                       for r in turned_away.itertuples())
+    passing = len(table) - len(turned_away)
+    tail = (f"\n\nThe other {passing} mix(es) meet the SLO and the policy; the plan is the cheapest of them."
+            if passing else "")
+    if len(turned_away) <= 6:
+        st.markdown(f"**Turned away:**\n\n{lines}{tail}")
+    else:
+        with st.expander(f"Why {len(turned_away)} mixes were turned away", expanded=False):
+            st.markdown(f"{lines}{tail}")
 if is_class:
     st.caption(f"{workload} is a WLM class from SMF: each row is the class at {tps:g} tps on that many zIIPs with "
                "the GCPs above, the other classes' load carried by the same engines (busy % includes them). "
                "A saturated row shows an infinite response.")
-st.caption("Rows: zIIP counts with the GCPs above; 'fails' names the rules a row breaks (slo, ziip_busy, "
+st.caption("Rows: zIIP counts with the GCPs above; 'Turned away' says what each rejected mix does against the "
+           "SLO and the policy, with its numbers (the CSV also names the rules it fails: slo, ziip_busy, "
            "eligible_on_gcp). Busy is what each pool runs, GCP help included; eligible "
            "work moves to GCPs under IIPHONORPRIORITY=YES once the zIIPs need help (ZIIPAWMT, `help_rule`: "
            "params.yaml `train`). The plan is the "

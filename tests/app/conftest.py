@@ -2,7 +2,9 @@
 bundled reference tables plus a synthetic SMF week (72.3 for service class ZCONHI and report class
 RZCON, 70.1 for the LPAR; tests/smf/synth.py), their validation report, a backtest report from two
 bundled cases, a SQLite MLflow registry with champions fitted on seed 004 (and a second, unpromoted
-version) and an open dispatch champion for ZCONHI, and the env vars that point the app at all of it."""
+version), an own table added as a user adds one (``kneecap add-table``: 3 GCPs + 1 zIIP, think time
+100 ms, so the desk has two closed workloads measured on different machines) with its champion, an
+open dispatch champion for ZCONHI, and the env vars that point the app at all of it."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from kneecap.modeling import ClosedMVAModel, CostModel
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.modeling.select import extrapolation_spread
 from kneecap.smf.reader import decode_file
-from tests.bundled import read_bundled
+from kneecap.tables import add_table
+from tests.bundled import bundled_reference
 from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,6 +37,16 @@ BACKTEST_CASES = ("comm_stub_payload", "mq_console_vs_rest")  # the two that run
 COMBINED_WORKLOAD = "specsdm91_loadtest"  # a registered combination of model families (no champion)
 SMF_CLASS = "ZCONHI"  # service class of the synthetic SMF week (2 GCP + 2 zIIP, system SYSA)
 SMF_DAYS = 7  # 672 fifteen-minute intervals: enough daily peaks for a growth forecast
+OWN_WORKLOAD = "mylpar_api"  # an own load test on another LPAR than seed 004's
+OWN_CONFIG = {"n_gcp": 3, "n_ziip": 1, "think_time_ms": 100.0}
+OWN_RESP_MS = {50: 1.1, 100: 1.25, 150: 1.6, 200: 2.6, 250: 5.2}  # bends near 200 clients
+
+
+def own_table() -> str:
+    """The own load test as a planner types it: workload, clients, tps, resp_ms (tps by Little's law)."""
+    z = OWN_CONFIG["think_time_ms"]
+    rows = [f"{OWN_WORKLOAD},{n},{n / ((r + z) / 1000.0):.1f},{r}" for n, r in OWN_RESP_MS.items()]
+    return "workload,clients,tps,resp_ms\n" + "\n".join(rows) + "\n"
 
 
 def smf_week() -> dict[str, object]:
@@ -56,7 +69,14 @@ def build_project(root: Path) -> dict[str, str]:
                            encoding="utf-8")
     params = config.load_params(params_path)
 
-    measurements, sources = read_bundled()
+    # the bundled reference tables plus an own one, added as `kneecap add-table` adds it
+    reference = bundled_reference(root / "reference")
+    own_csv = root / f"{OWN_WORKLOAD}.csv"
+    own_csv.write_text(own_table(), encoding="utf-8")
+    added = add_table(own_csv, reference, title="in-house load test, LPAR SYSB", fill=OWN_CONFIG,
+                             sql_root=REPO / "pipelines" / "sql")
+    assert added.check.ok, added.check.problems
+    measurements, sources = warehouse.read_reference_dir(reference)
     tables = warehouse.build_marts(measurements, sources, smf_week(), sql_root=REPO / "pipelines" / "sql")
     marts = root / "processed"
     published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
@@ -97,6 +117,15 @@ def build_project(root: Path) -> dict[str, str]:
                                tags={"kneecap.test_version": str(version)})
             if version == 1:
                 tracking.promote(name)
+        own = fct[fct["workload"] == OWN_WORKLOAD].reset_index(drop=True)
+        own_model = ClosedMVAModel(n_boot=20, seed=1).fit(own)
+        own_model.extrapolation_spread = extrapolation_spread(own, lambda: ClosedMVAModel(n_boot=0), "clients",
+                                                              ("resp_ms", "tps"))
+        own_metrics = {f"train_mape_{k}": v for k, v in own_model.train_mape.items()}
+        own_metrics.update(training.knee_metrics(own_model, own, params.train.knee_k)[0])
+        own_name = tracking.model_name(OWN_WORKLOAD, "response")
+        tracking.log_model(own_model, name=own_name, params={"n_boot": 20, "seed": 1}, metrics=own_metrics)
+        tracking.promote(own_name)
         stub = fct[fct["workload"] == COST_WORKLOAD]
         cost = CostModel().fit(stub)
         cname = tracking.model_name(COST_WORKLOAD, "cost")
@@ -151,3 +180,13 @@ def plotly_values(data) -> list:
     if isinstance(data, dict):
         return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
     return list(data)
+
+
+def widget_key(name: str, workload: str) -> str:
+    """A desk input's key for one workload, as the pages key them (app/resources.widget_key)."""
+    sys.path.insert(0, str(REPO / "app"))
+    try:
+        import resources
+    finally:
+        sys.path.remove(str(REPO / "app"))
+    return resources.widget_key(name, workload)

@@ -16,12 +16,14 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, forecasting, modeling, tracking, warehouse
-from tests.app.conftest import SMF_CLASS, SMF_DAYS
+from tests.app.conftest import SMF_CLASS, SMF_DAYS, widget_key
 from tests.app.conftest import plotly_values as _values
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app" / "streamlit_app.py")
 K = 3.0  # params.yaml train.knee_k
+#: the first words of an answer on the synthetic week's LPAR, the other classes as measured
+BASE_ANSWER = "**2 GCPs + 2 zIIPs, other classes' load x1:** "
 
 
 def _page(page: str) -> AppTest:
@@ -30,6 +32,10 @@ def _page(page: str) -> AppTest:
     at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception, at.exception
     return at
+
+
+def _k(name: str, workload: str = SMF_CLASS) -> str:
+    return widget_key(name, workload)
 
 
 def _champion():
@@ -68,17 +74,17 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     assert _metric(at, "Knee (tps)") == f"{knee['knee_tps']:.4g}"
     assert 76 < knee["knee_tps"] < knee["max_tps"]  # beyond the busiest measured interval, below saturation
 
-    slo = at.number_input(key="cls_slo").value
+    slo = at.number_input(key=_k("cls_slo")).value
     assert slo == pytest.approx(2 * knee["unloaded_resp_ms"], abs=0.1)
     at_slo = forecasting.slo_tps(model, slo, lpar={"n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0})
     growth = config.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
-    assert growth.freq == "D" and at.number_input(key="cls_horizon").value == growth.horizon
+    assert growth.freq == "D" and at.number_input(key=_k("cls_horizon")).value == growth.horizon
     grown = forecasting.class_growth(model, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
                                      knee_tps_hi=knee["knee_tps_hi"], slo_tps=at_slo, policy=growth,
                                      alpha=model.alpha)
     assert len(grown["peaks"].dropna()) == SMF_DAYS
 
-    sentence = _markdown(at, "**Knee:**")
+    sentence = _markdown(at, BASE_ANSWER)
     assert grown["date_knee"] is not None  # the synthetic week grows ~8.5 tps a day: the knee is weeks away
     assert (f"knee reached by {_day(grown['date_knee_p90'])} with 90 % probability, earliest "
             f"{_day(grown['date_knee_earliest'])}, most likely {_day(grown['date_knee'])}") in sentence
@@ -92,8 +98,9 @@ def test_classes_page_forecasts_the_knee_date(app_env):
 
     # the forecaster chosen, and every candidate with its rolling-origin error
     assert any(m.value.startswith(f"**{grown['method']}** chosen") for m in at.markdown)
-    competitors = at.dataframe[0].value
-    assert len(competitors) >= 2 and {"method", "rolling_origin_mape_pct"} <= set(competitors.columns)
+    competitors = at.table[0].value  # labelled: the columns as a person reads them
+    assert len(competitors) >= 2 and {"method", "rolling-origin error (MAPE %)"} <= set(competitors.columns)
+    assert competitors["method"].tolist() == grown["competitors"]["method"].tolist()
     assert grown["method"] in set(competitors["method"])
 
     # the chart: interval history, daily peaks, the forecast fan and the knee line with its band
@@ -127,11 +134,11 @@ def test_classes_page_shows_what_the_model_warns_of(app_env, monkeypatch):
 
 def test_classes_page_says_when_the_knee_is_beyond_the_horizon(app_env):
     at = _page("classes")
-    at.number_input(key="cls_horizon").set_value(7).run()  # a week ahead: the knee is weeks away
+    at.number_input(key=_k("cls_horizon")).set_value(7).run()  # a week ahead: the knee is weeks away
     assert not at.exception, at.exception
-    assert "knee not within the horizon" in _markdown(at, "**Knee:**")
+    assert "knee not within the horizon" in _markdown(at, BASE_ANSWER)
     # a third zIIP moves the knee out; the page follows the library
-    at.number_input(key="cls_n_ziip").set_value(3).run()
+    at.number_input(key=_k("cls_n_ziip")).set_value(3).run()
     assert not at.exception
     assert _metric(at, "Knee (tps)") == f"{_champion().knee(k=K, n_ziip=3)['knee_tps']:.4g}"
 
@@ -147,10 +154,10 @@ def test_knee_page_works_for_an_smf_class(app_env):
     model = _champion()
     knee = model.knee(k=K)
     assert _metric(at, "Knee (tps)") == f"{knee['knee_tps']:.4g}"
-    assert f"at about {knee['knee_tps']:.4g} tps" in _markdown(at, "**Knee:**")
-    assert (at.slider(key="knee_class_n_gcp").value, at.slider(key="knee_class_n_ziip").value) == (2, 2)
+    assert f"at about {knee['knee_tps']:.4g} tps" in _markdown(at, BASE_ANSWER)
+    assert (at.slider(key=_k("knee_n_gcp")).value, at.slider(key=_k("knee_n_ziip")).value) == (2, 2)
 
-    tps = at.slider(key="knee_tps").value
+    tps = at.slider(key=_k("knee_tps")).value
     assert tps == pytest.approx(model.train_ranges["tps_max"], rel=0.01)  # the busiest measured interval
     label = f"Response at {tps:.4g} tps"
     pred = model.predict(pd.DataFrame([{"tps": tps, "n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0}])).iloc[0]
@@ -159,14 +166,14 @@ def test_knee_page_works_for_an_smf_class(app_env):
         assert re.match(r"^\d+(\.\d)? %$", _metric(at, name)), _metric(at, name)
     with_two = float(_metric(at, label).split()[0])
 
-    at.slider(key="knee_class_n_ziip").set_value(3).run()
+    at.slider(key=_k("knee_n_ziip")).set_value(3).run()
     assert not at.exception
     with_three = float(_metric(at, label).split()[0])
     assert with_three <= with_two  # another zIIP never slows the class down here
     assert float(_metric(at, "Knee (tps)")) > knee["knee_tps"]
 
     # the other classes growing eats into the class's room
-    at.slider(key="knee_bg_load").set_value(3.0).run()
+    at.slider(key=_k("knee_bg_load")).set_value(3.0).run()
     assert not at.exception
     assert float(_metric(at, "Knee (tps)")) < model.knee(k=K, n_ziip=3)["knee_tps"]
 
@@ -187,12 +194,12 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
     at.selectbox(key="plan_workload").set_value(SMF_CLASS).run()
     assert not at.exception, at.exception
     model = _champion()
-    tps = at.number_input(key="plan_tps").value
+    tps = at.number_input(key=_k("plan_tps")).value
     assert tps == pytest.approx(model.train_ranges["tps_max"] * 1.2, abs=1e-3)
-    assert at.number_input(key="plan_bg_load").value == 1.0
-    assert not [n for n in at.number_input if n.key in ("plan_clients", "plan_think")]
+    assert at.number_input(key=_k("plan_bg_load")).value == 1.0
+    assert not [n for n in at.number_input if n.key in (_k("plan_clients"), _k("plan_think"))]
 
-    slo = at.number_input(key="plan_class_slo").value
+    slo = at.number_input(key=_k("plan_slo")).value
     policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     plan = modeling.plan_ziip(model, tps=tps, n_gcp=2, slo_resp_ms=slo, policy=policy,
                               lpar={"bg_load_factor": 1.0})
@@ -201,22 +208,22 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
     assert f"**Binding rule:** {plan.binding_sentence}." == _markdown(at, "**Binding rule:**")
     table = at.dataframe[0].value
     assert table["n_ziip"].tolist() == list(range(0, policy.max_n_ziip + 1))
-    assert {"response ms", "zIIP busy %", "GCP busy %", "eligible on GCP, % of eligible"} <= set(table.columns)
+    assert {"resp_ms", "ziip_busy_pct", "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct"} <= set(table.columns)
     if plan.n_ziip is not None:
         assert re.search(rf"\b{plan.n_ziip} zIIP\(s\)", at.success[0].value)
 
     # an SLO under the unloaded response: a clear reason, no count
-    at.number_input(key="plan_class_slo").set_value(1.0).run()
+    at.number_input(key=_k("plan_slo")).set_value(1.0).run()
     assert not at.exception
     assert not at.success and "unloaded response" in at.error[0].value
 
     # the other classes' load is part of the plan
-    at.number_input(key="plan_class_slo").set_value(slo).run()
-    at.number_input(key="plan_bg_load").set_value(3.0).run()
+    at.number_input(key=_k("plan_slo")).set_value(slo).run()
+    at.number_input(key=_k("plan_bg_load")).set_value(3.0).run()
     assert not at.exception
     busier = at.dataframe[0].value
-    assert (busier["GCP busy %"] >= table["GCP busy %"] - 1e-9).all()
-    assert (busier["GCP busy %"] > table["GCP busy %"]).any()
+    assert (busier["gcp_busy_pct"] >= table["gcp_busy_pct"] - 1e-9).all()
+    assert (busier["gcp_busy_pct"] > table["gcp_busy_pct"]).any()
 
 
 # --- Workloads ---------------------------------------------------------------------------------
@@ -235,7 +242,9 @@ def test_workloads_page_shows_where_a_class_came_from(app_env):
     assert origin["source_id"].tolist() == ["smf"] and origin["interval_s"].tolist() == ["900"]
     assert pd.Timestamp(origin["first_interval_start"].iloc[0]) == pd.Timestamp(rows["interval_start_at"].min())
     assert pd.Timestamp(origin["last_interval_start"].iloc[0]) == pd.Timestamp(rows["interval_start_at"].max())
-    line = _markdown(at, f"**{SMF_CLASS}**")
+    assert _markdown(at, f"**{SMF_CLASS}:** ").startswith(f"**{SMF_CLASS}:** {len(rows)} measured point(s), "
+                                                         "2 GCPs + 2 zIIPs; kind: open")
+    line = _markdown(at, "**Where the data came from:**")
     assert f"{len(rows)} intervals from system SYSA" in line and "2025-03-03 00:00 to 2025-03-09 23:45" in line
 
     # the fit is drawn against interval time and tps; residuals per interval from each interval's own LPAR

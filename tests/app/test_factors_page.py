@@ -10,11 +10,16 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, factors, forecasting, tracking
+from tests.app.conftest import widget_key
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app" / "streamlit_app.py")
 DIAG = "zosconnect_cics_diag"
 CATALOGUE = factors.read_catalogue(REPO / "data" / "reference" / "factors.csv")
+
+
+def _k(name: str, workload: str = DIAG) -> str:
+    return widget_key(name, workload)
 
 
 def _page() -> AppTest:
@@ -35,11 +40,11 @@ def _library_row(at: AppTest, factor_id: str, share: float) -> dict:
     tracking.configure()
     model = tracking.load_champion(tracking.model_name(DIAG, "response"))
     policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
-    scenario = {"workload": DIAG, "clients": float(at.number_input(key="factor_clients").value),
-                "n_gcp": at.number_input(key="factor_n_gcp").value,
-                "n_ziip": at.number_input(key="factor_n_ziip").value,
-                "think_time_ms": at.number_input(key="factor_think").value,
-                "slo_resp_ms": at.number_input(key="factor_slo").value,
+    scenario = {"workload": DIAG, "clients": float(at.number_input(key=_k("factor_clients")).value),
+                "n_gcp": at.number_input(key=_k("factor_n_gcp")).value,
+                "n_ziip": at.number_input(key=_k("factor_n_ziip")).value,
+                "think_time_ms": at.number_input(key=_k("factor_think")).value,
+                "slo_resp_ms": at.number_input(key=_k("factor_slo")).value,
                 "factors": [{"id": factor_id, "share": share}]}
     return forecasting.forecast_scenario(forecasting.WorkloadModels(DIAG, model), scenario, policy, CATALOGUE)
 
@@ -47,10 +52,10 @@ def _library_row(at: AppTest, factor_id: str, share: float) -> dict:
 def test_smc_rv2_what_if_shows_both_answers_and_the_citation(app_env):
     at = _page()
     assert at.selectbox(key="factor_workload").value == DIAG
-    assert at.selectbox(key="factor_id").value == "smc_rv2_vs_tcpip_str_server"
-    share = at.number_input(key="factor_share_smc_rv2_vs_tcpip_str_server")
+    assert at.selectbox(key=_k("factor_id")).value == "smc_rv2_vs_tcpip_str_server"
+    share = at.number_input(key=_k("factor_share_smc_rv2_vs_tcpip_str_server"))
     share.set_value(0.05).run()
-    at.number_input(key="factor_clients").set_value(500).run()
+    at.number_input(key=_k("factor_clients")).set_value(500).run()
     assert not at.exception and not at.error
     row = _library_row(at, "smc_rv2_vs_tcpip_str_server", 0.05)
     assert _metric(at, "CPU demand (ms/tran)") == [f"{row['demand_ms_per_tran']:.4f}",
@@ -67,12 +72,12 @@ def test_smc_rv2_what_if_shows_both_answers_and_the_citation(app_env):
 
 def test_an_impossible_share_and_an_added_cost(app_env):
     at = _page()
-    at.number_input(key="factor_share_smc_rv2_vs_tcpip_str_server").set_value(1.0).run()
+    at.number_input(key=_k("factor_share_smc_rv2_vs_tcpip_str_server")).set_value(1.0).run()
     assert not at.exception
     assert "general-CP work" in at.error[0].value  # more GCP-only work removed than the model has
-    at.selectbox(key="factor_id").set_value("comm_stub_8k").run()
+    at.selectbox(key=_k("factor_id")).set_value("comm_stub_8k").run()
     assert not at.exception and not at.error
-    assert at.number_input(key="factor_share_comm_stub_8k").value == 1.0
+    assert at.number_input(key=_k("factor_share_comm_stub_8k")).value == 1.0
     row = _library_row(at, "comm_stub_8k", 1.0)
     assert row["demand_ms_per_tran_adjusted"] == pytest.approx(row["demand_ms_per_tran"] + 0.151, rel=1e-9)
     assert _metric(at, "Knee (clients)") == [f"{row['knee_clients']:.0f}", f"{row['knee_clients_adjusted']:.0f}"]

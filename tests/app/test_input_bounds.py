@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tests.app.test_pages import REPO, SEED004, _app
+from tests.app.test_pages import REPO, SEED004, _app, _k
 
 
 def test_planner_target_clients_is_bounded(app_env):
     at = _app("planner")
-    target = at.number_input(key="plan_clients")
+    target = at.number_input(key=_k("plan_clients"))
     assert target.max == 10_000
     assert not at.exception
 

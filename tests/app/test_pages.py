@@ -20,7 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, forecasting, modeling, tracking, warehouse
-from tests.app.conftest import COMBINED_WORKLOAD
+from tests.app.conftest import COMBINED_WORKLOAD, widget_key
 from tests.app.conftest import plotly_values as _values
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,8 +38,20 @@ def _app(page: str | None = None) -> AppTest:
     return at
 
 
+def _champion_metrics(workload: str, kind: str) -> dict[str, float]:
+    """The metrics logged with the workload's champion, as the registry holds them."""
+    frame = tracking.registered_models()
+    row = frame[(frame["name"] == tracking.model_name(workload, kind))
+                & frame["aliases"].str.contains(tracking.CHAMPION, na=False)].iloc[0]
+    return {c[len("metric."):]: float(row[c]) for c in frame.columns if c.startswith("metric.") and row[c] == row[c]}
+
+
+def _k(name: str, workload: str = DIAG) -> str:
+    return widget_key(name, workload)
+
+
 def _knee_text(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("**Knee:**"))
+    return next(m.value for m in at.markdown if "Response time breaks away" in m.value)
 
 
 def _knee_clients(at: AppTest) -> int:
@@ -72,11 +84,13 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     assert at.selectbox(key="knee_workload").value == DIAG
     model = _champion()
     base = forecasting.default_configuration(model)
-    assert (at.slider(key="knee_n_gcp").value, at.slider(key="knee_n_ziip").value) == (base["n_gcp"], base["n_ziip"])
+    shown = (at.slider(key=_k("knee_n_gcp")).value, at.slider(key=_k("knee_n_ziip")).value)
+    assert shown == (base["n_gcp"], base["n_ziip"])
 
     # the desk bands with every bootstrap draw, as the registered metrics do
     expected = forecasting.knee_sentence(forecasting.knee(model, **base, k=3.0))
-    assert _knee_text(at) == f"**Knee:** {expected}"
+    # the answer says first which machine it is for: the inputs' GCPs, zIIPs and think time
+    assert _knee_text(at) == f"**2 GCPs + 2 zIIPs, think time {base['think_time_ms']:g} ms:** {expected}"
     with_two = _knee_clients(at)
     assert 300 < with_two < 550  # IBM's Table 1 breaks away between 300 and 500 clients with 2 zIIPs
     # every mark on the chart has its legend entry: where the curve comes from, the fitted range,
@@ -94,20 +108,21 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     assert kneedle is not None and f"observed knee (Kneedle) {kneedle:.0f} clients" in names
     assert any(n.startswith("fitted on ") for n in names) and "95% band" in names
 
-    at.slider(key="knee_n_ziip").set_value(3).run()
+    at.slider(key=_k("knee_n_ziip")).set_value(3).run()
     assert not at.exception
     assert _knee_clients(at) > with_two * 1.2  # a third zIIP moves the knee out
-    assert _knee_text(at) == "**Knee:** " + forecasting.knee_sentence(
-        forecasting.knee(model, n_gcp=base["n_gcp"], n_ziip=3, think_time_ms=base["think_time_ms"], k=3.0))
+    assert _knee_text(at) == f"**2 GCPs + 3 zIIPs, think time {base['think_time_ms']:g} ms:** " + \
+        forecasting.knee_sentence(forecasting.knee(model, n_gcp=base["n_gcp"], n_ziip=3,
+                                                   think_time_ms=base["think_time_ms"], k=3.0))
     assert len(at.get("plotly_chart")) == 2
     assert "knee_download" in _downloads(at)
 
 
 def test_knee_page_what_if_point_matches_the_model(app_env):
     at = _app()
-    at.slider(key="knee_max_clients").set_value(800).run()
-    at.slider(key="knee_clients").set_value(450).run()
-    at.slider(key="knee_think").set_value(100).run()
+    at.slider(key=_k("knee_max_clients")).set_value(800).run()
+    at.slider(key=_k("knee_clients")).set_value(450).run()
+    at.slider(key=_k("knee_think")).set_value(100).run()
     assert not at.exception
     model = _champion()
     base = forecasting.default_configuration(model)
@@ -124,8 +139,8 @@ def test_knee_page_says_when_the_what_if_point_is_beyond_what_the_model_was_fitt
     at = _app()
     hi = _champion().train_ranges["clients"][1]
     assert not [c for c in at.caption if "what-if point is" in c.value]  # the default point was measured
-    at.slider(key="knee_max_clients").set_value(2000).run()
-    at.slider(key="knee_clients").set_value(1500).run()
+    at.slider(key=_k("knee_max_clients")).set_value(2000).run()
+    at.slider(key=_k("knee_clients")).set_value(1500).run()
     said = [c.value for c in at.caption if "what-if point is" in c.value]
     assert len(said) == 1 and f"{1500 / hi:.3g}x the largest trained load ({hi:g} clients)" in said[0]
     # five measured loads: the champion measured its extrapolation error, and the band says so
@@ -153,7 +168,7 @@ def test_knee_and_planner_pages_warn_of_a_training_point_outside_the_band(app_en
     (sentence,) = forecasting.answer_warnings(_champion(), {})
     assert sentence.startswith("training point 500 clients (2 GCP + 2 zIIP, think 200 ms) measured 5.03 ms")
     at = _app()
-    clients = at.slider(key="knee_clients").value
+    clients = at.slider(key=_k("knee_clients")).value
     assert f"Response at {clients} clients: {sentence}." in [w.value for w in at.warning]
     at = _app("planner")
     assert f"The plan's responses: {sentence}." in [w.value for w in at.warning]
@@ -162,8 +177,8 @@ def test_knee_and_planner_pages_warn_of_a_training_point_outside_the_band(app_en
 def test_knee_page_warns_where_gcp_help_can_latch_on(app_env):
     at = _app()
     assert not at.warning  # 200 ms of think time at the measured point
-    at.slider(key="knee_n_ziip").set_value(1).run()
-    at.slider(key="knee_think").set_value(0).run()
+    at.slider(key=_k("knee_n_ziip")).set_value(1).run()
+    at.slider(key=_k("knee_think")).set_value(0).run()
     assert not at.exception
     said = [w.value for w in at.warning]
     assert len(said) == 1 and said[0].startswith("The what-if point: closed load with less think time than response")
@@ -174,27 +189,33 @@ def test_knee_page_warns_where_gcp_help_can_latch_on(app_env):
 
 def test_planner_page_recommends_ibms_answer(app_env):
     at = _app("planner")
-    at.number_input(key="plan_clients").set_value(500).run()
-    at.number_input(key="plan_slo").set_value(2.0).run()
+    at.number_input(key=_k("plan_clients")).set_value(500).run()
+    at.number_input(key=_k("plan_slo")).set_value(2.0).run()
     assert not at.exception
     assert re.search(r"\b3 zIIP\(s\)", at.success[0].value), at.success[0].value
+    assert at.success[0].value.startswith("**2 GCPs, think time 200 ms, 500 clients, SLO 2 ms:** recommendation ")
     table = at.dataframe[0].value
     row3 = table[table["n_ziip"] == 3].iloc[0]
-    assert row3["response ms"] <= 2.0 < table[table["n_ziip"] == 2].iloc[0]["response ms"]
+    assert row3["resp_ms"] <= 2.0 < table[table["n_ziip"] == 2].iloc[0]["resp_ms"]
     # the rule that turned two zIIPs away, as the library's plan names it, and each row's failed rules
     policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     plan = modeling.plan_ziip(_champion(), clients=500, think_time_ms=200.0, n_gcp=2, slo_resp_ms=2.0, policy=policy)
     assert plan.binding_rule is not None and plan.binding_rule.startswith("slo")
     assert f"**Binding rule:** {plan.binding_sentence}." in [m.value for m in at.markdown]
-    assert table["fails"].tolist() == plan.table["failed_rules"].tolist()
-    at.number_input(key="plan_clients").set_value(300).run()
+    assert table["failed_rules"].tolist() == plan.table["failed_rules"].tolist()
+    # the rows turned away, in words with their numbers: two zIIPs miss the 2 ms SLO
+    two = plan.table[plan.table["n_ziip"] == 2].iloc[0]
+    turned_away = next(m.value for m in at.markdown if m.value.startswith("**Turned away:**"))
+    assert f"- **2 GCPs + 2 zIIPs** misses the SLO ({two['resp_ms']:.3g} ms > 2 ms)" in turned_away
+    assert "- **2 GCPs + 3 zIIPs**" not in turned_away  # the recommendation passes
+    at.number_input(key=_k("plan_clients")).set_value(300).run()
     assert re.search(r"\b2 zIIP\(s\)", at.success[0].value), at.success[0].value
     assert "plan_download" in _downloads(at)
 
 
 def test_planner_page_says_when_no_count_meets_the_slo(app_env):
     at = _app("planner")
-    at.number_input(key="plan_slo").set_value(0.01).run()  # below the unloaded response time
+    at.number_input(key=_k("plan_slo")).set_value(0.01).run()  # below the unloaded response time
     assert not at.exception
     assert not at.success and at.error
     assert at.error[0].value  # the planner's own reason, not a blank box
@@ -215,7 +236,7 @@ def test_workloads_page_shows_points_curve_residuals_and_backtest(app_env):
     fct = warehouse.read_table(app_env["KNEECAP_MARTS"], "fct_measurements")
     # each model says where it comes from, and its curve shades the loads it was fitted on
     sources = ", ".join(sorted(set(fct.loc[fct["workload"] == DIAG, "source_id"])))
-    assert f"Response model: closed_mva v1 on {sources}" in [h.value for h in at.header]
+    assert f"Response model: closed_mva v1 on {sources}" in [h.value for h in at.subheader]
     chart = json.loads(next(c for c in at.get("plotly_chart") if c.key == "wl_curve_response").proto.spec)
     measured_clients = fct.loc[fct["workload"] == DIAG, "clients"]
     assert f"fitted on {measured_clients.min():.0f}-{measured_clients.max():.0f} clients" in \
@@ -224,11 +245,21 @@ def test_workloads_page_shows_points_curve_residuals_and_backtest(app_env):
     assert set(resid.index) == set(measured.index) and len(measured) >= 6  # Table 1 plus the 3-zIIP run
     np.testing.assert_allclose(resid["measured"], measured.loc[resid.index, "resp_ms"], rtol=1e-12)
     fitted = _champion().predict(measured.loc[resid.index].reset_index())
-    np.testing.assert_allclose(resid["fitted"], fitted["resp_ms"], rtol=1e-3)  # the page rounds to 4 places
-    np.testing.assert_allclose(resid["residual_pct"], (resid["fitted"] / resid["measured"] - 1) * 100, atol=0.05)
+    # the page rounds each column to 3 significant digits of its smallest value: 0.986 -> 3 places
+    np.testing.assert_allclose(resid["fitted"], fitted["resp_ms"], atol=5e-4)
+    np.testing.assert_allclose(resid["residual_pct"], (fitted["resp_ms"].to_numpy() / resid["measured"] - 1) * 100,
+                               atol=0.05)
 
-    metrics = _frame(at, "metric", "value")
-    assert {"train_mape_resp_ms", "knee_k_clients"} <= set(metrics["metric"])
+    # the champion's metrics as words with units, 4 significant digits, never a raw name
+    metrics = _frame(at, "measure", "value").set_index("metric")
+    assert {"train_mape_resp_ms", "knee_k_clients"} <= set(metrics.index)
+    tracking.configure()
+    logged = _champion_metrics(DIAG, "response")
+    assert metrics.loc["knee_saturation_clients_lo", "measure"] == "saturation N*, 95% band low (clients)"
+    assert metrics.loc["train_mape_resp_ms", "measure"] == "training error, response (MAPE %)"
+    for name, value in logged.items():
+        assert metrics.loc[name, "value"] == float(f"{value:.4g}"), name
+        assert "_" not in metrics.loc[name, "measure"], metrics.loc[name, "measure"]
     backtest = _frame(at, "case", "mape_pct", "goal_pct")
     assert {"comm_stub_payload", "mq_console_vs_rest"} == set(backtest["case"])
     assert backtest["mape_pct"].notna().all() and (backtest["mape_pct"] >= 0).all()
@@ -243,9 +274,18 @@ def test_workloads_page_cost_model_lists_competitors(app_env):
     assert any("cpu_ms_per_tran" in c.value for c in at.code)
     competitors = _frame(at, "loo_mape_pct", exclude="metric")
     assert len(competitors) >= 2 and "loo_mape_pct" in competitors
-    loo = _frame(at, "metric", "value").set_index("metric")["value"]
-    # the champion's logged CV error is the best competitor's
-    np.testing.assert_allclose(loo["loo_mape_pct"], competitors["loo_mape_pct"].min(), rtol=1e-9)
+    loo = _frame(at, "measure", "value").set_index("metric")
+    assert loo.loc["loo_mape_pct", "measure"] == "leave-one-out error (MAPE %)"
+    # the champion's logged CV error is the best competitor's (both as logged, then as shown: 4
+    # significant digits beside the metric, 3 of the column's smallest value in the table)
+    tracking.configure()
+    frame = tracking.registered_models()
+    run_id = frame.loc[frame["name"] == tracking.model_name("zosconnect_apireq_v3_baqr", "cost"), "run_id"].iloc[0]
+    best = tracking.load_run_table(run_id, "competitors.json")["loo_mape_pct"].min()
+    np.testing.assert_allclose(_champion_metrics("zosconnect_apireq_v3_baqr", "cost")["loo_mape_pct"], best,
+                               rtol=1e-9)
+    assert loo.loc["loo_mape_pct", "value"] == float(f"{best:.4g}")
+    np.testing.assert_allclose(competitors["loo_mape_pct"].min(), best, atol=5e-4)
 
 
 # --- Models ------------------------------------------------------------------------------------
@@ -284,12 +324,21 @@ def test_models_page_shows_the_combination_weights(app_env):
     name = tracking.model_name(COMBINED_WORKLOAD, "response")
     rows = table[table["name"] == name].set_index("family")
     assert set(rows.index) == {"usl", "amdahl", "closed_mva_c"}
-    np.testing.assert_allclose(rows["weight"].sum(), 1.0, rtol=1e-9)
     tracking.configure()
     fitted = tracking.load_version(name, 1)
+    np.testing.assert_allclose(sum(fitted.weights.values()), 1.0, rtol=1e-9)
+    # shown rounded: each column to 3 significant digits of its smallest value, at most 4 places
+    # (the test project registers one combination: its rows are the whole table)
+    assert len(table) == len(fitted.weights)
+
+    def places(values) -> int:
+        smallest = min(abs(v) for v in values if v != 0)
+        return min(4, max(0, 2 - int(np.floor(np.log10(smallest)))))
+
     for family, weight in fitted.weights.items():
-        np.testing.assert_allclose(rows.loc[family, "weight"], weight, rtol=1e-9)
-        np.testing.assert_allclose(rows.loc[family, "rolling_origin_mape_pct"], fitted.scores[family], rtol=1e-9)
+        assert rows.loc[family, "weight"] == pytest.approx(round(weight, places(fitted.weights.values())), abs=1e-12)
+        assert rows.loc[family, "rolling_origin_mape_pct"] == pytest.approx(
+            round(fitted.scores[family], places(fitted.scores.values())), abs=1e-12)
     # the family with the smaller rolling-origin error carries the larger weight
     assert rows["weight"].idxmax() == rows["rolling_origin_mape_pct"].idxmin()
 
@@ -428,11 +477,11 @@ def test_configuration_widgets_follow_the_selected_workload(app_env):
     previous workload's settings."""
     at = _app()
     base = forecasting.default_configuration(_champion())
-    at.slider(key="knee_n_ziip").set_value(5).run()
-    at.slider(key="knee_think").set_value(1000).run()
+    at.slider(key=_k("knee_n_ziip")).set_value(5).run()
+    at.slider(key=_k("knee_think")).set_value(1000).run()
     at.selectbox(key="knee_workload").set_value("ZCONHI").run()
     assert not at.exception
     at.selectbox(key="knee_workload").set_value(DIAG).run()
     assert not at.exception
-    assert (at.slider(key="knee_n_ziip").value, at.slider(key="knee_think").value) == (
+    assert (at.slider(key=_k("knee_n_ziip")).value, at.slider(key=_k("knee_think")).value) == (
         base["n_ziip"], int(base["think_time_ms"]))

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import build_project
+from tests.app.conftest import OWN_WORKLOAD, SMF_CLASS, build_project
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "e2e"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 KNEE = re.compile(r"Response time breaks away")
+OTHER_LOAD = "Other classes' load x"  # a WLM class's input: the other classes' load factor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None,
@@ -140,7 +141,7 @@ def test_planner_recommends_a_third_zIIP_in_chromium(page):
 
     expect(page.get_by_text(KNEE)).to_be_visible(timeout=90_000)
     page.get_by_role("link", name="zIIP planner").click()
-    recommendation = page.get_by_text(re.compile(r"^Recommendation: "))
+    recommendation = page.get_by_text(re.compile(r"SLO [\d.]+ ms: recommendation "))
     expect(recommendation).to_be_visible(timeout=60_000)
     # defaults: the largest measured load (500 clients), 2 GCPs, Z = 200 ms, a 2 ms SLO
     expect(recommendation).to_contain_text(re.compile(r"\b3 zIIP\(s\)"))
@@ -149,3 +150,170 @@ def test_planner_recommends_a_third_zIIP_in_chromium(page):
     clients.press("Enter")
     expect(recommendation).to_contain_text(re.compile(r"\b2 zIIP\(s\)"), timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "planner-300-clients.png"))
+
+
+# --- Desk state belongs to the workload (issue #34 item 1) -------------------------------------
+
+
+def _engines(n_gcp: int, n_ziip: int | None = None) -> str:
+    """The answer's first words for the engines: '3 GCPs + 1 zIIP'."""
+    words = f"{n_gcp} GCP{'' if n_gcp == 1 else 's'}"
+    return words if n_ziip is None else f"{words} + {n_ziip} zIIP{'' if n_ziip == 1 else 's'}"
+
+
+def _choose(page, label: str, option: str) -> None:
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label).first
+    box.click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+# Streamlit keeps an element it is replacing on the page, marked stale, until the run ends: a
+# slider whose range changed is there twice for a moment
+FRESH = '[data-testid="stElementContainer"][data-stale="false"]'
+
+
+def _slider(page, label: str):
+    return page.locator(f'{FRESH} [data-testid="stSlider"]').filter(has=page.get_by_text(label, exact=True))
+
+
+def _slider_value(page, label: str) -> float:
+    return float(_slider(page, label).get_by_test_id("stSliderThumbValue").inner_text())
+
+
+def _step_slider(page, label: str) -> None:
+    """One step right with the keyboard, as a user would, and wait for the thumb to move."""
+    from playwright.sync_api import expect
+
+    shown = _slider(page, label).get_by_test_id("stSliderThumbValue")
+    before = shown.inner_text()
+    thumb = _slider(page, label).get_by_role("slider")
+    thumb.focus()
+    thumb.press("ArrowRight")
+    expect(shown).not_to_have_text(before, timeout=30_000)
+
+
+def _number(page, label: str) -> float:
+    return float(page.locator(FRESH).get_by_label(label, exact=True).input_value())
+
+
+def _step_number(page, label: str) -> None:
+    """The number input's + button, as a user would press it, and wait for the value to change."""
+    from playwright.sync_api import expect
+
+    box = page.locator(f'{FRESH} [data-testid="stNumberInput"]').filter(has=page.get_by_label(label, exact=True))
+    field = box.get_by_label(label, exact=True)
+    before = field.input_value()
+    box.get_by_test_id("stNumberInputStepUp").click()
+    expect(field).not_to_have_value(before, timeout=30_000)
+
+
+def _expect_answer(page, pattern: str, first_words: str) -> None:
+    """The answer (the paragraph matching ``pattern``) starts with ``first_words`` once the rerun is done."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(FRESH).get_by_text(re.compile(pattern)).first).to_have_text(
+        re.compile("^" + re.escape(first_words)), timeout=60_000)
+    # the run has finished (Streamlit shows its status widget while a run is under way); generous,
+    # as a first run of a workload loads its champion from the registry
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=180_000)
+    # checked again after the run finished: the words the page settles on
+    expect(page.locator(FRESH).get_by_text(re.compile(pattern)).first).to_have_text(
+        re.compile("^" + re.escape(first_words)), timeout=10_000)
+
+
+def _knee_words(page) -> str:
+    return (f"{_engines(int(_slider_value(page, 'GCPs')), int(_slider_value(page, 'zIIPs')))}, "
+            f"think time {_slider_value(page, 'Think time (ms)'):g} ms:")
+
+
+def _class_knee_words(page) -> str:
+    return (f"{_engines(int(_slider_value(page, 'GCPs')), int(_slider_value(page, 'zIIPs')))}, "
+            f"other classes' load x{_slider_value(page, OTHER_LOAD):g}:")
+
+
+def test_every_page_answers_for_the_inputs_shown_after_a_workload_switch_in_chromium(page):
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text(KNEE)).to_be_visible(timeout=90_000)
+    # Knee: the own table's machine, then each slider one step, the answer following each time
+    _expect_answer(page, KNEE.pattern, "2 GCPs + 2 zIIPs, think time 200 ms:")
+    _choose(page, "Workload", OWN_WORKLOAD)
+    _expect_answer(page, KNEE.pattern, "3 GCPs + 1 zIIP, think time 100 ms:")
+    assert (_slider_value(page, "GCPs"), _slider_value(page, "zIIPs"), _slider_value(page, "Think time (ms)")) == \
+        (3, 1, 100)
+    for label in ("Clients (curve up to)", "Clients (what-if point)", "Think time (ms)", "GCPs", "zIIPs"):
+        _step_slider(page, label)
+        _expect_answer(page, KNEE.pattern, _knee_words(page))
+    assert _knee_words(page) == "4 GCPs + 2 zIIPs, think time 110 ms:"
+    page.screenshot(path=str(ARTIFACTS / "knee-own-table-stepped.png"))
+    # back to seed 004: its own measured machine again
+    _choose(page, "Workload", "zosconnect_cics_diag")
+    _expect_answer(page, KNEE.pattern, "2 GCPs + 2 zIIPs, think time 200 ms:")
+    assert _knee_words(page) == "2 GCPs + 2 zIIPs, think time 200 ms:"
+    # a WLM class: its LPAR, the other classes' load in the words
+    _choose(page, "Workload", SMF_CLASS)
+    _expect_answer(page, KNEE.pattern, "2 GCPs + 2 zIIPs, other classes' load x1:")
+    for label in ("Class tps (curve up to)", "Class tps (what-if point)", "Other classes' load x", "GCPs", "zIIPs"):
+        _step_slider(page, label)
+        _expect_answer(page, KNEE.pattern, _class_knee_words(page))
+    assert _class_knee_words(page) == "3 GCPs + 3 zIIPs, other classes' load x1.05:"
+
+    # zIIP planner: the inputs are number fields, stepped with their + button
+    page.get_by_role("link", name="zIIP planner").click()
+    answer = r"SLO [\d.]+ ms: (recommendation|no mix)"
+
+    def plan_words() -> str:
+        return (f"{_engines(int(_number(page, 'GCPs')))}, think time {_number(page, 'Think time (ms)'):g} ms, "
+                f"{int(_number(page, 'Target clients'))} clients, SLO {_number(page, 'Response-time SLO (ms)'):g} ms:")
+
+    _expect_answer(page, answer, "2 GCPs, think time 200 ms, 500 clients, SLO 2 ms:")
+    _choose(page, "Workload", OWN_WORKLOAD)
+    _expect_answer(page, answer, "3 GCPs, think time 100 ms, 250 clients, SLO 2 ms:")
+    for label in ("Target clients", "Think time (ms)", "GCPs", "Response-time SLO (ms)"):
+        _step_number(page, label)
+        _expect_answer(page, answer, plan_words())
+    page.screenshot(path=str(ARTIFACTS / "planner-own-table-stepped.png"))
+    _choose(page, "Workload", SMF_CLASS)
+
+    def class_plan_words() -> str:
+        load = _number(page, "Other classes' load x")
+        return (f"{_engines(int(_number(page, 'GCPs')))}, other classes' load x{load:g}, "
+                f"{_number(page, 'Target tps'):g} tps, SLO {_number(page, 'Response-time SLO (ms)'):g} ms:")
+
+    expect(page.get_by_label("Target tps", exact=True)).to_be_visible(timeout=60_000)
+    _expect_answer(page, answer, class_plan_words())
+    for label in ("Target tps", "Other classes' load x", "GCPs", "Response-time SLO (ms)"):
+        _step_number(page, label)
+        _expect_answer(page, answer, class_plan_words())
+
+    # What-if factors
+    page.get_by_role("link", name="What-if factors").click()
+    factor_answer = r"clients, SLO [\d.]+ ms: knee at about"
+
+    def factor_words() -> str:
+        return (f"{_engines(int(_number(page, 'GCPs')), int(_number(page, 'zIIPs')))}, think time "
+                f"{_number(page, 'Think time (ms)'):g} ms, {int(_number(page, 'Clients'))} clients, "
+                f"SLO {_number(page, 'Response-time SLO (ms)'):g} ms:")
+
+    _expect_answer(page, factor_answer, "2 GCPs + 2 zIIPs, think time 200 ms, 500 clients, SLO 2 ms:")
+    _choose(page, "Workload", OWN_WORKLOAD)
+    _expect_answer(page, factor_answer, "3 GCPs + 1 zIIP, think time 100 ms, 250 clients, SLO 2 ms:")
+    for label in ("Clients", "Response-time SLO (ms)", "GCPs", "zIIPs", "Think time (ms)"):
+        _step_number(page, label)
+        _expect_answer(page, factor_answer, factor_words())
+
+    # SMF classes: the LPAR's inputs sit in an expander
+    page.get_by_role("link", name="SMF classes").click()
+    class_answer = r"other classes' load x[\d.]+: knee at"
+    _expect_answer(page, class_answer, "2 GCPs + 2 zIIPs, other classes' load x1:")
+    page.get_by_text("LPAR the knee and the SLO load are computed for").click()
+
+    def lpar_words() -> str:
+        return (f"{_engines(int(_number(page, 'GCPs')), int(_number(page, 'zIIPs')))}, "
+                f"other classes' load x{_number(page, OTHER_LOAD):g}:")
+
+    for label in ("GCPs", "zIIPs", "Other classes' load x"):
+        _step_number(page, label)
+        _expect_answer(page, class_answer, lpar_words())
+    assert lpar_words() == "3 GCPs + 3 zIIPs, other classes' load x1.05:"
+    page.screenshot(path=str(ARTIFACTS / "classes-stepped.png"))
