@@ -849,13 +849,15 @@ def significant(value: float, digits: int = 4) -> float:
 def decimals(frame: pd.DataFrame, digits: int = 3, most: int = 4) -> dict[str, int]:
     """Per float column, the decimals that give its smallest non-zero value ``digits`` significant digits.
 
-    At most ``most``: a residual of 0.00003 % needs no more than 0.0000.
+    At most ``most``: a residual of 0.00003 % needs no more than 0.0000. None for whole numbers
+    (clients, engines): 50, not 50.00.
     """
     out = {}
     for column in frame.select_dtypes("float").columns:
         sizes = frame[column].abs().replace(float("inf"), float("nan"))
         low = sizes[sizes > 0].min()
-        out[column] = min(most, max(0, digits - 1 - math.floor(math.log10(low)))) if low == low else 0
+        whole = bool((sizes.dropna() % 1 == 0).all())
+        out[column] = 0 if whole or low != low else min(most, max(0, digits - 1 - math.floor(math.log10(low))))
     return out
 
 
@@ -907,5 +909,9 @@ def show_table(frame: pd.DataFrame, key: str, columns: list[str] | None = None, 
 def show_text_table(frame: pd.DataFrame, columns: list[str] | None = None) -> None:
     """A short table whose sentences wrap (st.table), labelled and rounded as :func:`show_table`'s."""
     shown = readable(frame[columns] if columns else frame)
-    shown = shown.astype(object).where(shown.notna(), "-").rename(columns=lambda c: column_label(str(c)))
+    for column in shown.select_dtypes("bool").columns:
+        shown[column] = shown[column].map({True: "yes", False: ""})
+    # text throughout: a number column with a dash for a missing value is not a number column to
+    # Arrow; an en dash, as st.table reads a cell's '-' as a Markdown list item
+    shown = shown.astype(str).where(shown.notna(), "\u2013").rename(columns=lambda c: column_label(str(c)))
     st.table(shown, hide_index=True)

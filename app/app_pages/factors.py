@@ -103,9 +103,16 @@ else:
                                    int(max(clients * 1.5, row["knee_clients_adjusted"] * 1.2, 50)), factor_id,
                                    float(share))
         fig = go.Figure()
-        for label, part in curves.groupby("cost", sort=False):
-            fig.add_trace(go.Scatter(x=part["clients"], y=part["resp_ms"], name=label))
-        for suffix, colour in (("", "#1f77b4"), ("_adjusted", "#ff7f0e")):
+        colours = (("#1f77b4", "rgba(31,119,180,0.15)"), ("#ff7f0e", "rgba(255,127,14,0.15)"))
+        for (label, part), (colour, fill) in zip(curves.groupby("cost", sort=False), colours):
+            # each curve over its own 95 % band, as on the Knee page
+            fig.add_trace(go.Scatter(x=part["clients"], y=part["resp_ms_hi"], line={"width": 0}, showlegend=False,
+                                     hoverinfo="skip", legendgroup=label))
+            fig.add_trace(go.Scatter(x=part["clients"], y=part["resp_ms_lo"], fill="tonexty", fillcolor=fill,
+                                     line={"width": 0}, name=f"95% band, {label}", legendgroup=label))
+            fig.add_trace(go.Scatter(x=part["clients"], y=part["resp_ms"], name=label, line={"color": colour},
+                                     legendgroup=label))
+        for suffix, (colour, _) in zip(("", "_adjusted"), colours):
             fig.add_vline(x=row["knee_clients" + suffix], line_dash="dash", line_color=colour)
         fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=380,
                           yaxis_range=[0, float(curves["resp_ms"].quantile(0.9) * 1.5)])
