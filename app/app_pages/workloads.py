@@ -25,7 +25,8 @@ def measured_summary(points, dims_row) -> str:
     """'5 points, 50-250 clients, 3 GCPs + 1 zIIP, think time 100 ms' for a table of runs, or the counts."""
     words = [f"{len(points)} measured point(s)"]
     if "clients" in points and points["clients"].notna().any():
-        words.append(f"{points['clients'].min():g}-{points['clients'].max():g} clients")
+        low, high = points["clients"].min(), points["clients"].max()
+        words.append(f"{low:g} clients" if low == high else f"{low:g}-{high:g} clients")
     configs = points[[c for c in ("n_gcp", "n_ziip", "think_time_ms") if c in points]].dropna(how="all")
     configs = configs.drop_duplicates()
     engines_known = {"n_gcp", "n_ziip"} <= set(configs) and configs[["n_gcp", "n_ziip"]].notna().all(axis=None)
