@@ -225,6 +225,13 @@ def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float,
 
 
 @st.cache_data(max_entries=256)
+def structure_knees(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, Any]:
+    """The knees of the dispatcher structures the champion draws (:func:`kneecap.forecasting.structure_knees`)."""
+    return forecasting.structure_knees(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
+                                       think_time_ms=think_time_ms, k=policy().knee_k)
+
+
+@st.cache_data(max_entries=256)
 def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, float]:
     """The prediction at one number of clients and configuration, as a flat dict."""
     pred = models(workload, key).response.predict(pd.DataFrame([{

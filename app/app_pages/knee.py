@@ -198,7 +198,8 @@ points = res.measured_points(workload)
 configuration = res.configuration_words(n_gcp, n_ziip, float(think))
 st.markdown(f"**{configuration}:** {res.forecasting.knee_sentence(knee)}")
 if hasattr(model, "calibration_sentence"):
-    st.caption(f"**Band held out:** {model.calibration_sentence()}.")
+    st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. "
+               f"**Band held out:** {model.calibration_sentence()}.")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric(f"Response at {clients} clients", fmt(at["resp_ms"], " ms"), delta=band_delta(at), delta_color="off",
           delta_arrow="off", help="the model's response at the what-if point, with its 95 % band")
@@ -210,7 +211,8 @@ trained = model.train_ranges["clients"]
 beyond = res.forecasting.extrapolation(trained, clients, "clients",
                                        configuration=(n_gcp, n_ziip, float(think)),
                                        measured=model.train_ranges.get("configs"))
-for warning in res.answer_warnings(workload, key, beyond):
+structures = res.structure_knees(workload, key, n_gcp, n_ziip, float(think))
+for warning in res.answer_warnings(workload, key, {**beyond, **structures}):
     st.warning(f"Response at {clients} clients: {warning}.")
 if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
     widened = "widened by the error the model's own rolling-origin refits made past their data" \

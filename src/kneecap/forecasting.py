@@ -453,12 +453,7 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         row.update(knee_clients=est["k_clients"], knee_clients_lo=est["k_clients_lo"],
                    knee_clients_hi=est["k_clients_hi"], saturation_clients=est["saturation_clients"],
                    max_tps=est["max_tps"], structures=res.structure_sentence())
-        by_structure = res.knee_by_structure(n_gcp=cfg["n_gcp"], n_ziip=cfg["n_ziip"],
-                                             think_time_ms=cfg["think_time_ms"], k=policy.knee_k)
-        if by_structure:
-            row.update(knee_clients_structure_lo=min(by_structure.values()),
-                       knee_clients_structure_hi=max(by_structure.values()),
-                       knee_clients_by_structure="; ".join(f"{name} {x:,.0f}" for name, x in by_structure.items()))
+        row.update(structure_knees(res, k=policy.knee_k, **cfg))
         if scenario.get("slo_resp_ms") is not None and scenario.get("clients") is not None:
             plan = plan_ziip(res, clients=float(scenario["clients"]), think_time_ms=cfg["think_time_ms"],
                              n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy)
@@ -749,6 +744,23 @@ def _structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:
                if key.startswith("knee_tps_") and key.endswith("_help") and value is not None}
     found = structure_disagreement(by_rule)
     return [found] if found else []
+
+
+def structure_knees(res: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float,
+                    k: float) -> dict[str, Any]:
+    """The knees of the dispatcher structures a closed fit draws, as an answer's keys.
+
+    ``knee_clients_structure_lo`` / ``_hi`` (the lowest and highest of the structures' own knees,
+    :meth:`ClosedMVAResults.knee_by_structure`) and ``knee_clients_by_structure`` (each named);
+    empty for a fit of one structure. :data:`ANSWER_CHECKS` warns when they lie more than
+    :data:`STRUCTURE_DISAGREEMENT` apart.
+    """
+    by_structure = res.knee_by_structure(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k)
+    if not by_structure:
+        return {}
+    return {"knee_clients_structure_lo": min(by_structure.values()),
+            "knee_clients_structure_hi": max(by_structure.values()),
+            "knee_clients_by_structure": "; ".join(f"{name} {x:,.0f}" for name, x in by_structure.items())}
 
 
 def _closed_structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:

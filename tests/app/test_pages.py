@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, forecasting, modeling, tracking, warehouse
@@ -172,6 +173,23 @@ def test_knee_and_planner_pages_warn_of_a_training_point_outside_the_band(app_en
     assert f"Response at {clients} clients: {sentence}." in [w.value for w in at.warning]
     at = _app("planner")
     assert f"The plan's responses: {sentence}." in [w.value for w in at.warning]
+
+
+def test_knee_page_names_the_dispatcher_structures_and_warns_when_their_knees_disagree(app_env, monkeypatch):
+    # the page says which structures the band carries; knees of the structures further apart than
+    # forecasting.STRUCTURE_DISAGREEMENT are a warning beside the response, worded as kneecap forecast words it
+    model = _champion()
+    apart = {"knee_clients_structure_lo": 348.0, "knee_clients_structure_hi": 365.0,
+             "knee_clients_by_structure": "pool help, 4 bursts 365; burst help, 2 bursts 348"}
+    # (the desk caches the structures' knees per configuration: patched before the page first runs)
+    st.cache_data.clear()
+    monkeypatch.setattr(forecasting, "structure_knees", lambda *args, **kwargs: apart)
+    (sentence,) = [w for w in forecasting.answer_warnings(model, apart) if "structures" in w]
+    assert "348 to 365 clients" in sentence and "4.9 % apart" in sentence
+    at = _app()
+    assert any("Dispatcher structures:" in c.value and model.structure_sentence() in c.value for c in at.caption)
+    clients = at.slider(key=_k("knee_clients")).value
+    assert f"Response at {clients} clients: {sentence}." in [w.value for w in at.warning]
 
 
 def test_knee_page_warns_where_gcp_help_can_latch_on(app_env):

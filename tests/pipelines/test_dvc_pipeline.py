@@ -211,8 +211,8 @@ def test_a_users_table_gets_a_knee_and_a_zIIP_plan(project: tuple[Path, dict[str
     row = pd.read_csv(root / "mine.csv").iloc[0]
     assert row["model"] == "closed_mva" and pd.isna(row["error"])
     # how often the band held the table's own higher client counts, printed beside the answer
-    assert "mylpar_api / peak: band: " in out.stdout and "held-out point(s) inside the bootstrap 95 % band" in out.stdout, \
-        out.stdout
+    assert "mylpar_api / peak: band: " in out.stdout, out.stdout
+    assert "held-out point(s) inside the bootstrap 95 % band" in out.stdout, out.stdout
     assert 0 <= row["band_coverage_raw_pct"] <= 100
     # the same numbers as the bundled seed 004 table, so the same answers as its workload's model
     (root / "seed.yaml").write_text((root / "mine.yaml").read_text().replace("mylpar_api", "zosconnect_cics_diag"))
