@@ -511,6 +511,11 @@ def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, k
                                     policy=replace(growth_policy(), horizon=int(horizon)), alpha=model.alpha)
 
 
+def listed_name(name: str) -> str:
+    """A registered model's name as ``kneecap models`` lists it (:func:`kneecap.tracking.listed_name`)."""
+    return tracking.listed_name(name)
+
+
 def promote(name: str, version: int) -> str:
     """Make ``version`` of ``name`` the champion and forget the cached registry and models."""
     _tracking()

@@ -8,6 +8,9 @@ frame = res.registered()
 if frame.empty:
     st.info("No registered kneecap models yet: run `make run` (or `dvc repro`).")
     st.stop()
+# one name for a model everywhere: as `kneecap models` lists it and `kneecap promote` takes it
+registered_as = {res.listed_name(n): n for n in frame["name"].unique()}
+frame = frame.assign(name=frame["name"].map(res.listed_name))
 
 done = st.session_state.pop("models_promoted", None)
 if done:
@@ -37,6 +40,6 @@ version = right.selectbox("Version", versions, key="promote_version")
 current = rows.loc[rows["aliases"].str.contains("champion", na=False), "version"].tolist()
 st.caption(f"Current champion: version {current[0]}" if current else "No champion yet.")
 if st.button("Set @champion", key="promote_button", disabled=bool(current) and int(current[0]) == int(version)):
-    res.promote(name, int(version))
+    res.promote(registered_as[name], int(version))
     st.session_state["models_promoted"] = f"{name} version {version} is now @champion"
     st.rerun()

@@ -312,8 +312,12 @@ def test_workloads_page_cost_model_lists_competitors(app_env):
 def test_models_page_promotes_a_version(app_env):
     at = _app("models")
     table = _frame(at, "name", "version", "aliases")
-    name = tracking.model_name(DIAG, "response")
-    assert {name, tracking.model_name("zosconnect_apireq_v3_baqr", "cost")} <= set(table["name"])
+    registered = tracking.model_name(DIAG, "response")
+    # the page names a model as `kneecap models` lists it, not by its registered prefix
+    name = tracking.listed_name(registered)
+    assert name == f"{DIAG}-response"
+    assert {name, "zosconnect_apireq_v3_baqr-cost"} <= set(table["name"])
+    assert not table["name"].str.startswith(tracking.MODEL_PREFIX).any()
     rows = table[table["name"] == name].set_index("version")
     assert rows.loc[1, "aliases"] == "champion" and rows.loc[2, "aliases"] == ""
 
@@ -323,14 +327,14 @@ def test_models_page_promotes_a_version(app_env):
     assert not at.exception
     assert at.success[0].value == f"{name} version 2 is now @champion"
     tracking.configure()
-    assert tracking.champion_version(name) == "2"
+    assert tracking.champion_version(registered) == "2"
     rows = _frame(at, "name", "version", "aliases").query("name == @name").set_index("version")
     assert rows.loc[2, "aliases"] == "champion"
 
     # and back, so the other pages keep seeing version 1
     at.selectbox(key="promote_version").set_value(1).run()
     at.button(key="promote_button").click().run()
-    assert tracking.champion_version(name) == "1"
+    assert tracking.champion_version(registered) == "1"
     assert "models_download" in _downloads(at)
 
 
