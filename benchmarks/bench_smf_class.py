@@ -42,9 +42,10 @@ from tests.smf import simdays  # noqa: E402
 TRAIN_DAYS = 6
 
 
-def _class_rows(seed: int, variant: str | None = None) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
-    records, truth = (simdays.simulated_days(seed=seed) if variant is None
-                      else simdays.variant_days(variant, seed=seed))
+def _class_rows(seed: int, variant: str | None = None,
+                ratio: float | None = None) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
+    records, truth = (simdays.simulated_days(seed=seed) if variant is None and ratio is None
+                      else simdays.variant_days(variant, seed=seed, ratio=ratio))
     return simdays.class_rows(records, truth), truth
 
 
@@ -66,8 +67,8 @@ def _days_to(date, origin: pd.Timestamp) -> float:
     return float("nan") if date is None else float((pd.Timestamp(date) - origin).days)
 
 
-def run(seed: int, params: config.Params, variant: str | None = None) -> dict[str, float]:
-    cls, truth = _class_rows(seed, variant)
+def run(seed: int, params: config.Params, variant: str | None = None, ratio: float | None = None) -> dict[str, float]:
+    cls, truth = _class_rows(seed, variant, ratio)
     train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
     later = cls[cls["day"] > TRAIN_DAYS]
     peaks = later.groupby("day", group_keys=False).apply(lambda g: g.nlargest(8, "tps"))
@@ -143,10 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14, 15])
     parser.add_argument("--variant", choices=sorted(simdays.VARIANTS),
                         help="another simulated LPAR (tests/smf/simdays.py VARIANTS) instead of the default")
+    parser.add_argument("--ratio", type=float,
+                        help="a steeper trend: day 10's peak this many times day 6's (default 1.21), day 10 "
+                             "at the same share of the knee")
     parser.add_argument("--save", help="write the per-seed table to this CSV (the docs render it)")
     args = parser.parse_args(argv)
     params = config.load_params(ROOT / "params.yaml")
-    rows = [run(seed, params, args.variant) for seed in args.seeds]
+    rows = [run(seed, params, args.variant, args.ratio) for seed in args.seeds]
     table = pd.DataFrame(rows)
     if args.save:
         table.assign(variant=args.variant or "pool").to_csv(args.save, index=False)

@@ -16,6 +16,10 @@ import pandas as pd
 from kneecap import warehouse
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
+RAW = REFERENCE.parent / "raw"
+#: what kneecap ships under data/raw (the RMF samples and the folder's README); a user's dumps go
+#: to data/raw/ingested (kneecap ingest) or beside these, and stay out of the tests
+BUNDLED_RAW = ("README.md", "rmf-samples")
 
 
 def read_bundled() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -39,4 +43,16 @@ def bundled_reference(target: Path) -> Path:
     assert len(records) == len(lines), "sources.csv has a cell spanning lines"
     kept = [line for i, (line, record) in enumerate(zip(lines, records)) if i == 0 or record[0] in bundled]
     (target / "sources.csv").write_bytes("".join(kept).encode("utf-8"))
+    return target
+
+
+def bundled_raw(target: Path) -> Path:
+    """A copy of data/raw as kneecap ships it (:data:`BUNDLED_RAW`), without the SMF a user added."""
+    target.mkdir(parents=True)
+    for name in BUNDLED_RAW:
+        src = RAW / name
+        if src.is_dir():
+            shutil.copytree(src, target / name)
+        else:
+            shutil.copy2(src, target / name)
     return target

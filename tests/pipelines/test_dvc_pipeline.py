@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from kneecap import schema, warehouse
-from tests.bundled import bundled_reference
+from tests.bundled import bundled_raw, bundled_reference
 
 REPO = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", "pipelines", "data/reference", "data/raw", "data/backtest", "src"]
@@ -41,6 +41,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         dst.parent.mkdir(parents=True, exist_ok=True)
         if item == "data/reference":  # as kneecap ships it, without a table the user added
             bundled_reference(dst)
+        elif item == "data/raw":  # the bundled RMF samples, without SMF the user ingested
+            bundled_raw(dst)
         elif src.is_dir():
             shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
         else:

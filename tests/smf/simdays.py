@@ -271,14 +271,28 @@ def variant_levels(config: SimDaysConfig) -> tuple[float, ...]:
     return tuple(round(level / CONFIG.max_tps * config.max_tps, 1) for level in GRID_LEVELS)
 
 
-def variant_days(name: str, *, seed: int, days: int = 10) -> tuple[list[bytes], SimDaysTruth]:
-    """:func:`simulated_days` of a variant, its peak trend scaled to reach its own knee as
-    :data:`CONFIG`'s does (day 1 at the same share of the knee, the same share a day)."""
-    config = VARIANTS[name]
-    grid = load_grid(variant_grid_path(name))
+def steep_trend(ratio: float) -> tuple[float, float]:
+    """``(day1_peak_tps, growth)`` whose day-10 peak is :data:`CONFIG`'s and ``ratio`` times the day-6 peak.
+
+    The default trend's day 10 is 1.21x its day 6; a steeper one tests a forecast further past the
+    trained load with the knee still ahead (day 10 at the same share of the knee).
+    """
+    day10 = DAY1_PEAK_TPS + 9 * GROWTH_TPS_PER_DAY
+    growth = day10 * (1 - 1 / ratio) / 4
+    return day10 / ratio - 5 * growth, growth
+
+
+def variant_days(name: str | None, *, seed: int, days: int = 10,
+                 ratio: float | None = None) -> tuple[list[bytes], SimDaysTruth]:
+    """:func:`simulated_days` of a variant (None: :data:`CONFIG`), its peak trend scaled to reach
+    its own knee as :data:`CONFIG`'s does (day 1 at the same share of the knee, the same share a
+    day); ``ratio``: the day-10 peak that many times the day-6 peak (:func:`steep_trend`)."""
+    config = CONFIG if name is None else VARIANTS[name]
+    grid = load_grid() if name is None else load_grid(variant_grid_path(name))
     scale = true_knee_tps(grid, config.knee_k) / true_knee_tps(load_grid(), CONFIG.knee_k)
+    day1, growth = (DAY1_PEAK_TPS, GROWTH_TPS_PER_DAY) if ratio is None else steep_trend(ratio)
     return simulated_days(days=days, seed=seed, grid=grid, config=config,
-                          day1_peak_tps=DAY1_PEAK_TPS * scale, growth=GROWTH_TPS_PER_DAY * scale)
+                          day1_peak_tps=day1 * scale, growth=growth * scale)
 
 
 def write_grid(path: Path = GRID_CSV, *, progress: bool = True, variant: str | None = None) -> pd.DataFrame:
