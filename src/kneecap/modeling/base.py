@@ -97,9 +97,9 @@ def calibration_quantile(scores: np.ndarray, alpha: float) -> float:
 
 
 def structure_weights(costs: np.ndarray, n: int) -> np.ndarray:
-    r"""Akaike weights of dispatcher structures from their fit costs on ``n`` intervals.
+    r"""Akaike weights of dispatcher structures from their fit costs on ``n`` independent units.
 
-    Every structure has the same free parameters (``R0``; ``D`` and ``f`` are measured), so with
+    Every structure has the same free parameters (``R0``, and ``D`` where not measured), so with
     Gaussian log residuals of one variance the AIC differences are the log-likelihood's,
     :math:`\Delta_s = n \log(c_s / c_{min})`, and
 
@@ -109,8 +109,11 @@ def structure_weights(costs: np.ndarray, n: int) -> np.ndarray:
 
     with :math:`c_s` the structure's mean squared log error (response, spill share and delay
     samples added, as one residual). Two structures that fit the history equally put equal
-    weight on each other's forecast however much they differ beyond it; a structure whose cost is
-    10 % above the best over 500 intervals gets ``exp(-24)`` of the weight.
+    weight on each other's forecast however much they differ beyond it. ``n`` counts independent
+    units, not residuals: a WLM class's days (its intervals within a day share the day's load
+    profile, and a structure's misfit repeats along it), a table's measured values. A structure
+    whose cost is 10 % above the best gets ``exp(-0.29)`` of the best's weight over 6 days, and
+    ``exp(-24)`` if its 500 intervals were counted as independent.
 
     References
     ----------
