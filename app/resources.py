@@ -593,14 +593,21 @@ def upload_name(filename: str) -> str:
     return "upload" if name in ("", ".", "..") else name
 
 
+# the upload reader below names its decoded tables `tables`
+_fill_setup, _TableError = tables.fill_setup, tables.TableError
+
+
 def ingest_upload(filename: str, payload: bytes,
-                  progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
+                  progress: Callable[[float, str], None] | None = None,
+                  fill: dict[str, float] | None = None) -> dict[str, Any]:
     """Parse an uploaded file (never unpickled or executed) and say what it held.
 
     Measurement CSVs are checked cell by cell against the reference format and then by the
     ``fct_measurements`` validation suite; SMF dumps and RMF Postprocessor XML are decoded into a
     scratch folder with the readers the pipeline uses. ``progress(fraction, text)`` is called as
-    the file is read.
+    the file is read. ``fill``: values for the cells a CSV's rows leave empty (``n_gcp``,
+    ``n_ziip``, ``think_time_ms``: what ``kneecap check`` and ``add-table`` take as options,
+    :func:`kneecap.tables.fill_setup`).
 
     Returns a dict with ``kind``, ``rows``, ``tables`` (name -> frame), ``quarantine`` (rows or
     records set aside, with the reason) and, for CSVs, ``validation``.
@@ -632,6 +639,11 @@ def ingest_upload(filename: str, payload: bytes,
             except warehouse.ReferenceDataError as exc:
                 message = str(exc).replace(str(path), filename)
                 raise UploadError(message, _cell_problems(message, filename)) from exc
+            if fill:
+                try:
+                    frame = _fill_setup(frame, fill, filename)
+                except _TableError as exc:
+                    raise UploadError(str(exc)) from exc
             report(0.4, f"{len(frame)} rows read; validating")
             validation = validate_measurements(frame)
             report(1.0, "validated")

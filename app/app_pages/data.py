@@ -42,11 +42,21 @@ st.markdown("Uploads are parsed with kneecap's readers and never executed or unp
             "`make pipeline promote` (README, Your own data).")
 upload = st.file_uploader("Measurement CSV, SMF dump (RDW / RECFM=U / VBS, optionally gzip) or RMF Postprocessor XML",
                           key="data_upload")
+# what `kneecap check` and `add-table` take as options: a load test's table rarely repeats them
+# on every row, and without the think time Little's law fails on every closed row
+st.caption("A measurement CSV's LPAR and think time, for the rows that do not give them "
+           "(as `kneecap check --n-gcp --n-ziip --think-time-ms`):")
+setup = st.columns(3)
+given = {"n_gcp": setup[0].number_input("GCPs", min_value=1, max_value=64, value=None, step=1, key="data_n_gcp"),
+         "n_ziip": setup[1].number_input("zIIPs", min_value=0, max_value=64, value=None, step=1, key="data_n_ziip"),
+         "think_time_ms": setup[2].number_input("Think time (ms)", min_value=0.0, max_value=3_600_000.0, value=None,
+                                                step=10.0, key="data_think")}
+fill = {column: float(value) for column, value in given.items() if value is not None}
 if upload is not None:
     name = res.upload_name(upload.name)
     bar = st.progress(0.0, text=f"Reading {name}")
     try:
-        result = res.ingest_upload(name, upload.getvalue(),
+        result = res.ingest_upload(name, upload.getvalue(), fill=fill,
                                    progress=lambda fraction, text: bar.progress(fraction, text=text))
     except res.UploadError as exc:
         bar.empty()

@@ -410,6 +410,25 @@ def test_data_page_quarantines_rows_breaking_littles_law(app_env):
     assert quarantine.iloc[0]["problem"].startswith("Little's law: clients != tps x (resp_ms + think_time_ms)")
 
 
+def test_data_page_takes_the_lpar_and_think_time_an_own_table_leaves_out(app_env):
+    # the README's own table: clients, tps and response only. Read as it is, think time 0 breaks
+    # Little's law on every row; told the LPAR and think time (as kneecap check is), it passes
+    own = b"workload,clients,tps,resp_ms\n" + b"".join(
+        f"mylpar_api,{c},{x},{r}\n".encode() for c, x, r in
+        ((100, 500, 1.06), (200, 1000, 1.13), (300, 1500, 1.38), (400, 1960, 3.32), (500, 2420, 5.03)))
+    at = _app("data")
+    at.file_uploader(key="data_upload").upload("mylpar.csv", own, "text/csv").run()
+    assert not at.exception, at.exception
+    assert at.warning and "expectations fail" in at.warning[0].value
+    assert len(_frame(at, "line", "point_id", "column", "value", "problem")) == 5
+    at.number_input(key="data_n_gcp").set_value(2).run()
+    at.number_input(key="data_n_ziip").set_value(2).run()
+    at.number_input(key="data_think").set_value(200.0).run()
+    assert not at.exception, at.exception
+    assert any(s.value.startswith("All ") and "expectations pass on 5 rows" in s.value for s in at.success)
+    assert "data_upload_curve_0" in {c.key for c in at.get("plotly_chart")}
+
+
 def test_data_page_rejects_bad_cells_with_line_numbers(app_env):
     at = _app("data")
     at.file_uploader(key="data_upload").upload("t.csv", SEED004.read_bytes().replace(b",1960,", b",fast,")).run()
