@@ -77,8 +77,12 @@ def test_the_delay_samples_find_the_simulated_burst_count(days):
     truth, _, _, choice, _ = days
     res = choice.results
     assert res.eligible_bursts == truth.config.eligible_bursts
-    # every refit agrees: the samples say how the eligible CPU is cut into dispatches
-    assert set(res.boot_params[:, 3].astype(int)) == {truth.config.eligible_bursts}
+    # the samples point at how the eligible CPU is cut into dispatches: the simulated count is the
+    # refits' most frequent and the weight by day leaves the neighbours a share (six days cannot
+    # rule them out: modeling.base.structure_weights); one burst, far off, gets no refit
+    counts = pd.Series(res.boot_params[:, 3].astype(int)).value_counts(normalize=True)
+    assert counts.idxmax() == truth.config.eligible_bursts and counts.max() >= 0.4
+    assert counts.get(1, 0.0) == 0.0
     assert any("zIIP delay samples of 576 interval(s)" in n for n in res.notes)
 
 
