@@ -50,6 +50,14 @@ def _missing(path: Path, command: str) -> str:
             f"`{command}` writes it, and the next `make docs` shows its table here.\n")
 
 
+def _bench_table(path: Path, rows: Callable[[pd.DataFrame], list[str]], command: str) -> str:
+    """The table ``rows`` makes of the CSV a bench's ``--save`` wrote, and where it came from."""
+    if not path.exists():
+        return _missing(path, "make bench")
+    return ("\n".join(rows(pd.read_csv(path)))
+            + f"\n\nGenerated from `{_shown(path)}` (`{command}`, run by `make bench`).\n")
+
+
 def backtest_table(path: Path = BACKTEST_JSON, params: Path = ROOT / "params.yaml") -> str:
     """The backtest error table of ``kneecap backtest``, from the evaluate stage's JSON."""
     if not path.exists():
@@ -86,11 +94,7 @@ def dispatch_grid_rows(table: pd.DataFrame) -> list[str]:
 
 def dispatch_grid_table(path: Path = DISPATCH_GRID_CSV) -> str:
     """The grid table of ``bench_dispatch.py --full``, from the CSV its ``--save`` wrote."""
-    if not path.exists():
-        return _missing(path, "make bench")
-    return ("\n".join(dispatch_grid_rows(pd.read_csv(path)))
-            + f"\n\nGenerated from `{_shown(path)}` (`bench_dispatch.py --full --save`, run by "
-            "`make bench`).\n")
+    return _bench_table(path, dispatch_grid_rows, "bench_dispatch.py --full --save")
 
 
 def _finite_error_row(label: str, err: pd.Series) -> str:
@@ -117,11 +121,8 @@ def dispatch_background_rows(table: pd.DataFrame) -> list[str]:
 
 def dispatch_background_table(path: Path = DISPATCH_BACKGROUND_CSV) -> str:
     """The table of ``bench_dispatch_background.py``, from the CSV its ``--save`` wrote."""
-    if not path.exists():
-        return _missing(path, "make bench")
-    return ("\n".join(dispatch_background_rows(pd.read_csv(path)))
-            + f"\n\nGenerated from `{_shown(path)}` (`bench_dispatch_background.py --sim-from "
-            "benchmarks/reference/dispatch_background_sim.csv --save`, run by `make bench`).\n")
+    return _bench_table(path, dispatch_background_rows, "bench_dispatch_background.py --sim-from "
+                        "benchmarks/reference/dispatch_background_sim.csv --save")
 
 
 def monotone_bound_pct(sim_resp_ms: np.ndarray) -> float:
@@ -174,10 +175,7 @@ def smf_class_rows(table: pd.DataFrame) -> list[str]:
 
 def smf_class_table(path: Path = SMF_CLASS_CSV) -> str:
     """The per-seed table of ``bench_smf_class.py`` (default LPAR), from the CSV its ``--save`` wrote."""
-    if not path.exists():
-        return _missing(path, "make bench")
-    return ("\n".join(smf_class_rows(pd.read_csv(path)))
-            + f"\n\nGenerated from `{_shown(path)}` (`bench_smf_class.py --save`, run by `make bench`).\n")
+    return _bench_table(path, smf_class_rows, "bench_smf_class.py --save")
 
 
 def smf_class_variants_rows(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -222,10 +220,7 @@ def scale_rows(table: pd.DataFrame) -> list[str]:
 
 def scale_table(path: Path = SCALE_CSV) -> str:
     """The cost-growth table of ``bench_scale.py``, from the CSV its ``--save`` wrote."""
-    if not path.exists():
-        return _missing(path, "make bench")
-    return ("\n".join(scale_rows(pd.read_csv(path)))
-            + f"\n\nGenerated from `{_shown(path)}` (`bench_scale.py --save`, run by `make bench`).\n")
+    return _bench_table(path, scale_rows, "bench_scale.py --save")
 
 
 def bench_outputs(folder: Path = RESULTS) -> str:

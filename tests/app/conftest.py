@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from kneecap import config, tracking, training, warehouse
-from kneecap.modeling import ClosedMVAModel, CostModel
+from kneecap.modeling import ClosedMVAModel, ClosedMVAResults, CostModel
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.modeling.select import extrapolation_spread
 from kneecap.smf.reader import decode_file
@@ -59,6 +59,18 @@ def smf_week() -> dict[str, object]:
     records, _ = synth.week_of_intervals(days=SMF_DAYS)
     decoded = decode_file(io.BytesIO(synth.frame_rdw(records)))
     return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload}
+
+
+def _closed_champion(rows: pd.DataFrame, knee_k: float) -> tuple[ClosedMVAResults, dict[str, float]]:
+    """A closed MVA fit of ``rows`` (20 bootstrap draws) and the metrics the train stage logs with it."""
+    model = ClosedMVAModel(n_boot=20, seed=1).fit(rows)
+    # as the train stage's model choice does: the band widens past the data by the error the
+    # model's own rolling-origin refits made
+    model.extrapolation_spread = extrapolation_spread(rows, lambda: ClosedMVAModel(n_boot=0), "clients",
+                                                      ("resp_ms", "tps"))
+    metrics = {f"train_mape_{k}": v for k, v in model.train_mape.items()}
+    metrics.update(training.knee_metrics(model, rows, knee_k)[0])
+    return model, metrics
 
 
 def build_project(root: Path) -> dict[str, str]:
@@ -103,13 +115,7 @@ def build_project(root: Path) -> dict[str, str]:
         tracking.configure(env["MLFLOW_TRACKING_URI"], project_dir=root)
         fct = tables["fct_measurements"]
         table1 = fct[fct["source_id"] == SEED004_TABLE1]
-        response = ClosedMVAModel(n_boot=20, seed=1).fit(table1)
-        # as the train stage's model choice does: the band widens past the data by the error the
-        # model's own rolling-origin refits made
-        response.extrapolation_spread = extrapolation_spread(table1, lambda: ClosedMVAModel(n_boot=0), "clients",
-                                                             ("resp_ms", "tps"))
-        metrics = {f"train_mape_{k}": v for k, v in response.train_mape.items()}
-        metrics.update(training.knee_metrics(response, table1, params.train.knee_k)[0])
+        response, metrics = _closed_champion(table1, params.train.knee_k)
         name = tracking.model_name(DIAG, "response")
         # version 1 becomes champion; version 2 (same fit, another run) is there to be promoted in the UI
         for version in (1, 2):
@@ -118,11 +124,7 @@ def build_project(root: Path) -> dict[str, str]:
             if version == 1:
                 tracking.promote(name)
         own = fct[fct["workload"] == OWN_WORKLOAD].reset_index(drop=True)
-        own_model = ClosedMVAModel(n_boot=20, seed=1).fit(own)
-        own_model.extrapolation_spread = extrapolation_spread(own, lambda: ClosedMVAModel(n_boot=0), "clients",
-                                                              ("resp_ms", "tps"))
-        own_metrics = {f"train_mape_{k}": v for k, v in own_model.train_mape.items()}
-        own_metrics.update(training.knee_metrics(own_model, own, params.train.knee_k)[0])
+        own_model, own_metrics = _closed_champion(own, params.train.knee_k)
         own_name = tracking.model_name(OWN_WORKLOAD, "response")
         tracking.log_model(own_model, name=own_name, params={"n_boot": 20, "seed": 1}, metrics=own_metrics)
         tracking.promote(own_name)

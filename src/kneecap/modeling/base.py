@@ -131,6 +131,29 @@ def structure_weights(costs: np.ndarray, n: int) -> np.ndarray:
     return weights
 
 
+#: Akaike weight under which a dispatcher structure is not named (and a closed fit gives it no
+#: bootstrap draw): 200 draws cannot resolve it
+MIN_STRUCTURE_WEIGHT = 0.01
+
+
+def structure_sentence(structures: list[dict[str, Any]], help_rule: str, eligible_bursts: int, weighed_by: str) -> str:
+    """The dispatcher structures a band carries, with their Akaike weights, for a person to read.
+
+    ``structures``: rows with ``help_rule``, ``eligible_bursts`` and ``weight``
+    (:func:`structure_weights`); fewer than two: the fit's one structure, ``help_rule`` with
+    ``eligible_bursts``, said to be fixed. ``weighed_by`` opens the sentence: what weighed them,
+    with its verb ("the intervals weigh", "the table weighs").
+    """
+    rows = sorted((r for r in structures if r.get("weight", 0) >= MIN_STRUCTURE_WEIGHT), key=lambda r: -r["weight"])
+    if len(structures) < 2 or not rows:
+        return f"help rule {help_rule}, {eligible_bursts} eligible burst(s) (fixed)"
+    shares = ", ".join(f"{r['help_rule']} help with {r['eligible_bursts']} eligible bursts "
+                       f"{100 * r['weight']:.0f} %" for r in rows)
+    rest = len(structures) - len(rows)
+    return (f"{weighed_by} {shares}" + (f"; {rest} other structure(s) under 1 %" if rest else "")
+            + " (Akaike weights)")
+
+
 class ModelError(ValueError):
     """A table cannot be fitted by the requested model (too few points, missing columns, ...)."""
 

@@ -19,12 +19,14 @@ from scipy import optimize, stats
 
 from kneecap.modeling.base import (
     ALPHA,
+    MIN_STRUCTURE_WEIGHT,
     N_BOOT,
     SEED,
     ModelError,
     column_or,
     mape_pct,
     require_columns,
+    structure_sentence,
     structure_weights,
     to_jsonable,
     widen_beyond_trained,
@@ -52,9 +54,6 @@ FAMILY = "closed_mva"
 #: solves a fitted model keeps (:meth:`ClosedMVAResults._solve_all`); the oldest goes first
 SOLVES_KEPT = 8
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
-#: Akaike weight under which a dispatcher structure gets no bootstrap draw: 200 draws cannot
-#: resolve it, and each structure drawn costs a solve of its own in every prediction
-MIN_STRUCTURE_WEIGHT = 0.01
 #: Levenberg-Marquardt steps that screen a structure before it is fitted in full
 SCREEN_ITERATIONS = 40
 
@@ -539,15 +538,7 @@ class ClosedMVAResults:
 
     def structure_sentence(self) -> str:
         """The dispatcher structures the band carries, with their Akaike weights."""
-        rows = sorted((r for r in self.structures if r.get("weight", 0) >= MIN_STRUCTURE_WEIGHT),
-                      key=lambda r: -r["weight"])
-        if len(self.structures) < 2 or not rows:
-            return f"help rule {self.help_rule}, {self.eligible_bursts} eligible burst(s) (fixed)"
-        shares = ", ".join(f"{r['help_rule']} help with {r['eligible_bursts']} eligible bursts "
-                           f"{100 * r['weight']:.0f} %" for r in rows)
-        rest = len(self.structures) - len(rows)
-        return (f"the table weighs {shares}" + (f"; {rest} other structure(s) under 1 %" if rest else "")
-                + " (Akaike weights)")
+        return structure_sentence(self.structures, self.help_rule, self.eligible_bursts, "the table weighs")
 
     def knee_by_structure(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0
                           ) -> dict[str, float]:
@@ -560,9 +551,9 @@ class ClosedMVAResults:
         if len(rows) < 2:
             return {}
         out = {}
+        per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
         for r in rows:
             d = self.cpu_ms_per_tran if self.demand_source == "measured" else r["cpu_ms_per_tran"]
-            per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
             bound = (k * (d + r["delay_ms"]) + think_time_ms) / (d * per_ms)
             n_max = int(min(max(math.ceil(bound) + 1, 50), 50_000))
             sol = solve_closed(np.array([d]), np.array([r["delay_ms"]]), self.ziip_eligible_fraction,

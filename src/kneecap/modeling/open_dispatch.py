@@ -27,6 +27,7 @@ from kneecap.modeling.base import (
     column_or,
     mape_pct,
     require_columns,
+    structure_sentence,
     structure_weights,
     to_jsonable,
 )
@@ -973,14 +974,7 @@ class OpenDispatchResults:
 
     def structure_sentence(self) -> str:
         """The dispatcher structures the band carries, with their Akaike weights."""
-        rows = sorted((r for r in self.structures if r.get("weight", 0) >= 0.01), key=lambda r: -r["weight"])
-        if len(self.structures) < 2 or not rows:
-            return f"help rule {self.help_rule}, {self.eligible_bursts} eligible burst(s) (fixed)"
-        shares = ", ".join(f"{r['help_rule']} help with {r['eligible_bursts']} eligible bursts "
-                           f"{100 * r['weight']:.0f} %" for r in rows)
-        rest = len(self.structures) - len(rows)
-        return (f"the intervals weigh {shares}" + (f"; {rest} other structure(s) under 1 %" if rest else "")
-                + " (Akaike weights)")
+        return structure_sentence(self.structures, self.help_rule, self.eligible_bursts, "the intervals weigh")
 
     def calibration_sentence(self) -> str:
         """How the band was calibrated on the class's own history, and what it covered."""
