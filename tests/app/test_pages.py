@@ -30,8 +30,9 @@ SEED004 = REPO / "data" / "reference" / "seed004_table1.csv"
 DIAG = "zosconnect_cics_diag"
 
 
-def _app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
+def _app(page: str | None = None, *, timeout: float = 120) -> AppTest:
+    """The desk as `make serve` starts it, switched to ``page``; no exception on the way."""
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
     assert not at.exception, at.exception
     if page:
         at.switch_page(f"app_pages/{page}.py").run()

@@ -16,18 +16,14 @@ from streamlit.testing.v1 import AppTest
 
 from kneecap import config, factors, forecasting, modeling, tracking
 from tests.app.conftest import OWN_CONFIG, OWN_RESP_MS, OWN_WORKLOAD, SMF_CLASS, widget_key
-from tests.app.test_pages import APP, DIAG, REPO
+from tests.app.test_pages import DIAG, REPO, _app
 
 K = 3.0  # params.yaml train.knee_k
 
 
 def _page(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180).run()
-    assert not at.exception, at.exception
-    if page:
-        at.switch_page(f"app_pages/{page}.py").run()
-        assert not at.exception, at.exception
-    return at
+    # the bound per script run these tests were written with (the page tests use 120 s)
+    return _app(page, timeout=180)
 
 
 def _champion(workload: str):
