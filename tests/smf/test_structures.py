@@ -97,3 +97,20 @@ def test_structure_weights_follow_the_fit_and_the_evidence():
     assert 0.2 < w[1] < 0.5
     # a structure that could not be fitted gets nothing
     assert structure_weights(np.array([0.02, np.inf]), 50)[1] == 0.0
+
+
+def test_quiet_intervals_delay_samples_do_not_pick_the_burst_count():
+    """One eligible dispatch beside 0.5 ms background bursts: the busy intervals' samples decide.
+
+    A quiet interval's handful of zIIP delay samples scatters by ~1/(n + 1) on the log scale; counted
+    like a busy interval's thousands they chose pool help with 2 bursts (17 % of the weight for the
+    simulated burst help with 1); weighed by their Poisson precision the simulated structure leads.
+    """
+    records, truth = simdays.variant_days("burst_k1", seed=32)
+    cls = simdays.class_rows(records, truth)
+    params = config.load_params(REPO / "params.yaml")
+    train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
+    res = choose_response_model(train, modeling_config(params)).results
+    assert (res.help_rule, res.eligible_bursts) == (truth.config.help_rule, truth.config.eligible_bursts)
+    weight = {(s["help_rule"], s["eligible_bursts"]): s["weight"] for s in res.structures}
+    assert weight[(truth.config.help_rule, truth.config.eligible_bursts)] == max(weight.values()) >= 0.5
