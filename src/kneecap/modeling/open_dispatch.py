@@ -225,11 +225,12 @@ def sample_cost(iv: _Intervals, ziip_wait_ms: np.ndarray, d: float, f: float) ->
     more than the model itself can: :math:`\sigma_M` is the analytic model's own log error
     against the dispatcher simulation (:data:`MODEL_ERROR_LOG`, a 95th percentile, as a normal
     standard deviation). Unweighted, the quiet intervals' scatter decided between burst counts:
-    on a 4 GCP + 3 zIIP LPAR (2 eligible bursts, 55 % GCP background, ``bench_smf_class.py
-    --variant pool_4g3z --ratio 1.4``) it gave the simulated structure 13-14 % of the weight and
-    the fifth rank, weighted 20-21 % and the second; on one eligible burst beside 0.5 ms
-    background bursts (``--variant burst_k1``) 17 % and the second rank, weighted 80 % and the
-    first. ``(0, 0)`` where fewer than 3 intervals qualify.
+    on one eligible burst beside 0.5 ms background bursts (``tests/smf/simdays.py`` ``VARIANTS
+    ["burst_k1"]``, seeds 101-102) it gave the simulated structure 21-22 % of the weight and the
+    second rank, weighted 83 % and the first; on 4 GCPs + 3 zIIPs with a steeper week
+    (``bench_smf_class.py --variant pool_4g3z --ratio 1.4``) 24-25 %, weighted 36-38 %, first
+    either way; the simulated structure's weight rose on every LPAR and week tried.
+    ``(0, 0)`` where fewer than 3 intervals qualify.
 
     References
     ----------
