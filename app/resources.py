@@ -499,7 +499,7 @@ def growth_policy() -> forecasting.GrowthPolicy:
 
 @st.cache_data(max_entries=64)
 def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, knee_tps_hi: float,
-                 slo_tps: float, horizon: int) -> dict[str, Any]:
+                 knee_tps_draws: tuple[float, ...], slo_tps: float, horizon: int) -> dict[str, Any]:
     """Peak tps per period, the chosen growth forecast with its band and the knee / SLO crossing dates.
 
     Crossings are looked for within ``horizon`` periods (:func:`kneecap.forecasting.class_growth`
@@ -507,7 +507,7 @@ def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, k
     """
     model = models(workload, key).response
     return forecasting.class_growth(model, knee_tps=knee_tps, knee_tps_lo=knee_tps_lo, knee_tps_hi=knee_tps_hi,
-                                    slo_tps=slo_tps if slo_tps == slo_tps else None,
+                                    knee_tps_draws=knee_tps_draws, slo_tps=slo_tps if slo_tps == slo_tps else None,
                                     policy=replace(growth_policy(), horizon=int(horizon)), alpha=model.alpha)
 
 

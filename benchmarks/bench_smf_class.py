@@ -82,7 +82,8 @@ def run(seed: int, params: config.Params, variant: str | None = None, ratio: flo
     started = time.perf_counter()
     knee = res.knee(k=k)
     grown = forecasting.class_growth(res, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
-                                     knee_tps_hi=knee["knee_tps_hi"], alpha=res.alpha)
+                                     knee_tps_hi=knee["knee_tps_hi"], knee_tps_draws=knee["knee_tps_draws"],
+                                     alpha=res.alpha)
     answer_s = time.perf_counter() - started
     # the growth forecast alone: the day it reaches the simulation's own knee
     with_true_knee = forecasting.class_growth(res, knee_tps=truth.knee_tps, alpha=res.alpha)["date_knee"]

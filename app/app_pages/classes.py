@@ -71,7 +71,7 @@ except res.modeling.ModelError as exc:
 slo_tps = res.class_slo_tps(workload, key, float(slo), int(n_gcp), int(n_ziip), float(bg))
 try:
     growth = res.class_growth(workload, key, knee["knee_tps"], knee["knee_tps_lo"], knee["knee_tps_hi"],
-                              slo_tps, int(horizon))
+                              knee["knee_tps_draws"], slo_tps, int(horizon))
 except ValueError as exc:  # too short or too ragged a history for a trend: said, not guessed
     growth = None
     st.warning(f"No growth forecast for {workload}: {exc}")

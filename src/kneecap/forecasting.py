@@ -554,7 +554,8 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                   if scenario.get("slo_resp_ms") is not None else None)
         try:
             grown = class_growth(res, knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"],
-                                 knee_tps_hi=est["knee_tps_hi"], slo_tps=at_slo, policy=growth, alpha=res.alpha)
+                                 knee_tps_hi=est["knee_tps_hi"], knee_tps_draws=est["knee_tps_draws"],
+                                 slo_tps=at_slo, policy=growth, alpha=res.alpha)
         except ValueError as exc:  # too short a history for a trend: said, not guessed
             row["growth"] = f"no growth forecast: {exc}"
         else:
@@ -825,15 +826,17 @@ DATE_SUFFIXES = ("", "_earliest", "_p90", "_lo", "_hi")
 
 
 def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: float | None = None,
-                 knee_tps_hi: float | None = None, slo_tps: float | None = None,
-                 policy: GrowthPolicy | None = None, alpha: float = 0.05) -> dict[str, Any]:
+                 knee_tps_hi: float | None = None, knee_tps_draws: Sequence[float] | None = None,
+                 slo_tps: float | None = None, policy: GrowthPolicy | None = None,
+                 alpha: float = 0.05) -> dict[str, Any]:
     """When the class's peak load reaches its knee (and the SLO's load), from its interval history.
 
     The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is fitted by the
     competing trend models (:func:`kneecap.growth.fit_growth`); whole future paths are drawn from
     all of them by their rolling-origin weights (:meth:`kneecap.growth.GrowthResults.simulate`),
-    and each path's first reach of a draw of the knee (a split log-normal through ``knee_tps_lo``,
-    ``knee_tps``, ``knee_tps_hi`` at ``alpha``) is one crossing
+    and each path's first reach of a draw of the knee (from ``knee_tps_draws`` when given, the refits'
+    own knees: :func:`kneecap.modeling.open_dispatch.knee_draws`; else a split log-normal through
+    ``knee_tps_lo``, ``knee_tps``, ``knee_tps_hi`` at ``alpha``) is one crossing
     (:func:`kneecap.growth.crossing_date`). The dates are that distribution's quantiles put on
     period starts (:func:`kneecap.growth.round_to_periods`: the early ends down, the rest up, so a
     real spread never prints as one day): ``date_knee`` the median, ``date_knee_earliest`` the
@@ -860,12 +863,14 @@ def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: 
     out: dict[str, Any] = {"peaks": peaks.copy(), "forecast": fitted.forecast(horizon), "method": fitted.method,
                            "weights": paths.weights.copy(), "competitors": fitted.competitors,
                            "summary": fitted.summary()}
-    targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi)}
+    draws = np.asarray(knee_tps_draws, dtype=float) if knee_tps_draws else None
+    targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi, draws)}
     if slo_tps is not None and math.isfinite(slo_tps):
-        targets["slo"] = (slo_tps, None, None)
-    for name, (mid, lo, hi) in targets.items():
+        targets["slo"] = (slo_tps, None, None, None)
+    for name, (mid, lo, hi, sample) in targets.items():
+        interval = {"threshold_draws": sample} if sample is not None else {"threshold_lo": lo, "threshold_hi": hi}
         when = growth.round_to_periods(
-            growth.crossing_date(paths, mid, threshold_lo=lo, threshold_hi=hi, threshold_alpha=alpha), peaks.index)
+            growth.crossing_date(paths, mid, threshold_alpha=alpha, **interval), peaks.index)
         out.update({f"date_{name}{suffix}": when[f"date{suffix}"] for suffix in DATE_SUFFIXES})
         out[f"{name}_unreached_pct"] = 100.0 * when["unreached_share"]
         out[f"{name}_already"] = bool(when["already"])

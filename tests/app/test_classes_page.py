@@ -80,7 +80,8 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     growth = config.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     assert growth.freq == "D" and at.number_input(key=_k("cls_horizon")).value == growth.horizon
     grown = forecasting.class_growth(model, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
-                                     knee_tps_hi=knee["knee_tps_hi"], slo_tps=at_slo, policy=growth,
+                                     knee_tps_hi=knee["knee_tps_hi"], knee_tps_draws=knee["knee_tps_draws"],
+                                     slo_tps=at_slo, policy=growth,
                                      alpha=model.alpha)
     assert len(grown["peaks"].dropna()) == SMF_DAYS
 

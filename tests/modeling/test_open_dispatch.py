@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kneecap.modeling import ModelError, ModelingConfig, PlannerPolicy, choose_response_model, plan_ziip
 from kneecap.modeling.dispatch import Dispatch, solve_open_rows
-from kneecap.modeling.open_dispatch import OpenDispatchModel, demand_and_eligibility
+from kneecap.modeling.open_dispatch import KNEE_DRAWS_PER_REFIT, OpenDispatchModel, demand_and_eligibility, knee_draws
 from kneecap.modeling.serialise import dumps, loads
 
 TRUE = {"cpu_ms_per_tran": 0.8, "ziip_eligible_fraction": 0.9, "delay_ms": 1.0, "eligible_bursts": 4}
@@ -258,3 +258,32 @@ def test_a_class_that_never_ends_enough_transactions_gets_no_response_model():
     batch = intervals(days=2).assign(tps=0.02, resp_ms=180_000.0)
     with pytest.raises(ModelError, match="fewer than 3 intervals ended 100 transactions"):
         choose_response_model(batch, ModelingConfig(n_boot=0))
+
+
+def test_knee_draws_keep_the_interval_and_the_structures_humps():
+    rng = np.random.default_rng(3)
+    # one structure: every refit near 1,000 tps, widened 10 % down and 12 % up
+    knees = 1000.0 * np.exp(rng.normal(0.0, 0.01, 400))
+    draws = np.array(knee_draws(knees, knees / 1.10, knees * 1.12, 0.05, seed=1))
+    assert len(draws) == 400 * KNEE_DRAWS_PER_REFIT and (draws > 0).all()
+    lo, hi = np.quantile(draws, [0.025, 0.975])
+    assert lo == pytest.approx(1000 / 1.10, rel=0.02) and hi == pytest.approx(1000 * 1.12, rel=0.02)
+    # two structures the history cannot tell apart, 3 in 4 refits at 3,900 tps and 1 in 4 at 4,850: a
+    # quarter of the draws stay by the later knee (a log-normal through the interval's ends around the
+    # best structure's 3,900 would leave it about 5 %)
+    knees = np.r_[np.full(300, 3900.0), np.full(100, 4850.0)]
+    draws = np.array(knee_draws(knees, knees / 1.04, knees * 1.04, 0.05, seed=1))
+    assert np.mean(draws > 4500) == pytest.approx(0.25, abs=0.02)
+    # refits that found no crossing give no draw; none at all, an empty sample
+    assert len(knee_draws(np.array([np.nan, 1000.0]), np.array([900.0, 900.0]), np.array([1100.0, 1100.0]),
+                          0.05, seed=1)) == KNEE_DRAWS_PER_REFIT
+    assert knee_draws(np.array([np.nan]), np.array([np.nan]), np.array([np.nan]), 0.05, seed=1) == ()
+
+
+def test_the_knee_carries_its_draws_for_a_date(fitted):
+    _, res = fitted
+    knee = res.knee(k=3.0)
+    draws = np.array(knee["knee_tps_draws"])
+    assert len(draws) == len(res.boot_params) * KNEE_DRAWS_PER_REFIT
+    lo, hi = np.quantile(draws, [0.025, 0.975])
+    assert lo == pytest.approx(knee["knee_tps_lo"], rel=0.03) and hi == pytest.approx(knee["knee_tps_hi"], rel=0.03)

@@ -138,7 +138,8 @@ def _knee_date(days):
     res = choice.results
     knee = res.knee(k=params.train.knee_k)
     grown = forecasting.class_growth(res, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
-                                     knee_tps_hi=knee["knee_tps_hi"], alpha=res.alpha)
+                                     knee_tps_hi=knee["knee_tps_hi"], knee_tps_draws=knee["knee_tps_draws"],
+                                     alpha=res.alpha)
     last_fitted = train["interval_start_at"].max().normalize()
     return grown, pd.Timestamp(truth.knee_date), last_fitted
 
