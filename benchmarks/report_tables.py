@@ -35,6 +35,9 @@ DISPATCH_CURVES_CSV = RESULTS / "dispatch_curves.csv"
 SMF_CLASS_CSV = RESULTS / "smf_class.csv"
 #: the simulated LPARs of ``bench_smf_class.py --variant`` the docs compare, default (``pool``) first
 SMF_CLASS_VARIANTS = ("pool", "burst", "burst_k1", "pool_4g3z")
+#: the steeper week's day-10 peak over day 6's (``bench_smf_class.py --ratio``; run_all.py runs it): the
+#: steepest every simulated grid carries down to its quietest night interval
+SMF_CLASS_STEEP_RATIO = 1.48
 SCALE_CSV = RESULTS / "scale.csv"
 # a marker alone on its line; its indent (a table inside a list item) is given to every line of the table
 MARKER = re.compile(r"^( *)\{\{\s*([a-z_]+)\s*\}\}[ ]*$", re.MULTILINE)
@@ -196,15 +199,21 @@ def smf_class_variants_rows(tables: dict[str, pd.DataFrame]) -> list[str]:
     return rows
 
 
-def smf_class_variants_table(folder: Path = RESULTS) -> str:
-    """The LPARs the class model was not built on, from ``smf_class_<variant>.csv`` (``--variant V --save``)."""
-    paths = {v: folder / f"smf_class_{v}.csv" for v in SMF_CLASS_VARIANTS}
+def smf_class_variants_table(folder: Path = RESULTS, prefix: str = "smf_class_",
+                             options: str = "--seeds 21 22 23 24") -> str:
+    """The LPARs the class model was not built on, from ``<prefix><variant>.csv`` (``--variant V --save``)."""
+    paths = {v: folder / f"{prefix}{v}.csv" for v in SMF_CLASS_VARIANTS}
     missing = [p for p in paths.values() if not p.exists()]
     if missing:
         return _missing(missing[0], "make bench")
     return ("\n".join(smf_class_variants_rows({v: pd.read_csv(p) for v, p in paths.items()}))
-            + f"\n\nGenerated from `{_shown(folder)}/smf_class_<system>.csv` (`bench_smf_class.py --variant "
-            "<system> --seeds 21 22 23 24 --save`, run by `make bench`).\n")
+            + f"\n\nGenerated from `{_shown(folder)}/{prefix}<system>.csv` (`bench_smf_class.py --variant "
+            f"<system> {options} --save`, run by `make bench`).\n")
+
+
+def smf_class_steep_table(folder: Path = RESULTS) -> str:
+    """The same LPARs on a steeper week (``--ratio``), from ``smf_class_steep_<variant>.csv``."""
+    return smf_class_variants_table(folder, "smf_class_steep_", f"--ratio {SMF_CLASS_STEEP_RATIO} --seeds 21 22 23 24")
 
 
 def scale_rows(table: pd.DataFrame) -> list[str]:
@@ -249,6 +258,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "dispatch_curves_table": dispatch_curves_table,
     "smf_class_table": smf_class_table,
     "smf_class_variants_table": smf_class_variants_table,
+    "smf_class_steep_table": smf_class_steep_table,
     "scale_table": scale_table,
     "bench_outputs": bench_outputs,
 }

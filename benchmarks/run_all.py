@@ -45,6 +45,12 @@ BENCHES = [
        ["bench_smf_class.py", *([] if variant == "pool" else ["--variant", variant]), "--seeds", "21", "22", "23",
         "24", "--save", f"benchmarks/results/smf_class_{variant}.csv"])
       for variant in ("pool", "burst", "burst_k1", "pool_4g3z")],
+    # and on a steeper week: days 7-10 at 1.1x-1.5x the largest trained load (report_tables.SMF_CLASS_STEEP_RATIO)
+    *[(f"smf_class_steep_{variant}", f"a WLM class from simulated SMF on the {variant} LPAR, a steeper week, "
+       "seeds 21-24",
+       ["bench_smf_class.py", *([] if variant == "pool" else ["--variant", variant]), "--ratio", "1.48", "--seeds",
+        "21", "22", "23", "24", "--save", f"benchmarks/results/smf_class_steep_{variant}.csv"])
+      for variant in ("pool", "burst", "burst_k1", "pool_4g3z")],
     ("app", "app: page interaction latency (AppTest)", ["bench_app.py"]),
     ("browser", "desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "
      "needs `make run` first)", ["bench_browser.py"]),
