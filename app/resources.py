@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from kneecap import config, factors, forecasting, modeling, schema, tables, tracking, warehouse, workloads
+from kneecap.ingest.sniff import looks_like_xml
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_UPLOAD_MB = 200
@@ -552,8 +553,7 @@ def upload_kind(filename: str, head: bytes) -> str:
     """``csv``, ``xml`` or ``smf``, from the name and the first bytes (never by running anything)."""
     if Path(filename).suffix.lower() == ".csv":
         return "csv"
-    start = head.lstrip()[:64]
-    if Path(filename).suffix.lower() == ".xml" or start.startswith((b"<?xml", b"<ddsml")):
+    if Path(filename).suffix.lower() == ".xml" or looks_like_xml(head):
         return "xml"
     return "smf"
 

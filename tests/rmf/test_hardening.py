@@ -182,3 +182,52 @@ def test_rmf_ingest_counts_and_keeps_the_quarantined_intervals(tmp_path):
     (kept,) = (out / "rmf_quarantine").rglob("*.parquet")
     q = pd.read_parquet(kept)
     assert q[["file", "interval"]].values.tolist() == [[str(path), 1]] and "not a number: '?" in q["reason"].iloc[0]
+
+
+def _laughs(encoding: str, levels: int = 5, declared: str | None = "UTF-16") -> bytes:
+    """The small sample with an entity DTD referenced in its first CPU cell, in ``encoding``.
+
+    ``levels`` of ten-fold entities: 10**levels characters where referenced (kept small here, so that
+    a parser that does expand them only costs a moment).
+    """
+    text = SMALL.read_text(encoding="utf-8")
+    decl = '<!DOCTYPE ddsml [<!ENTITY a "aaaaaaaaaa">' + "".join(
+        f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(levels - 1)) + "]>"
+    head = f'<?xml version="1.0" encoding="{declared}"?>' if declared else ""
+    body = text[text.index("<ddsml"):]
+    cell = body.index("<col>CP</col>") + len("<col>")
+    body = body[:cell] + f"&{chr(97 + levels - 1)};" + body[cell + len("CP"):]
+    return (head + decl + body).encode(encoding)
+
+
+@pytest.mark.parametrize(("encoding", "declared"), [
+    ("utf-16", "UTF-16"),        # with a byte-order mark
+    ("utf-16-le", "UTF-16"),     # without one: expat tells the byte order from "<?"
+    ("utf-16-be", "UTF-16"),
+    ("utf-16", None),            # no XML declaration at all
+    ("latin-1", "ISO-8859-1"),
+])
+def test_entity_declarations_are_refused_in_every_encoding(tmp_path, encoding, declared):
+    # issue 35 item 4: the ASCII byte check missed "<!DOCTYPE" in UTF-16 (9.7 MB -> 972 MB of memory);
+    # the parser itself now refuses the declaration, after expat has decoded the bytes, in any encoding
+    path = tmp_path / f"laughs-{encoding}.xml"
+    path.write_bytes(_laughs(encoding, declared=declared))
+    with pytest.raises(RMFReportError, match=rf"{re.escape(str(path))}: .*RMF reports have no document type or "
+                                             "entity declarations.*refused"):
+        read_postprocessor(path)
+    (result,), _ = ingest_xml([path], tmp_path / "out")
+    assert result.status == "failed" and "no document type or entity declarations" in result.error
+
+
+def test_a_report_in_utf16_without_the_xml_suffix_goes_to_the_xml_reader(tmp_path):
+    # by its first bytes: a byte-order mark, or "<?" in UTF-16 without one; not to the SMF reader
+    from kneecap.ingest.sniff import sort_inputs
+
+    text = SMALL.read_text(encoding="utf-8").replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    files = []
+    for encoding in ("utf-16", "utf-16-le", "utf-16-be"):
+        files.append(tmp_path / f"report-{encoding}.dat")
+        files[-1].write_bytes(text.encode(encoding))
+    inputs = sort_inputs(files)
+    assert inputs.rmf_xml == files and inputs.smf == []
+    assert len(read_postprocessor(files[1]).cpu) == 1  # and it reads as the UTF-8 original does

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["NOT_EVIDENCE", "Inputs", "expand_paths", "is_documentation", "is_gzip", "is_xml", "sort_inputs",
-           "total_bytes"]
+__all__ = ["NOT_EVIDENCE", "Inputs", "expand_paths", "is_documentation", "is_gzip", "is_xml", "looks_like_xml",
+           "sort_inputs", "total_bytes"]
 
 #: Suffixes of files that travel with data but are not evidence.
 NOT_EVIDENCE = frozenset({".md", ".txt", ".json", ".rst", ".html", ".pdf", ".csv"})
@@ -76,13 +76,33 @@ def is_documentation(path: Path) -> bool:
     return path.suffix.lower() in NOT_EVIDENCE or path.name.upper().startswith("LICENSE")
 
 
+#: How an XML document can start: a byte-order mark, or ``<?`` / ``<d`` in UTF-16 without one. A
+#: re-saved report in UTF-16 is still a report, and goes to the XML reader, whose parser refuses a
+#: document type declaration in any encoding (issue 35).
+_XML_STARTS = (b"<?xml", b"<ddsml", b"\xef\xbb\xbf<", b"\xff\xfe<\x00", b"\xfe\xff\x00<",
+               b"<\x00?\x00", b"\x00<\x00?", b"<\x00d\x00", b"\x00<\x00d")
+
+
+def looks_like_xml(head: bytes) -> bool:
+    r"""Whether the first bytes of a file are those of an XML document, in UTF-8 or UTF-16.
+
+    Examples
+    --------
+    >>> looks_like_xml(b"<?xml version='1.0'?><ddsml/>"), looks_like_xml("<?xml?>".encode("utf-16"))
+    (True, True)
+    >>> looks_like_xml(b"\x00\x20\x00\x00\x1e\x46")
+    False
+    """
+    return head.lstrip().startswith(_XML_STARTS)
+
+
 def is_xml(path: Path) -> bool:
     """Whether ``path`` is an XML document (an RMF Postprocessor or DDS report): by name, else by its first bytes."""
     if path.suffix.lower() == ".xml":
         return True
     with path.open("rb") as fh:
-        head = fh.read(64).lstrip()
-    return head.startswith(b"<?xml") or head.startswith(b"<ddsml")
+        head = fh.read(64)
+    return looks_like_xml(head)
 
 
 def is_gzip(path: Path) -> bool:

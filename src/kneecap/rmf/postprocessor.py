@@ -23,9 +23,11 @@ document holding one ``<postprocessor>`` element per interval::
 Monitor III replies use ``<report>`` in place of ``<postprocessor>``; a DDS error reply is a
 ``<postprocessor>``/``<report>`` whose only content is a ``<message id="GPM....">``.
 
-The file is read with :func:`xml.etree.ElementTree.iterparse`; every interval element is
-converted to a small immutable :class:`DdsReport` and then removed from the tree, so memory
-stays flat however many intervals a file holds.
+The file is read with defusedxml's :func:`~defusedxml.ElementTree.iterparse` (the standard
+library's, with a document type declaration, an entity declaration or an external reference refused
+by the parser itself once expat has decoded the bytes, so in UTF-16 as in UTF-8); every interval
+element is converted to a small immutable :class:`DdsReport` and then removed from the tree, so
+memory stays flat however many intervals a file holds.
 
 Two tables come out of a CPU report and one out of a Workload Activity (WLMGL) report. Their
 columns are those of the binary SMF tables built by :mod:`kneecap.smf` (``smf70_cpu`` from
@@ -60,6 +62,8 @@ from typing import IO, NamedTuple
 
 import numpy as np
 import pandas as pd
+from defusedxml import DefusedXmlException, DTDForbidden, EntitiesForbidden
+from defusedxml import ElementTree as DefusedET
 
 from kneecap.smf import type70, type72
 
@@ -371,7 +375,25 @@ MAX_TEXT_BYTES = 1 << 20
 
 #: Markup RMF never writes and a parser must not act on: a document type declaration can declare
 #: entities that expand a few hundred bytes into gigabytes ("billion laughs") past any text limit.
+#: This byte check finds them early, with their offset, in ASCII-compatible encodings only; the parser
+#: (:func:`_refused_markup`) refuses them in every encoding expat reads (UTF-16: issue 35).
 _REFUSED_MARKUP = (b"<!DOCTYPE", b"<!ENTITY")
+
+#: Why a document type or entity declaration is refused (the byte check and the parser say the same).
+_REFUSED_WHY = ("RMF reports have no document type or entity declarations, and a parser that expanded them "
+                "could be made to use any amount of memory: refused")
+
+
+def _refused_markup(where: str, exc: DefusedXmlException) -> RMFReportError:
+    """The error for markup defusedxml's parser refused (a DTD, an entity declaration, an external reference)."""
+    name = str(getattr(exc, "name", "") or "")[:80]  # a name is bounded by the text limit only: cut it
+    if isinstance(exc, DTDForbidden):
+        what = f"a document type declaration <!DOCTYPE {name}>"
+    elif isinstance(exc, EntitiesForbidden):
+        what = f"an entity declaration <!ENTITY {name}>"
+    else:
+        what = f"an external reference ({type(exc).__name__})"
+    return RMFReportError(f"{where}: {what}: {_REFUSED_WHY}")
 
 
 class _BoundedNodes:
@@ -402,9 +424,7 @@ class _BoundedNodes:
             at = seen.find(markup)
             if at >= 0:
                 raise RMFReportError(f"{self._where}: byte {self._pos - len(self._tail) + at:,}: "
-                                     f"{markup.decode()}: RMF reports have no document type or entity "
-                                     "declarations, and a parser that expanded them could be made to use "
-                                     "any amount of memory: refused")
+                                     f"{markup.decode()}: {_REFUSED_WHY}")
         self._tail = seen[-(max(map(len, _REFUSED_MARKUP)) - 1):]
         first = chunk.find(b"<")
         run = self._run + (len(chunk) if first < 0 else first)
@@ -562,7 +582,10 @@ def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool,
     root: ET.Element | None = None
     depth = 0
     try:
-        for event, elem in ET.iterparse(source, events=("start", "end")):
+        # forbid_dtd: the parser stops at a <!DOCTYPE> (so at any entity declaration, which only a DTD
+        # holds) in whatever encoding the document is, before anything it declares is expanded
+        for event, elem in DefusedET.iterparse(source, events=("start", "end"), forbid_dtd=True,
+                                               forbid_entities=True, forbid_external=True):
             if event == "start":
                 depth += 1
                 if root is None:
@@ -603,6 +626,9 @@ def _iter_bounded(source: _BoundedNodes, where: str, raise_on_error: bool,
                 text = "; ".join(f"{m.id or 'message'}: {m.description}" for m in bad)
                 raise RMFReportError(f"{where}: RMF DDS returned an error reply: {text}")
             yield report
+    except DefusedXmlException as exc:
+        # the whole document is refused, not an interval: the declaration is before the root element
+        raise _refused_markup(where, exc) from None
     except ET.ParseError as exc:
         if on_bad is None:
             raise RMFReportError(f"{where}: malformed XML: {exc}") from exc
