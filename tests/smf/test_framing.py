@@ -2,6 +2,7 @@
 
 import datetime as dt
 import io
+import struct
 
 import numpy as np
 import pytest
@@ -105,3 +106,62 @@ def test_batches_expose_offsets(records):
     stream = RecordStream(io.BytesIO(data), batch_bytes=65536)
     offs = np.concatenate([b.file_offsets for b in stream.iter_batches()])
     np.testing.assert_array_equal(offs, np.cumsum([0] + [len(r) for r in records[:-1]]))
+
+
+def _chain(first_record: bytes, n_middle: int, seg_data: int = 8000, last: bool = True) -> bytes:
+    """SDW-prefixed segments of one spanned record: a first segment (``first_record``'s header and data), then
+    ``n_middle`` middle segments of ``seg_data`` zero bytes, then (with ``last``) a last one."""
+    out = bytearray(struct.pack(">HBB", len(first_record), 1, 0) + first_record[4:])
+    middle = struct.pack(">HBB", seg_data + 4, 3, 0) + bytes(seg_data)
+    out += middle * n_middle
+    if last:
+        out += struct.pack(">HBB", seg_data + 4, 2, 0) + bytes(seg_data)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_spanned_record_longer_than_an_smf_record_is_quarantined_not_assembled(records, compress, tmp_path):
+    # issue 35 item 4: a 98 MB chain of middle segments was held whole (535 MB of memory), a 25.6 MB
+    # gzip of one took 2.95 GB. An SMF record is at most 32,756 bytes + its RDW (LRECL 32760):
+    # the chain is set aside as soon as it outgrows that, and the records after it are read
+    head = records[0]
+    chain = _chain(head, n_middle=500)  # 4 MB of segments for one "record"
+    data = synth.frame_rdw(records[:2]) + chain + synth.frame_rdw(records[2:4])
+    path = tmp_path / "chain.smf"
+    path.write_bytes(synth.gz(data) if compress else data)
+    stream = RecordStream(path, batch_bytes=65536)
+    got = list(stream)
+    good = [r.data for r in got if r.error is None]
+    assert good == records[:4]
+    (bad,) = [r for r in got if r.error is not None]
+    assert bad.offset == len(synth.frame_rdw(records[:2]))  # where its first segment starts
+    assert bad.size == len(chain)  # every byte of the chain is accounted for, in one row
+    assert "spanned record longer than 32,760 bytes" in bad.error
+    assert len(bad.data) <= 65536  # what the row keeps of it is bounded
+    # the reader's quarantine names the file, the offset and the reason
+    res = decode_file(path)
+    q = res.quarantine
+    assert len(q) == 1 and q.file.iloc[0] == str(path) and q.offset.iloc[0] == bad.offset
+    assert "longer than 32,760 bytes" in q.reason.iloc[0] and q.bytes.iloc[0] == len(chain)
+
+
+def test_spanned_record_never_closed_at_end_of_input_is_quarantined(records):
+    # issue 35 item 4: a chain with no last segment (12,001 segments in the probe) was dropped without a row
+    chain = _chain(records[0], n_middle=3, seg_data=100, last=False)
+    data = synth.frame_rdw(records[1:3]) + chain
+    stream = RecordStream(io.BytesIO(data))
+    got = list(stream)
+    assert [r.data for r in got if r.error is None] == records[1:3]
+    (bad,) = [r for r in got if r.error is not None]
+    assert bad.offset == len(synth.frame_rdw(records[1:3])) and bad.size == len(chain)
+    assert "never completed" in bad.error and "the end of the input came before its last segment" in bad.error
+
+
+def test_spanned_record_cut_short_by_another_record_is_quarantined(records):
+    # a first segment followed by a complete record, not by its own continuation: dropped with a row
+    chain = _chain(records[0], n_middle=0, seg_data=100, last=False)
+    data = chain + synth.frame_rdw(records[1:3])
+    got = list(RecordStream(io.BytesIO(data)))
+    assert [r.data for r in got if r.error is None] == records[1:3]
+    (bad,) = [r for r in got if r.error is not None]
+    assert bad.offset == 0 and bad.size == len(chain) and "never completed" in bad.error

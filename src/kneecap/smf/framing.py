@@ -28,9 +28,13 @@ Descriptor Word (BDW)").
 
 Spanned segments are reassembled into one logical record that gets a fresh RDW with segment
 code 00, so IBM's mapping offsets - which count the RDW as offset 0 - stay valid for every
-record a consumer sees. Middle/last segments without a first one, and first segments never
-completed, are counted in :attr:`RecordStream.orphan_segments` and dropped (they are not a
-record).
+record a consumer sees. Middle/last segments without a first one are counted in
+:attr:`RecordStream.orphan_segments` and dropped (they are not a record). A record is joined from
+its segments only up to :data:`MAX_SPANNED_LEN` bytes, the longest logical record of an SMF dump:
+a chain that grows past it, and one never completed (another record, damage or the end of the
+input comes before its last segment), is set aside as one damaged stretch (a :class:`RawRecord`
+with its ``error``, covering all of its segments) and its segments are counted as orphans too. So
+memory for a chain under way is bounded by that length, however long the chain in the file.
 
 Damaged framing
 ---------------
@@ -131,10 +135,16 @@ __all__ = [
     "frame_buffer",
     "TRANSFER_HELP",
     "MAX_RECORD_LEN",
+    "MAX_SPANNED_LEN",
 ]
 
 #: Longest logical record / segment SMF writes (IBM: LRECL 32760; SMF records <= 32756 + RDW).
 MAX_RECORD_LEN = 32760
+#: Longest logical record joined from VBS segments, RDW included: an SMF record is at most 32,756 bytes
+#: (IBM SMF manual, e.g. SMF123_LEN "Maximum size is 32,756") and IFASMFDP/IFASMFDL write their dump
+#: with LRECL 32760, which bounds every logical record of the data set (shared/reference/smf-notes.md
+#: §1.1, §1.3). RMF splits longer data into several self-contained records (§1.7), never one longer.
+MAX_SPANNED_LEN = MAX_RECORD_LEN
 #: Largest (non-extended) block of a RECFM=VBS or RECFM=U data set.
 MAX_BLOCK_LEN = 32760
 #: Shortest record that still holds the 18-byte header without subtypes plus the 4-byte RDW ...
@@ -1408,6 +1418,8 @@ class RecordStream:
             self.framing, start = self.requested_framing, 0
         blocked = self.framing == "bdw"
         self._pending: list[tuple[int, bytes]] = []  # VBS segments awaiting their last one
+        self._pending_len = 4  # the length of the record they make so far, its RDW included
+        self._overlong: list[Any] | None = None  # a chain past MAX_SPANNED_LEN: [offset, bytes, head, segments]
         self._open_bad: list[Any] | None = None  # [offset, size, head bytes, reason, breaks]
         in_block, damaged, p = blocked, False, 0
         head_events: list[tuple[Any, ...]] = []
@@ -1438,6 +1450,7 @@ class RecordStream:
                     self._add_bad(acc, base, buf, ev[1], ev[2], ev[3], ev[4])
             if eof:
                 self._flush_bad(acc)
+                self._drop_chain(acc, "the end of the input")
                 if gz is not None and gz.error:
                     self.records += 1
                     acc.bad.append(RawRecord(self.records, base + len(buf), b"", gz.error, 0))
@@ -1460,9 +1473,6 @@ class RecordStream:
             base += stop
             p = 0
             fill(self.batch_bytes + _LOOKAHEAD)
-        if self._pending:
-            self.orphan_segments += len(self._pending)
-            self._pending = []
 
     def _add_bad(self, acc: _Acc, base: int, buf: bytes, p: int, q: int, why: str | None,
                  breaks: bool) -> None:
@@ -1484,19 +1494,17 @@ class RecordStream:
         if ob is None:
             return
         self._open_bad = None
-        if ob[4] and self._pending:
+        if ob[4]:
             # damage between the segments of a spanned record: its parts cannot be joined
-            self.orphan_segments += len(self._pending)
-            self._pending = []
+            self._drop_chain(acc, f"damaged bytes at byte {ob[0]:,}")
         self.records += 1
         acc.bad.append(RawRecord(self.records, ob[0], ob[2], ob[3], ob[1]))
 
     def _complete_records(self, acc: _Acc, base: int, pos: np.ndarray, lens: np.ndarray) -> None:
         """Many complete (segment code 00) records at once."""
-        if self._pending:
-            self.orphan_segments += len(self._pending)
-            self._pending = []
         k = int(pos.size)
+        if k:
+            self._drop_chain(acc, f"a complete record at byte {base + int(pos[0]):,}")
         acc.starts.extend(pos.tolist())
         acc.lengths.extend(lens.tolist())
         acc.recnos.extend(range(self.records + 1, self.records + k + 1))
@@ -1505,24 +1513,39 @@ class RecordStream:
 
     def _segment(self, acc: _Acc, base: int, buf: bytes, q: int, n: int) -> None:
         seg = buf[q + 2] & 0x03
+        if seg in (2, 3) and self._overlong is not None:
+            # the rest of a chain already too long: counted into its row, never held
+            ol = self._overlong
+            ol[1] += n
+            ol[3] += 1
+            if seg == 2:
+                self._drop_chain(acc, "")
+            return
         pending = self._pending
         if seg == 0:
-            if pending:
-                self.orphan_segments += len(pending)
-                self._pending = []
+            self._drop_chain(acc, f"a complete record at byte {base + q:,}")
             self.records += 1
             acc.starts.append(q)
             acc.lengths.append(n)
             acc.recnos.append(self.records)
             acc.offs.append(base + q)
         elif seg == 1:
-            if pending:
-                self.orphan_segments += len(pending)
+            self._drop_chain(acc, f"another first segment at byte {base + q:,}")
             self._pending = [(base + q, bytes(buf[q + 4 : q + n]))]
+            self._pending_len = n
         elif not pending:
             self.orphan_segments += 1
+        elif self._pending_len + n - 4 > MAX_SPANNED_LEN:
+            # no SMF record is this long: stop holding its bytes, and account for the rest of the chain
+            # (however long) in one row when it ends
+            head = b"".join(d for _, d in pending)[:KEEP_BAD_BYTES]
+            self._overlong = [pending[0][0], self._pending_len + 4 * (len(pending) - 1) + n, head, len(pending) + 1]
+            self._pending, self._pending_len = [], 4
+            if seg == 2:
+                self._drop_chain(acc, "")
         else:
             pending.append((base + q, bytes(buf[q + 4 : q + n])))
+            self._pending_len += n - 4
             if seg == 2:
                 body = b"".join(d for _, d in pending)
                 total = len(body) + 4
@@ -1531,9 +1554,39 @@ class RecordStream:
                 acc.lengths.append(total)
                 acc.recnos.append(self.records)
                 acc.offs.append(pending[0][0])
-                acc.extra.append(min(total, 0xFFFF).to_bytes(2, "big") + b"\0\0" + body)
+                acc.extra.append(total.to_bytes(2, "big") + b"\0\0" + body)
                 acc.extra_len += total
-                self._pending = []
+                self._pending, self._pending_len = [], 4
+
+    def _drop_chain(self, acc: _Acc, before: str) -> None:
+        """Set aside the spanned record under way, if any, as one damaged stretch.
+
+        ``before`` says what came before its last segment (empty for a chain that did end, but too long).
+        """
+        if self._overlong is not None:
+            offset, nbytes, head, segments = self._overlong
+            self._overlong = None
+            self.orphan_segments += segments
+            why = (f"spanned record longer than {MAX_SPANNED_LEN:,} bytes (an SMF record is at most 32,756 bytes "
+                   f"plus its RDW): {segments:,} segments, {nbytes:,} bytes")
+            if before:
+                why += f", never completed: {before} came before its last segment"
+            self.records += 1
+            acc.bad.append(RawRecord(self.records, offset, head, why, nbytes))
+            return
+        pending = self._pending
+        if not pending:
+            return
+        self.orphan_segments += len(pending)
+        self._pending, self._pending_len = [], 4
+        head = b"".join(d for _, d in pending)[:KEEP_BAD_BYTES]
+        # every segment's bytes, its descriptor included
+        nbytes = sum(len(d) + 4 for _, d in pending)
+        self.records += 1
+        acc.bad.append(RawRecord(
+            self.records, pending[0][0], head,
+            f"spanned record never completed: {before} came before its last segment "
+            f"({len(pending):,} segments, {nbytes:,} bytes, set aside)", nbytes))
 
 
 class _Acc:
