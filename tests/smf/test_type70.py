@@ -67,3 +67,57 @@ def test_bad_cix_is_quarantined():
     assert res.smf70_cpu.empty
     assert "SMF70CIX 77 outside 1..4" in res.quarantine.reason.iloc[0]
     assert res.quarantine.offset.iloc[0] == bvs + 88 + 14
+
+
+def _partition_at(rec: bytes, k: int) -> int:
+    """Offset of the ``k``-th PR/SM partition data section (SMF70BCS + k * SMF70BCL)."""
+    return int.from_bytes(rec[60:64], "big") + k * int.from_bytes(rec[64:66], "big")
+
+
+def test_overlapping_logical_processor_ranges_are_quarantined():
+    # issue 35 item 6: five partitions of 8 CPs, this one's SMF70BDS/SMF70BDN widened to all 40
+    # sections: it was decoded as n_online CP = 40 and LPAR busy of every partition's CPs
+    parts = [synth.Partition(f"LP{i}", i + 1, [synth.LogicalCPU("CP", 900, dispatch_s=100 + 100 * (i == 2))] * 8)
+             for i in range(5)]
+    rec = bytearray(synth.record_70_1("SYSP", "PLEX9", START, 900.0, parts, own_number=3))
+    good = decode_file(io.BytesIO(bytes(rec))).smf70_cpu
+    assert good["n_online"].tolist() == [8]
+    np.testing.assert_allclose(good["lpar_busy_pct"], [200 / 9])
+    own = _partition_at(rec, 2)
+    rec[own + 10 : own + 16] = (40).to_bytes(2, "big") + (0).to_bytes(4, "big")
+    res = decode_file(io.BytesIO(bytes(rec)))
+    assert res.smf70_cpu.empty
+    (reason,) = res.quarantine.reason
+    assert reason == ("type 70.1: partition LP2 (SMF70LPN 3): logical processor sections 0..39 overlap those of "
+                      "partition LP0 (SMF70LPN 1): 0..7")
+    assert res.quarantine.offset.iloc[0] == own + 10
+
+
+def test_logical_processor_range_past_the_sections_is_quarantined_for_any_partition():
+    # another partition's SMF70BDN past the logical processor sections: the record is not consistent
+    rec = bytearray(synth.record_70_1("SYSP", "PLEX9", START, 900.0, golden_partitions(), 3))
+    other = _partition_at(rec, 0)  # TEST1
+    rec[other + 10 : other + 12] = (99).to_bytes(2, "big")
+    res = decode_file(io.BytesIO(bytes(rec)))
+    assert res.smf70_cpu.empty
+    assert "partition TEST1 (SMF70LPN 4): logical processor sections 0..98 but only 5" in res.quarantine.reason.iloc[0]
+
+
+def test_overlapping_sections_are_quarantined():
+    # the CPU control section's triplet pointing into the RMF product section: two sections share bytes
+    rec = bytearray(synth.record_70_1("SYSP", "PLEX9", START, 900.0, golden_partitions(), 3))
+    rec[36:40] = rec[28:32]
+    res = decode_file(io.BytesIO(bytes(rec)))
+    assert res.smf70_cpu.empty
+    (reason,) = res.quarantine.reason
+    assert reason.startswith("type 70.1: sections overlap: RMF product (bytes 100..203) and CPU control "
+                             "(bytes 100..443)")
+    assert res.quarantine.offset.iloc[0] == 36
+
+
+def test_section_inside_the_triplets_is_quarantined():
+    rec = bytearray(synth.record_70_1("SYSP", "PLEX9", START, 900.0, golden_partitions(), 3))
+    rec[36:40] = (40).to_bytes(4, "big")  # the CPU control section over the triplets themselves
+    res = decode_file(io.BytesIO(bytes(rec)))
+    assert res.smf70_cpu.empty
+    assert "sections overlap: header and triplets (bytes 0..83) and CPU control" in res.quarantine.reason.iloc[0]

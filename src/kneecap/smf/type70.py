@@ -38,6 +38,15 @@ The decoder therefore emits *additive parts* per record (sums of times and count
 reader's finaliser :func:`finalize` sums them by (system, interval start, interval length,
 type) and only then forms percentages.
 
+Consistency
+-----------
+A record whose sections disagree is quarantined, not decoded: two sections (of the triplets read,
+or one of them and the header with its triplets) sharing bytes, or a partition's logical-processor
+range (``SMF70BDS``, ``SMF70BDN``) past the logical-processor sections or overlapping another
+partition's. Every logical-processor section belongs to one partition; a range widened over the
+others' (issue 35: 40 CPs counted for a partition of 8, and its LPAR busy averaged over all 40)
+would otherwise pass every per-field check.
+
 Units: ``SMF70PDT`` and ``SMF70EDT`` are microseconds (IBM field text). ``SMF70ONT`` is taken as
 microseconds as well, as SMF2JSON prints it (IBM's text was not found; see smf-notes §1.6).
 
@@ -65,6 +74,7 @@ from kneecap.smf.framing import DECODER_FAILURES, SMFDataError
 from kneecap.smf.header import (
     HEADER_LEN_SUBTYPES,
     RMF_PRODUCT,
+    TRIPLET,
     parse_header,
     parse_rmf_product,
     read_triplet,
@@ -185,6 +195,58 @@ _LP_PDT, _LP_CIX, _LP_ONT = (_field_index(LOGICAL_PROCESSOR, n) for n in ("pdt_u
 _LPN_AT = PARTITION.field("lpar_no").offset
 
 
+#: End of the last triplet the decoder reads (SMF70CNS/CNL/CNN at 76-83): no section starts before it.
+_TRIPLETS_END = 84
+#: The triplets whose sections must not share bytes (SMF 70.1 header/self-defining section), by offset.
+_SECTION_TRIPLETS = ((28, "RMF product"), (36, "CPU control"), (44, "CPU data"), (60, "PR/SM partition"),
+                     (68, "PR/SM logical processor"), (76, "CPU-identification name"))
+
+
+def _check_sections(rec: bytes) -> None:
+    """Raise :class:`SMFDataError` when two sections share bytes.
+
+    The sections are those of :data:`_SECTION_TRIPLETS`, and the header with its triplets (the first
+    :data:`_TRIPLETS_END` bytes).
+    """
+    spans = [(0, _TRIPLETS_END, "header and triplets", 0)]
+    for at, name in _SECTION_TRIPLETS:
+        off, length, number = TRIPLET.unpack_from(rec, at)
+        if number and length:
+            spans.append((off, off + length * number, name, at))
+    spans.sort()
+    for (a0, a1, a_name, _), (b0, b1, b_name, b_at) in zip(spans, spans[1:]):
+        if b0 < a1:
+            raise SMFDataError(f"sections overlap: {a_name} (bytes {a0}..{a1 - 1}) and {b_name} "
+                               f"(bytes {b0}..{b1 - 1})", offset=b_at)
+
+
+def _check_partition_ranges(rec: bytes, part_pos: list[int], n_sections: int, codepage: str) -> None:
+    """Raise :class:`SMFDataError` when a partition's logical processors are not its own.
+
+    That is when its range (``SMF70BDS``, ``SMF70BDN``) lies past the ``n_sections`` logical-processor
+    sections or overlaps another partition's.
+    """
+    ranges = []
+    for k, pos in enumerate(part_pos):
+        first, n_lp = int.from_bytes(rec[pos + 12 : pos + 16], "big"), int.from_bytes(rec[pos + 10 : pos + 12], "big")
+        if n_lp:
+            ranges.append((first, k, first + n_lp, pos))
+
+    def name(pos: int) -> str:
+        p = PARTITION.unpack(rec, pos, codepage=codepage)
+        return f"partition {p['lpar_name']} (SMF70LPN {p['lpar_no']})"
+
+    for first, _, end, pos in ranges:
+        if end > n_sections:
+            raise SMFDataError(f"{name(pos)}: logical processor sections {first}..{end - 1} but only "
+                               f"{n_sections} logical processor sections", offset=pos + 10)
+    ranges.sort()
+    for (a0, _, a1, a_pos), (b0, _, b1, b_pos) in zip(ranges, ranges[1:]):
+        if b0 < a1:
+            raise SMFDataError(f"{name(b_pos)}: logical processor sections {b0}..{b1 - 1} overlap those of "
+                               f"{name(a_pos)}: {a0}..{a1 - 1}", offset=b_pos + 10)
+
+
 def _sections(rec: bytes, trip_at: int, name: str, layout: Layout) -> list[int]:
     t = read_triplet(rec, trip_at, name=name, min_length=layout.size)
     return t.positions()
@@ -207,6 +269,7 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
     interval_us = prod.interval_s * 1e6
     if interval_us <= 0:
         raise SMFDataError("SMF70INT interval length is zero", offset=prod_t.offset + 18)
+    _check_sections(rec)
 
     parts: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(_PART_SUMS, 0.0))
 
@@ -235,7 +298,9 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
     ]
     lp_pos = _sections(rec, 68, "PR/SM logical processor", LOGICAL_PROCESSOR)
     lp_struct = LOGICAL_PROCESSOR.struct
-    for pos in _sections(rec, 60, "PR/SM partition", PARTITION):
+    part_pos = _sections(rec, 60, "PR/SM partition", PARTITION)
+    _check_partition_ranges(rec, part_pos, len(lp_pos), codepage)
+    for pos in part_pos:
         if rec[pos + _LPN_AT] != prod.partition_no:  # another partition: its name need not be decoded
             continue
         part = PARTITION.unpack(rec, pos, codepage=codepage)
@@ -383,6 +448,9 @@ _TRIPLETS = Layout(
         Field("prs", 28, 4, "u", "SMF70PRS", "offset to RMF product section"),
         Field("prl", 32, 2, "u", "SMF70PRL", "length of RMF product section"),
         Field("prn", 34, 2, "u", "SMF70PRN", "number of RMF product sections"),
+        Field("ccs", 36, 4, "u", "SMF70CCS", "offset to CPU control section"),
+        Field("ccl", 40, 2, "u", "SMF70CCL", "length of CPU control section"),
+        Field("ccn", 42, 2, "u", "SMF70CCN", "number of CPU control sections"),
         Field("cps", 44, 4, "u", "SMF70CPS", "offset to CPU data sections"),
         Field("cpl", 48, 2, "u", "SMF70CPL", "length of a CPU data section"),
         Field("cpn", 50, 2, "u", "SMF70CPN", "number of CPU data sections"),
@@ -432,6 +500,24 @@ def _sections_ok(t: dict[str, np.ndarray], s: str, length_and_count: tuple[str, 
     ln_col, num_col = length_and_count
     off, ln, num = t[s].astype(np.int64), t[ln_col].astype(np.int64), t[num_col].astype(np.int64)
     return (num == 0) | ((off >= HEADER_LEN_SUBTYPES) & (ln >= min_length) & (off + ln * num <= n_rec))
+
+
+def _sections_overlap(t: dict[str, np.ndarray]) -> np.ndarray:
+    """Per record, whether its sections overlap as :func:`_check_sections` refuses them.
+
+    Two sections of :data:`_SECTION_TRIPLETS` sharing bytes, or one in the header and its triplets.
+    """
+    spans = []
+    for s, ln, num in (("prs", "prl", "prn"), ("ccs", "ccl", "ccn"), ("cps", "cpl", "cpn"), ("bcs", "bcl", "bcn"),
+                       ("bvs", "bvl", "bvn"), ("cns", "cnl", "cnn")):
+        off, size = t[s].astype(np.int64), t[ln].astype(np.int64) * t[num].astype(np.int64)
+        spans.append((off, off + size, size > 0))
+    bad = np.zeros(spans[0][0].size, dtype=bool)
+    for i, (a0, a1, a_on) in enumerate(spans):
+        bad |= a_on & (a0 < _TRIPLETS_END)
+        for b0, b1, b_on in spans[i + 1:]:
+            bad |= a_on & b_on & (np.maximum(a0, b0) < np.minimum(a1, b1))
+    return bad
 
 
 def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -551,6 +637,7 @@ class Type70Subtype1:
         ok &= _sections_ok(t, "cns", ("cnl", "cnn"), L, CPU_ID.size)
         ok &= _sections_ok(t, "bvs", ("bvl", "bvn"), L, LOGICAL_PROCESSOR.size)
         ok &= _sections_ok(t, "bcs", ("bcl", "bcn"), L, PARTITION.size)
+        ok &= ~_sections_overlap(t)
 
         def positions(s: str, ln: str, num: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             counts = np.where(ok, t[num].astype(np.int64), 0)
@@ -578,6 +665,16 @@ class Type70Subtype1:
         match = np.flatnonzero(part["lpar_no"] == prod_v["partition_no"][brep])
         pname = PARTITION.columns(part[match], codepage=codepage, names=("lpar_name",))["lpar_name"]
         match = match[pname != "PHYSICAL"]
+        # every partition's logical processors inside the sections and apart from every other's
+        # (_check_partition_ranges says which are not)
+        b_first, b_n = part["first_lp"].astype(np.int64), part["n_lp"].astype(np.int64)
+        has = b_n > 0
+        past = has & (b_first + b_n > t["bvn"].astype(np.int64)[brep])
+        ok &= np.bincount(brep[past], minlength=n) == 0
+        srt = np.flatnonzero(has)
+        srt = srt[np.lexsort((b_first[srt], brep[srt]))]
+        clash = (brep[srt][1:] == brep[srt][:-1]) & (b_first[srt][1:] < (b_first + b_n)[srt][:-1])
+        ok &= np.bincount(brep[srt][1:][clash], minlength=n) == 0
         prec, first_at = np.unique(brep[match], return_index=True)
         chosen = match[first_at]
         first = part["first_lp"][chosen].astype(np.int64)
