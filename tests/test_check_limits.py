@@ -96,4 +96,5 @@ def test_csv_over_the_size_limit_is_refused_before_reading(tmp_path, capsys, mon
 
 def test_missing_file_is_a_clear_error(tmp_path, capsys):
     status, _, err = _check(capsys, tmp_path / "nope.csv")
-    assert status == 1 and "nope.csv" in err and "Traceback" not in err
+    # a missing file is a wrong request: exit 2, as README and `kneecap --help` say (issue 35 item 8)
+    assert status == 2 and "nope.csv" in err and "Traceback" not in err

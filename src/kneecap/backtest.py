@@ -29,9 +29,9 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from kneecap import modeling
+from kneecap.limits import InputError, load_yaml, read_text
 from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
 from kneecap.modeling.base import column_or, mape_pct, to_jsonable
 from kneecap.modeling.combine import CombinedResults
@@ -99,9 +99,9 @@ def load_case(path: str | Path) -> Case:
         if not p.is_file():
             raise CaseError(f"{path}: missing {p.name} (a case is a directory with case.yaml and measurements.csv)")
     try:
-        spec = yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise CaseError(f"{yaml_path}: not valid YAML: {exc}") from exc
+        spec = load_yaml(read_text(yaml_path), str(yaml_path)) or {}
+    except InputError as exc:
+        raise CaseError(str(exc)) from None
     if not isinstance(spec, dict):
         raise CaseError(f"{yaml_path}: expected a mapping with name, source, targets")
     for key in ("name", "source", "targets"):

@@ -78,6 +78,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(f"{reference / 'sources.csv'}: {exc}", file=sys.stderr)
             return 1
     fill = _setup_fill(args)
+    # a missing file is a wrong request (exit 2, as for every command), and so is a FIFO or a device
+    # (`check /dev/zero` read without end): said for every such name before any table is read
+    from kneecap.limits import InputError, regular_file
+
+    unreadable = False
+    for path in args.paths:
+        try:
+            regular_file(path)
+        except FileNotFoundError:
+            print(f"check: {path}: no such file", file=sys.stderr)
+            unreadable = True
+        except (InputError, OSError) as exc:
+            print(f"check: {exc}", file=sys.stderr)
+            unreadable = True
+    if unreadable:
+        return 2
     status, frames, paths = 0, [], {}
     for path in args.paths:
         p = Path(path)
@@ -108,6 +124,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             for line in frame.loc[frame["source_id"] != p.stem, "source_line"]:
                 print(f"{path}:{line}: source_id: must equal the file stem {p.stem!r}", file=sys.stderr)
                 status = 1
+        for line, first in tables.duplicate_rows(frame):
+            print(f"{path}:{line}: (row): repeats line {first} exactly; a measurement given twice weighs twice "
+                  "in every fit: remove one", file=sys.stderr)
+            status = 1
         frames.append(frame.assign(source_id=frame["source_id"].where(frame["source_id"].notna(), p.stem)))
         paths[str(frames[-1]["source_id"].iloc[0])] = path
     if not frames:
@@ -147,8 +167,15 @@ def _cmd_add_table(args: argparse.Namespace) -> int:
     sql = _sql_root(args, "add-table")
     if sql is None:
         return 2
-    if not Path(args.path).is_file():
+    from kneecap.limits import InputError, regular_file
+
+    try:
+        regular_file(args.path)
+    except FileNotFoundError:
         print(f"add-table: {args.path}: no such file", file=sys.stderr)
+        return 2
+    except (InputError, OSError) as exc:
+        print(f"add-table: {exc}", file=sys.stderr)
         return 2
     fill = _setup_fill(args)
     try:
@@ -254,6 +281,7 @@ def models_table(frame, listed_name):
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
     from kneecap.ingest.cli import bring_into, inside_stage_output, run_ingest
+    from kneecap.limits import InputError
 
     quiet = args.quiet or not log.isEnabledFor(logging.INFO)
     try:
@@ -267,7 +295,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             return 2
         return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=quiet, engine=args.engine,
                           spark_master=args.spark_master)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, InputError) as exc:
         print(f"ingest: {exc}", file=sys.stderr)
         return 2
 
@@ -294,12 +322,15 @@ def _load_champions(workload: str):
 
 def _read_scenarios(path: str, command: str) -> list[dict] | None:
     """The ``scenarios`` list of a YAML file, or None after printing why it is not one."""
-    import yaml
+    from kneecap.limits import InputError, load_yaml, read_text
 
     try:
-        spec = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        print(f"{command}: {path}: {exc}", file=sys.stderr)
+        spec = load_yaml(read_text(path), path) or {}
+    except InputError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
+        return None
+    except OSError as exc:
+        print(f"{command}: {path}: {exc.strerror or exc}", file=sys.stderr)
         return None
     scenarios = spec.get("scenarios") if isinstance(spec, dict) else None
     if not isinstance(scenarios, list) or not all(isinstance(s, dict) for s in scenarios):
@@ -340,6 +371,7 @@ file, bad --out suffix, bad params or factor catalogue); 130 interrupted.
 
 def _cmd_forecast(args: argparse.Namespace) -> int:
     from kneecap import config, forecasting, tracking
+    from kneecap.csvsafe import neutralise_frame
 
     scenarios = _read_scenarios(args.scenarios, "forecast")
     if scenarios is None:
@@ -375,7 +407,8 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     if out.suffix == ".parquet":
         table.to_parquet(out, index=False)
     elif out.suffix == ".csv":
-        table.to_csv(out, index=False)
+        # a scenario's name or workload is the user's text: never a formula in the planner's spreadsheet
+        neutralise_frame(table).to_csv(out, index=False)
     else:
         out.write_text(table.to_json(orient="records", indent=2), encoding="utf-8")
     failed = int(table["error"].notna().sum()) if "error" in table else 0
@@ -594,6 +627,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     table = simulation.simulate_specs(scenarios, workload_defaults, on_row=report,
                                       replications=args.replications,
                                       transactions=args.transactions, seed=args.seed)
+    from kneecap.csvsafe import neutralise_frame
+
+    table = neutralise_frame(table)  # a scenario's name is the user's text: never a formula in a spreadsheet
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.out, index=False)

@@ -13,8 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
+from kneecap.limits import load_yaml, read_text, short_repr, short_text
 from kneecap.modeling.select import ModelingConfig
 from kneecap.modeling.usl import USL_METHODS
 from kneecap.modeling.ziip import PlannerPolicy
@@ -188,18 +187,28 @@ class Params:
 
 
 def _section(cls: type[T], values: dict[str, Any] | None, where: str) -> T:
+    if values is not None and not isinstance(values, dict):
+        raise ValueError(f"{where}: expected a mapping of parameters, got {type(values).__name__} "
+                         f"{short_repr(values)}")
     values = dict(values or {})
     known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(values) - known)
+    unknown = sorted(map(str, set(values) - known))
     if unknown:
-        raise ValueError(f"{where}: unknown parameter(s) {', '.join(unknown)}; known: {sorted(known)}")
-    return cls(**values)
+        raise ValueError(f"{where}: unknown parameter(s) {', '.join(map(short_repr, unknown))}; known: "
+                         f"{sorted(known)}")
+    try:
+        return cls(**values)
+    except TypeError as exc:  # a value of a type the section's checks cannot compare (a list for a number)
+        raise ValueError(f"{where}: {short_text(str(exc))}") from None
 
 
 def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
     """Build :class:`Params` from a parsed ``params.yaml``; unknown keys are errors."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected a mapping of sections (common, train, ...), got "
+                         f"{type(raw).__name__} {short_repr(raw)}")
     # a misspelt section would otherwise be read as absent, its settings silently the defaults
-    unknown = sorted(set(raw) - {f.name for f in fields(Params)})
+    unknown = sorted(map(str, set(raw) - {f.name for f in fields(Params)}))
     if unknown:
         raise ValueError(f"{where}: unknown section(s) {', '.join(map(repr, unknown))}; known: "
                          f"{', '.join(f.name for f in fields(Params))}")
@@ -258,7 +267,16 @@ def warehouse_config(params: Params, environ: Mapping[str, str] | None = None) -
 
 
 def load_params(path: str | os.PathLike[str] = "params.yaml") -> Params:
-    """Read and type ``params.yaml``."""
+    """Read and type ``params.yaml``.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    ValueError
+        One line naming the file and the problem: not a regular file or too large
+        (:func:`kneecap.limits.read_text`), not YAML, a tag the safe loader does not build, aliases
+        past :data:`kneecap.limits.MAX_YAML_NODES`, or a section or value :func:`parse_params` refuses.
+    """
     path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        return parse_params(yaml.safe_load(fh) or {}, where=str(path))
+    return parse_params(load_yaml(read_text(path), str(path)) or {}, where=str(path))

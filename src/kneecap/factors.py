@@ -25,6 +25,11 @@ from typing import Any
 
 import pandas as pd
 
+from kneecap.limits import InputError, regular_file
+
+#: Largest factor catalogue read: the bundled one is a few KB, a few thousand factors a few MB.
+MAX_CATALOGUE_BYTES = 16 << 20
+
 #: The exact header of ``data/reference/factors.csv``.
 CATALOGUE_COLUMNS: tuple[str, ...] = (
     "factor_id", "factor", "applies_to", "effect", "value", "base_value", "unit", "qualifier",
@@ -152,6 +157,10 @@ def read_catalogue(path: str | os.PathLike[str]) -> dict[str, Factor]:
         Listing every problem as ``file:line: column: problem``.
     """
     path = Path(path)
+    try:
+        regular_file(path, MAX_CATALOGUE_BYTES)
+    except InputError as exc:
+        raise FactorError(str(exc)) from None
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)

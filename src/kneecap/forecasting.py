@@ -31,6 +31,7 @@ import pandas as pd
 from kneecap import factors as factor_catalogue
 from kneecap import schema
 from kneecap import workloads as cs_workloads
+from kneecap.limits import short_repr
 from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
 from kneecap.modeling.closed import MultiServerMVAResults
 from kneecap.modeling.combine import CombinedResults
@@ -97,9 +98,9 @@ def _scenario_value_problem(key: str, value: Any) -> str | None:
             raise TypeError
         number = float(value)
     except (TypeError, ValueError):
-        return f"{key} must be a number, got {value!r}"
+        return f"{key} must be a number, got {short_repr(value)}"
     if not math.isfinite(number):
-        return f"{key} must be a finite number, got {value!r}"
+        return f"{key} must be a finite number, got {short_repr(value)}"
     bounds = f"between {low:,.0f} and {high:,.0f}"
     if whole and not (number.is_integer() and low <= number <= high):
         return f"{key} must be a whole number {bounds}, got {number:g}"

@@ -29,6 +29,7 @@ from typing import cast
 import pandas as pd
 
 from kneecap import schema, warehouse
+from kneecap.csvsafe import neutralise_cell
 from kneecap.validation.checks import ValidationConfig
 
 #: What each column of a table added by :func:`add_table` is measured in, for its ``sources.csv``
@@ -184,6 +185,35 @@ def fill_setup(frame: pd.DataFrame, fill: Mapping[str, float], path: str | os.Pa
     return out
 
 
+def duplicate_rows(frame: pd.DataFrame) -> list[tuple[int, int]]:
+    """``(line, first line)`` of each row of a measurement table that repeats an earlier row's cells exactly.
+
+    ``frame`` is as :func:`kneecap.warehouse.read_measurement_csv` reads a table. Its own ``point_id``
+    (``line<N>`` unless the table gives one) and line do not count: the same measurement given twice
+    weighs twice in every fit, whatever it is called.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"workload": ["w", "w", "w"], "clients": [10.0, 20.0, 10.0],
+    ...                      "point_id": ["line2", "line3", "line4"], "source_line": [2, 3, 4]})
+    >>> duplicate_rows(rows)
+    [(4, 2)]
+    """
+    cells = [c for c in frame.columns if c not in ("point_id", "source_line")]
+    if frame.empty or not cells:
+        return []
+    # NaN cells (not measured) compare equal here, as two empty cells of a CSV are the same
+    key = frame[cells].astype(object).where(frame[cells].notna(), None).apply(tuple, axis=1)
+    first_line: dict[tuple, int] = {}
+    out = []
+    for k, line in zip(key, frame["source_line"], strict=True):
+        if k in first_line:
+            out.append((int(line), first_line[k]))
+        else:
+            first_line[k] = int(line)
+    return out
+
+
 def setup_hints(frame: pd.DataFrame, problems: pd.DataFrame) -> list[str]:
     """What setup a table leaves out that the gate's rules need, as the options that give it.
 
@@ -263,13 +293,14 @@ def _cell(value: object) -> str:
     """A cell as the bundled tables write it.
 
     Empty for missing, integers without ``.0``, other numbers in the shortest form that reads back
-    to the same float.
+    to the same float; text that a spreadsheet would run as a formula (``=HYPERLINK(...)`` as a
+    source's title) behind a ``'`` (:func:`kneecap.csvsafe.neutralise_cell`).
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-    return str(value)
+    return str(neutralise_cell(str(value)))
 
 
 def _csv_text(columns: tuple[str, ...] | list[str], rows: list[Mapping[str, object]]) -> str:

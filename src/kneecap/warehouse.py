@@ -29,6 +29,7 @@ import duckdb
 import pandas as pd
 
 from kneecap import schema
+from kneecap.limits import InputError, regular_file
 
 #: Layer folders under ``pipelines/sql`` in the order they run.
 SQL_LAYERS: tuple[str, ...] = ("staging", "intermediate", "marts")
@@ -176,11 +177,20 @@ def read_measurement_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
         (line 1 is the header) and then the total.
     """
     path = Path(path)
+    try:
+        # a FIFO or a device (/dev/zero) has no size to check and would be read without end
+        regular_file(path)
+    except InputError as exc:
+        raise ReferenceDataError(f"{path}: (file): {str(exc).removeprefix(f'{path}: ')}") from None
     size = path.stat().st_size
     if size > MAX_CSV_BYTES:
         raise ReferenceDataError(f"{path}: (file): {size:,} bytes is over the {MAX_CSV_BYTES:,}-byte limit "
                                  "for a measurement table")
-    text = _decode_csv_text(path, path.read_bytes()).removeprefix(_BOM)
+    with path.open("rb") as fh:
+        data = fh.read(MAX_CSV_BYTES + 1)  # never more, should the file grow after the check
+    if len(data) > MAX_CSV_BYTES:
+        raise ReferenceDataError(f"{path}: (file): over the {MAX_CSV_BYTES:,}-byte limit for a measurement table")
+    text = _decode_csv_text(path, data).removeprefix(_BOM)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)

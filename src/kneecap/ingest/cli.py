@@ -221,6 +221,44 @@ def inside_stage_output(target: Path, dvc_yaml: Path) -> Path | None:
     return None
 
 
+def distinct_contents(files: list[Path], into: Path) -> tuple[list[Path], dict[Path, Path]]:
+    """``files`` less those whose bytes another of them, or a file of another name in ``into``, has.
+
+    The same dump under three names would otherwise be copied three times and decoded three times
+    (its records are stored once, by their keys, but each copy costs the whole decode). Only files
+    of equal size are hashed. A file of the same name in ``into`` is left to the copy, which skips
+    it when its bytes are the same and refuses it otherwise.
+
+    Returns
+    -------
+    files : list of Path
+        The first file of each content, in the order given.
+    twins : dict
+        Each file left out -> the file (given earlier, or in ``into``) with its bytes.
+    """
+    sizes: dict[int, list[Path]] = {}
+    for f in files:
+        sizes.setdefault(f.stat().st_size, []).append(f)
+    names = {f.name for f in files}
+    if into.is_dir():
+        for f in sorted(into.iterdir()):
+            if (not f.name.startswith(".") and f.name not in names and f.is_file()
+                    and f.stat().st_size in sizes):
+                sizes[f.stat().st_size].insert(0, f)  # a file already there comes first: it stays
+    first: dict[str, Path] = {}
+    twins: dict[Path, Path] = {}
+    for group in sizes.values():
+        if len(group) < 2:
+            continue
+        for f in group:
+            digest = sha256_file(f)
+            if digest in first and first[digest].resolve() != f.resolve():
+                twins[f] = first[digest]
+            else:
+                first.setdefault(digest, f)
+    return [f for f in files if f not in twins], twins
+
+
 def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
     """Check each input decodes, then copy the readable ones into ``into``.
 
@@ -239,6 +277,9 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     readable = {p.resolve() for p in decoded}
     inputs = expand_paths(paths)
     files = [f for f in inputs if f.resolve() in readable]
+    files, twins = distinct_contents(files, Path(into))
+    for f, twin in twins.items():
+        print(f"ingest: skipped  {f}: the same bytes as {twin} (SHA-256), not copied again")
     target = Path(into)
     target.mkdir(parents=True, exist_ok=True)
     copied, same, refused = 0, 0, 0

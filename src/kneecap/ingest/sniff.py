@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from kneecap.limits import regular_file
+
 __all__ = ["NOT_EVIDENCE", "Inputs", "expand_paths", "is_documentation", "is_gzip", "is_xml", "looks_like_xml",
            "sort_inputs", "total_bytes"]
 
@@ -33,7 +35,9 @@ class Inputs(NamedTuple):
 def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Files named by ``paths``: files, directories (recursively, hidden files skipped), globs.
 
-    Raises FileNotFoundError for a name that matches nothing.
+    Only regular files are taken: inside a directory or a glob other kinds are passed over, and a
+    device or FIFO named itself raises :class:`kneecap.limits.InputError`. Raises FileNotFoundError for
+    a name that matches nothing.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -48,6 +52,8 @@ def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
             ))
         elif path.is_file():
             out.append(path)
+        elif path.exists():
+            regular_file(path)  # raises InputError: a device or FIFO would be read without end
         elif glob.has_magic(s):
             hits = sorted(Path(h) for h in glob.glob(s, recursive=True) if Path(h).is_file())
             if not hits:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kneecap.limits import short_repr
 from kneecap.schema import MAX_ENGINES
 from kneecap.schema import MAX_SCENARIO_CLIENTS as MAX_CLIENTS
 
@@ -88,10 +89,10 @@ class SimScenario:
         _require_number(self, "bg_gcp_busy_pct", upper=100.0)
         _require_number(self, "bg_ziip_busy_pct", upper=100.0)
         if not isinstance(self.honor_priority, bool):
-            raise ValueError(f"honor_priority must be true or false, got {self.honor_priority!r}")
+            raise ValueError(f"honor_priority must be true or false, got {short_repr(self.honor_priority)}")
         if (self.clients is None) == (self.tps is None):
             raise ValueError("give exactly one of clients (closed load) and tps (open load), "
-                             f"got clients={self.clients!r}, tps={self.tps!r}")
+                             f"got clients={short_repr(self.clients)}, tps={short_repr(self.tps)}")
         if self.clients is not None:
             # every client is a simulated process: the ceiling bounds memory, as for forecasts
             _require_int(self, "clients", minimum=1, maximum=MAX_CLIENTS)
@@ -102,17 +103,17 @@ class SimScenario:
                                  f"got {self.think_time_ms} with tps")
         if self.help_rule not in HELP_RULES:
             raise ValueError(f"help_rule must be one of {', '.join(HELP_RULES)}, "
-                             f"got {self.help_rule!r}")
+                             f"got {short_repr(self.help_rule)}")
         if self.burst_dist not in BURST_DISTRIBUTIONS:
             raise ValueError(f"burst_dist must be one of {', '.join(BURST_DISTRIBUTIONS)}, "
-                             f"got {self.burst_dist!r}")
+                             f"got {short_repr(self.burst_dist)}")
         if self.burst_dist == "gamma":
             if self.burst_cv is None:
                 raise ValueError("burst_cv is required with burst_dist='gamma'")
             _require_number(self, "burst_cv", positive=True)
         elif self.burst_cv is not None:
             raise ValueError(f"burst_cv applies only to burst_dist='gamma', "
-                             f"got burst_cv={self.burst_cv} with burst_dist={self.burst_dist!r}")
+                             f"got burst_cv={short_repr(self.burst_cv)} with burst_dist={short_repr(self.burst_dist)}")
         if self.n_ziip == 0 and self.bg_ziip_busy_pct > 0:
             raise ValueError("bg_ziip_busy_pct must be 0 when n_ziip is 0, "
                              f"got {self.bg_ziip_busy_pct}")
@@ -129,12 +130,12 @@ class SimScenario:
         known = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(values) - set(known))
         if unknown:
-            raise ValueError(f"unknown scenario field(s) {', '.join(map(repr, unknown))}; "
+            raise ValueError(f"unknown scenario field(s) {', '.join(map(short_repr, unknown))}; "
                              f"known fields: {', '.join(known)}")
         missing = [f.name for f in dataclasses.fields(cls)
                    if f.default is dataclasses.MISSING and f.name not in values]
         if missing:
-            raise ValueError(f"missing scenario field(s) {', '.join(map(repr, missing))}")
+            raise ValueError(f"missing scenario field(s) {', '.join(map(short_repr, missing))}")
         return cls(**values)
 
     @property
@@ -182,7 +183,7 @@ def check_open_load_fits(scenario: SimScenario) -> None:
 def _require_int(scenario: SimScenario, name: str, *, minimum: int, maximum: int | None = None) -> None:
     value = getattr(scenario, name)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer, got {short_repr(value)}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:
@@ -194,7 +195,7 @@ def _require_number(scenario: SimScenario, name: str, *, positive: bool = False,
     """Check a finite number in [0, upper) (or (0, ...) when positive) and store it as float."""
     value = getattr(scenario, name)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+        raise ValueError(f"{name} must be a finite number, got {short_repr(value)}")
     if positive and value <= 0:
         raise ValueError(f"{name} must be > 0, got {value}")
     if value < 0:
