@@ -219,3 +219,15 @@ def test_the_same_file_under_three_names_is_copied_once(tmp_path, capsys):
     assert bring_into([str(fourth)], str(into), quiet=True) == 0
     assert f"ingest: skipped  {fourth}: the same bytes as {into / 'a.xml'} (SHA-256)" in capsys.readouterr().out
     assert sorted(p.name for p in into.iterdir()) == ["a.xml"]
+
+
+# -- 8: the desk's address ---------------------------------------------------------------------------------------------
+
+def test_streamlit_run_in_the_project_listens_on_this_machine_only():
+    # `streamlit run app/streamlit_app.py` without `make serve` listened on every interface
+    probe = ("import sys; sys.argv = ['streamlit']\nfrom streamlit import config\n"
+             "config.get_config_options(force_reparse=True)\nprint(config.get_option('server.address'))")
+    got = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert got.stdout.splitlines()[-1] == "127.0.0.1", got.stderr
+    # and `make serve` still chooses: its --server.address $(HOST) wins over the file
+    assert "--server.address $(HOST)" in (REPO / "Makefile").read_text(encoding="utf-8")
