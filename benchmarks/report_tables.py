@@ -39,6 +39,7 @@ SMF_CLASS_VARIANTS = ("pool", "burst", "burst_k1", "pool_4g3z")
 #: steepest every simulated grid carries down to its quietest night interval
 SMF_CLASS_STEEP_RATIO = 1.48
 SCALE_CSV = RESULTS / "scale.csv"
+INPUT_MEMORY_CSV = RESULTS / "input_memory.csv"
 # a marker alone on its line; its indent (a table inside a list item) is given to every line of the table
 MARKER = re.compile(r"^( *)\{\{\s*([a-z_]+)\s*\}\}[ ]*$", re.MULTILINE)
 
@@ -232,6 +233,34 @@ def scale_table(path: Path = SCALE_CSV) -> str:
     return _bench_table(path, scale_rows, "bench_scale.py --save")
 
 
+def input_memory_rows(table: pd.DataFrame) -> list[str]:
+    """Per probe input: the whole process's peak RSS under each label (before the fix, after it, ...) and the goal."""
+    labels = list(dict.fromkeys(table["label"]))
+    rows = ["| probe | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    for probe, got in table.groupby("probe", sort=False):
+        cells = []
+        for label in labels:
+            r = got[got["label"] == label]
+            if r.empty:
+                cells.append("-")
+                continue
+            r = r.iloc[0]
+            verdict = "goal met" if bool(r["met"]) else "**over the goal**"
+            stop = f", {r['stopped']}" if isinstance(r["stopped"], str) and r["stopped"] else ""
+            size = f"{r['input_mb']:,.1f} MB" if r["input_mb"] >= 0.1 else "< 0.1 MB"
+            cells.append(f"{size} in: {r['peak_rss_mb']:,.0f} MB peak{stop}, exit {r['rc']}, "
+                         f"{verdict}")
+        rows.append(f"| `{probe}` | " + " | ".join(cells) + " |")
+    goal = int(table["goal_mb"].iloc[0])
+    rows.append(f"\nGoal: a peak of at most {goal:,} MB for every probe, the process and its children together.")
+    return rows
+
+
+def input_memory_table(path: Path = INPUT_MEMORY_CSV) -> str:
+    """The table of ``probe_input_memory.py``, from the CSV its ``--save`` wrote (one column per label)."""
+    return _bench_table(path, input_memory_rows, "probe_input_memory.py --save")
+
+
 def bench_outputs(folder: Path = RESULTS) -> str:
     """Every bench of ``make bench`` with the standard output its last run kept (``results/<name>.txt``)."""
     spec = importlib.util.spec_from_file_location("run_all", Path(__file__).with_name("run_all.py"))
@@ -260,6 +289,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "smf_class_variants_table": smf_class_variants_table,
     "smf_class_steep_table": smf_class_steep_table,
     "scale_table": scale_table,
+    "input_memory_table": input_memory_table,
     "bench_outputs": bench_outputs,
 }
 

@@ -51,6 +51,10 @@ BENCHES = [
        ["bench_smf_class.py", *([] if variant == "pool" else ["--variant", variant]), "--ratio", "1.48", "--seeds",
         "21", "22", "23", "24", "--save", f"benchmarks/results/smf_class_steep_{variant}.csv"])
       for variant in ("pool", "burst", "burst_k1", "pool_4g3z")],
+    ("input_memory", "peak RSS of the whole kneecap process on the inputs of issue 35 item 4 (UTF-16 XML with an "
+     "entity DTD, a 100 MB VBS chain plain and a 400 MB one gzipped, a YAML alias bomb, /dev/zero, the desk's upload "
+     "of the first and third), goal <= 500 MB each",
+     ["probe_input_memory.py", "--save", "benchmarks/results/input_memory.csv"]),
     ("app", "app: page interaction latency (AppTest)", ["bench_app.py"]),
     ("browser", "desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "
      "needs `make run` first)", ["bench_browser.py"]),

@@ -135,3 +135,14 @@ def test_variant_rows_name_seeds_that_share_a_knee_date_range_together() -> None
     row = _report_tables().smf_class_variants_rows({"burst": seeds})[2]
     assert row == ("| burst | 21 / 22 / 23 | 4.8 / 1.9 / 1.2 % | 4, 3, 4 of 4 | +0.3 / -0.3 / +0.3 % | 2 of 3 "
                    "| 03-13..03-15 (21, 23); 03-13..03-16 (22) (2026-03-14) |")
+
+
+def test_input_memory_rows_put_each_label_beside_the_others_and_flag_a_peak_over_the_goal() -> None:
+    rows = [{"label": label, "probe": "vbs_chain", "input_mb": 104.8, "rc": 0, "seconds": 1.0, "peak_rss_mb": rss,
+             "stopped": stopped, "last_stderr": "", "goal_mb": 500, "met": met}
+            for label, rss, stopped, met in (("before", 3018, "stopped at the 3000 MB cap", False),
+                                             ("after", 152, float("nan"), True))]
+    out = _report_tables().input_memory_rows(pd.DataFrame(rows))
+    assert out[0] == "| probe | before | after |"
+    assert out[2] == ("| `vbs_chain` | 104.8 MB in: 3,018 MB peak, stopped at the 3000 MB cap, exit 0, "
+                      "**over the goal** | 104.8 MB in: 152 MB peak, exit 0, goal met |")
