@@ -231,3 +231,31 @@ def test_streamlit_run_in_the_project_listens_on_this_machine_only():
     assert got.stdout.splitlines()[-1] == "127.0.0.1", got.stderr
     # and `make serve` still chooses: its --server.address $(HOST) wins over the file
     assert "--server.address $(HOST)" in (REPO / "Makefile").read_text(encoding="utf-8")
+
+
+#: Each stage's required options (dummy paths: the params are read before any of them).
+STAGE_ARGS = {"decode_smf": ["--raw", "r", "--out", "o"],
+              "build_marts": ["--reference", "r", "--sql", SQL, "--smf", "s", "--out", "o"],
+              "validate": ["--marts", "m", "--out", "o", "--report", "j"],
+              "train": ["--marts", "m", "--models", "mo", "--metrics", "me"],
+              "evaluate": ["--cases", "c", "--out", "o"]}
+
+
+@pytest.mark.parametrize("stage", list(STAGE_ARGS))
+def test_every_stage_says_a_tagged_params_file_in_one_line(tmp_path, capsys, stage):
+    from tests.stages import load_stage
+
+    params = tmp_path / "params.yaml"
+    params.write_text("common: !!python/object/apply:os.system ['true']\n", encoding="utf-8")
+    rc = load_stage(stage).main([*STAGE_ARGS[stage], "--params", str(params)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and err.startswith(f"{stage}: {params}: ")
+    assert "could not determine a constructor" in err
+
+
+def test_backtest_says_a_tagged_params_file_in_one_line(tmp_path, capsys):
+    params = tmp_path / "params.yaml"
+    params.write_text("common: !!python/object/apply:os.system ['true']\n", encoding="utf-8")
+    assert cli.main(["backtest", str(REPO / "data" / "backtest"), "--params", str(params)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"kneecap backtest: {params}: ")

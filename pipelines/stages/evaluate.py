@@ -18,13 +18,17 @@ from kneecap.training import modeling_config
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the stage; 0 when the metrics are written, 2 for a malformed case."""
+    """Run the stage; 0 when the metrics are written, 2 for a malformed case or bad params."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", required=True, help="folder of backtest cases")
     parser.add_argument("--out", required=True, help="metrics JSON")
     parser.add_argument("--params", required=True, help="params.yaml")
     args = parser.parse_args(argv)
-    params = config.load_params(args.params)
+    try:
+        params = config.load_params(args.params)
+    except (OSError, ValueError) as exc:  # one line naming the file and the problem, not a traceback
+        print(f"evaluate: {exc}", file=sys.stderr)
+        return 2
     policy = config.planner_policy(params)
     try:
         cases = backtest.load_cases([args.cases])

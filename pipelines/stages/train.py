@@ -33,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="write each response curve beside its points (fit/) and residuals (residuals/) "
                              "here, as CSV for `dvc plots show`")
     args = parser.parse_args(argv)
-    params = config.load_params(args.params)
+    try:
+        params = config.load_params(args.params)
+    except (OSError, ValueError) as exc:  # one line naming the file and the problem, not a traceback
+        print(f"train: {exc}", file=sys.stderr)
+        return 2
     # one read: both marts from the same published snapshot
     marts = warehouse.read_snapshot(args.marts, ["fct_measurements", "dim_workloads"]).tables
     fct, workloads = marts["fct_measurements"], marts["dim_workloads"]

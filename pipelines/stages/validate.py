@@ -22,7 +22,7 @@ from kneecap.validation import quarantine, validate_tables
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the stage; 0 when the marts are published, 1 when a failure stops publishing."""
+    """Run the stage; 0 when the marts are published, 1 when a failure stops publishing, 2 for bad params."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--marts", required=True, help="candidate marts from build_marts")
     parser.add_argument("--out", required=True, help="published marts (data/processed)")
@@ -30,7 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", required=True, help="params.yaml")
     parser.add_argument("--docs", default=None, help="write GX Data Docs (index.html) here, replacing the folder")
     args = parser.parse_args(argv)
-    params = config.load_params(args.params)
+    try:
+        params = config.load_params(args.params)
+    except (OSError, ValueError) as exc:  # one line naming the file and the problem, not a traceback
+        print(f"validate: {exc}", file=sys.stderr)
+        return 2
     tables = warehouse.read_parquet_dir(args.marts)
     if args.docs is not None and Path(args.docs).exists():
         # this run's Data Docs only (not a DVC output, so DVC does not clear them; dvc.yaml says why)

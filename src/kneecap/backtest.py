@@ -570,7 +570,11 @@ def run_cli(case_paths: list[str], *, json_path: str | None = None, params_path:
 
     if params_path is None and Path("params.yaml").exists():
         params_path = "params.yaml"
-    params = load_params(params_path) if params_path else None
+    try:
+        params = load_params(params_path) if params_path else None
+    except (OSError, ValueError) as exc:  # a tagged or malformed params.yaml: one line, exit 2
+        print(f"kneecap backtest: {exc}", file=sys.stderr)
+        return 2
     config = modeling_config(params) if params else ModelingConfig()
     policy = planner_policy(params) if params else PlannerPolicy()
     try:
