@@ -27,8 +27,8 @@ import yaml
 __all__ = ["MAX_TEXT_BYTES", "MAX_YAML_NODES", "BoundedSafeLoader", "InputError", "file_kind", "load_yaml",
            "read_text", "regular_file", "short_repr"]
 
-#: Largest text file a person writes that kneecap reads whole: params.yaml is 3 KB, the bundled
-#: scenarios file 2 KB; a scenarios file of a thousand scenarios is about 200 KB.
+#: Largest text file a person writes that kneecap reads whole: params.yaml is 6 KB, the bundled
+#: scenarios file 5 KB; a scenarios file of a thousand scenarios is about 200 KB.
 MAX_TEXT_BYTES = 16 << 20
 
 #: Most nodes a YAML document may hold once its aliases are expanded (each alias counted as a copy of

@@ -144,6 +144,7 @@ MAX_RECORD_LEN = 32760
 #: (IBM SMF manual, e.g. SMF123_LEN "Maximum size is 32,756") and IFASMFDP/IFASMFDL write their dump
 #: with LRECL 32760, which bounds every logical record of the data set (shared/reference/smf-notes.md
 #: §1.1, §1.3). RMF splits longer data into several self-contained records (§1.7), never one longer.
+#: It bounds the segments held for one record too: each carries at least one byte, so at most 32,756.
 MAX_SPANNED_LEN = MAX_RECORD_LEN
 #: Largest (non-extended) block of a RECFM=VBS or RECFM=U data set.
 MAX_BLOCK_LEN = 32760
