@@ -578,13 +578,18 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
 STRUCTURE_DISAGREEMENT = 0.04
 
 
+def knees_apart(low: float, high: float) -> bool:
+    """Whether two structures' knees lie more than :data:`STRUCTURE_DISAGREEMENT` apart (both finite)."""
+    return math.isfinite(low) and math.isfinite(high) and high > low * (1 + STRUCTURE_DISAGREEMENT)
+
+
 def structure_disagreement(knee_by_rule: Mapping[str, float]) -> str | None:
     """One line when the dispatcher structures the intervals cannot tell apart put the knee apart."""
     finite = {rule: x for rule, x in knee_by_rule.items() if math.isfinite(x)}
     if len(finite) < 2:
         return None
     low, high = min(finite.values()), max(finite.values())
-    if not high > low * (1 + STRUCTURE_DISAGREEMENT):
+    if not knees_apart(low, high):
         return None
     knees = ", ".join(f"{x:,.0f} tps ({rule} help)" for rule, x in sorted(finite.items(), key=lambda kv: kv[1]))
     return (f"the GCP-help rules the intervals cannot tell apart put the knee at {knees}, "
@@ -766,10 +771,9 @@ def structure_knees(res: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_tim
 
 
 def _closed_structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:
-    low, high = row.get("knee_clients_structure_lo"), row.get("knee_clients_structure_hi")
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return []
-    if not high > low * (1 + STRUCTURE_DISAGREEMENT):
+    low, high = (math.nan if row.get(key) is None else float(row[key])
+                 for key in ("knee_clients_structure_lo", "knee_clients_structure_hi"))
+    if not knees_apart(low, high):
         return []
     return [f"the dispatcher structures the table cannot tell apart put the knee at {low:,.0f} to {high:,.0f} "
             f"clients ({row.get('knee_clients_by_structure', '')}), {100 * (high / low - 1):.1f} % apart: "
