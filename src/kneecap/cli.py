@@ -6,7 +6,9 @@ Exit codes: 0 everything asked was done (a scenario past saturation is answered 
 of it failed (a scenario without an answer, a file that could not be read, a table with problems),
 each failure named on stderr; 2 the request itself
 was wrong (a missing file, a bad option, an unknown model or version, a tracking server that does not
-answer); 130 interrupted. A user's mistake gets a one-line message naming what was wrong, never a traceback.
+answer); 130 interrupted; 143 terminated (SIGTERM, ``kneecap ingest``: it unwinds as on Ctrl-C, so
+what it was writing is removed and its framing process stopped). A user's mistake gets a one-line
+message naming what was wrong, never a traceback.
 
 The global options (``-q``, ``-v``, ``--tracking-uri``) are taken before the command or after it.
 A model is named as ``kneecap models`` lists it (``ZCONRPT-response``); the registered name
@@ -18,7 +20,9 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -279,10 +283,27 @@ def models_table(frame, listed_name):
     })
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is so that it unwinds as on Ctrl-C: cleanups run.
+
+    A KeyboardInterrupt, so that no ``except Exception`` on the way takes it for a failure.
+    """
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # a second SIGTERM must not cut the cleanup of the first short (SIGKILL still ends it)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated
+
+
 def _cmd_ingest(args: argparse.Namespace) -> int:
     from kneecap.ingest.cli import bring_into, inside_stage_output, run_ingest
     from kneecap.limits import InputError
 
+    if threading.current_thread() is threading.main_thread():  # signal handlers live in the main thread only
+        # by default SIGTERM ends the process where it stands: no partial file removed, no
+        # scratch folder, the framing process left to the kernel
+        signal.signal(signal.SIGTERM, _terminate)
     quiet = args.quiet or not log.isEnabledFor(logging.INFO)
     try:
         if args.out is None:
@@ -816,6 +837,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.setLevel(logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO)
     try:
         return int(args.func(args) or 0)
+    except Terminated:
+        print(f"{args.command}: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print(f"{args.command}: interrupted", file=sys.stderr)
         return 130

@@ -156,16 +156,19 @@ PARTITION_COLUMNS = ("system", "date")
 def read_decoded(spark: SparkSession, directory: str | os.PathLike[str]) -> dict[str, DataFrame]:
     """The decoded tables ``directory`` holds, read by Spark as partitioned Parquet datasets.
 
-    Only tables with committed files are returned (:func:`kneecap.ingest.store.table_files`: a
-    listing, no rows are read on the driver); the caller binds the others empty. Every input's
-    files of a table share one schema (the ingest writes text columns as text even when empty),
-    which Spark takes from one file.
+    Only tables with committed files are returned, and only those files are read
+    (:func:`kneecap.ingest.store.table_files`: a listing, no rows are read on the driver; a file a
+    killed ingest renamed before its manifest line is not read); the caller binds the others
+    empty. Every input's files of a table share one schema (the ingest writes text columns as text
+    even when empty), which Spark takes from one file.
     """
     out = {}
     for name in DECODED_TABLES:
         folder = Path(directory) / name
-        if table_files(folder):
-            frame = spark.read.parquet(str(folder))
+        files = table_files(folder)
+        if files:
+            # the folder as the dataset's base: its partition folders are still read as columns
+            frame = spark.read.option("basePath", str(folder)).parquet(*map(str, files))
             out[name] = frame.select(*[c for c in frame.columns if c not in PARTITION_COLUMNS])
     return out
 

@@ -128,6 +128,7 @@ def ingest_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     sizes = [Path(f).stat().st_size for f in files]
     with _session(spark, master, "kneecap-decode") as session, manifest.locked(out):
         done = manifest.read_manifest(out)
+        store.remove_leftovers(out, done)  # what an ingest killed before its commit left
         scans = _map(session, _scan, [(f, frozenset(done)) for f in files], sizes)
         results: dict[int, FileResult] = {}
         todo: list[int] = []

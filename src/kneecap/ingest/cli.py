@@ -4,17 +4,29 @@ Files, directories (recursively) or globs. XML documents go to the RMF Postproce
 everything else to the SMF reader; documentation files that travel with data (``*.md``, ``*.txt``,
 ``*.json``, licences) are skipped and listed (:mod:`kneecap.ingest.sniff`). Re-ingesting a file
 adds no rows (content hash, :mod:`kneecap.ingest.manifest`).
+
+A killed ingest leaves nothing the next one trips on. Bringing files into the input area, each is
+first decoded into a scratch folder (:func:`scratch_folder`: locked while its run lives, so the
+next run removes those of dead runs) and then copied all or nothing (:func:`copy_new`: written
+unnamed or under a hidden name, flushed, then linked under its name), so the pipeline never finds
+a partial copy and the re-run does not refuse one as a different file of the same name.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import re
 import shutil
 import sys
 import tempfile
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kneecap.ingest.manifest import HashAhead, sha256_file
+from kneecap.ingest.manifest import HashAhead, keep_from_children, release_to_children, sha256_file
 from kneecap.ingest.refusals import expected_refusal
 from kneecap.ingest.sniff import expand_paths, is_documentation, sort_inputs, total_bytes
 
@@ -259,6 +271,165 @@ def distinct_contents(files: list[Path], into: Path) -> tuple[list[Path], dict[P
     return [f for f in files if f not in twins], twins
 
 
+#: Name prefix of a run's scratch folder in the temporary directory.
+SCRATCH_PREFIX = "kneecap-ingest-"
+
+
+def _lock_folder(folder: Path) -> int | None:
+    """An ``flock``-ed descriptor of ``folder`` if no live process holds one, else None."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_dead_scratch(base: Path) -> list[Path]:
+    """Remove this user's scratch folders in ``base`` that no live run holds; returns them.
+
+    A run holds an ``flock`` on its folder from its creation to its removal (:func:`scratch_folder`),
+    which the kernel releases when the run dies, however it dies: a folder that can be locked is a
+    dead run's (or one from before folders were locked).
+    """
+    removed = []
+    for folder in sorted(base.glob(f"{SCRATCH_PREFIX}*")):
+        try:
+            if not folder.is_dir() or folder.is_symlink() or folder.stat().st_uid != os.getuid():
+                continue
+            fd = _lock_folder(folder)
+        except OSError:  # gone meanwhile, or not ours to open
+            continue
+        if fd is None:
+            continue
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        finally:
+            os.close(fd)
+    return removed
+
+
+@contextlib.contextmanager
+def scratch_folder(base: str | os.PathLike[str] | None = None) -> Iterator[Path]:
+    """A folder for one run, in ``base`` (default the temporary directory), removed when the block ends.
+
+    It is locked while the run lives, so that the next run removes it if this one is killed
+    (SIGKILL runs no cleanup); the scratch folders of dead runs are removed first. A sweep by
+    another run can take a new folder's lock between its creation and this run's ``flock``, and
+    remove it: then another folder is made.
+    """
+    where = Path(base) if base is not None else Path(tempfile.gettempdir())
+    remove_dead_scratch(where)
+    while True:
+        folder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=where))
+        fd = _lock_folder(folder)
+        if fd is None:
+            continue  # a sweep holds it and removes it: make another
+        try:
+            if folder.stat().st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # removed by a sweep before the lock was taken: make another
+    keep_from_children(fd)  # a forked child must not keep it locked after this run died
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        release_to_children(fd)
+        os.close(fd)
+
+
+#: A copy :func:`copy_new` is writing under a hidden name (where unnamed files are not supported).
+_PART = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{8}\.part")
+
+
+def _copy_bytes(src: Path, fd: int) -> None:
+    """``src``'s bytes, mode and times into the open file ``fd``, flushed to disk."""
+    with src.open("rb") as fin, open(fd, "wb", closefd=False) as fout:
+        shutil.copyfileobj(fin, fout, 1 << 20)
+    st = src.stat()
+    os.fchmod(fd, st.st_mode & 0o777)
+    os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.fsync(fd)
+
+
+def _link_unnamed(src: Path, dest: Path) -> bool | None:
+    """:func:`copy_new` through an unnamed file; None where the system does not offer one."""
+    try:
+        fd = os.open(dest.parent, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    except (AttributeError, OSError):  # not Linux, or a file system without O_TMPFILE
+        return None
+    try:
+        _copy_bytes(src, fd)
+        try:
+            os.link(f"/proc/self/fd/{fd}", dest)
+        except FileExistsError:
+            return False
+        except OSError:  # no /proc to link the unnamed file through
+            return None
+        return True
+    finally:
+        os.close(fd)
+
+
+def _link_named(src: Path, dest: Path) -> bool:
+    """:func:`copy_new` through a hidden ``.part`` file, removed whatever happens (but a kill)."""
+    part = dest.parent / f".{dest.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part"
+    try:
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            _copy_bytes(src, fd)
+        finally:
+            os.close(fd)
+        os.link(part, dest)
+    except FileExistsError:
+        return False
+    finally:
+        part.unlink(missing_ok=True)
+    return True
+
+
+def copy_new(src: Path, dest: Path) -> bool:
+    """Copy ``src`` to ``dest`` all or nothing; False (nothing written) when ``dest`` exists.
+
+    The bytes go to an unnamed file in ``dest``'s folder (``O_TMPFILE``), are flushed, and the file
+    is linked as ``dest``: a kill during the copy leaves no file at all (the kernel frees an
+    unnamed one), and a link never replaces a file that appeared meanwhile. Where unnamed files are
+    not supported, a hidden ``.<name>.<pid>.<random>.part`` takes their place (removed by
+    :func:`remove_dead_parts` if its run dies). The folder is flushed after the link.
+    """
+    linked = _link_unnamed(src, dest)
+    if linked is None:
+        linked = _link_named(src, dest)
+    if linked:
+        from kneecap.ingest.store import fsync_dir  # numpy with it: not at this module's import
+
+        fsync_dir(dest.parent)
+    return linked
+
+
+def remove_dead_parts(folder: Path) -> list[Path]:
+    """Remove hidden partial copies (:func:`copy_new`'s fallback) in ``folder`` whose process is gone."""
+    removed = []
+    for f in sorted(folder.glob(".*.part")):
+        m = _PART.fullmatch(f.name)
+        if m is None:
+            continue
+        try:
+            os.kill(int(m.group("pid")), 0)
+            continue  # its copier is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # alive, another user's
+        f.unlink(missing_ok=True)
+        removed.append(f)
+    return removed
+
+
 def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
     """Check each input decodes, then copy the readable ones into ``into``.
 
@@ -269,8 +440,8 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     Returns 0 when every file came in, 1 when some could not be read (named; the rest still copied).
     """
     decoded: list[Path] = []
-    with tempfile.TemporaryDirectory(prefix="kneecap-ingest-") as scratch:
-        status = run_ingest(paths, out_dir=scratch, codepage=codepage, quiet=quiet, allow_failed=True,
+    with scratch_folder() as scratch:
+        status = run_ingest(paths, out_dir=str(scratch), codepage=codepage, quiet=quiet, allow_failed=True,
                             summary_target="a scratch folder (checked, then dropped)", read_ok=decoded)
         if status == 2:
             return 2
@@ -282,18 +453,18 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
         print(f"ingest: skipped  {f}: the same bytes as {twin} (SHA-256), not copied again")
     target = Path(into)
     target.mkdir(parents=True, exist_ok=True)
+    remove_dead_parts(target)
     copied, same, refused = 0, 0, 0
     for f in files:
         dest = target / f.name
-        if dest.exists():
-            if sha256_file(dest) == sha256_file(f):
-                same += 1
-                continue
-            print(f"ingest: refused  {f}: {dest} exists with other contents (rename one of them)", file=sys.stderr)
-            refused += 1
+        if not dest.exists() and copy_new(f, dest):
+            copied += 1
             continue
-        shutil.copy2(f, dest)
-        copied += 1
+        if sha256_file(dest) == sha256_file(f):
+            same += 1
+            continue
+        print(f"ingest: refused  {f}: {dest} exists with other contents (rename one of them)", file=sys.stderr)
+        refused += 1
     print(f"ingest: {copied} file(s) copied into {target}, {same} already there"
           + (f", {refused} refused" if refused else "")
           + "; `make run` (or `dvc repro`) decodes and models them")

@@ -16,6 +16,14 @@ Concurrency: every input is ingested while holding an exclusive ``flock`` on ``.
 (:func:`locked`), so two processes ingesting into one folder take turns per input; the second one
 to reach an input sees it in the manifest and skips it. SMF and RMF ingests share the folder, the
 manifest and the lock.
+
+The lock cannot outlive its holder: an ``flock`` belongs to the open file, which the kernel
+closes when the process dies however it dies (``kill -9`` included), so a dead ingest's lock is
+free for the next one at once; no marker file is checked for existence. A process forked while
+the lock is held (the SMF framing process) would hold the open file too and keep the lock for as
+long as it lives, so the lock's descriptor is closed in every forked child (``os.register_at_fork``)
+and opened close-on-exec for programs started from the holder. An ingest that has to wait for a
+live holder says so, with the holder's pid where ``/proc/locks`` tells it.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import datetime as _dt
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -33,11 +42,40 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["LOCK", "MANIFEST", "FileResult", "HashAhead", "append_manifest", "committed_sizes",
-           "drop_ingest_times", "locked", "manifest_entry", "parse_manifest", "read_manifest", "sha256_file",
-           "without_ingest_times"]
+           "drop_ingest_times", "flock_holders", "keep_from_children", "locked", "manifest_entry", "parse_manifest",
+           "read_manifest", "release_to_children", "sha256_file", "without_ingest_times"]
 
 MANIFEST = "_manifest.jsonl"
 LOCK = ".ingest.lock"
+
+log = logging.getLogger(__name__)
+
+#: Descriptors of the locks this process holds (:func:`locked`, :func:`keep_from_children`), closed in a forked child.
+_HELD: set[int] = set()
+
+
+def keep_from_children(fd: int) -> None:
+    """Close ``fd`` in every child forked from now on (a lock's descriptor only this process may hold)."""
+    _HELD.add(fd)
+
+
+def release_to_children(fd: int) -> None:
+    """Undo :func:`keep_from_children` (before ``fd`` is closed)."""
+    _HELD.discard(fd)
+
+
+def _close_held_locks_in_child() -> None:
+    # a forked child shares the parent's open lock file: left open, it would keep the lock after
+    # the parent released it or died. Closing the child's copy leaves the parent's lock as it is.
+    for fd in _HELD:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_held_locks_in_child)
 
 
 @dataclass
@@ -110,9 +148,12 @@ def read_manifest(out_dir: Path) -> dict[str, dict[str, Any]]:
 def append_manifest(out_dir: Path, entry: dict[str, Any]) -> None:
     """Append one line, first cutting a torn last line (caller holds :func:`locked`).
 
-    Shared by SMF and RMF ingest: one manifest per folder, one writer at a time.
+    Shared by SMF and RMF ingest: one manifest per folder, one writer at a time. The line is the
+    input's commit: it is flushed to disk before this returns, and written only after the input's
+    files have their final names (:mod:`kneecap.ingest.store`).
     """
     m = out_dir / MANIFEST
+    new = not m.exists()
     with m.open("a+b") as fh:
         size = fh.seek(0, os.SEEK_END)
         if size:
@@ -126,6 +167,52 @@ def append_manifest(out_dir: Path, entry: dict[str, Any]) -> None:
         fh.write((json.dumps(entry) + "\n").encode("utf-8"))
         fh.flush()
         os.fsync(fh.fileno())
+    if new:  # the folder's entry of the new manifest, flushed too: the commit must survive a crash
+        fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def flock_holders(proc_locks: str, device: int, inode: int) -> list[int]:
+    r"""Pids holding an ``flock`` on the file (``device``, ``inode``), from the text of ``/proc/locks``.
+
+    A line reads ``1: FLOCK  ADVISORY  WRITE 9794 fe:00:2148943 0 EOF``: kind, pid, then the
+    file as major:minor:inode, the device numbers in hex. Only for telling a waiting user who
+    holds the lock; lines of other shapes are skipped.
+
+    Examples
+    --------
+    >>> flock_holders("1: FLOCK  ADVISORY  WRITE 9794 fe:00:2148943 0 EOF\n"
+    ...               "2: POSIX  ADVISORY  WRITE 9793 fe:00:2148943 0 EOF\n", os.makedev(0xfe, 0), 2148943)
+    [9794]
+    """
+    pids = []
+    for line in proc_locks.splitlines():
+        parts = line.split()
+        if len(parts) < 6 or parts[1] != "FLOCK" or parts[2] == "->":
+            continue
+        try:
+            major, minor, ino = parts[5].split(":")
+            same = (int(ino) == inode and int(major, 16) == os.major(device)
+                    and int(minor, 16) == os.minor(device))
+            if same:
+                pids.append(int(parts[4]))
+        except ValueError:
+            continue
+    return pids
+
+
+def _holders(fd: int) -> list[int]:
+    """Pids holding the lock open as ``fd`` (empty where ``/proc/locks`` cannot be read)."""
+    st = os.fstat(fd)
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return []
+    return [pid for pid in flock_holders(text, st.st_dev, st.st_ino) if pid != os.getpid()]
 
 
 @contextlib.contextmanager
@@ -133,14 +220,30 @@ def locked(out_dir: Path) -> Iterator[None]:
     """Hold the folder's exclusive ingest lock (released by the OS if the process dies).
 
     Every writer of an ingest folder (SMF and RMF alike) takes it around read-manifest, write
-    outputs, append-manifest, so concurrent ingests take turns per input.
+    outputs, append-manifest, so concurrent ingests take turns per input. The descriptor is not
+    inherited: it is close-on-exec, and closed in any child forked while it is held (see the
+    module docstring), so only this process's exit or this block's end releases the lock.
     """
-    with (out_dir / LOCK).open("a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    owner = os.getpid()
+    fd = os.open(out_dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holders = _holders(fd)
+            log.warning("ingest: waiting for %s, held by another ingest%s", out_dir / LOCK,
+                        f" (pid {', '.join(map(str, holders))})" if holders else "")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        _HELD.add(fd)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            _HELD.discard(fd)
+            if os.getpid() == owner:  # a forked child that got here closed its copy already
+                fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        if os.getpid() == owner:
+            os.close(fd)
 
 
 def committed_sizes(done: dict[str, dict[str, Any]]) -> set[int] | None:

@@ -27,7 +27,7 @@ from kneecap.ingest.manifest import (
     read_manifest,
     sha256_file,
 )
-from kneecap.ingest.store import write_table
+from kneecap.ingest.store import remove_leftovers, write_table
 from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor
 
 __all__ = ["QUARANTINE_TABLE", "TABLES", "ingest_xml"]
@@ -62,11 +62,16 @@ def ingest_xml(paths: list[Path], out_dir: str | os.PathLike[str]) -> tuple[list
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results: list[FileResult] = []
+    swept = False
     for path in paths:
         sha = sha256_file(path)
         with locked(out):
             # read under the lock: another process may have ingested this input meanwhile
-            if sha in read_manifest(out):
+            done = read_manifest(out)
+            if not swept:  # once a run: what an ingest killed before its commit left is not evidence
+                remove_leftovers(out, done)
+                swept = True
+            if sha in done:
                 results.append(FileResult(str(path), sha, "skipped", bytes=path.stat().st_size))
                 continue
             result = _ingest_one(path, sha, out)

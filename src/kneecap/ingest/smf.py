@@ -49,7 +49,7 @@ from kneecap.ingest.manifest import (
     read_manifest,
 )
 from kneecap.ingest.sniff import expand_paths
-from kneecap.ingest.store import TableWriter, remove_uncommitted, stored_keys, write_keys
+from kneecap.ingest.store import TableWriter, remove_leftovers, remove_uncommitted, stored_keys, write_keys
 from kneecap.smf import reader
 from kneecap.smf.framing import SMFDataError
 
@@ -306,11 +306,15 @@ def ingest_paths(
     workers = reader.default_workers() if workers is None else workers
     inputs = expand_paths(paths)
     ahead = HashAhead(inputs) if hashes is None else hashes
+    swept = False
     for path in inputs:
         size = path.stat().st_size
         with locked(out):
             # read under the lock: another process may have ingested this input meanwhile
             done = read_manifest(out)
+            if not swept:  # once a run: what an ingest killed before its commit left is not evidence
+                remove_leftovers(out, done)
+                swept = True
             sizes = committed_sizes(done)
             # no committed input of another size can have its SHA-256: then decode while the hash
             # is computed (the manifest cannot change, the lock is held)

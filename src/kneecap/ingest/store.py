@@ -18,10 +18,18 @@ Tables are written with a chunked ``pyarrow.parquet.ParquetWriter`` per partitio
 are decoded (:class:`TableWriter`), so memory stays flat whatever the input size; at most
 :data:`MAX_OPEN_PARTITIONS` partition files of one table are open at a time, a partition met again
 after its file was closed gets a further file (``<sha256>-<n>.parquet``). Temporary files start
-with a dot, which Spark and :func:`table_files` skip. Output files are written under a temporary
-name unique to the process and writer and renamed when complete, so an interrupted ingest leaves
-nothing that looks stored; what it did rename before its manifest line was written is removed by
-:func:`remove_uncommitted` when the input is ingested again.
+with a dot, which Spark and :func:`table_files` skip.
+
+Commit: an input is stored when its manifest line is written (:mod:`kneecap.ingest.manifest`), and
+not before. Its files are written under a temporary name unique to the process and writer,
+flushed to disk (``fsync``) and renamed to their final names (an atomic ``rename`` each, the
+folders then flushed too), its keys likewise, and only then is its manifest line appended, so the
+line never names a file that could be missing after a crash. A kill between the first rename and
+the manifest line leaves final-named files of an input the manifest does not name: readers do not
+see them (:func:`table_files` lists only the files of committed inputs), and the next ingest into
+the folder removes them and every temporary file of a dead run (:func:`remove_leftovers`, under
+the folder's lock: a live ingest writes only while it holds the lock, so what is uncommitted when
+the lock is taken was left by one that died) and ingests the input again.
 
 This is the only kneecap module that writes Parquet from decoded tables: the decoders
 (:mod:`kneecap.smf`, :mod:`kneecap.rmf`) return frames or plain columns and write nothing.
@@ -36,6 +44,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import urllib.parse
 import uuid
 from collections import OrderedDict
@@ -45,6 +54,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from kneecap.ingest.manifest import LOCK, MANIFEST, read_manifest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,8 +83,9 @@ else:
     pq = _OnFirstUse("pyarrow.parquet")
 
 __all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "Columns", "TableWriter", "arrow_table",
-           "partition_columns", "partition_path", "remove_uncommitted", "split_partitions", "stored_keys",
-           "table_files", "write_keys", "write_table"]
+           "committed_inputs", "fsync_dir", "fsync_file", "is_leftover", "partition_columns", "partition_path",
+           "remove_leftovers", "remove_uncommitted", "split_partitions", "stored_keys", "stored_sha", "table_files",
+           "write_keys", "write_table"]
 
 #: A decoded table as plain columns: name -> equal-length numpy arrays, text as object arrays of
 #: str or None (what :func:`kneecap.smf.reader.iter_decode` gives with ``frames=False``).
@@ -98,6 +110,29 @@ def stored_keys(out_dir: Path, done: dict[str, dict[str, Any]]) -> list[np.ndarr
     return out
 
 
+def fsync_file(path: str | os.PathLike[str]) -> None:
+    """Flush a written file's bytes to disk (before it is renamed into place)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries to disk (after files were renamed into it), where the OS allows it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # a platform or file system without directory descriptors: nothing to flush
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a folder; the renames are still atomic
+    finally:
+        os.close(fd)
+
+
 def write_keys(out_dir: Path, sha: str, keys: list[int]) -> None:
     """Store the content keys of the records input ``sha`` stored, as ``_keys/<sha>.npy`` (renamed when complete)."""
     d = out_dir / KEYS_DIR
@@ -105,7 +140,84 @@ def write_keys(out_dir: Path, sha: str, keys: list[int]) -> None:
     tmp = d / f"{sha}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     with tmp.open("wb") as fh:
         np.save(fh, np.asarray(keys, dtype=np.int64))
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, d / f"{sha}.npy")
+    fsync_dir(d)
+
+
+#: The name of a stored file of one input: its SHA-256, a further file's number, the suffix.
+_STORED = re.compile(r"(?P<sha>[0-9a-f]{64})(?:-\d+)?\.(?:parquet|npy)")
+#: A temporary file of a writer: :class:`TableWriter`'s (hidden, ``.tmp``) or :func:`write_keys`'.
+_TEMPORARY = re.compile(r"\..*\.tmp|[0-9a-f]{64}\.\d+\.[0-9a-f]{8}\.tmp")
+
+
+def stored_sha(name: str) -> str | None:
+    """The input SHA-256 a stored file's name carries, or None for a name the store does not give.
+
+    Examples
+    --------
+    >>> stored_sha("0" * 64 + "-2.parquet") == "0" * 64
+    True
+    >>> stored_sha("notes.parquet") is None
+    True
+    """
+    m = _STORED.fullmatch(name)
+    return m.group("sha") if m else None
+
+
+def is_leftover(name: str, committed: set[str] | dict[str, Any]) -> bool:
+    """Whether a file named ``name`` in a table folder or ``_keys`` is what a dead ingest left.
+
+    That is a writer's temporary file, or a stored file of an input ``committed`` does not name (its
+    files were renamed, its manifest line not written). Files of other names are not the ingest's
+    and are left alone.
+
+    Examples
+    --------
+    >>> sha = "a" * 64
+    >>> [is_leftover(n, {sha}) for n in (f"{sha}.parquet", "b" * 64 + ".parquet", ".t.1.ab.parquet.tmp", "x.csv")]
+    [False, True, True, False]
+    """
+    if _TEMPORARY.fullmatch(name):
+        return True
+    sha = stored_sha(name)
+    return sha is not None and sha not in committed
+
+
+def remove_leftovers(out_dir: Path, done: dict[str, dict[str, Any]]) -> list[Path]:
+    """Remove what dead ingests left in ``out_dir`` (:func:`is_leftover`); the caller holds the lock.
+
+    ``done`` is the manifest as read under that lock. Folders emptied by the removal are removed too
+    (an ingest makes a partition's folder only to write into it). Returns the files removed.
+    """
+    removed: list[Path] = []
+    for top in sorted(out_dir.iterdir()):
+        if not top.is_dir() or top.name.startswith("."):
+            continue
+        if top.name.startswith("_") and top.name != KEYS_DIR:
+            continue
+        for f in sorted(top.rglob("*")):
+            if f.is_file() and is_leftover(f.name, done):
+                f.unlink(missing_ok=True)
+                removed.append(f)
+        for folder in sorted((d for d in top.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+            if not any(folder.iterdir()):
+                folder.rmdir()
+    return removed
+
+
+def committed_inputs(out_dir: str | os.PathLike[str]) -> set[str] | None:
+    """SHA-256 of the inputs ``out_dir``'s manifest commits; None for a folder no ingest writes to.
+
+    A folder an ingest writes to has its lock file or its manifest (a first ingest killed before
+    its first commit leaves the lock and no manifest: nothing in it is committed). Parquet folders
+    written otherwise (e.g. by :class:`TableWriter` alone) have neither and are read whole.
+    """
+    out = Path(out_dir)
+    if not (out / MANIFEST).exists() and not (out / LOCK).exists():
+        return None
+    return set(read_manifest(out))
 
 
 def remove_uncommitted(out_dir: Path, sha: str) -> None:
@@ -227,13 +339,17 @@ def table_files(table_dir: str | os.PathLike[str]) -> list[Path]:
     """Committed Parquet files of one decoded table, partitioned or not, sorted by path.
 
     Files and folders whose name starts with ``.`` or ``_`` (temporary files, Spark's markers)
-    are not part of the table, as Spark also reads it.
+    are not part of the table, as Spark also reads it. In an ingest folder (the table folder's
+    parent, :func:`committed_inputs`) only the files of inputs its manifest commits are: a file a
+    killed ingest renamed before writing its manifest line is not evidence.
     """
     root = Path(table_dir)
     if not root.is_dir():
         return []
+    committed = committed_inputs(root.parent)
     return sorted(f for f in root.rglob("*.parquet")
-                  if not any(part.startswith((".", "_")) for part in f.relative_to(root).parts))
+                  if not any(part.startswith((".", "_")) for part in f.relative_to(root).parts)
+                  and (committed is None or stored_sha(f.name) in committed))
 
 
 def _arrow(frame: pd.DataFrame, schema: pa.Schema | None = None) -> pa.Table:
@@ -466,10 +582,18 @@ class TableWriter:
         self.open.clear()
 
     def close(self, sha: str) -> None:
-        """Close every file and give it its final name, ``<partition>/<sha>[-<n>].parquet``."""
+        """Close every file and give it its final name, ``<partition>/<sha>[-<n>].parquet``.
+
+        Each file is flushed to disk before its rename, and the folders after them, so that the
+        manifest line written next never names a file a crash could still lose.
+        """
         self._close_open()
+        for tmp, _, _ in self.closed:
+            fsync_file(tmp)
         for tmp, part, n in self.closed:
             os.replace(tmp, self.dir / part / (f"{sha}.parquet" if n == 0 else f"{sha}-{n}.parquet"))
+        for folder in sorted({self.dir / part for _, part, _ in self.closed}):
+            fsync_dir(folder)
 
     def abort(self) -> None:
         """Close every file and remove it: nothing of this table and input is stored."""

@@ -64,6 +64,8 @@ import importlib
 import importlib.util
 import multiprocessing
 import os
+import signal
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -588,9 +590,38 @@ class StreamFacts:
 _FACTS = ("framing", "compressed", "bytes_read", "records", "orphan_segments")
 
 
+#: prctl(2) option: the signal the calling process gets when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a forked child: be killed when ``parent`` dies, and end now if it already has.
+
+    On Linux the kernel sends SIGKILL at the parent's death (``prctl(PR_SET_PDEATHSIG)``): a child
+    outliving a killed ``kneecap ingest`` would frame the rest of a dump nobody reads. The
+    parent may have died before the call, so its pid is checked after it. Elsewhere the closed
+    pipe ends the child at its next send instead (:func:`_frame_in_child`).
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes  # here: only a framing process needs it
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # no prctl in this C library: the pipe still ends the child
+    if os.getppid() != parent:
+        os._exit(0)
+
+
 def _frame_in_child(conn: Any, source: str | os.PathLike[str], name: str, batch_bytes: int,
-                    keys: RecordKeys) -> None:
+                    keys: RecordKeys, parent_end: Any = None, parent: int | None = None) -> None:
     """The framing process: read and frame ``source``, check duplicates, send every batch.
+
+    It first lets go of what it inherited from the parent and does not need: ``parent_end``, the
+    pipe's read end (held here, it would keep the pipe open after the parent died, and a send
+    would block for ever instead of failing), and the parent's SIGTERM handler (a terminated child
+    just ends); the ingest lock's descriptor is closed by the fork itself
+    (:mod:`kneecap.ingest.manifest`). Then it ties its life to ``parent``'s (:func:`_die_with_parent`).
 
     Messages, in file order: ``("batch", starts, lengths, record_no, file_offsets, bad, nbytes,
     keep, file_span, tail)``, followed by the buffer as raw bytes unless ``file_span`` says
@@ -600,6 +631,11 @@ def _frame_in_child(conn: Any, source: str | os.PathLike[str], name: str, batch_
     holds one batch at a time, so this process frames the next batch while the parent decodes
     the last one and never runs further ahead (memory stays bounded).
     """
+    if parent_end is not None:
+        parent_end.close()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        _die_with_parent(parent)
     added0, dups0 = len(keys.added), keys.duplicates
     try:
         stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
@@ -630,7 +666,7 @@ def _batches_from_child(source: str | os.PathLike[str], name: str, batch_bytes: 
     """(batch, keep mask) pairs framed by a forked framing process (:func:`_frame_in_child`)."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_frame_in_child, args=(send, source, name, batch_bytes, keys),
+    proc = ctx.Process(target=_frame_in_child, args=(send, source, name, batch_bytes, keys, recv, os.getpid()),
                        name="kneecap-smf-framing", daemon=True)
     proc.start()
     send.close()  # the child holds the only write end: its exit ends the pipe
