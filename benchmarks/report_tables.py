@@ -40,6 +40,9 @@ SMF_CLASS_VARIANTS = ("pool", "burst", "burst_k1", "pool_4g3z")
 SMF_CLASS_STEEP_RATIO = 1.48
 SCALE_CSV = RESULTS / "scale.csv"
 INPUT_MEMORY_CSV = RESULTS / "input_memory.csv"
+KILL_INGEST_CSV = RESULTS / "kill_ingest.csv"
+#: the phases of a kill ``kill_ingest.py`` tells apart, in the order an ingest goes through them
+KILL_PHASES = ("start-up", "decoding", "writing/committing", "copying")
 # a marker alone on its line; its indent (a table inside a list item) is given to every line of the table
 MARKER = re.compile(r"^( *)\{\{\s*([a-z_]+)\s*\}\}[ ]*$", re.MULTILINE)
 
@@ -261,6 +264,34 @@ def input_memory_table(path: Path = INPUT_MEMORY_CSV) -> str:
     return _bench_table(path, input_memory_rows, "probe_input_memory.py --save")
 
 
+def kill_ingest_rows(table: pd.DataFrame) -> list[str]:
+    """Per ingest and signal: kills by phase, what the killed runs left, the next ingest's time, failures."""
+    kills = table[table["phase"].isin(KILL_PHASES)]
+    rows = ["| ingest | clean | signal | kills | " + " | ".join(KILL_PHASES)
+            + " | left something for the next | next ingest / clean, worst | failures |",
+            "|---|---|---|---|" + "---|" * len(KILL_PHASES) + "---|---|---|"]
+    groups = sorted(kills.groupby(["mode", "config", "signal"]), key=lambda g: (g[0][0] != "out", g[0][1:]))
+    for (_, ingest, signal), part in groups:
+        phases = part["phase"].value_counts()
+        left = part[["left_uncommitted", "left_tmp", "left_scratch"]].sum(axis=1) > 0
+        rows.append(f"| `{ingest}` | {part['clean_s'].iloc[0]:.2f} s | {signal} | {len(part)} | "
+                    + " | ".join(str(int(phases.get(p, 0))) for p in KILL_PHASES)
+                    + f" | {int(left.sum())} | {(part['next_s'] / part['clean_s']).max():.1f}x "
+                    f"| {int((part['outcome'] != 'ok').sum())} |")
+    failures = int((kills["outcome"] != "ok").sum())
+    rows.append(f"| all | | {int((kills['signal'] == 'SIGKILL').sum())} SIGKILL, "
+                f"{int((kills['signal'] == 'SIGTERM').sum())} SIGTERM | {len(kills)} | "
+                + " | ".join(str(int((kills["phase"] == p).sum())) for p in KILL_PHASES)
+                + f" | {int((kills[['left_uncommitted', 'left_tmp', 'left_scratch']].sum(axis=1) > 0).sum())} "
+                f"| {(kills['next_s'] / kills['clean_s']).max():.1f}x | {failures} |")
+    return rows
+
+
+def kill_ingest_table(path: Path = KILL_INGEST_CSV) -> str:
+    """The kill campaign's table (``kill_ingest.py``), from the CSV its ``--save`` wrote."""
+    return _bench_table(path, kill_ingest_rows, "kill_ingest.py --save benchmarks/results/kill_ingest.csv")
+
+
 def bench_outputs(folder: Path = RESULTS) -> str:
     """Every bench of ``make bench`` with the standard output its last run kept (``results/<name>.txt``)."""
     spec = importlib.util.spec_from_file_location("run_all", Path(__file__).with_name("run_all.py"))
@@ -290,6 +321,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "smf_class_steep_table": smf_class_steep_table,
     "scale_table": scale_table,
     "input_memory_table": input_memory_table,
+    "kill_ingest_table": kill_ingest_table,
     "bench_outputs": bench_outputs,
 }
 

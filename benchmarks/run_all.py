@@ -55,6 +55,8 @@ BENCHES = [
      "entity DTD, a 100 MB VBS chain plain and a 400 MB one gzipped, a YAML alias bomb, /dev/zero, the desk's upload "
      "of the first and third), goal <= 500 MB each",
      ["probe_input_memory.py", "--save", "benchmarks/results/input_memory.csv"]),
+    ("kill_ingest", "kill campaign: kneecap ingest killed (SIGKILL, SIGTERM) at random moments, then run again",
+     ["kill_ingest.py", "--save", "benchmarks/results/kill_ingest.csv"]),
     ("app", "app: page interaction latency (AppTest)", ["bench_app.py"]),
     ("browser", "desk in a real browser: first load, slider step to both charts redrawn (Playwright + Debian chromium; "
      "needs `make run` first)", ["bench_browser.py"]),

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -36,7 +37,7 @@ from killing import (
 
 import kneecap.ingest.smf as smf_ingest
 from kneecap.ingest import cli as ingest_cli
-from kneecap.ingest.manifest import LOCK, read_manifest
+from kneecap.ingest.manifest import LOCK, locked, read_manifest
 from kneecap.ingest.store import table_files
 from kneecap.warehouse import read_decoded_tables
 
@@ -267,3 +268,35 @@ def test_scratch_folders_of_dead_runs_are_removed_by_the_next(tmp_path):
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_waiting_ingest_names_the_holder_and_takes_the_lock_when_it_dies(tmp_path, caplog):
+    """A live holder is waited for, and named; its death (SIGKILL) hands the lock over at once."""
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import fcntl, os, time
+        fd = os.open({str(tmp_path / LOCK)!r}, os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print("held", flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        got = []
+
+        def take() -> None:
+            with locked(tmp_path):
+                got.append(time.monotonic())
+
+        caplog.set_level("WARNING", logger="kneecap.ingest.manifest")
+        waiter = threading.Thread(target=take)
+        waiter.start()
+        time.sleep(0.3)
+        assert got == [], "the lock was taken while a live process held it"
+        killed_at = time.monotonic()
+        holder.kill()
+        waiter.join(10)
+        assert got and got[0] - killed_at < 5.0
+        assert f"held by another ingest (pid {holder.pid})" in caplog.text
+    finally:
+        holder.kill()
+        holder.wait()
