@@ -3,8 +3,10 @@ bundled reference tables plus a synthetic SMF week (72.3 for service class ZCONH
 RZCON, 70.1 for the LPAR; tests/smf/synth.py), their validation report, a backtest report from two
 bundled cases, a SQLite MLflow registry with champions fitted on seed 004 (and a second, unpromoted
 version), an own table added as a user adds one (``kneecap add-table``: 3 GCPs + 1 zIIP, think time
-100 ms, so the desk has two closed workloads measured on different machines) with its champion, an
-open dispatch champion for ZCONHI, and the env vars that point the app at all of it."""
+100 ms, so the desk has two closed workloads measured on different machines) with its champion,
+open dispatch champions for ZCONHI and for a second class on another LPAR (ZCONSIM on SYSC, 4 GCPs +
+3 zIIPs, from the dispatcher simulation's days of tests/smf/simdays.py), and the env vars that point
+the app at all of it."""
 
 from __future__ import annotations
 
@@ -37,6 +39,12 @@ BACKTEST_CASES = ("comm_stub_payload", "mq_console_vs_rest")  # the two that run
 COMBINED_WORKLOAD = "specsdm91_loadtest"  # a registered combination of model families (no champion)
 SMF_CLASS = "ZCONHI"  # service class of the synthetic SMF week (2 GCP + 2 zIIP, system SYSA)
 SMF_DAYS = 7  # 672 fifteen-minute intervals: enough daily peaks for a growth forecast
+#: a second WLM class on another LPAR (tests/smf/simdays.py's variant pool_4g3z: 4 GCPs + 3 zIIPs,
+#: heavier background), so that switching classes changes every input the desk starts from
+SMF_CLASS_2 = "ZCONSIM"
+SMF_CLASS_2_SYSTEM = "SYSC"
+SMF_CLASS_2_VARIANT = "pool_4g3z"
+SMF_CLASS_2_LPAR = {"n_gcp": 4, "n_ziip": 3}
 OWN_WORKLOAD = "mylpar_api"  # an own load test on another LPAR than seed 004's
 OWN_CONFIG = {"n_gcp": 3, "n_ziip": 1, "think_time_ms": 100.0}
 OWN_RESP_MS = {50: 1.1, 100: 1.25, 150: 1.6, 200: 2.6, 250: 5.2}  # bends near 200 clients
@@ -61,6 +69,25 @@ def smf_week() -> dict[str, object]:
     return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload}
 
 
+def smf_second_lpar() -> dict[str, object]:
+    """A week of the simulated class ZCONSIM on system SYSC (4 GCPs + 3 zIIPs), decoded by kneecap's reader.
+
+    The dispatcher simulation's days (tests/smf/simdays.py, grid committed), with the background
+    class BATCHBG beside it as RMF reports it.
+    """
+    from tests.smf import simdays, synth
+
+    records, _ = simdays.variant_days(SMF_CLASS_2_VARIANT, seed=5, days=SMF_DAYS, system_id=SMF_CLASS_2_SYSTEM)
+    decoded = decode_file(io.BytesIO(synth.frame_rdw(records)))
+    return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload}
+
+
+def smf_dumps() -> dict[str, object]:
+    """Both LPARs' SMF tables, as one ingest of both dumps would hold them."""
+    week, second = smf_week(), smf_second_lpar()
+    return {name: pd.concat([week[name], second[name]], ignore_index=True) for name in week}
+
+
 def _closed_champion(rows: pd.DataFrame, knee_k: float) -> tuple[ClosedMVAResults, dict[str, float]]:
     """A closed MVA fit of ``rows`` (20 bootstrap draws) and the metrics the train stage logs with it."""
     model = ClosedMVAModel(n_boot=20, seed=1).fit(rows)
@@ -71,6 +98,16 @@ def _closed_champion(rows: pd.DataFrame, knee_k: float) -> tuple[ClosedMVAResult
     metrics = {f"train_mape_{k}": v for k, v in model.train_mape.items()}
     metrics.update(training.knee_metrics(model, rows, knee_k)[0])
     return model, metrics
+
+
+def _register_class(intervals: pd.DataFrame, smf_class: str, knee_k: float) -> None:
+    """The open dispatch model of one class's intervals (20 bootstrap draws), registered and promoted."""
+    opened = OpenDispatchModel(n_boot=20, seed=1).fit(intervals)
+    metrics = {f"train_mape_{k}": v for k, v in opened.train_mape.items()}
+    metrics.update(training.open_knee_metrics(opened, knee_k)[0])
+    name = tracking.model_name(smf_class, "response")
+    tracking.log_model(opened, name=name, params={"n_boot": 20, "seed": 1, "family": opened.family}, metrics=metrics)
+    tracking.promote(name)
 
 
 def build_project(root: Path) -> dict[str, str]:
@@ -89,7 +126,7 @@ def build_project(root: Path) -> dict[str, str]:
                              sql_root=REPO / "pipelines" / "sql")
     assert added.check.ok, added.check.problems
     measurements, sources = warehouse.read_reference_dir(reference)
-    tables = warehouse.build_marts(measurements, sources, smf_week(), sql_root=REPO / "pipelines" / "sql")
+    tables = warehouse.build_marts(measurements, sources, smf_dumps(), sql_root=REPO / "pipelines" / "sql")
     marts = root / "processed"
     published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
     warehouse.write_tables(published, marts)
@@ -134,15 +171,9 @@ def build_project(root: Path) -> dict[str, str]:
         tracking.log_model(cost, name=cname, params={}, metrics={"loo_mape_pct": cost.loo_mape_pct},
                            tables={"competitors": cost.competitors})
         tracking.promote(cname)
-        # an SMF class: the open dispatch model on its RMF intervals, registered as the train stage does
-        intervals = fct[fct["workload"] == SMF_CLASS].reset_index(drop=True)
-        opened = OpenDispatchModel(n_boot=20, seed=1).fit(intervals)
-        ometrics = {f"train_mape_{k}": v for k, v in opened.train_mape.items()}
-        ometrics.update(training.open_knee_metrics(opened, params.train.knee_k)[0])
-        oname = tracking.model_name(SMF_CLASS, "response")
-        tracking.log_model(opened, name=oname, params={"n_boot": 20, "seed": 1, "family": opened.family},
-                           metrics=ometrics)
-        tracking.promote(oname)
+        # the SMF classes: the open dispatch model on each one's RMF intervals, registered as the train stage does
+        for smf_class in (SMF_CLASS, SMF_CLASS_2):
+            _register_class(fct[fct["workload"] == smf_class].reset_index(drop=True), smf_class, params.train.knee_k)
         # a zero-think load test (SPEC SDM91, R usl's data set) fitted as the train stage fits it: a
         # combination of the USL and closed MVA with c servers; registered, not promoted
         sdm91 = pd.read_csv(REPO / "data" / "backtest" / "usl_specsdm91" / "measurements.csv")

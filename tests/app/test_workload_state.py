@@ -4,7 +4,8 @@ its first words which configuration it is for, the inputs' own.
 
 Two closed workloads measured on different machines (tests/app/conftest.py): seed 004's Table 1
 (2 GCPs + 2 zIIPs, think time 200 ms) and an own table (3 GCPs + 1 zIIP, think time 100 ms), and
-the SMF class ZCONHI. Expected answers are computed with kneecap's library on the same champions.
+two SMF classes on different LPARs: ZCONHI (2 GCPs + 2 zIIPs) and ZCONSIM (4 GCPs + 3 zIIPs).
+Expected answers are computed with kneecap's library on the same champions.
 """
 
 from __future__ import annotations
@@ -12,13 +13,23 @@ from __future__ import annotations
 import os
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from kneecap import config, factors, forecasting, modeling, tracking
-from tests.app.conftest import OWN_CONFIG, OWN_RESP_MS, OWN_WORKLOAD, SMF_CLASS, widget_key
+from tests.app.conftest import (
+    OWN_CONFIG,
+    OWN_RESP_MS,
+    OWN_WORKLOAD,
+    SMF_CLASS,
+    SMF_CLASS_2,
+    SMF_CLASS_2_LPAR,
+    widget_key,
+)
 from tests.app.test_pages import DIAG, REPO, _app
 
 K = 3.0  # params.yaml train.knee_k
+LPAR_INPUTS = ("cls_n_gcp", "cls_n_ziip", "cls_bg_load")  # the SMF classes page's LPAR: GCPs, zIIPs, other load
 
 
 def _page(page: str | None = None) -> AppTest:
@@ -160,11 +171,10 @@ def test_factors_page_inputs_and_answer_follow_the_workload(app_env):
     assert _answer(at, "clients, SLO 2 ms:**").startswith(f"**3 GCPs + 2 zIIPs, think time 100 ms, {clients} clients")
 
 
-def test_classes_page_inputs_are_the_class_own_and_the_answer_says_them(app_env):
-    # the test project has one class with a champion, so no switch: the inputs carry the class in
-    # their keys, and the answer follows them
+def test_classes_page_inputs_and_answer_follow_the_class(app_env):
     at = _page("classes")
     assert at.selectbox(key="cls_workload").value == SMF_CLASS
+    assert at.selectbox(key="cls_workload").options == [SMF_CLASS, SMF_CLASS_2]
     keys = {n.key for n in at.number_input}
     assert keys and all(k.endswith(f"@{SMF_CLASS}") for k in keys), keys
     model = _champion(SMF_CLASS)
@@ -177,3 +187,37 @@ def test_classes_page_inputs_are_the_class_own_and_the_answer_says_them(app_env)
     knee = model.knee(k=K, n_gcp=2, n_ziip=3, bg_load_factor=2.0)
     assert _answer(at, "knee at ").startswith(
         f"**2 GCPs + 3 zIIPs, other classes' load x2:** knee at {knee['knee_tps']:.4g} tps ")
+
+    # the second class, measured on another LPAR: its engines, the other classes as measured there,
+    # not the 3 zIIPs and twice the load left on the first
+    at.selectbox(key="cls_workload").set_value(SMF_CLASS_2).run()
+    assert not at.exception, at.exception
+    assert not _keys_of(at, SMF_CLASS)
+    second = _champion(SMF_CLASS_2)
+    assert {k: second.base[k] for k in SMF_CLASS_2_LPAR} == SMF_CLASS_2_LPAR
+    shown = tuple(at.number_input(key=widget_key(k, SMF_CLASS_2)).value for k in LPAR_INPUTS)
+    assert shown == (4, 3, 1.0)
+    knee = second.knee(k=K)
+    assert _answer(at, "knee at ").startswith(
+        f"**4 GCPs + 3 zIIPs, other classes' load x1:** knee at {knee['knee_tps']:.4g} tps ")
+    slo = at.number_input(key=widget_key("cls_slo", SMF_CLASS_2)).value
+    assert slo == pytest.approx(2 * knee["unloaded_resp_ms"], abs=0.1)  # the class's own unloaded response
+    slo_tps = forecasting.slo_tps(second, slo, lpar={"n_gcp": 4, "n_ziip": 3, "bg_load_factor": 1.0})
+    assert _answer(at, "**SLO:**").startswith(f"**SLO:** {slo:g} ms holds up to {slo_tps:.4g} tps")
+
+    # each input in turn: the answer is for the inputs shown
+    at.number_input(key=widget_key("cls_n_gcp", SMF_CLASS_2)).set_value(5).run()
+    at.number_input(key=widget_key("cls_bg_load", SMF_CLASS_2)).set_value(1.5).run()
+    at.number_input(key=widget_key("cls_slo", SMF_CLASS_2)).set_value(3.0).run()
+    assert not at.exception, at.exception
+    knee = second.knee(k=K, n_gcp=5, n_ziip=3, bg_load_factor=1.5)
+    assert _answer(at, "knee at ").startswith(
+        f"**5 GCPs + 3 zIIPs, other classes' load x1.5:** knee at {knee['knee_tps']:.4g} tps ")
+    slo_tps = forecasting.slo_tps(second, 3.0, lpar={"n_gcp": 5, "n_ziip": 3, "bg_load_factor": 1.5})
+    assert _answer(at, "**SLO:**").startswith(f"**SLO:** 3 ms holds up to {slo_tps:.4g} tps")
+
+    # and back: the first class's own LPAR again
+    at.selectbox(key="cls_workload").set_value(SMF_CLASS).run()
+    shown = tuple(at.number_input(key=widget_key(k, SMF_CLASS)).value for k in LPAR_INPUTS)
+    assert shown == (2, 2, 1.0)
+    assert _answer(at, "knee at ").startswith("**2 GCPs + 2 zIIPs, other classes' load x1:** ")

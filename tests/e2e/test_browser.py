@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import OWN_WORKLOAD, SMF_CLASS, build_project
+from tests.app.conftest import OWN_WORKLOAD, SMF_CLASS, SMF_CLASS_2, SMF_CLASS_2_SYSTEM, build_project
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "e2e"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 KNEE = re.compile(r"Response time breaks away")
 OTHER_LOAD = "Other classes' load x"  # a WLM class's input: the other classes' load factor
+SLO = "Response-time SLO (ms)"
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None,
@@ -164,6 +165,8 @@ def _engines(n_gcp: int, n_ziip: int | None = None) -> str:
 def _choose(page, label: str, option: str) -> None:
     box = page.get_by_test_id("stSelectbox").filter(has_text=label).first
     box.click()
+    # typed, as a user finds an entry of a long list: the list draws only the options in view
+    page.keyboard.type(option)
     page.get_by_role("option", name=option, exact=True).click()
 
 
@@ -205,6 +208,19 @@ def _step_number(page, label: str) -> None:
     before = field.input_value()
     box.get_by_test_id("stNumberInputStepUp").click()
     expect(field).not_to_have_value(before, timeout=30_000)
+
+
+def _open(page, expander: str) -> None:
+    """Open the expander labelled ``expander`` unless it is open, and wait until it has opened."""
+    from playwright.sync_api import expect
+
+    details = page.locator('[data-testid="stExpander"] details').filter(has=page.get_by_text(expander))
+    if details.get_attribute("open") is None:
+        details.locator("summary").click()
+    expect(details).to_have_attribute("open", "")
+    # its inputs take clicks once it has stopped growing (Playwright waits for a stable box)
+    details.get_by_test_id("stExpanderDetails").wait_for(state="visible")
+    page.wait_for_timeout(500)
 
 
 def _expect_answer(page, pattern: str, first_words: str) -> None:
@@ -306,7 +322,7 @@ def test_every_page_answers_for_the_inputs_shown_after_a_workload_switch_in_chro
     page.get_by_role("link", name="SMF classes").click()
     class_answer = r"other classes' load x[\d.]+: knee at"
     _expect_answer(page, class_answer, "2 GCPs + 2 zIIPs, other classes' load x1:")
-    page.get_by_text("LPAR the knee and the SLO load are computed for").click()
+    _open(page, "LPAR the knee and the SLO load are computed for")
 
     def lpar_words() -> str:
         return (f"{_engines(int(_number(page, 'GCPs')), int(_number(page, 'zIIPs')))}, "
@@ -317,3 +333,22 @@ def test_every_page_answers_for_the_inputs_shown_after_a_workload_switch_in_chro
         _expect_answer(page, class_answer, lpar_words())
     assert lpar_words() == "3 GCPs + 3 zIIPs, other classes' load x1.05:"
     page.screenshot(path=str(ARTIFACTS / "classes-stepped.png"))
+
+    # the second class, on another LPAR: its machine, not the engines and load left on the first
+    _choose(page, "Class", SMF_CLASS_2)
+    _expect_answer(page, class_answer, "4 GCPs + 3 zIIPs, other classes' load x1:")
+    expect(page.locator(FRESH).get_by_text(re.compile(rf"RMF intervals from {SMF_CLASS_2_SYSTEM},"))).to_be_visible()
+    _open(page, "LPAR the knee and the SLO load are computed for")
+    assert lpar_words() == "4 GCPs + 3 zIIPs, other classes' load x1:"
+    for label in ("Response-time SLO (ms)", "Forecast horizon (days)", "GCPs", "zIIPs", "Other classes' load x"):
+        _step_number(page, label)
+        _expect_answer(page, class_answer, lpar_words())
+        # the knee stated is the one shown beside it, and the SLO sentence is for the SLO shown
+        knee = page.locator(f'{FRESH} [data-testid="stMetric"]').filter(has_text="Knee (tps)")
+        assert f"knee at {knee.get_by_test_id('stMetricValue').inner_text()} tps" in \
+            page.locator(FRESH).get_by_text(re.compile(class_answer)).first.inner_text()
+        expect(page.locator(FRESH).get_by_text(re.compile(r"^SLO: ")).first).to_have_text(
+            re.compile(rf"^SLO: {re.escape(f'{_number(page, SLO):g}')} ms "))
+    assert lpar_words() == "5 GCPs + 4 zIIPs, other classes' load x1.05:"
+    page.screenshot(path=str(ARTIFACTS / "classes-second-class-stepped.png"))
+

@@ -90,7 +90,7 @@ import math
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -286,12 +286,16 @@ def steep_trend(ratio: float) -> tuple[float, float]:
     return day10 / ratio - 5 * growth, growth
 
 
-def variant_days(name: str | None, *, seed: int, days: int = 10,
-                 ratio: float | None = None) -> tuple[list[bytes], SimDaysTruth]:
+def variant_days(name: str | None, *, seed: int, days: int = 10, ratio: float | None = None,
+                 system_id: str | None = None) -> tuple[list[bytes], SimDaysTruth]:
     """:func:`simulated_days` of a variant (None: :data:`CONFIG`), its peak trend scaled to reach
     its own knee as :data:`CONFIG`'s does (day 1 at the same share of the knee, the same share a
-    day); ``ratio``: the day-10 peak that many times the day-6 peak (:func:`steep_trend`)."""
+    day); ``ratio``: the day-10 peak that many times the day-6 peak (:func:`steep_trend`);
+    ``system_id``: the z/OS system the records are written for (default the variant's, SYSA), so
+    that the days can sit beside another LPAR's in one project."""
     config = CONFIG if name is None else VARIANTS[name]
+    if system_id is not None:
+        config = replace(config, system_id=system_id)
     grid = load_grid() if name is None else load_grid(variant_grid_path(name))
     scale = true_knee_tps(grid, config.knee_k) / true_knee_tps(load_grid(), CONFIG.knee_k)
     day1, growth = (DAY1_PEAK_TPS, GROWTH_TPS_PER_DAY) if ratio is None else steep_trend(ratio)
