@@ -14,7 +14,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -770,7 +770,7 @@ COLUMN_LABELS: dict[str, str] = {
     "ziip_on_cp_using_samples": "eligible on GCP using samples", "ziip_delay_samples": "zIIP delay samples",
     # residuals and provenance
     "target": "measure", "measured": "measured", "fitted": "fitted", "lo": "95% band low", "hi": "95% band high",
-    "residual_pct": "fitted / measured - 1 (%)", "bg_gcp_busy_pct": "other classes per GCP (%)",
+    "residual_pct": "residual (%)", "bg_gcp_busy_pct": "other classes per GCP (%)",
     "bg_ziip_busy_pct": "other classes per zIIP (%)", "intervals": "intervals",
     "first_interval_start": "first interval", "last_interval_start": "last interval", "days": "days",
     # backtest, competitors, forecaster candidates
@@ -893,22 +893,42 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.round(decimals(frame))
 
 
-def column_config(columns, places: dict[str, int] | None = None) -> dict[str, Any]:
+def text_widths(frame: pd.DataFrame, columns: list[str], most: int = 20) -> dict[str, int]:
+    """Pixels for each column of short words in ``columns`` (at most ``most`` characters): its longest.
+
+    The grid sizes such a column by its label and cut ``open_dispatch`` to ``open_dispa``; longer
+    text (names, timestamps) it sizes well itself.
+    """
+    out = {}
+    for c in columns:
+        if c in frame and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])):
+            longest = max([len(column_label(str(c))), *(len(str(v)) for v in frame[c].dropna())])
+            if longest <= most:
+                out[c] = 18 + 7 * longest
+    return out
+
+
+def column_config(columns, places: dict[str, int] | None = None, times: Iterable[str] = (),
+                  widths: dict[str, int] | None = None) -> dict[str, Any]:
     """Labels (and the schema's meaning as help) for the columns of a table on the page.
 
     ``places``: decimals to print per numeric column (:func:`decimals`), so that 1 prints as 1.000
-    beside 0.994.
+    beside 0.994; ``times``: timestamp columns, printed to the minute (RMF intervals start on one);
+    ``widths``: pixels of text columns (:func:`text_widths`).
     """
+    widths = widths or {}
     meanings = {**schema.NUMERIC_COLUMNS, **schema.FACTOR_COLUMNS, **schema.LPAR_COLUMNS, **schema.SAMPLE_COLUMNS}
     places = places or {}
     config = {}
     for c in columns:
         label, meaning = column_label(str(c)), meanings.get(str(c))
-        if c in places:
+        if c in times:
+            config[c] = st.column_config.DatetimeColumn(label, help=meaning, format="YYYY-MM-DD HH:mm")
+        elif c in places:
             config[c] = st.column_config.NumberColumn(label, help=meaning, format=f"%.{places[c]}f")
         else:  # the sentences get the room; the rest keep their natural width
             config[c] = st.column_config.Column(label, help=meaning, width="large" if c in (
-                "verdict", "note", "problem", "reason") else None)
+                "verdict", "note", "problem", "reason") else widths.get(c))
     return config
 
 
@@ -916,6 +936,43 @@ def metrics_table(metrics: pd.DataFrame) -> pd.DataFrame:
     """Registered metrics (``metric``, ``value``) as ``measure`` (words and unit) and ``value`` (4 digits)."""
     return pd.DataFrame({"metric": metrics["metric"], "measure": [metric_label(m) for m in metrics["metric"]],
                          "value": [significant(float(v)) for v in metrics["value"]]})
+
+
+#: The columns a planner reads in the desk's wide tables, in this order; the rest stay in the CSV
+#: download. A laptop's browser (1280-1440 px) leaves a table 780-1000 px beside the sidebar.
+WORKLOAD_COLUMNS = ["workload", "workload_kind", "n_points", "min_clients", "max_clients", "n_gcp", "min_n_ziip",
+                    "max_n_ziip"]
+#: a table of runs names its points; RMF intervals are known by their start, and the LPAR's busy
+#: says how much room the other classes left
+RUN_COLUMNS = ["point_id", "source_id", "clients", "think_time_ms", "tps", "resp_ms", "cpu_ms_per_tran", "n_gcp",
+               "n_ziip"]
+INTERVAL_COLUMNS = ["interval_start_at", "system_id", "source_id", "tps", "resp_ms", "n_gcp", "n_ziip",
+                    "lpar_gcp_busy_pct", "lpar_ziip_busy_pct"]
+RESIDUAL_COLUMNS = ["point_id", "interval_start_at", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip",
+                    "measured", "fitted", "lo", "hi", "residual_pct"]
+BACKTEST_COLUMNS = ["case", "model", "target", "mape_pct", "goal_pct", "meets_goal"]
+MODEL_COLUMNS = ["name", "version", "aliases", "metric.train_mape_resp_ms", "metric.knee_k_clients", "metric.knee_tps"]
+#: columns the page says above the table when they hold one value (the summary line names the
+#: sources, the provenance line the system)
+SAID_ABOVE = ("system_id", "source_id")
+
+
+def planner_columns(frame: pd.DataFrame, wanted: list[str]) -> list[str]:
+    """The columns of ``wanted`` that hold a value in ``frame``, in ``wanted``'s order.
+
+    Leaves out a :data:`SAID_ABOVE` column with one value throughout, and a point's id where its
+    interval start names it.
+    """
+    shown = [c for c in wanted if c in frame and frame[c].notna().any()]
+    if "interval_start_at" in shown and "point_id" in shown:
+        shown.remove("point_id")
+    return [c for c in shown if c not in SAID_ABOVE or frame[c].nunique(dropna=False) > 1]
+
+
+def point_columns(points: pd.DataFrame) -> list[str]:
+    """:func:`planner_columns` of a workload's measured points: RMF intervals' or a table of runs'."""
+    intervals = "interval_start_at" in points and points["interval_start_at"].notna().any()
+    return planner_columns(points, INTERVAL_COLUMNS if intervals else RUN_COLUMNS)
 
 
 def show_table(frame: pd.DataFrame, key: str, columns: list[str] | None = None, rounded: bool = True) -> None:
@@ -927,7 +984,9 @@ def show_table(frame: pd.DataFrame, key: str, columns: list[str] | None = None, 
     shown = list(frame.columns) if columns is None else [c for c in columns if c in frame]
     places = decimals(frame) if rounded else {}
     st.dataframe(frame.round(places) if rounded else frame, hide_index=True, key=key, column_order=shown,
-                 column_config=column_config(shown, places), placeholder="-")
+                 column_config=column_config(shown, places, frame.select_dtypes("datetime").columns,
+                                             text_widths(frame, shown)),
+                 placeholder="-")
 
 
 def show_text_table(frame: pd.DataFrame, columns: list[str] | None = None) -> None:

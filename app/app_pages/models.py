@@ -19,12 +19,15 @@ if done:
 champions = frame[frame["aliases"].str.contains("champion", na=False)]
 st.markdown(f"{frame['name'].nunique()} registered models, {len(frame)} versions, "
             f"{len(champions)} with a `@champion` (the version the other pages and the CLI use).")
-res.show_table(frame, "models_table")
+res.show_table(frame, "models_table", res.planner_columns(frame, res.MODEL_COLUMNS))
+st.caption("Each version's model family, run and every metric logged with it are in the CSV; the Workloads page "
+           "shows a champion's metrics in words.")
 st.download_button("Download registered models (CSV)", frame.to_csv(index=False), file_name="registered_models.csv",
                    mime="text/csv", key="models_download")
 
 weights = res.combination_weights()
 if not weights.empty:
+    weights = weights.assign(name=weights["name"].map(res.listed_name))
     st.subheader("Combination weights")
     st.caption("Where several model families fit one curve, each is scored by rolling-origin backtests on "
                "the training rows (fit the lower loads, MAPE on the loads above) and weighted by "

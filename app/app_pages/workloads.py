@@ -52,7 +52,9 @@ workload = st.selectbox("Workload", names, index=default, key="wl_workload")
 points = res.measured_points(workload)
 st.markdown(f"**{workload}:** {measured_summary(points, dims.set_index('workload').loc[workload])}.")
 with st.expander(f"All {len(dims)} workloads", expanded=False):
-    offer(dims, "dim_workloads", "wl_dims")
+    offer(dims, "dim_workloads", "wl_dims", res.planner_columns(dims, res.WORKLOAD_COLUMNS))
+    st.caption("The sources, the think time, the point counts per measure and whether a response curve or a cost "
+               "model can be fitted are in the CSV.")
 origin = res.provenance(workload)
 with st.expander(f"Measured points ({len(points)})", expanded=False):
     if not origin.empty:
@@ -63,7 +65,9 @@ with st.expander(f"Measured points ({len(points)})", expanded=False):
                     f"{first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} (interval starts), {lengths} s intervals, "
                     f"{int(origin['days'].max())} day(s).")
         offer(origin, f"{workload}-provenance", "wl_provenance")
-    offer(points.dropna(axis=1, how="all"), f"{workload}-points", "wl_points")
+    measured = points.dropna(axis=1, how="all")
+    offer(measured, f"{workload}-points", "wl_points", res.point_columns(measured))
+    st.caption("Every column the warehouse holds for these points (CPU split, WLM samples, sizes) is in the CSV.")
 
 key = res.champion_key(workload)
 models = res.models(workload, key)
@@ -160,7 +164,8 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
                                xaxis_title="interval start" if over_time else "point",
                                title=f"Residuals, {target_label}")
             charts.show(bars, key=f"wl_resid_chart_{kind}")
-            offer(fitted, f"{workload}-{kind}-residuals", f"wl_resid_{kind}")
+            offer(fitted, f"{workload}-{kind}-residuals", f"wl_resid_{kind}",
+                  res.planner_columns(fitted, res.RESIDUAL_COLUMNS))
 
     with competitors_tab:
         run_id = res.champion_run(workload, kind)
@@ -186,4 +191,4 @@ if not backtest.empty:
     with st.expander("Backtest on held-out points", expanded=False):
         st.markdown("Each model family refitted without the held-out points of a case (`data/backtest`) and "
                     "scored on them (`reports/metrics/backtest.json`).")
-        offer(backtest, "backtest", "wl_backtest")
+        offer(backtest, "backtest", "wl_backtest", res.planner_columns(backtest, res.BACKTEST_COLUMNS))
