@@ -111,11 +111,15 @@ def class_knee_page(workload: str, key: str, model) -> None:
     shown = curve.replace([float("inf"), float("-inf")], float("nan"))
     y_top = max(2 * knee["k"] * knee["unloaded_resp_ms"],
                 float(points["resp_ms"].max()) * 1.3 if not points.empty else 0.0)
+    # just past saturation some bootstrap draws still answer and some do not: the band runs from the
+    # lowest response up without bound, so its upper edge is drawn past the chart's top (a gap in it
+    # would leave the fill to join the last finite edge point)
+    upper = shown["resp_ms_hi"].where(shown["resp_ms_hi"].notna() | shown["resp_ms_lo"].isna(), 2 * y_top)
     lo_tps, hi_tps = model.train_ranges["tps_min"], model.train_ranges["tps_max"]
     fig = go.Figure()
     fig.add_trace(span(lo_tps, hi_tps, y_top, f"fitted on {lo_tps:.4g}-{hi_tps:.4g} tps", "rgba(128,128,128,0.08)",
                        900))
-    fig.add_traces(charts.curve_with_band(shown["tps"], shown["resp_ms"], shown["resp_ms_lo"], shown["resp_ms_hi"],
+    fig.add_traces(charts.curve_with_band(shown["tps"], shown["resp_ms"], shown["resp_ms_lo"], upper,
                                           f"model ({res.model_source(workload)})"))
     if not points.empty and "tps" in points:
         same = points[(points["n_ziip"].fillna(-1) == n_ziip) & (points["n_gcp"].fillna(-1) == n_gcp)]
@@ -136,6 +140,13 @@ def class_knee_page(workload: str, key: str, model) -> None:
     fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
                       xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
     charts.show(fig, key="knee_chart")
+    band = res.forecasting.band_sentence(curve, "tps", "tps", knee["knee_tps"])
+    if band:
+        # a band of a few % is about as thin as the line on an axis scaled to the knee's response:
+        # its width said in words, not drawn wider than the model has it
+        st.caption(f"**Response band (95 %):** {band}. It runs along the whole curve; at low load it is about as "
+                   "thin as the line because the model is well determined there: the intervals pin the unloaded "
+                   "response down.")
     if knee["knee_tps"] > max_tps:
         st.caption(f"The knee (~{knee['knee_tps']:.4g} tps) lies beyond the curve drawn: raise "
                    "'Class tps (curve up to)' to see the curve bend.")

@@ -280,6 +280,47 @@ def knee_sentence(estimate: Mapping[str, Any]) -> str:
             f"at N* = {estimate['saturation_clients']:.0f} clients, {estimate['max_tps']:.0f} tps.")
 
 
+def band_width(curve: pd.DataFrame, load: str, at: float) -> dict[str, float] | None:
+    """The response's 95 % band on ``curve`` at ``load`` = ``at`` (interpolated between the curve's loads).
+
+    ``curve``: a response curve (``load``, ``resp_ms``, ``resp_ms_lo``, ``resp_ms_hi``); its rows
+    without a finite band (past saturation) are left out. Returns ``load``, ``resp_ms``, ``lo``,
+    ``hi`` and ``half_pct``, the band's half width in % of the response; None outside the curve.
+    """
+    band = curve[[load, "resp_ms", "resp_ms_lo", "resp_ms_hi"]].replace([np.inf, -np.inf], np.nan).dropna()
+    band = band.sort_values(load)
+    if band.empty or not band[load].iloc[0] <= at <= band[load].iloc[-1]:
+        return None
+    x = band[load].to_numpy(float)
+    resp, lo, hi = (float(np.interp(at, x, band[c].to_numpy(float))) for c in ("resp_ms", "resp_ms_lo", "resp_ms_hi"))
+    return {"load": float(at), "resp_ms": resp, "lo": lo, "hi": hi, "half_pct": 100 * (hi - lo) / 2 / resp}
+
+
+def band_sentence(curve: pd.DataFrame, load: str, unit: str, knee_load: float) -> str | None:
+    """How wide the response's 95 % band is at the lowest load drawn and at the knee, in words.
+
+    A band a few % wide at low load is thinner than the line on an axis scaled to the knee's
+    response: said in words, so that a reader does not take it for a band left out. None when the
+    curve has no finite band.
+
+    Examples
+    --------
+    >>> curve = pd.DataFrame({"tps": [10.0, 100.0, 200.0], "resp_ms": [20.0, 30.0, 60.0],
+    ...                       "resp_ms_lo": [19.0, 27.0, 48.0], "resp_ms_hi": [21.0, 33.0, 72.0]})
+    >>> band_sentence(curve, "tps", "tps", knee_load=150.0)
+    '+/-5 % of the response at 10 tps (19-21 ms), +/-16.7 % at the knee (150 tps)'
+    """
+    low = band_width(curve, load, float(curve[load].min()))
+    if low is None:
+        return None
+    words = (f"+/-{low['half_pct']:.3g} % of the response at {low['load']:.4g} {unit} "
+             f"({low['lo']:.3g}-{low['hi']:.3g} ms)")
+    at_knee = band_width(curve, load, knee_load)
+    if at_knee is not None:
+        words += f", +/-{at_knee['half_pct']:.3g} % at the knee ({knee_load:.4g} {unit})"
+    return words
+
+
 def with_workload_name(scenario: Mapping[str, Any]) -> dict[str, Any]:
     """The scenario with ``cs_workload`` (e.g. ``CRR30(200B/200B)``) expanded into its columns.
 

@@ -10,6 +10,7 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
@@ -185,6 +186,34 @@ def test_knee_page_works_for_an_smf_class(app_env):
     # every interval of the week, resp against tps; none at the 3 zIIPs now asked about
     assert measured == {"RMF intervals (this config)": 0, "RMF intervals (other configs)": 672}
     assert "knee_download" in {d.key for d in at.get("download_button")}
+
+    # the response band runs along the whole curve, from the lowest load drawn to saturation, and
+    # its width (a few % at low load: thinner than the line) is said in words
+    max_tps = at.slider(key=_k("knee_max_tps")).value
+    curve = model.curve(points=80, max_tps=float(max_tps), n_gcp=2, n_ziip=3, bg_load_factor=3.0)
+    banded = curve[np.isfinite(curve["resp_ms_lo"])]  # where some bootstrap draw still answers
+    bounded = np.isfinite(banded["resp_ms_hi"])
+    assert bounded.iloc[0] and (banded["resp_ms_hi"][bounded] > banded["resp_ms_lo"][bounded]).all()
+    names = [t.get("name") for t in spec["data"]]
+    lo_trace = spec["data"][names.index("95% band")]
+    hi_trace = spec["data"][names.index("95% band") - 1]  # the upper edge, which the band fills up to
+    assert lo_trace["fill"] == "tonexty"
+    top = spec["layout"]["yaxis"]["range"][1]
+    for trace, column in ((lo_trace, "resp_ms_lo"), (hi_trace, "resp_ms_hi")):
+        x, y = np.array(_values(trace["x"]), float), np.array(_values(trace["y"]), float)
+        drawn = np.isfinite(y)
+        # both edges over the same loads: the lowest drawn to the last one a draw answers at
+        np.testing.assert_allclose(x[drawn], banded["tps"], rtol=1e-12)
+        if column == "resp_ms_lo":
+            np.testing.assert_allclose(y[drawn], banded[column], rtol=1e-12)
+        else:  # unbounded above once a draw saturates: past the chart's top
+            np.testing.assert_allclose(y[drawn][bounded.to_numpy()], banded[column][bounded], rtol=1e-12)
+            assert (y[drawn][~bounded.to_numpy()] > top).all()
+    knee3 = model.knee(k=K, n_ziip=3, bg_load_factor=3.0)
+    band = forecasting.band_sentence(curve, "tps", "tps", knee3["knee_tps"])
+    assert band is not None
+    assert any(c.value.startswith(f"**Response band (95 %):** {band}.") for c in at.caption), \
+        [c.value[:60] for c in at.caption]
 
 
 # --- zIIP planner ------------------------------------------------------------------------------
