@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from kneecap import config, factors, forecasting, modeling, schema, tables, tracking, warehouse, workloads
+from kneecap import config, csvsafe, factors, forecasting, modeling, schema, tables, tracking, warehouse, workloads
 from kneecap.ingest.sniff import looks_like_xml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -998,3 +998,8 @@ def show_text_table(frame: pd.DataFrame, columns: list[str] | None = None) -> No
     # Arrow; an en dash, as st.table reads a cell's '-' as a Markdown list item
     shown = shown.astype(str).where(shown.notna(), "\u2013").rename(columns=lambda c: column_label(str(c)))
     st.table(shown, hide_index=True)
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV for a download, formula-like text cells neutralised (:mod:`kneecap.csvsafe`)."""
+    return csvsafe.neutralise_frame(frame).to_csv(index=False)

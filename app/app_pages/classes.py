@@ -187,5 +187,5 @@ if growth:
     out.index.name = "period_start"
     out = out.assign(knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"], knee_tps_hi=knee["knee_tps_hi"],
                      slo_resp_ms=float(slo), slo_tps=slo_tps).reset_index()
-    st.download_button("Download peaks and forecast (CSV)", out.to_csv(index=False),
+    st.download_button("Download peaks and forecast (CSV)", res.csv_text(out),
                        file_name=f"{workload}-growth.csv", mime="text/csv", key="cls_download")

@@ -12,7 +12,7 @@ import streamlit as st
 def offer(frame, name: str, key: str) -> None:
     """A table (labelled columns, the cells as read) and its CSV download."""
     res.show_table(frame, key, rounded=False)
-    st.download_button(f"Download {name} (CSV)", frame.to_csv(index=False), file_name=f"{name}.csv", mime="text/csv",
+    st.download_button(f"Download {name} (CSV)", res.csv_text(frame), file_name=f"{name}.csv", mime="text/csv",
                        key=f"{key}_download")
 
 

@@ -161,7 +161,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     util.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange")
     util.update_layout(xaxis_title="class tps", yaxis_title="%", height=300)
     charts.show(util, key="util_chart")
-    st.download_button("Download curve (CSV)", lambda: curve.to_csv(index=False), file_name=f"{workload}-curve.csv",
+    st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
                        mime="text/csv", key="knee_download", on_click="ignore")
 
 
@@ -283,5 +283,5 @@ util.add_trace(go.Scatter(x=curve["clients"], y=curve["ziip_eligible_on_gcp_shar
 util.update_layout(xaxis_title="clients", yaxis_title="%", height=300)
 charts.show(util, key="util_chart")
 # the CSV is written when the button is pressed, not on every slider step
-st.download_button("Download curve (CSV)", lambda: curve.to_csv(index=False), file_name=f"{workload}-curve.csv",
+st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
                    mime="text/csv", key="knee_download", on_click="ignore")

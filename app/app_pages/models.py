@@ -22,7 +22,7 @@ st.markdown(f"{frame['name'].nunique()} registered models, {len(frame)} versions
 res.show_table(frame, "models_table", res.planner_columns(frame, res.MODEL_COLUMNS))
 st.caption("Each version's model family, run and every metric logged with it are in the CSV; the Workloads page "
            "shows a champion's metrics in words.")
-st.download_button("Download registered models (CSV)", frame.to_csv(index=False), file_name="registered_models.csv",
+st.download_button("Download registered models (CSV)", res.csv_text(frame), file_name="registered_models.csv",
                    mime="text/csv", key="models_download")
 
 weights = res.combination_weights()

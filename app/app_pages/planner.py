@@ -95,7 +95,7 @@ table = answer["table"].assign(band=[f"{lo:.3g}-{hi:.3g}" for lo, hi in
 res.show_table(table, "plan_table",
                ["n_gcp", "n_ziip", "resp_ms", "band", "ziip_busy_pct", "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
                 "meets_slo", "meets_policy"])
-st.download_button("Download plan (CSV)", answer["table"].to_csv(index=False), file_name=f"{workload}-ziip-plan.csv",
+st.download_button("Download plan (CSV)", res.csv_text(answer["table"]), file_name=f"{workload}-ziip-plan.csv",
                    mime="text/csv", key="plan_download")
 turned_away = table[table["failed_rules"] != ""]
 if not turned_away.empty:

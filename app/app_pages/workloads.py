@@ -17,7 +17,7 @@ COLOURS = px.colors.qualitative.D3
 def offer(frame, name: str, key: str, columns: list[str] | None = None) -> None:
     """A table with labelled columns and rounded numbers, and its CSV download (the columns as named)."""
     res.show_table(frame, key, columns)
-    st.download_button(f"Download {name} (CSV)", frame.to_csv(index=False), file_name=f"{name}.csv", mime="text/csv",
+    st.download_button(f"Download {name} (CSV)", res.csv_text(frame), file_name=f"{name}.csv", mime="text/csv",
                        key=f"{key}_download")
 
 
@@ -180,7 +180,7 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
         if not metrics.empty:
             st.markdown("Training fit, knee and cross-validation figures logged with the registered version:")
             res.show_table(res.metrics_table(metrics), f"wl_metrics_{kind}", ["measure", "value"], rounded=False)
-            st.download_button(f"Download {workload}-{kind}-metrics (CSV)", metrics.to_csv(index=False),
+            st.download_button(f"Download {workload}-{kind}-metrics (CSV)", res.csv_text(metrics),
                                file_name=f"{workload}-{kind}-metrics.csv", mime="text/csv",
                                key=f"wl_metrics_{kind}_download")
         else:

@@ -1,0 +1,36 @@
+"""The desk's CSV downloads neutralise cells a spreadsheet would run as formulas (OWASP CSV injection)."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pandas as pd
+
+from tests.conftest import REPO
+
+
+def _resources():
+    sys.path.insert(0, str(REPO / "app"))
+    try:
+        import resources
+    finally:
+        sys.path.remove(str(REPO / "app"))
+    return resources
+
+
+def test_a_download_neutralises_formula_cells_and_keeps_numbers():
+    frame = pd.DataFrame({"workload": ['=HYPERLINK("http://x","y")', "@SUM(A1)", "CICS-A"],
+                          "source": ["+cmd|' /C calc'!A0", "-ish note", "seed 004"],
+                          "resp_ms": [-1.5, 2.0, 3.25]})
+    text = _resources().csv_text(frame)
+    back = pd.read_csv(io.StringIO(text))
+    assert back["workload"].tolist() == ['\'=HYPERLINK("http://x","y")', "'@SUM(A1)", "CICS-A"]
+    assert back["source"].tolist() == ["'+cmd|' /C calc'!A0", "'-ish note", "seed 004"]
+    assert back["resp_ms"].tolist() == [-1.5, 2.0, 3.25]
+
+
+def test_every_download_on_the_desk_goes_through_it():
+    pages = sorted((REPO / "app" / "app_pages").glob("*.py"))
+    calls = [line for page in pages for line in page.read_text().splitlines() if "st.download_button(" in line]
+    assert calls and all("res.csv_text(" in line for line in calls), calls
