@@ -13,7 +13,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from kneecap import config, csvsafe, factors, forecasting, modeling, schema, tables, tracking, warehouse, workloads
+from kneecap.ingest.cli import scratch_folder
 from kneecap.ingest.sniff import looks_like_xml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -627,8 +627,9 @@ def ingest_upload(filename: str, payload: bytes,
         raise UploadError(f"{filename}: the file is empty")
     report = progress or (lambda fraction, text: None)
     kind = upload_kind(filename, payload[:256])
-    with tempfile.TemporaryDirectory(prefix="kneecap-upload-") as tmp:
-        path = Path(tmp) / filename
+    # a scratch folder a killed desk leaves is removed by the next upload or ingest (locked while in use)
+    with scratch_folder() as tmp:
+        path = tmp / filename
         path.write_bytes(payload)
         if kind == "csv":
             report(0.1, "reading the CSV")
