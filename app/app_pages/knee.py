@@ -271,6 +271,11 @@ if observed is not None:
 fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420, xaxis_range=[0, x_max],
                   yaxis_range=[0, y_top])
 charts.show(fig, key="knee_chart")
+band = res.forecasting.band_sentence(curve, "clients", "clients", knee["k_clients"] if has_knee else float("nan"))
+if band:
+    # a band of a few % is as thin as the line on an axis scaled to the knee: its width said in words
+    st.caption(f"**Response band (95 %):** {band}. It runs along the whole curve; where it looks as thin as the "
+               "line the measured points pin the response down.")
 if has_knee and knee["k_clients"] > max_clients:
     st.caption(f"The knee (~{knee['k_clients']:.0f} clients) lies beyond the curve drawn: raise "
                "'Clients (curve up to)' to see the curve bend.")

@@ -109,6 +109,9 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     kneedle = modeling.observed_knee(two["clients"].to_numpy(float), two["resp_ms"].to_numpy(float))
     assert kneedle is not None and f"observed knee (Kneedle) {kneedle:.0f} clients" in names
     assert any(n.startswith("fitted on ") for n in names) and "95% band" in names
+    # the band's width in words under the chart (as thin as the line at low load), at the model's knee
+    band = next(c.value for c in at.caption if c.value.startswith("**Response band (95 %):** +/-"))
+    assert f"at the knee ({knee['k_clients']:.4g} clients)" in band
 
     at.slider(key=_k("knee_n_ziip")).set_value(3).run()
     assert not at.exception
