@@ -41,9 +41,11 @@ $(STAMP): requirements.lock pyproject.toml
 	@touch $(STAMP)
 
 # Builds the warehouse, validates it, fits and registers the models (DVC skips what is up to date).
+# `kneecap repro` is `dvc repro` holding the input areas (data/raw ...): a `kneecap ingest` meanwhile
+# waits and lands after it, so the run never records a file it did not decode (docs/pipeline.md).
 pipeline: setup
-	@echo "[pipeline] dvc repro"
-	@time $(BIN)/dvc repro
+	@echo "[pipeline] dvc repro (kneecap repro)"
+	@time $(BIN)/kneecap repro
 
 # Sets the `champion` alias on the newest version of every registered model that has none yet.
 promote: setup

@@ -321,6 +321,17 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         return 2
 
 
+def _cmd_repro(args: argparse.Namespace) -> int:
+    """``dvc repro`` holding the input areas' lock, so an ingest meanwhile lands after it (kneecap.ingest.inputlock)."""
+    from kneecap.ingest.inputlock import dvc_program, run_holding
+
+    dvc_yaml = Path("dvc.yaml")
+    if not dvc_yaml.is_file():
+        print("repro: no dvc.yaml here (run it in the project)", file=sys.stderr)
+        return 2
+    return run_holding([dvc_program(), "repro", *args.dvc_args], dvc_yaml)
+
+
 def _cmd_backtest(args: argparse.Namespace) -> int:
     from kneecap.backtest import run_cli
 
@@ -731,6 +742,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--spark-master", default="local[*]",
                         help="Spark master URL for --engine spark (local[N], spark://HOST:7077, yarn, ...)")
     ingest.set_defaults(func=_cmd_ingest)
+    repro = sub.add_parser("repro", help="run the pipeline (`dvc repro`) while holding the input areas, so a file "
+                                         "ingested meanwhile waits and lands after it (`make pipeline` runs this)")
+    repro.add_argument("dvc_args", nargs=argparse.REMAINDER, metavar="DVC_ARGS",
+                       help="passed on to `dvc repro` (a stage name, --force, ...)")
+    repro.set_defaults(func=_cmd_repro)
 
     backtest = sub.add_parser("backtest", parents=[loud_after],
                               help="fit on train rows, predict held-out rows of case dirs")

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kneecap.ingest.inputlock import areas_of, hold_areas
 from kneecap.ingest.manifest import HashAhead, keep_from_children, release_to_children, sha256_file
 from kneecap.ingest.refusals import expected_refusal
 from kneecap.ingest.sniff import expand_paths, is_documentation, sort_inputs, total_bytes
@@ -430,12 +431,14 @@ def remove_dead_parts(folder: Path) -> list[Path]:
     return removed
 
 
-def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
+def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False,
+               dvc_yaml: str = "dvc.yaml") -> int:
     """Check each input decodes, then copy the readable ones into ``into``.
 
     ``into`` is the input area the pipeline reads, so ``make run`` / ``dvc repro`` models them; a
     file already there with the same bytes is not copied again, and a different file of the same
-    name is refused, not overwritten.
+    name is refused, not overwritten. The copies are made holding the input areas of ``dvc_yaml``
+    that ``into`` lies in, so while ``kneecap repro`` runs they wait and land after it.
 
     Returns 0 when every file came in, 1 when some could not be read (named; the rest still copied).
     """
@@ -453,18 +456,21 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
         print(f"ingest: skipped  {f}: the same bytes as {twin} (SHA-256), not copied again")
     target = Path(into)
     target.mkdir(parents=True, exist_ok=True)
-    remove_dead_parts(target)
     copied, same, refused = 0, 0, 0
-    for f in files:
-        dest = target / f.name
-        if not dest.exists() and copy_new(f, dest):
-            copied += 1
-            continue
-        if sha256_file(dest) == sha256_file(f):
-            same += 1
-            continue
-        print(f"ingest: refused  {f}: {dest} exists with other contents (rename one of them)", file=sys.stderr)
-        refused += 1
+    # a pipeline run holds the input areas for its whole `dvc repro` (kneecap.ingest.inputlock):
+    # the copies wait for it, so its decode and the hash DVC records agree, and they land after it
+    with hold_areas(areas_of(target, Path(dvc_yaml)), who="ingest"):
+        remove_dead_parts(target)
+        for f in files:
+            dest = target / f.name
+            if not dest.exists() and copy_new(f, dest):
+                copied += 1
+                continue
+            if sha256_file(dest) == sha256_file(f):
+                same += 1
+                continue
+            print(f"ingest: refused  {f}: {dest} exists with other contents (rename one of them)", file=sys.stderr)
+            refused += 1
     print(f"ingest: {copied} file(s) copied into {target}, {same} already there"
           + (f", {refused} refused" if refused else "")
           + "; `make run` (or `dvc repro`) decodes and models them")
