@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kneecap.ingest.inputlock import areas_of, hold_areas
+from kneecap.ingest.inputlock import areas_of, dvc_spec, hold_areas, stage_paths
 from kneecap.ingest.manifest import HashAhead, keep_from_children, release_to_children, sha256_file
 from kneecap.ingest.refusals import expected_refusal
 from kneecap.ingest.sniff import expand_paths, is_documentation, sort_inputs, total_bytes
@@ -212,17 +212,7 @@ def stage_outputs(dvc_yaml: Path) -> list[Path]:
 
     Empty when there is no such file. A stage rebuilds them, so nothing else may write there.
     """
-    if not dvc_yaml.is_file():
-        return []
-    import yaml
-
-    spec = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}
-    found = []
-    for stage in (spec.get("stages") or {}).values():
-        for out in stage.get("outs") or []:
-            name = next(iter(out)) if isinstance(out, dict) else out
-            found.append((dvc_yaml.parent / str(name)).resolve())
-    return found
+    return [(dvc_yaml.parent / name).resolve() for name in stage_paths(dvc_spec(dvc_yaml), "outs")]
 
 
 def inside_stage_output(target: Path, dvc_yaml: Path) -> Path | None:

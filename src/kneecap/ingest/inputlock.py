@@ -34,7 +34,7 @@ from typing import Any
 from kneecap.ingest.manifest import flock_holders
 from kneecap.ingest.sniff import expand_paths
 
-__all__ = ["HOLDER_ENV", "areas_of", "changes", "dvc_program", "fingerprint", "hold_areas", "input_areas",
+__all__ = ["HOLDER_ENV", "areas_of", "changes", "dvc_program", "dvc_spec", "fingerprint", "hold_areas", "input_areas",
            "input_areas_of_spec", "run_holding", "stage_paths"]
 
 #: Set by ``kneecap repro`` to its pid for the processes of its run (the DVC stages)
@@ -74,7 +74,8 @@ def input_areas_of_spec(spec: dict[str, Any]) -> list[str]:
     return sorted(str(d) for d in deps if not any(d == o or o in d.parents for o in outs))
 
 
-def _spec(dvc_yaml: Path) -> dict[str, Any]:
+def dvc_spec(dvc_yaml: Path) -> dict[str, Any]:
+    """``dvc_yaml`` parsed (empty when there is no such file)."""
     if not dvc_yaml.is_file():
         return {}
     import yaml
@@ -85,7 +86,7 @@ def _spec(dvc_yaml: Path) -> dict[str, Any]:
 def input_areas(dvc_yaml: Path) -> list[Path]:
     """The input areas of ``dvc_yaml`` that are folders on disk, resolved (empty without the file)."""
     root = dvc_yaml.parent
-    return [p for p in ((root / a).resolve() for a in input_areas_of_spec(_spec(dvc_yaml))) if p.is_dir()]
+    return [p for p in ((root / a).resolve() for a in input_areas_of_spec(dvc_spec(dvc_yaml))) if p.is_dir()]
 
 
 def areas_of(target: Path, dvc_yaml: Path) -> list[Path]:
