@@ -55,6 +55,9 @@ def test_an_ingest_into_data_raw_locks_data_raw_and_elsewhere_its_own_folder(tmp
     assert inputlock.areas_of(raw / "ingested", tmp_path / "dvc.yaml") == [raw]
     other = tmp_path / "inbox"
     assert inputlock.areas_of(other, tmp_path / "dvc.yaml") == [other.resolve()]
+    # the project is found from the target, wherever the ingest runs
+    assert inputlock.areas_of(raw / "ingested" / "today") == [raw]
+    assert inputlock.areas_of(other) == [other.resolve()]
 
 
 def test_the_decode_stage_fails_when_a_file_arrives_while_it_decodes(tmp_path, monkeypatch, capsys) -> None:

@@ -421,14 +421,14 @@ def remove_dead_parts(folder: Path) -> list[Path]:
     return removed
 
 
-def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False,
-               dvc_yaml: str = "dvc.yaml") -> int:
+def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
     """Check each input decodes, then copy the readable ones into ``into``.
 
     ``into`` is the input area the pipeline reads, so ``make run`` / ``dvc repro`` models them; a
     file already there with the same bytes is not copied again, and a different file of the same
-    name is refused, not overwritten. The copies are made holding the input areas of ``dvc_yaml``
-    that ``into`` lies in, so while ``kneecap repro`` runs they wait and land after it.
+    name is refused, not overwritten. The copies are made holding the input areas of the project
+    ``into`` lies in (:func:`kneecap.ingest.inputlock.areas_of`), so while ``kneecap repro`` runs
+    they wait and land after it.
 
     Returns 0 when every file came in, 1 when some could not be read (named; the rest still copied).
     """
@@ -449,7 +449,7 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     copied, same, refused = 0, 0, 0
     # a pipeline run holds the input areas for its whole `dvc repro` (kneecap.ingest.inputlock):
     # the copies wait for it, so its decode and the hash DVC records agree, and they land after it
-    with hold_areas(areas_of(target, Path(dvc_yaml)), who="ingest"):
+    with hold_areas(areas_of(target), who="ingest"):
         remove_dead_parts(target)
         for f in files:
             dest = target / f.name

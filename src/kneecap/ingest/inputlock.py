@@ -35,7 +35,7 @@ from kneecap.ingest.manifest import flock_holders
 from kneecap.ingest.sniff import expand_paths
 
 __all__ = ["HOLDER_ENV", "areas_of", "changes", "dvc_program", "dvc_spec", "fingerprint", "hold_areas", "input_areas",
-           "input_areas_of_spec", "run_holding", "stage_paths"]
+           "input_areas_of_spec", "project_of", "run_holding", "stage_paths"]
 
 #: Set by ``kneecap repro`` to its pid for the processes of its run (the DVC stages)
 HOLDER_ENV = "KNEECAP_INPUT_LOCK_PID"
@@ -89,14 +89,26 @@ def input_areas(dvc_yaml: Path) -> list[Path]:
     return [p for p in ((root / a).resolve() for a in input_areas_of_spec(dvc_spec(dvc_yaml))) if p.is_dir()]
 
 
-def areas_of(target: Path, dvc_yaml: Path) -> list[Path]:
-    """The input areas of ``dvc_yaml`` that ``target`` lies in (or is); ``[target]`` when none.
+def project_of(target: Path) -> Path | None:
+    """The ``dvc.yaml`` of the project ``target`` lies in: the nearest one in it or a folder above it."""
+    target = target.resolve()
+    for folder in (target, *target.parents):
+        if (folder / "dvc.yaml").is_file():
+            return folder / "dvc.yaml"
+    return None
 
-    Where no pipeline reads ``target``, its own folder is the lock, so two ingests into it still
-    take turns.
+
+def areas_of(target: Path, dvc_yaml: Path | None = None) -> list[Path]:
+    """The input areas that ``target`` lies in (or is); ``[target]`` when none.
+
+    ``dvc_yaml`` defaults to the project's around ``target`` (:func:`project_of`), so an ingest run
+    from another folder with ``--into /…/project/data/raw/x`` takes the lock a run of that project
+    holds. Where no pipeline reads ``target``, its own folder is the lock, so two ingests into it
+    still take turns.
     """
     target = target.resolve()
-    inside = [a for a in input_areas(dvc_yaml) if a == target or a in target.parents]
+    dvc_yaml = dvc_yaml if dvc_yaml is not None else project_of(target)
+    inside = [a for a in input_areas(dvc_yaml) if a == target or a in target.parents] if dvc_yaml else []
     return inside or [target]
 
 
@@ -204,7 +216,7 @@ def dvc_program() -> str:
 
 
 def run_holding(cmd: list[str], dvc_yaml: Path, *, who: str = "repro") -> int:
-    """Run ``cmd`` (``dvc repro ...``) holding the input areas of ``dvc_yaml``; its exit status.
+    """Run ``cmd`` (``dvc repro ...``) holding the input areas of ``dvc_yaml``; its exit status (2: no such program).
 
     The descriptors go to ``cmd`` too, so the lock lasts until it exits (DVC hashes the
     dependencies and writes ``dvc.lock`` before that) even if this process is killed first. Ctrl-C
@@ -216,7 +228,12 @@ def run_holding(cmd: list[str], dvc_yaml: Path, *, who: str = "repro") -> int:
 
     with hold_areas(input_areas(dvc_yaml), who=who, inheritable=True) as fds:
         env = {**os.environ, HOLDER_ENV: str(os.getpid())}
-        proc = subprocess.Popen(cmd, pass_fds=fds, env=env)
+        try:
+            proc = subprocess.Popen(cmd, pass_fds=fds, env=env)
+        except FileNotFoundError:
+            print(f"{who}: {cmd[0]} not found (DVC is installed with kneecap's dependencies: `make setup`)",
+                  file=sys.stderr)
+            return 2
         previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
         previous_term = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
         try:
