@@ -60,6 +60,11 @@ def test_an_ingest_into_data_raw_locks_data_raw_and_elsewhere_its_own_folder(tmp
     assert inputlock.areas_of(other) == [other.resolve()]
 
 
+def test_kneecap_repro_outside_a_project_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run([str(BIN / "kneecap"), "repro"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr == "repro: no dvc.yaml here (run it in the project)\n"
+
+
 def test_the_decode_stage_fails_when_a_file_arrives_while_it_decodes(tmp_path, monkeypatch, capsys) -> None:
     bundled_raw(tmp_path / "data" / "raw")
     monkeypatch.chdir(tmp_path)
