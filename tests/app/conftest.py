@@ -215,11 +215,16 @@ def plotly_values(data) -> list:
     return list(data)
 
 
-def widget_key(name: str, workload: str) -> str:
-    """A desk input's key for one workload, as the pages key them (app/resources.widget_key)."""
+def app_resources():
+    """The desk's ``app/resources.py`` module, imported as the pages import it."""
     sys.path.insert(0, str(REPO / "app"))
     try:
         import resources
     finally:
         sys.path.remove(str(REPO / "app"))
-    return resources.widget_key(name, workload)
+    return resources
+
+
+def widget_key(name: str, workload: str) -> str:
+    """A desk input's key for one workload, as the pages key them (app/resources.widget_key)."""
+    return app_resources().widget_key(name, workload)

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import io
-import sys
 
 import pandas as pd
 
+from tests.app.conftest import app_resources
 from tests.conftest import REPO
-
-
-def _resources():
-    sys.path.insert(0, str(REPO / "app"))
-    try:
-        import resources
-    finally:
-        sys.path.remove(str(REPO / "app"))
-    return resources
 
 
 def test_a_download_neutralises_formula_cells_and_keeps_numbers():
     frame = pd.DataFrame({"workload": ['=HYPERLINK("http://x","y")', "@SUM(A1)", "CICS-A"],
                           "source": ["+cmd|' /C calc'!A0", "-ish note", "seed 004"],
                           "resp_ms": [-1.5, 2.0, 3.25]})
-    text = _resources().csv_text(frame)
+    text = app_resources().csv_text(frame)
     back = pd.read_csv(io.StringIO(text))
     assert back["workload"].tolist() == ['\'=HYPERLINK("http://x","y")', "'@SUM(A1)", "CICS-A"]
     assert back["source"].tolist() == ["'+cmd|' /C calc'!A0", "'-ish note", "seed 004"]
@@ -44,6 +35,6 @@ def test_an_upload_works_in_a_scratch_folder_a_killed_desk_cannot_leave_behind(t
     dead.mkdir()
     (dead / "upload.smf").write_bytes(b"x" * 10)
     csv = b"workload,clients,tps,resp_ms\nmylpar_api,100,500,1.06\nmylpar_api,200,1000,1.13\n"
-    out = _resources().ingest_upload("mylpar.csv", csv, fill={"n_gcp": 2, "n_ziip": 2, "think_time_ms": 200})
+    out = app_resources().ingest_upload("mylpar.csv", csv, fill={"n_gcp": 2, "n_ziip": 2, "think_time_ms": 200})
     assert out["kind"] == "measurement CSV" and out["rows"] == 2
     assert list(tmp_path.iterdir()) == []  # the dead run's folder swept, this one's removed

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.app.conftest import app_resources
 from tests.rmf.test_hardening import _laughs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,12 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def resources():
-    sys.path.insert(0, str(REPO / "app"))
-    try:
-        import resources
-    finally:
-        sys.path.remove(str(REPO / "app"))
-    return resources
+    return app_resources()
 
 
 @pytest.mark.parametrize("name", ["report.xml", "report"])

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kneecap.ingest.manifest import flock_holders
+from kneecap.ingest.manifest import lock_holders
 from kneecap.ingest.sniff import expand_paths
 
 __all__ = ["HOLDER_ENV", "areas_of", "changes", "dvc_program", "dvc_spec", "fingerprint", "hold_areas", "input_areas",
@@ -125,17 +125,6 @@ def _describe(pid: int) -> str:
     return f"pid {pid} ({' '.join(words)})"
 
 
-def _holders(fd: int) -> list[int]:
-    """Pids holding an ``flock`` on the folder open as ``fd`` (empty where ``/proc/locks`` cannot be read)."""
-    st = os.fstat(fd)
-    try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        return []
-    return [pid for pid in flock_holders(text, st.st_dev, st.st_ino) if pid != os.getpid()]
-
-
 def _run_holder() -> int | None:
     """The pid of the ``kneecap repro`` this process runs under (``KNEECAP_INPUT_LOCK_PID``), if any."""
     try:
@@ -165,7 +154,7 @@ def hold_areas(areas: Iterable[Path], *, who: str, inheritable: bool = False) ->
                 continue
             except BlockingIOError:
                 pass
-            holders = _holders(fd)
+            holders = lock_holders(fd)
             if run is not None and run in holders:
                 continue  # the run this process is a stage of holds it for us
             said = ", ".join(_describe(p) for p in holders) or "another process"

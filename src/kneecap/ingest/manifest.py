@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["LOCK", "MANIFEST", "FileResult", "HashAhead", "append_manifest", "committed_sizes",
-           "drop_ingest_times", "flock_holders", "keep_from_children", "locked", "manifest_entry", "parse_manifest",
-           "read_manifest", "release_to_children", "sha256_file", "without_ingest_times"]
+           "drop_ingest_times", "flock_holders", "keep_from_children", "lock_holders", "locked", "manifest_entry",
+           "parse_manifest", "read_manifest", "release_to_children", "sha256_file", "without_ingest_times"]
 
 MANIFEST = "_manifest.jsonl"
 LOCK = ".ingest.lock"
@@ -204,8 +204,8 @@ def flock_holders(proc_locks: str, device: int, inode: int) -> list[int]:
     return pids
 
 
-def _holders(fd: int) -> list[int]:
-    """Pids holding the lock open as ``fd`` (empty where ``/proc/locks`` cannot be read)."""
+def lock_holders(fd: int) -> list[int]:
+    """Pids other than this one holding an ``flock`` on what ``fd`` has open (empty without ``/proc/locks``)."""
     st = os.fstat(fd)
     try:
         with open("/proc/locks", encoding="ascii", errors="replace") as fh:
@@ -230,7 +230,7 @@ def locked(out_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holders = _holders(fd)
+            holders = lock_holders(fd)
             log.warning("ingest: waiting for %s, held by another ingest%s", out_dir / LOCK,
                         f" (pid {', '.join(map(str, holders))})" if holders else "")
             fcntl.flock(fd, fcntl.LOCK_EX)
