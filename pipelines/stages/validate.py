@@ -42,12 +42,21 @@ def main(argv: list[str] | None = None) -> int:
     report = validate_tables(tables, params.validate, docs_dir=args.docs)
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
 
+    duplicates = tables.get("fct_rmf_duplicates")
+    # RMF rows of one key that reached the SQL more than once: one was kept each (stg_rmf_*), counted here
+    dropped = int(duplicates["rows_dropped"].sum()) if duplicates is not None and len(duplicates) else 0
+
     def write_report(published: bool, quarantined_rows: int = 0) -> None:
-        body = {**report.to_dict(), "published": published, "quarantined_rows": quarantined_rows}
+        body = {**report.to_dict(), "published": published, "quarantined_rows": quarantined_rows,
+                "rmf_duplicate_rows_dropped": dropped}
         Path(args.report).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     for table in report.tables:
         status = "ok" if table.success else f"{len(table.failures)} failed"
         print(f"validate: {table.table}: {table.n_rows} rows, {table.n_expectations} expectations, {status}")
+    if dropped and duplicates is not None:
+        print(f"validate: {len(duplicates)} RMF interval(s) of a table reached the pipeline more than once (a report "
+              f"stored twice); {dropped} duplicate row(s) left out, one row kept per key: see fct_rmf_duplicates",
+              file=sys.stderr)
     clean, quarantined, blocking = quarantine(tables, report)
     if blocking:
         write_report(False)

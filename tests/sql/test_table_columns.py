@@ -8,7 +8,7 @@ import pytest
 
 from kneecap import schema, warehouse
 from kneecap.smf.tables import DECODED_TABLES
-from kneecap.validation.suites import FCT_CPU_INTERVALS_COLUMNS
+from kneecap.validation.suites import FCT_CPU_INTERVALS_COLUMNS, FCT_RMF_DUPLICATES_COLUMNS
 from tests.bundled import read_bundled
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,6 +17,7 @@ EXPECTED = {
     "fct_measurements": list(schema.FCT_MEASUREMENTS_COLUMNS),
     "int_smf_measurements": list(schema.FCT_MEASUREMENTS_COLUMNS),
     "fct_cpu_intervals": list(FCT_CPU_INTERVALS_COLUMNS),
+    "fct_rmf_duplicates": list(FCT_RMF_DUPLICATES_COLUMNS),
     "dim_sources": ["source_id", "source_file", "title", "section", "table_or_figure", "units", "cpc",
                     "n_gcp", "n_ziip", "think_time_ms", "req_bytes", "resp_bytes", "workload_kind", "notes",
                     "n_points"],

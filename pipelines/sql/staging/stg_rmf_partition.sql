@@ -4,13 +4,16 @@
 --          *PHYSICAL* pseudo-partition kept and flagged)
 -- key:     (system_id, interval_start_at, partition_name, cpu_type)
 -- inputs:  rmf_partition (kneecap.rmf.read_postprocessor(...).partition)
+-- dedup:   one row per key: a report stored twice (saved again with other bytes, into a store
+--          from before kneecap.ingest.rmf compared intervals) gives two; the first in the order
+--          of its values is kept, so the same rows give the same row; fct_rmf_duplicates counts them
 with
 
 source as (
     select * from rmf_partition
 ),
 
-final as (
+typed as (
     select
         cast(system_id as varchar) as system_id,
         cast(interval_start_at as timestamp) as interval_start_at,
@@ -32,6 +35,44 @@ final as (
         cast(phys_effective_pct as double) as phys_effective_pct,
         cast(phys_total_pct as double) as phys_total_pct
     from source
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by system_id, interval_start_at, partition_name, cpu_type
+            order by
+                interval_s, is_own_partition, is_physical, partition_status, weight, msu_defined,
+                msu_actual, n_logical, effective_dispatch_s, total_dispatch_s, log_proc_effective_pct,
+                log_proc_total_pct, phys_lpar_mgmt_pct, phys_effective_pct, phys_total_pct
+        ) as copy_no
+    from typed
+),
+
+final as (
+    select
+        system_id,
+        interval_start_at,
+        interval_s,
+        partition_name,
+        is_own_partition,
+        is_physical,
+        partition_status,
+        cpu_type,
+        weight,
+        msu_defined,
+        msu_actual,
+        n_logical,
+        effective_dispatch_s,
+        total_dispatch_s,
+        log_proc_effective_pct,
+        log_proc_total_pct,
+        phys_lpar_mgmt_pct,
+        phys_effective_pct,
+        phys_total_pct
+    from ranked
+    where copy_no = 1
 )
 
 select * from final

@@ -6,13 +6,16 @@
 -- note:    same columns, types and order as stg_smf72_workload, so the two can be unioned.
 --          The report prints no WLM state samples: those columns are null. period 0 = a
 --          multi-period class reported as a whole. A sysplex-wide report has a null system_id.
+-- dedup:   one row per key: a report stored twice (saved again with other bytes, into a store
+--          from before kneecap.ingest.rmf compared intervals) gives two; the first in the order
+--          of its values is kept, so the same rows give the same row; fct_rmf_duplicates counts them
 with
 
 source as (
     select * from rmf_workload
 ),
 
-final as (
+typed as (
     select
         cast(system_id as varchar) as system_id,
         cast(sysplex as varchar) as sysplex,
@@ -38,6 +41,48 @@ final as (
         cast(null as bigint) as total_using_samples,
         cast(null as bigint) as total_delay_samples
     from source
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by system_id, sysplex, interval_start_at, class_name, is_report_class, period
+            order by
+                interval_s, workload_name, ended, resp_ms, cpu_s, ziip_s, ziip_on_cp_s, appl_cp_pct,
+                appl_iip_pct, appl_iipcp_pct, cpu_using_samples, cpu_delay_samples, ziip_using_samples,
+                ziip_on_cp_using_samples, ziip_delay_samples, total_using_samples, total_delay_samples
+        ) as copy_no
+    from typed
+),
+
+final as (
+    select
+        system_id,
+        sysplex,
+        interval_start_at,
+        interval_s,
+        class_name,
+        is_report_class,
+        period,
+        workload_name,
+        ended,
+        resp_ms,
+        cpu_s,
+        ziip_s,
+        ziip_on_cp_s,
+        appl_cp_pct,
+        appl_iip_pct,
+        appl_iipcp_pct,
+        cpu_using_samples,
+        cpu_delay_samples,
+        ziip_using_samples,
+        ziip_on_cp_using_samples,
+        ziip_delay_samples,
+        total_using_samples,
+        total_delay_samples
+    from ranked
+    where copy_no = 1
 )
 
 select * from final

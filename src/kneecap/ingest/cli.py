@@ -99,12 +99,13 @@ def codepage_error(codepage: str) -> str | None:
 def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet: bool = False,
                allow_failed: bool = False, summary_target: str | None = None,
                read_ok: list[Path] | None = None, engine: str = "local",
-               spark_master: str | None = None) -> int:
+               spark_master: str | None = None, duplicate: list[Path] | None = None) -> int:
     """Ingest, print the summary, and return the exit status.
 
     Exit 1 if a file could not be read (unless ``allow_failed``), 2 for a code page that is not
     EBCDIC (checked before anything is decoded or written; the inputs' SHA-256 starts first).
-    ``read_ok`` collects the input files that decoded (newly or before). ``engine`` ``spark``
+    ``read_ok`` collects the input files that decoded (newly or before), ``duplicate`` the RMF reports among them
+    whose intervals were all stored already (:mod:`kneecap.ingest.rmf`). ``engine`` ``spark``
     decodes the SMF dumps on Spark (:func:`kneecap.spark_jobs.ingest_paths`, on ``spark_master``),
     one task per dump; anything else decodes them here (the RMF XML reports, small, are read here
     either way).
@@ -146,6 +147,8 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     results = (summary.files if summary else []) + xml_results
     if read_ok is not None:
         read_ok.extend(Path(r.path) for r in results if r.status != "failed")
+    if duplicate is not None:
+        duplicate.extend(Path(r.path) for r in results if r.status == "duplicate")
     # bundled samples that exist to be refused (kneecap.ingest.refusals) are not failures
     intended = {id(r): refusal for r in results if r.status == "failed"
                 and (refusal := expected_refusal(r.path, r.sha256)) is not None}
@@ -153,11 +156,16 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
         if id(r) in intended:
             print(f"ingest: refused  {r.path} as intended: {intended[id(r)].why}")
             continue
+        if r.status == "duplicate":
+            print(f"ingest: {r.path}: its {r.duplicates} intervals are already stored from {r.duplicate_of}: skipped")
+            continue
         detail = ", ".join(f"{k} {v}" for k, v in sorted(r.rows.items())) or "-"
         line = f"ingest: {r.status:8} {r.path} ({r.bytes / 1e6:.2f} MB; {detail}"
         if r.quarantined:
             line += f"; {r.quarantined} quarantined"
-        if r.duplicates:
+        if r.duplicates and r.duplicate_of is not None:  # RMF: by interval
+            line += f"; {r.duplicates} intervals already stored from {r.duplicate_of}, left out"
+        elif r.duplicates:
             line += f"; {r.duplicates} records already stored, skipped"
         line += ")"
         print(line if r.status != "failed" else f"ingest: failed   {r.path}: {r.error}",
@@ -182,14 +190,17 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
         print(f"ingest: skipped  {f} (documentation, not evidence)")
     failed = [r for r in results if r.status == "failed" and id(r) not in intended]
     print(summary_line(sum(r.status == "ingested" for r in results), sum(r.status == "skipped" for r in results),
-                       len(intended), len(failed), summary_target or out_dir))
+                       len(intended), len(failed), summary_target or out_dir,
+                       duplicates=sum(r.status == "duplicate" for r in results)))
     return 1 if failed and not allow_failed else 0
 
 
-def summary_line(ingested: int, skipped: int, refused_as_intended: int, failed: int, target: str) -> str:
+def summary_line(ingested: int, skipped: int, refused_as_intended: int, failed: int, target: str, *,
+                 duplicates: int = 0) -> str:
     """The ingest's last line: what came in, what was there already, what was refused, and where.
 
-    Bundled samples refused as intended are counted apart; "failed" appears only when something failed.
+    Bundled samples refused as intended are counted apart; "failed" appears only when something failed;
+    RMF reports whose intervals were all stored already (``duplicates``) only when there were some.
 
     Examples
     --------
@@ -197,8 +208,12 @@ def summary_line(ingested: int, skipped: int, refused_as_intended: int, failed: 
     'ingest: 3 ingested, 0 already ingested, 3 bundled samples refused as intended -> data/interim/smf'
     >>> summary_line(1, 2, 0, 1, "out")
     'ingest: 1 ingested, 2 already ingested, 1 failed -> out'
+    >>> summary_line(1, 0, 0, 0, "out", duplicates=1)
+    'ingest: 1 ingested, 0 already ingested, 1 duplicate report skipped, 0 failed -> out'
     """
     parts = [f"{ingested} ingested", f"{skipped} already ingested"]
+    if duplicates:
+        parts.append(f"{duplicates} duplicate report{'s' if duplicates != 1 else ''} skipped")
     if refused_as_intended:
         parts.append(f"{refused_as_intended} bundled sample{'s' if refused_as_intended != 1 else ''} "
                      "refused as intended")
@@ -421,6 +436,21 @@ def remove_dead_parts(folder: Path) -> list[Path]:
     return removed
 
 
+def stored_reports(into: Path, scratch: Path) -> None:
+    """Ingest the RMF XML reports already in the input area ``into`` into ``scratch``, silently.
+
+    Their intervals are then what a report brought in is compared with (the pipeline decodes every
+    file of the input area into one store, where a second copy of a report would be a duplicate).
+    """
+    if not into.is_dir():
+        return
+    from kneecap.ingest.rmf import ingest_xml
+
+    existing = sort_inputs(expand_paths([str(into)])).rmf_xml
+    if existing:
+        ingest_xml(existing, scratch)
+
+
 def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: bool = False) -> int:
     """Check each input decodes, then copy the readable ones into ``into``.
 
@@ -428,19 +458,28 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
     file already there with the same bytes is not copied again, and a different file of the same
     name is refused, not overwritten. The copies are made holding the input areas of the project
     ``into`` lies in (:func:`kneecap.ingest.inputlock.areas_of`), so while ``kneecap repro`` runs
-    they wait and land after it.
+    they wait and land after it. An RMF report whose intervals are all in a report already
+    there (the same report saved again: CRLF, UTF-16) is named and not copied
+    (:func:`stored_reports`, :mod:`kneecap.ingest.rmf`).
 
     Returns 0 when every file came in, 1 when some could not be read (named; the rest still copied).
     """
     decoded: list[Path] = []
+    twins_by_interval: list[Path] = []
     with scratch_folder() as scratch:
+        if sort_inputs(expand_paths(paths)).rmf_xml:
+            # the reports already in the input area first: one saved again (other bytes, the same
+            # intervals, kneecap.ingest.rmf) is then found a duplicate and not copied in beside them
+            stored_reports(Path(into), scratch)
         status = run_ingest(paths, out_dir=str(scratch), codepage=codepage, quiet=quiet, allow_failed=True,
-                            summary_target="a scratch folder (checked, then dropped)", read_ok=decoded)
+                            summary_target="a scratch folder (checked, then dropped)", read_ok=decoded,
+                            duplicate=twins_by_interval)
         if status == 2:
             return 2
     readable = {p.resolve() for p in decoded}
+    left_out = {p.resolve() for p in twins_by_interval}
     inputs = expand_paths(paths)
-    files = [f for f in inputs if f.resolve() in readable]
+    files = [f for f in inputs if f.resolve() in readable and f.resolve() not in left_out]
     files, twins = distinct_contents(files, Path(into))
     for f, twin in twins.items():
         print(f"ingest: skipped  {f}: the same bytes as {twin} (SHA-256), not copied again")
@@ -463,6 +502,7 @@ def bring_into(paths: list[str], into: str, *, codepage: str = "cp037", quiet: b
             refused += 1
     print(f"ingest: {copied} file(s) copied into {target}, {same} already there"
           + (f", {refused} refused" if refused else "")
+          + (f", {len(left_out)} duplicate report(s) left out" if left_out else "")
           + "; `make run` (or `dvc repro`) decodes and models them")
     unreadable = [f for f in inputs if f.resolve() not in readable and not is_documentation(f)
                   and expected_refusal(f, sha256_file(f)) is None]

@@ -84,7 +84,7 @@ class FileResult:
 
     path: str
     sha256: str
-    status: str  # "ingested" | "skipped" (already ingested) | "failed"
+    status: str  # "ingested" | "skipped" (already ingested) | "duplicate" (RMF: its intervals stored) | "failed"
     bytes: int = 0
     records: int = 0
     rows: dict[str, int] = field(default_factory=dict)
@@ -95,6 +95,9 @@ class FileResult:
     error: str | None = None
     #: What was quarantined and why, where the input's reader gives reasons per item (RMF intervals)
     quarantine_reasons: list[str] = field(default_factory=list)
+    #: RMF: the input already holding (most of) the report's intervals found stored; ``duplicates``
+    #: counts those intervals (SMF: records already stored)
+    duplicate_of: str | None = None
 
 
 def sha256_file(path: Path) -> str:
@@ -336,14 +339,15 @@ class HashAhead:
 def manifest_entry(res: FileResult, codepage: str | None) -> dict[str, Any]:
     """The manifest line of an ingested input, the same whichever engine decoded it.
 
-    ``codepage`` None for an RMF Postprocessor XML report: its line has no code page and no
-    duplicate count (reports are not deduplicated by record key).
+    ``codepage`` None for an RMF Postprocessor XML report: its line has no code page, and a
+    duplicate count (intervals already stored from another file, left out) only when there were
+    some (reports are not deduplicated by record key but by interval, :mod:`kneecap.ingest.rmf`).
     """
     smf = codepage is not None
     return {
         "sha256": res.sha256, "path": res.path, "bytes": res.bytes, "records": res.records,
         "rows": res.rows, "quarantined": res.quarantined, "orphan_segments": res.orphan_segments,
-        **({"duplicates": res.duplicates} if smf else {}), "framing": res.framing,
+        **({"duplicates": res.duplicates} if smf or res.duplicates else {}), "framing": res.framing,
         **({"codepage": codepage} if smf else {}),
         "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

@@ -78,6 +78,20 @@ def fct_cpu_intervals(config: ValidationConfig) -> gx.ExpectationSuite:
     return suite
 
 
+def fct_rmf_duplicates(config: ValidationConfig) -> gx.ExpectationSuite:
+    """RMF intervals stored more than once: a count, never a failure (the staging models kept one row per key).
+
+    Only the table's shape is held: its rows are the report of what the pipeline left out, not
+    data that can be wrong.
+    """
+    suite = gx.ExpectationSuite(name="fct_rmf_duplicates")
+    suite.add_expectation(gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(FCT_RMF_DUPLICATES_COLUMNS)))
+    _not_null_unique(suite, ["table_name", "resource_name", "interval_start_at"])
+    return suite
+
+
+FCT_RMF_DUPLICATES_COLUMNS = ("table_name", "resource_name", "interval_start_at", "copies", "rows_dropped")
+
 FCT_CPU_INTERVALS_COLUMNS = ("source_id", "system_id", "interval_start_at", "interval_s", "cpu_type", "n_online",
                              "lpar_busy_pct", "mvs_busy_pct", "busy_engines")
 
@@ -87,4 +101,5 @@ SUITES = {
     "dim_sources": dim_sources,
     "dim_workloads": dim_workloads,
     "fct_cpu_intervals": fct_cpu_intervals,
+    "fct_rmf_duplicates": fct_rmf_duplicates,
 }
