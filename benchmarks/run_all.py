@@ -36,6 +36,9 @@ BENCHES = [
     ("smf_ingest", "kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "
      "twenty 72.3, as many SMF 30 interval records as 72.3)",
      ["bench_smf_decode.py", "--mb", "200", "--mix", "lpar", "--ingest"]),
+    ("partitions", "decoded folders by month against by day: files and ingest speed of one 70.1 a day for ten "
+     "years and of a dense LPAR-day (issue 35 item 7)",
+     ["bench_partitions.py", "--save", "benchmarks/results/partitions.csv"]),
     ("scale", "cost growth: decode + marts on DuckDB and on Spark local[2] at 1, 10 and 100 LPAR-days of SMF",
      ["bench_scale.py", "--save", "benchmarks/results/scale.csv"]),
     ("smf_class", "a WLM class from simulated SMF: response, knee and knee date vs the truth and M/M/c",

@@ -148,9 +148,10 @@ def arrow_result(table: pa.Table) -> pd.DataFrame:
     return frame
 
 
-#: Columns Spark adds to a decoded table from its partition folders (``system=``, ``date=``);
-#: the tables carry ``system_id`` and their timestamps themselves, so these are dropped.
-PARTITION_COLUMNS = ("system", "date")
+#: Columns Spark would add to a decoded table from its partition folders (``system=``, ``month=``, or
+#: ``date=`` in a folder an older kneecap wrote by day); the tables carry ``system_id`` and their
+#: timestamps themselves, so none are wanted (:func:`read_decoded` reads the files without them).
+PARTITION_COLUMNS = ("system", "month", "date")
 
 
 def read_decoded(spark: SparkSession, directory: str | os.PathLike[str]) -> dict[str, DataFrame]:
@@ -161,14 +162,18 @@ def read_decoded(spark: SparkSession, directory: str | os.PathLike[str]) -> dict
     killed ingest renamed before its manifest line is not read); the caller binds the others
     empty. Every input's files of a table share one schema (the ingest writes text columns as text
     even when empty), which Spark takes from one file.
+
+    The files are read without partition discovery (no ``basePath``: each file's folder is its own
+    base), so a table folder holding month partitions beside the day partitions of an older kneecap
+    (``month=`` and ``date=`` under one ``system=``) reads whole, where discovery would refuse the two
+    partition column names.
     """
     out = {}
     for name in DECODED_TABLES:
         folder = Path(directory) / name
         files = table_files(folder)
         if files:
-            # the folder as the dataset's base: its partition folders are still read as columns
-            frame = spark.read.option("basePath", str(folder)).parquet(*map(str, files))
+            frame = spark.read.parquet(*map(str, files))
             out[name] = frame.select(*[c for c in frame.columns if c not in PARTITION_COLUMNS])
     return out
 

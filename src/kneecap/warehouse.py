@@ -755,7 +755,7 @@ def write_tables(tables: Mapping[str, pd.DataFrame], directory: str | os.PathLik
 
 
 def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Decoded SMF/RMF tables under ``directory/<table>/`` (partitioned by system and day), empty ones for the rest.
+    """Decoded SMF/RMF tables under ``directory/<table>/`` (system and month partitions), empty ones for the rest.
 
     Every table the SQL expects is returned, empty (with its declared columns) when nothing of
     that record type has been ingested, so the SQL runs the same with or without SMF data. The

@@ -81,7 +81,7 @@ def test_spark_decode_writes_what_the_local_ingest_writes(ingested):
     pd.testing.assert_frame_equal(on_spark.records_by_type, local.records_by_type)
     pd.testing.assert_frame_equal(on_spark.quarantine, local.quarantine)
     tree = _tree(out / "local")
-    assert any(k.startswith("smf72_workload/system=SYSB/date=2025-03-04/") for k in tree)
+    assert any(k.startswith("smf72_workload/system=SYSB/month=2025-03/") for k in tree)
     assert any(k.startswith(f"{KEYS_DIR}/") for k in tree)
     spark_tree = _tree(out / "spark")
     assert sorted(spark_tree) == sorted(tree)

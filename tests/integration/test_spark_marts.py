@@ -22,6 +22,7 @@ from kneecap.ingest.cli import run_ingest
 from kneecap.ingest.store import table_files
 from kneecap.validation.suites import SUITES
 from tests.integration.spark_marks import SPARK_TESTS
+from tests.rmf.stored_before import store_report_unchecked
 from tests.rmf.test_postprocessor_wlmgl import SYNTHETIC_WLMGL
 from tests.smf import synth
 from tests.stages import load_stage
@@ -43,12 +44,20 @@ def inputs(tmp_path_factory):
     (raw / "week.smf").write_bytes(synth.frame_rdw(records))
     (raw / "synthetic-wlmgl.xml").write_text(SYNTHETIC_WLMGL, encoding="utf-8")
     assert run_ingest([str(raw)], out_dir=str(smf_dir), quiet=True) == 0
+    # and one report stored a second time, saved with CRLF line ends, as a kneecap that compared only
+    # bytes and partitioned by day stored it: both engines read day and month folders side by side,
+    # keep one row per key and count the rest (fct_rmf_duplicates)
+    again = raw / "saved-again.xml"
+    again.write_bytes((REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-small-RPRT-20220412.xml").read_bytes()
+                      .replace(b"\n", b"\r\n"))
+    old = store_report_unchecked(smf_dir, again)
     decoded = warehouse.read_decoded_tables(smf_dir)
     assert all(len(decoded[name]) for name in ("rmf_cpu", "rmf_partition", "rmf_workload",
                                                 "smf70_cpu", "smf72_workload"))
-    # the contract: every decoded table lies in system and day partitions
+    # the contract: every decoded table lies in system and month partitions (but the old copy's, by day)
     for name in decoded:
-        assert all(f.parent.parent.name.startswith("system=") and f.parent.name.startswith("date=")
+        assert all(f.parent.parent.name.startswith("system=")
+                   and f.parent.name.startswith("date=" if f.name.startswith(old) else "month=")
                    for f in table_files(smf_dir / name))
     return measurements, sources, smf_dir
 

@@ -15,12 +15,12 @@ import pandas as pd
 
 from kneecap import warehouse
 from kneecap.ingest.cli import bring_into, run_ingest
-from kneecap.ingest.manifest import append_manifest, locked, manifest_entry, read_manifest, sha256_file
+from kneecap.ingest.manifest import read_manifest, sha256_file
 from kneecap.ingest.rmf import TABLES, ingest_xml
-from kneecap.ingest.store import table_files, write_table
-from kneecap.rmf import read_postprocessor
+from kneecap.ingest.store import table_files
 from kneecap.validation import validate_tables
-from tests.bundled import read_bundled
+from tests.bundled import bundled_reference, read_bundled
+from tests.rmf.stored_before import store_report_unchecked
 from tests.stages import load_stage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,20 +108,10 @@ def test_ingest_into_the_input_area_does_not_copy_a_report_saved_again(tmp_path,
 
 
 def _old_store(tmp_path: Path) -> Path:
-    """A store holding the report twice, as an ingest that compared only bytes wrote it."""
+    """A store holding the report twice, as an ingest that compared only bytes wrote it (by day)."""
     out = tmp_path / "decoded"
     ingest_xml([REPORT], out)
-    copy = _crlf(tmp_path)
-    sha = sha256_file(copy)
-    tables = read_postprocessor(copy)
-    with locked(out):
-        rows = {t: write_table(f, out, t, sha) for t, f in zip(TABLES, (tables.cpu, tables.partition, tables.workload))
-                if not f.empty}
-        from kneecap.ingest.manifest import FileResult
-
-        append_manifest(out, manifest_entry(FileResult(str(copy), sha, "ingested", bytes=copy.stat().st_size,
-                                                       records=sum(rows.values()), rows=rows, framing="rmf-xml"),
-                                            None))
+    store_report_unchecked(out, _crlf(tmp_path))
     return out
 
 
@@ -147,8 +137,6 @@ def test_duplicates_already_stored_give_one_row_per_key_and_a_count(tmp_path):
 def test_the_pipeline_publishes_a_store_holding_a_report_twice(tmp_path, capsys):
     decoded = _old_store(tmp_path)
     reference = tmp_path / "reference"
-    from tests.bundled import bundled_reference
-
     bundled_reference(reference)
     marts, processed, report = tmp_path / "marts", tmp_path / "processed", tmp_path / "report.json"
     assert load_stage("build_marts").main(["--reference", str(reference), "--sql", str(REPO / "pipelines" / "sql"),

@@ -36,16 +36,16 @@ def test_ingest_writes_tables_and_is_idempotent(tmp_path):
     assert sum(n for n, _ in calls) == len(recs) + 10
     assert sum(b for _, b in calls) == nbytes  # uncompressed input bytes, descriptors included
     assert s1.unknown == {(99, 1): 1}
-    # partitioned by system and day; b.smf.gz added no 72.3 rows, so every file is a.smf's
+    # partitioned by system and month; b.smf.gz added no 72.3 rows, so every file is a.smf's
     files = table_files(out / "smf72_workload")
     assert files and {f.name for f in files} == {f"{s1.files[0].sha256}.parquet"}
     t = pd.concat(pq.read_table(f).to_pandas() for f in files)
     assert {"class_name", "appl_iip_pct", "interval_start_at"} <= set(t.columns)
     for f in files:
         part = pq.read_table(f).to_pandas()
-        day = part["interval_start_at"].dt.strftime("%Y-%m-%d").unique().tolist()
+        month = part["interval_start_at"].dt.strftime("%Y-%m").unique().tolist()
         assert f.parent.relative_to(out / "smf72_workload").as_posix() == \
-            f"system={part['system_id'].iloc[0]}/date={day[0]}" and len(day) == 1
+            f"system={part['system_id'].iloc[0]}/month={month[0]}" and len(month) == 1
         assert part["system_id"].nunique() == 1
     manifest = [json.loads(x) for x in (out / MANIFEST).read_text().splitlines()]
     assert len(manifest) == 2

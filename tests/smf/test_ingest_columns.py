@@ -72,7 +72,7 @@ def _mix_dump(path: Path) -> None:
     part = synth.Partition("LPAR1", 1, [synth.LogicalCPU("CP", 900, 300), synth.LogicalCPU("IIP", 900, 200)])
     recs = []
     for i in range(6):
-        t0 = dt.datetime(2025, 3, 3, 23) + dt.timedelta(minutes=15 * i)  # across midnight: two partitions
+        t0 = dt.datetime(2025, 3, 31, 23) + dt.timedelta(minutes=15 * i)  # into April: two partitions
         recs.append(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, [part], 1))
         for c in range(3):
             p = [synth.Period(period=1, ended=100 + c, resp_ms=5.0, tcb_s=10.0 + c, srb_s=0.5, ziip_s=4.0)]

@@ -1,7 +1,7 @@
 """Ingest SMF dumps into an ingest folder: decode with :mod:`kneecap.smf.reader`, store, commit.
 
 Each dump is decoded by :func:`kneecap.smf.reader.iter_decode` and its tables are written one file
-per input, table and system-day (:mod:`kneecap.ingest.store`), under the folder's lock, and then
+per input, table and system-month (:mod:`kneecap.ingest.store`), under the folder's lock, and then
 committed by a manifest line (:mod:`kneecap.ingest.manifest`).
 
 Dedup: inside a dump, and across dumps ingested into the same folder, each *record* is stored

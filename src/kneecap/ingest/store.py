@@ -3,8 +3,8 @@
 Layout written under an ingest folder (the contract between decode and the marts, read by DuckDB
 through pandas and by Spark as a Hive-partitioned Parquet dataset)::
 
-    <table>/system=<SID>/date=<YYYY-MM-DD>/<content_sha256>.parquet
-                                          rows of one system and day from one input (smf70_cpu,
+    <table>/system=<SID>/month=<YYYY-MM>/<content_sha256>.parquet
+                                          rows of one system and month from one input (smf70_cpu,
                                           smf72_workload, smf30_interval, smf123_request, the
                                           RMF tables): every table with a ``system_id`` and a
                                           timestamp column (:func:`partition_columns`)
@@ -13,6 +13,14 @@ through pandas and by Spark as a Hive-partitioned Parquet dataset)::
     _keys/<content_sha256>.npy            content keys of the records that input stored
 
 (the manifest and the lock beside them are :mod:`kneecap.ingest.manifest`'s).
+
+Partitions are months, not days: the number of files grows with the months a dump spans, not its
+days, so sparse data cannot explode it (one record a day over 35 years made 12,697 files, one a
+day; by month that is 420 per table and system), and a month of 15-minute intervals is still a
+few MB. Folders an older kneecap wrote by day (``date=<YYYY-MM-DD>``) are read as they are: every
+reader lists a table's files recursively (:func:`table_files`), and neither DuckDB's path nor
+Spark's (:func:`kneecap.spark_engine.read_decoded`) takes a value from the folder names, so a
+folder holding both layouts (an old store ingested into again) reads whole. Nothing is migrated.
 
 Tables are written with a chunked ``pyarrow.parquet.ParquetWriter`` per partition as batches
 are decoded (:class:`TableWriter`), so memory stays flat whatever the input size; at most
@@ -82,11 +90,10 @@ else:
     pa = _OnFirstUse("pyarrow")
     pq = _OnFirstUse("pyarrow.parquet")
 
-__all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "Columns", "TableWriter", "arrow_table",
-           "committed_inputs", "fsync_dir", "fsync_file", "fsync_many", "is_leftover", "partition_columns",
-           "partition_path",
-           "remove_leftovers", "remove_uncommitted", "split_partitions", "stored_keys", "stored_sha", "table_files",
-           "write_keys", "write_table"]
+__all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "PARTITION_KEY", "PARTITION_UNIT", "Columns",
+           "TableWriter", "arrow_table", "committed_inputs", "fsync_dir", "fsync_file", "fsync_many", "is_leftover",
+           "partition_columns", "partition_path", "remove_leftovers", "remove_uncommitted", "split_partitions",
+           "stored_keys", "stored_sha", "table_files", "write_keys", "write_table"]
 
 #: A decoded table as plain columns: name -> equal-length numpy arrays, text as object arrays of
 #: str or None (what :func:`kneecap.smf.reader.iter_decode` gives with ``frames=False``).
@@ -95,9 +102,13 @@ Columns = Mapping[str, np.ndarray]
 KEYS_DIR = "_keys"
 #: Hive's name for a partition whose value is null (Spark reads it back as null).
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-#: Partition files of one table and input open at once; a dump spanning more system-days closes
+#: Partition files of one table and input open at once; a dump spanning more system-months closes
 #: the least recently written one (file descriptors and writer buffers stay bounded).
 MAX_OPEN_PARTITIONS = 64
+#: The partition folders' key and the numpy unit of its value: a month, ``month=<YYYY-MM>``. An
+#: older kneecap wrote days (``date``, ``D``); ``benchmarks/bench_partitions.py`` sets that back to
+#: compare the two layouts in one run.
+PARTITION_KEY, PARTITION_UNIT = "month", "M"
 #: None as a numpy scalar, to find the None values of an object array in one vectorised comparison.
 _NONE = np.asarray(None, dtype=object)
 
@@ -273,8 +284,8 @@ def partition_columns(columns: Iterable[str], dtypes: Iterable[Any] = ()) -> tup
     return "system_id", "interval_start_at" if "interval_start_at" in stamps else stamps[0]
 
 
-def partition_path(system: str | None, day: str | None) -> str:
-    """The Hive-style folder of one system and day, ``system=<SID>/date=<YYYY-MM-DD>``.
+def partition_path(system: str | None, month: str | None) -> str:
+    """The Hive-style folder of one system and month, ``system=<SID>/month=<YYYY-MM>``.
 
     The value is percent-encoded as Hive and Spark encode partition values (a system id is four
     EBCDIC characters and may hold a blank or a slash); a missing one is Hive's default partition,
@@ -282,19 +293,19 @@ def partition_path(system: str | None, day: str | None) -> str:
 
     Examples
     --------
-    >>> partition_path("SYS A", "2026-03-01")
-    'system=SYS%20A/date=2026-03-01'
+    >>> partition_path("SYS A", "2026-03")
+    'system=SYS%20A/month=2026-03'
     >>> partition_path(None, None)
-    'system=__HIVE_DEFAULT_PARTITION__/date=__HIVE_DEFAULT_PARTITION__'
+    'system=__HIVE_DEFAULT_PARTITION__/month=__HIVE_DEFAULT_PARTITION__'
     """
     def value(v: str | None) -> str:
         return NULL_PARTITION if v is None or v == "" else urllib.parse.quote(v, safe="")
 
-    return f"system={value(system)}/date={value(day)}"
+    return f"system={value(system)}/{PARTITION_KEY}={value(month)}"
 
 
 def split_partitions(frame: pd.DataFrame, columns: tuple[str, str] | None) -> list[tuple[str, pd.DataFrame]]:
-    """``frame`` cut into its system-day partitions: (relative folder, rows in their order), sorted by folder.
+    """``frame`` cut into its system-month partitions: (relative folder, rows in their order), sorted by folder.
 
     ``columns`` is :func:`partition_columns`' answer; None gives the whole frame under ``""``.
 
@@ -302,10 +313,10 @@ def split_partitions(frame: pd.DataFrame, columns: tuple[str, str] | None) -> li
     --------
     >>> import pandas as pd
     >>> f = pd.DataFrame({"system_id": ["B", "A", "B"],
-    ...                   "interval_start_at": pd.to_datetime(["2026-01-02 23:45", "2026-01-02 00:00",
-    ...                                                      "2026-01-03 00:15"])})
+    ...                   "interval_start_at": pd.to_datetime(["2026-01-31 23:45", "2026-01-02 00:00",
+    ...                                                      "2026-02-01 00:15"])})
     >>> [(path, len(rows)) for path, rows in split_partitions(f, ("system_id", "interval_start_at"))]
-    [('system=A/date=2026-01-02', 1), ('system=B/date=2026-01-02', 1), ('system=B/date=2026-01-03', 1)]
+    [('system=A/month=2026-01', 1), ('system=B/month=2026-01', 1), ('system=B/month=2026-02', 1)]
     """
     if columns is None or frame.empty:
         return [("", frame)]
@@ -313,8 +324,8 @@ def split_partitions(frame: pd.DataFrame, columns: tuple[str, str] | None) -> li
     system_col, time_col = columns
     # group on the raw values (vectorised), then name each group's folder once
     system = frame[system_col].astype(object).where(frame[system_col].notna(), "")
-    days = pd.to_datetime(frame[time_col]).to_numpy().astype("datetime64[D]").astype(str)
-    groups = frame.groupby([system.to_numpy(), days], sort=False)
+    months = pd.to_datetime(frame[time_col]).to_numpy().astype(f"datetime64[{PARTITION_UNIT}]").astype(str)
+    groups = frame.groupby([system.to_numpy(), months], sort=False)
     parts = [(partition_path(str(s), None if d == "NaT" else str(d)), rows) for (s, d), rows in groups]
     return sorted(parts, key=lambda part: part[0])
 
@@ -328,9 +339,9 @@ def column_partitions(table: Columns, columns: tuple[str, str] | None) -> list[t
     Examples
     --------
     >>> t = {"system_id": np.array(["B", "A", "B"], dtype=object),
-    ...      "interval_start_at": np.array(["2026-01-02T23:45", "2026-01-02", "2026-01-03T00:15"], "datetime64[us]")}
+    ...      "interval_start_at": np.array(["2026-01-31T23:45", "2026-01-02", "2026-02-01T00:15"], "datetime64[us]")}
     >>> [(path, rows.tolist()) for path, rows in column_partitions(t, ("system_id", "interval_start_at"))]
-    [('system=A/date=2026-01-02', [1]), ('system=B/date=2026-01-02', [0]), ('system=B/date=2026-01-03', [2])]
+    [('system=A/month=2026-01', [1]), ('system=B/month=2026-01', [0]), ('system=B/month=2026-02', [2])]
     """
     if columns is None:
         return [("", None)]
@@ -344,13 +355,16 @@ def column_partitions(table: Columns, columns: tuple[str, str] | None) -> list[t
         systems, system_no = system[:1], np.zeros(system.size, dtype=np.int64)
     else:
         systems, system_no = np.unique(system, return_inverse=True)
+    # the month of each distinct day, not of each row: a conversion to months costs 4x one to days
     day_values, day_no = np.unique(days, return_inverse=True)
-    group = system_no.astype(np.int64) * day_values.size + day_no
+    month_values, month_of_day = np.unique(day_values.astype(f"datetime64[{PARTITION_UNIT}]"), return_inverse=True)
+    month_no = month_of_day[day_no]
+    group = system_no.astype(np.int64) * month_values.size + month_no
     found = np.unique(group)
     parts = []
     for g in found.tolist():
-        sys_value, day = systems[g // day_values.size], day_values[g % day_values.size]
-        path = partition_path(str(sys_value), None if np.isnat(day) else str(day))
+        sys_value, month = systems[g // month_values.size], month_values[g % month_values.size]
+        path = partition_path(str(sys_value), None if np.isnat(month) else str(month))
         parts.append((path, None if found.size == 1 else np.flatnonzero(group == g)))
     return sorted(parts, key=lambda part: part[0])
 
@@ -532,7 +546,7 @@ def arrow_table(columns: Columns, schema: pa.Schema | None = None) -> pa.Table:
 
 
 class TableWriter:
-    """Chunked Parquet writer for one table of one input, a file per system-day partition.
+    """Chunked Parquet writer for one table of one input, a file per system-month partition.
 
     It writes under temporary names until closed; the final names, ``<table>/<partition>/<sha>.parquet``, are given
     by :meth:`close` because the input's SHA-256 may still be being computed while its tables are written.
