@@ -5,8 +5,9 @@
 -- inputs:  rmf_cpu, rmf_partition, rmf_workload (as decoded, before the stg_rmf_* models keep one
 --          row per key)
 -- counts:  copies = most rows of one key in the interval; rows_dropped = rows the staging
---          models left out (rows - distinct keys); resource_name = system id, or 'sysplex:<name>'
---          for a sysplex-wide Workload Activity report
+--          models left out (rows - distinct keys; cast to bigint: DuckDB's sum is a hugeint,
+--          Spark's a bigint); resource_name = system id, or 'sysplex:<name>' for a
+--          sysplex-wide Workload Activity report
 with
 
 cpu_keys as (
@@ -65,7 +66,7 @@ final as (
         resource_name,
         interval_start_at,
         max(n_rows) as copies,
-        sum(n_rows - 1) as rows_dropped
+        cast(sum(n_rows - 1) as bigint) as rows_dropped
     from keyed
     group by table_name, resource_name, interval_start_at
     having max(n_rows) > 1
