@@ -47,6 +47,17 @@ input) follows it. Anchors are found for a whole buffer at once with numpy, so f
 framing resumes after damage costs the same per byte whatever the length of the damage
 (re-synchronisation is linear).
 
+Dates before 1970. IBM's ``0cyydddF`` allows 1900-1999 with c = 0, and a record dated 1950 is
+read as 1950. An anchor's date must be from 1970 on all the same: zero-heavy record data passes for
+a 1900 date (``00 00 00 5A``), and an anchor is where framing may resume after damage. A record
+dated 1900-1969 (sign nibble C or F) is therefore trusted by the company it keeps: where framing
+reaches it in step (the record before it ended where it starts), its descriptor leads to another
+record header (of any date) or a continuation or the end of the input, or inside a block that
+checks out. So intact records of any date are read; one such record beside damage is quarantined
+with the damage, the reason saying that its date is before 1970 and how many headers dated so the
+bytes set aside hold (before, 7,305 intact records dated 1950-1969 at the start of a dump were one
+quarantined stretch, "no SMF record header here").
+
 When something does not agree:
 
 * a record whose length would swallow a later record that chains correctly is cut at that
@@ -337,8 +348,9 @@ def _plausible_smf_record(b: bytes | memoryview, p: int, n: int) -> bool:
 
     It must be a complete or first segment long enough to hold SMFxDTE, and SMFxDTE (offset 10)
     must be packed ``0cyydddF`` with c = 0 or 1, a sign nibble A-F, ddd = 1..366 and, for c = 0,
-    yy >= 70 (no SMF record is dated before 1970), and SMFxTME (offset 6) hundredths of a
-    second since midnight, below 8,640,000 (IBM "Standard SMF record header"). Zero-heavy
+    yy >= 70 (an earlier date is trusted only in step, :func:`_early_record`), and SMFxTME
+    (offset 6) hundredths of a second since midnight, below 8,640,000 (IBM "Standard SMF record
+    header"). Zero-heavy
     record data with a segment descriptor in it passes for a 1900 date: ``00 00 00 5A``. The
     scalar twin of :func:`_anchor_positions`.
     """
@@ -360,6 +372,51 @@ def _packed_smf_date(b: bytes | memoryview, x: int) -> bool:
     if d3 >> 4 > 9:
         return False
     return 1 <= (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4) <= 366
+
+
+def _early_smf_date(b: bytes | memoryview, x: int) -> bool:
+    """Whether ``b[x:x+4]`` is a packed SMFxDTE ``0cyydddF`` dated 1900-1969: c = 0, yy < 70.
+
+    IBM's format allows those dates (c = 0 is 19yy, smf-notes section 1.4); anchors do not
+    (:func:`_packed_smf_date`), because zero-heavy record data passes for them. Only the sign
+    nibbles of a positive packed number, C and F, are taken here, which zero-heavy data rarely
+    has in the right place, and such a header is trusted only where framing reaches it in step
+    (:func:`_early_record_leads_on`).
+
+    Examples
+    --------
+    >>> _early_smf_date(bytes.fromhex("0050001F"), 0), _early_smf_date(bytes.fromhex("0070001F"), 0)
+    (True, False)
+    """
+    d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
+    if d0 != 0 or d1 >= 0x70 or d3 & 0x0F not in (0x0C, 0x0F):
+        return False
+    for v in (d1, d2):
+        if v >> 4 > 9 or v & 0x0F > 9:
+            return False
+    if d3 >> 4 > 9:
+        return False
+    return 1 <= (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4) <= 366
+
+
+def _early_record(b: bytes | memoryview, p: int, n: int) -> bool:
+    """:func:`_plausible_smf_record` for a record dated 1900-1969 (:func:`_early_smf_date`)."""
+    if (b[p + 2] & 0x03) not in (0, 1) or n < MIN_ANCHOR_LEN or p + 14 > len(b) or _valid_rdw(b, p) != n:
+        return False
+    if int.from_bytes(b[p + 6:p + 10], "big") >= MAX_SMF_TIME:
+        return False
+    return _early_smf_date(b, p + 10)
+
+
+def _early_headers(b: bytes | memoryview, p: int, q: int) -> int:
+    """How many record headers dated 1900-1969 (:func:`_early_record`) start in ``b[p:q]``; for a quarantine reason."""
+    u8 = np.frombuffer(b, dtype=np.uint8)[p:q]
+    if u8.size < 14:
+        return 0
+    # the sign nibble C or F at +13 first (a few per cent of positions), then the whole check
+    idx = np.flatnonzero(np.isin(u8[13:] & 0x0F, (0x0C, 0x0F)))
+    idx = idx[(u8[idx + 10] == 0) & (u8[idx + 11] < 0x70) & (u8[idx + 3] == 0)]
+    return sum(_early_record(b, p + int(i), (b[p + int(i)] << 8) | b[p + int(i) + 1]) for i in idx)
 
 
 def _anchor_positions(u8: np.ndarray) -> np.ndarray:
@@ -444,8 +501,16 @@ class _Frame:
         return bool(_valid_rdw(self.buf, f)) and self.buf[f + 2] & 0x03 >= 2
 
     def is_bdw_here(self, f: int) -> bool:
-        """A block descriptor at ``f`` followed by a record start or continuation."""
-        return bool(_valid_bdw(self.buf, f)) and (f + 4 in self.anchors or self.is_cont(f + 4))
+        """A block descriptor at ``f`` followed by a record start or continuation.
+
+        The record start may be dated 1900-1969 (:func:`_early_record`): a valid block descriptor
+        before it is the evidence its date does not give.
+        """
+        if not _valid_bdw(self.buf, f):
+            return False
+        r = f + 4
+        return (r in self.anchors or self.is_cont(r)
+                or (r + 14 <= self.n and _early_record(self.buf, r, _valid_rdw(self.buf, r))))
 
     def is_bdw_slot(self, f: int) -> bool:
         """Whether four bytes at ``f`` sit where a (possibly damaged) block descriptor does.
@@ -502,7 +567,10 @@ class _Frame:
         r = q + 4
         while r < end:
             m = _valid_rdw(buf, r)
-            if not m or r + m > end or (buf[r + 2] & 0x03 < 2 and r not in self.anchors):
+            # a record dated before 1970 inside a block that checks out is one (its segments fill
+            # the block exactly, and a block descriptor follows): IBM's date format allows it
+            if not m or r + m > end or (buf[r + 2] & 0x03 < 2 and r not in self.anchors
+                                        and not _early_record(buf, r, m)):
                 return None
             segs.append(r)
             r += m
@@ -523,7 +591,8 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
     code = buf[q + 2] & 0x03 if n else -1
     head = code in (0, 1)
     nxt = fr.next_good(q)
-    if n and q + n <= fr.n and (not head or q in fr.anchors):
+    early = bool(head and n and q + n <= fr.n and q not in fr.anchors and _early_record(buf, q, n))
+    if n and q + n <= fr.n and (not head or q in fr.anchors or (early and _early_record_leads_on(fr, q + n, code))):
         f = q + n
         if nxt is None or nxt >= f:
             # reached through trusted framing and nothing trusted starts inside it: kept even
@@ -541,6 +610,12 @@ def _record_step(fr: _Frame, q: int) -> tuple[int | None, str | None]:
     elif q + n > fr.n:
         why = (f"record descriptor says {n} bytes but only {fr.n - q} remain "
                "(truncated record)")
+    elif early:
+        stop = nxt if nxt is not None else fr.n
+        why = (f"a record header dated before 1970 (SMFxDTE {bytes(buf[q + 10:q + 14]).hex().upper()}, "
+               "0cyydddF with c = 0) whose descriptor leads to no record: a header dated 1900-1969 is "
+               "trusted only where the records before and after it chain to it; headers dated 1900-1969 "
+               f"in the bytes set aside: {_early_headers(buf, q, stop):,}")
     elif head and q not in fr.anchors:
         why = ("no SMF record header here (SMFxDTE at +10 is not a packed 0cyydddF date): "
                f"damaged header or descriptor {bytes(buf[q:q + 4]).hex(' ')}")
@@ -580,6 +655,25 @@ def _leads_on(fr: _Frame, f: int) -> bool:
     if e + 4 > fr.n:
         return e == fr.n
     return e in fr.anchors or fr.is_cont(e) or (fr.blocked and fr.is_bdw_here(e))
+
+
+def _early_record_leads_on(fr: _Frame, f: int, code: int) -> bool:
+    """Whether a record dated 1900-1969, reached in step and ending at ``f``, leads on.
+
+    It does when the input ends there, or (segment code ``code`` 0) a record header follows, of
+    any date IBM's format allows, or (code 1, a first segment) a continuation; in a blocked file a
+    block descriptor may come between. A header in step with the record before it and with the
+    one after it is a record: that is the evidence an anchor's date stands in for.
+    """
+    if f == fr.n:
+        return fr.eof
+    if f + 4 > fr.n:
+        return False
+    if code == 1:
+        return fr.is_cont(f) or (fr.blocked and fr.is_bdw_slot(f))
+    m = _valid_rdw(fr.buf, f)
+    return (f in fr.anchors or (bool(m) and _early_record(fr.buf, f, m))
+            or (fr.blocked and fr.is_bdw_here(f)))
 
 
 def _header_inside(fr: _Frame, q: int, f: int) -> int | None:
