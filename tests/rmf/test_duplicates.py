@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -152,4 +153,30 @@ def test_the_pipeline_publishes_a_store_holding_a_report_twice(tmp_path, capsys)
     assert "duplicate row(s) left out, one row kept per key: see fct_rmf_duplicates" in err
     published = warehouse.read_parquet_dir(processed)
     cpu = published["fct_cpu_intervals"]
+    assert (cpu["source_id"] == "rmf_xml").sum() == N_INTERVALS
+
+
+def test_the_pipeline_decodes_an_input_area_holding_a_report_three_times_and_publishes(tmp_path, capsys):
+    # what `make pipeline` runs after a report was dropped into data/raw again, CRLF and UTF-16
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy2(REPORT, raw / REPORT.name)
+    _crlf(raw)
+    _utf16(raw)
+    decoded, marts, processed, report = (tmp_path / d for d in ("decoded", "marts", "processed", "report.json"))
+    assert load_stage("decode_smf").main(["--raw", str(raw), "--out", str(decoded),
+                                          "--params", str(REPO / "params.yaml")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count(f"intervals are already stored from {raw / REPORT.name}: skipped") == 2
+    assert [e["path"] for e in read_manifest(decoded).values()] == [str(raw / REPORT.name)]
+    reference = tmp_path / "reference"
+    bundled_reference(reference)
+    assert load_stage("build_marts").main(["--reference", str(reference), "--sql", str(REPO / "pipelines" / "sql"),
+                                           "--smf", str(decoded), "--out", str(marts),
+                                           "--params", str(REPO / "params.yaml")]) == 0
+    assert load_stage("validate").main(["--marts", str(marts), "--out", str(processed), "--report", str(report),
+                                        "--params", str(REPO / "params.yaml")]) == 0
+    body = json.loads(report.read_text())
+    assert body["published"] is True and body["rmf_duplicate_rows_dropped"] == 0
+    cpu = warehouse.read_parquet_dir(processed)["fct_cpu_intervals"]
     assert (cpu["source_id"] == "rmf_xml").sum() == N_INTERVALS
