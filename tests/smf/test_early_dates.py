@@ -60,3 +60,14 @@ def test_a_record_dated_before_1970_beside_damage_says_so(tmp_path):
     (reason,) = result.quarantine["reason"].tolist()
     assert "a record header dated before 1970 (SMFxDTE 0060123F" in reason
     assert "headers dated 1900-1969 in the bytes set aside: 1" in reason
+
+
+def test_records_dated_before_1970_behind_junk_are_counted_in_the_reason(tmp_path):
+    # framing starts where 1970-on records first chain: the 1960 records after three stray bytes
+    # before it go into the stretch set aside, which says how many headers dated so it holds
+    path = tmp_path / "junk.smf"
+    path.write_bytes(b"\x01\x02\x03" + synth.frame_rdw(_days(dt.date(1960, 1, 1), 20) + _days(dt.date(1980, 1, 1), 5)))
+    result = decode_file(path)
+    assert len(result.smf70_cpu) == 5
+    (reason,) = result.quarantine["reason"].tolist()
+    assert reason.endswith("where records first chain; record headers dated 1900-1969 in it: 20")

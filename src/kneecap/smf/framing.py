@@ -1519,9 +1519,13 @@ class RecordStream:
         in_block, damaged, p = blocked, False, 0
         head_events: list[tuple[Any, ...]] = []
         if start:
+            # records dated before 1970 there are not anchors, so not delivered: say how many
+            early = _early_headers(buf, 0, start)
             head_events = prefix_events(buf, start, blocked=blocked,
                                         reason=f"not SMF framing: before byte {start}, where "
-                                               f"{'blocks' if blocked else 'records'} first chain")
+                                               f"{'blocks' if blocked else 'records'} first chain"
+                                               + (f"; record headers dated 1900-1969 in it: {early:,}" if early
+                                                  else ""))
             # resume at ``start`` as after damage: that tells a block (whose descriptor comes
             # first) from a record inside a damaged first block
             p, damaged = start, True
