@@ -62,12 +62,22 @@ def test_a_record_dated_before_1970_beside_damage_says_so(tmp_path):
     assert "headers dated 1900-1969 in the bytes set aside: 1" in reason
 
 
-def test_records_dated_before_1970_behind_junk_are_counted_in_the_reason(tmp_path):
-    # framing starts where 1970-on records first chain: the 1960 records after three stray bytes
-    # before it go into the stretch set aside, which says how many headers dated so it holds
+def test_records_dated_before_1970_after_junk_are_where_framing_starts(tmp_path):
+    # three stray bytes, then records of 1960 that chain: framing starts at the first of them
     path = tmp_path / "junk.smf"
     path.write_bytes(b"\x01\x02\x03" + synth.frame_rdw(_days(dt.date(1960, 1, 1), 20) + _days(dt.date(1980, 1, 1), 5)))
     result = decode_file(path)
+    assert len(result.smf70_cpu) == 25
+    assert result.quarantine["bytes"].tolist() == [3]
+
+
+def test_records_dated_before_1970_that_do_not_chain_before_the_first_chain_are_counted(tmp_path):
+    # two 1960 records between junk: no chain of three, so framing starts at the 1980 records and
+    # the stretch set aside says how many headers dated before 1970 it holds
+    path = tmp_path / "junk.smf"
+    path.write_bytes(b"\x01\x02\x03" + synth.frame_rdw(_days(dt.date(1960, 1, 1), 2)) + b"\xee" * 21
+                     + synth.frame_rdw(_days(dt.date(1980, 1, 1), 5)))
+    result = decode_file(path)
     assert len(result.smf70_cpu) == 5
     (reason,) = result.quarantine["reason"].tolist()
-    assert reason.endswith("where records first chain; record headers dated 1900-1969 in it: 20")
+    assert reason.endswith("where records first chain; record headers dated 1900-1969 in it: 2")

@@ -53,10 +53,11 @@ a 1900 date (``00 00 00 5A``), and an anchor is where framing may resume after d
 dated 1900-1969 (sign nibble C or F) is therefore trusted by the company it keeps: where framing
 reaches it in step (the record before it ended where it starts), its descriptor leads to another
 record header (of any date) or a continuation or the end of the input, or inside a block that
-checks out. So intact records of any date are read; one such record beside damage is quarantined
-with the damage, the reason saying that its date is before 1970 and how many headers dated so the
-bytes set aside hold (before, 7,305 intact records dated 1950-1969 at the start of a dump were one
-quarantined stretch, "no SMF record header here").
+checks out; and framing starts at three such records that chain, as at three anchors, when junk
+comes before them (:func:`find_framing`). So intact records of any date are read; one such
+record beside damage is quarantined with the damage, the reason saying that its date is before
+1970 and how many headers dated so the bytes set aside hold (before, 7,305 intact records dated
+1950-1969 at the start of a dump were one quarantined stretch, "no SMF record header here").
 
 When something does not agree:
 
@@ -1000,6 +1001,11 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
         g = fb.next_good(g)
     if blk is not None:
         return "bdw", _reached_from(fb, blk if chain_at is None else chain_at)
+    # records dated 1900-1969 are no anchors (:func:`_early_smf_date`): three of them chaining
+    # (or with records from 1970 on) before the first chain of anchors are where records start
+    early_at = _early_chain(fr, 0, len(head) if chain_at is None else chain_at)
+    if early_at is not None and not _spans_a_block(fb):
+        return "rdw", early_at
     if chain_at is not None:
         if _spans_a_block(fb):
             # no block checks out, but a spanned record runs across a block descriptor: read as
@@ -1037,6 +1043,32 @@ def find_framing(head: bytes, *, eof: bool = False) -> tuple[str, int]:
                 j < len(confirmed) and confirmed[j] <= e + 16):
             return ("bdw" if blocked else "rdw"), a
     raise SMFDataError(TRANSFER_HELP, offset=0)
+
+
+def _early_chain(fr: _Frame, p: int, q: int) -> int | None:
+    """The first record header dated 1900-1969 in ``buf[p:q]`` from which three records chain, or None.
+
+    The records may be dated so or be anchors; fewer than three do when the input ends after
+    them. Three descriptors each leading exactly to the next SMF header is the evidence
+    :func:`find_framing` takes from three anchors that chain.
+    """
+    buf = fr.buf
+    u8 = np.frombuffer(buf, dtype=np.uint8)[p:q]
+    if u8.size < 14:
+        return None
+    idx = np.flatnonzero(np.isin(u8[13:] & 0x0F, (0x0C, 0x0F)))
+    idx = idx[(u8[idx + 10] == 0) & (u8[idx + 11] < 0x70) & (u8[idx + 3] == 0)]
+    for i in idx.tolist():
+        x, k = p + i, 0
+        while k < 3 and x + 14 <= fr.n:
+            m = _valid_rdw(buf, x)
+            if not m or buf[x + 2] & 0x03 or not (x in fr.anchors or _early_record(buf, x, m)):
+                break
+            x, k = x + m, k + 1
+        if k >= 1 and _early_record(buf, p + i, _valid_rdw(buf, p + i)) and (
+                k >= 3 or (x == fr.n and fr.eof)):
+            return p + i
+    return None
 
 
 def _rmf_sections_fill(b: bytes | memoryview, a: int) -> bool:
@@ -1527,8 +1559,9 @@ class RecordStream:
                                                + (f"; record headers dated 1900-1969 in it: {early:,}" if early
                                                   else ""))
             # resume at ``start`` as after damage: that tells a block (whose descriptor comes
-            # first) from a record inside a damaged first block
-            p, damaged = start, True
+            # first) from a record inside a damaged first block; but in step at a record dated
+            # 1900-1969 (find_framing found it chaining), which resuming would pass over
+            p, damaged = start, blocked or not _early_record(buf, start, _valid_rdw(buf, start))
 
         while True:
             limit = len(buf) if eof else max(len(buf) - _LOOKAHEAD, p)
