@@ -72,3 +72,20 @@ def test_no_stage_output_is_a_report_stamped_with_its_run_time():
     # GX Data Docs carry the run's time in their pages and paths: rebuilt by the stage, not hashed
     assert "reports/validation/data_docs" not in outs
     assert "--docs reports/validation/data_docs" in spec["stages"]["validate"]["cmd"]
+
+
+def test_the_committed_lock_holds_one_published_generation_as_a_new_clone_makes():
+    """data/processed keeps the generation it replaced (readers may be reading it) and DVC hashes it too.
+
+    A working copy whose marts changed holds two generations where a new clone's first run makes one,
+    so a dvc.lock committed from it is rewritten by `make run` on every clone. Regenerate the lock
+    from a fresh publish (``rm -rf data/processed && make pipeline``) before committing it.
+    """
+    import yaml
+
+    from kneecap.validation.suites import SUITES
+
+    lock = yaml.safe_load((REPO / "dvc.lock").read_text())
+    out = next(o for o in lock["stages"]["validate"]["outs"] if o["path"] == "data/processed")
+    # every suite's table, the quarantine table, and the pointer current.json
+    assert out["nfiles"] == len(SUITES) + 2, out
