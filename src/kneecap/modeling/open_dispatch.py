@@ -730,9 +730,9 @@ def knee_draws(knees: np.ndarray, early: np.ndarray, late: np.ndarray, alpha: fl
 
     .. math::
 
-        k = k_i \expig(z\, \sigma_i(z)ig), \qquad
-        \sigma_i = rac{\log(k_i / e_i)}{z_{1-lpha/2}}\ (z < 0), \quad
-        rac{\log(\ell_i / k_i)}{z_{1-lpha/2}}\ (z \ge 0), \qquad z \sim N(0, 1)
+        k = k_i \exp\big(z\, \sigma_i(z)\big), \qquad
+        \sigma_i = \frac{\log(k_i / e_i)}{z_{1-\alpha/2}}\ (z < 0), \quad
+        \frac{\log(\ell_i / k_i)}{z_{1-\alpha/2}}\ (z \ge 0), \qquad z \sim N(0, 1)
 
     A knee date drawn from these (:func:`kneecap.growth.crossing_date`) keeps what a split
     log-normal through the interval's ends loses: where structures the history cannot tell apart
