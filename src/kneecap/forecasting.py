@@ -909,7 +909,7 @@ def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: 
     out: dict[str, Any] = {"peaks": peaks.copy(), "forecast": fitted.forecast(horizon), "method": fitted.method,
                            "weights": paths.weights.copy(), "competitors": fitted.competitors,
                            "summary": fitted.summary()}
-    draws = np.asarray(knee_tps_draws, dtype=float) if knee_tps_draws else None
+    draws = None if knee_tps_draws is None or len(knee_tps_draws) == 0 else np.asarray(knee_tps_draws, dtype=float)
     targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi, draws)}
     if slo_tps is not None and math.isfinite(slo_tps):
         targets["slo"] = (slo_tps, None, None, None)
