@@ -344,7 +344,7 @@ def _valid_bdw(b: bytes | memoryview, p: int) -> int:
     return n
 
 
-def _plausible_smf_record(b: bytes | memoryview, p: int, n: int) -> bool:
+def _plausible_smf_record(b: bytes | memoryview, p: int, n: int, *, early: bool = False) -> bool:
     """Whether a complete record or first segment starts at ``b[p]`` (descriptor length ``n``).
 
     It must be a complete or first segment long enough to hold SMFxDTE, and SMFxDTE (offset 10)
@@ -353,19 +353,25 @@ def _plausible_smf_record(b: bytes | memoryview, p: int, n: int) -> bool:
     (offset 6) hundredths of a second since midnight, below 8,640,000 (IBM "Standard SMF record
     header"). Zero-heavy
     record data with a segment descriptor in it passes for a 1900 date: ``00 00 00 5A``. The
-    scalar twin of :func:`_anchor_positions`.
+    scalar twin of :func:`_anchor_positions`. ``early``: dated 1900-1969 instead (:func:`_early_smf_date`).
     """
     if (b[p + 2] & 0x03) not in (0, 1) or n < MIN_ANCHOR_LEN or p + 14 > len(b):
         return False
     if int.from_bytes(b[p + 6:p + 10], "big") >= MAX_SMF_TIME:
         return False
-    return _packed_smf_date(b, p + 10)
+    return _packed_smf_date(b, p + 10, early=early)
 
 
-def _packed_smf_date(b: bytes | memoryview, x: int) -> bool:
-    """Whether ``b[x:x+4]`` is a packed SMFxDTE ``0cyydddF``: c 0 or 1, 1970 on, ddd 1..366, sign A-F."""
+def _packed_smf_date(b: bytes | memoryview, x: int, *, early: bool = False) -> bool:
+    """Whether ``b[x:x+4]`` is a packed SMFxDTE ``0cyydddF``: c 0 or 1, 1970 on, ddd 1..366, sign A-F.
+
+    ``early``: dated 1900-1969 instead (:func:`_early_smf_date`).
+    """
     d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
-    if d0 > 0x01 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70):
+    if early:
+        if d0 != 0 or d1 >= 0x70 or d3 & 0x0F not in (0x0C, 0x0F):
+            return False
+    elif d0 > 0x01 or d3 & 0x0F < 0x0A or (d0 == 0 and d1 < 0x70):
         return False
     for v in (d1, d2):
         if v >> 4 > 9 or v & 0x0F > 9:
@@ -389,24 +395,12 @@ def _early_smf_date(b: bytes | memoryview, x: int) -> bool:
     >>> _early_smf_date(bytes.fromhex("0050001F"), 0), _early_smf_date(bytes.fromhex("0070001F"), 0)
     (True, False)
     """
-    d0, d1, d2, d3 = b[x], b[x + 1], b[x + 2], b[x + 3]
-    if d0 != 0 or d1 >= 0x70 or d3 & 0x0F not in (0x0C, 0x0F):
-        return False
-    for v in (d1, d2):
-        if v >> 4 > 9 or v & 0x0F > 9:
-            return False
-    if d3 >> 4 > 9:
-        return False
-    return 1 <= (d2 >> 4) * 100 + (d2 & 0x0F) * 10 + (d3 >> 4) <= 366
+    return _packed_smf_date(b, x, early=True)
 
 
 def _early_record(b: bytes | memoryview, p: int, n: int) -> bool:
-    """:func:`_plausible_smf_record` for a record dated 1900-1969 (:func:`_early_smf_date`)."""
-    if (b[p + 2] & 0x03) not in (0, 1) or n < MIN_ANCHOR_LEN or p + 14 > len(b) or _valid_rdw(b, p) != n:
-        return False
-    if int.from_bytes(b[p + 6:p + 10], "big") >= MAX_SMF_TIME:
-        return False
-    return _early_smf_date(b, p + 10)
+    """:func:`_plausible_smf_record` for a record dated 1900-1969 (:func:`_early_smf_date`) whose RDW says ``n``."""
+    return _plausible_smf_record(b, p, n, early=True) and _valid_rdw(b, p) == n
 
 
 def _early_headers(b: bytes | memoryview, p: int, q: int) -> int:
