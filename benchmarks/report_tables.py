@@ -35,9 +35,6 @@ DISPATCH_CURVES_CSV = RESULTS / "dispatch_curves.csv"
 SMF_CLASS_CSV = RESULTS / "smf_class.csv"
 #: the simulated LPARs of ``bench_smf_class.py --variant`` the docs compare, default (``pool``) first
 SMF_CLASS_VARIANTS = ("pool", "burst", "burst_k1", "pool_4g3z")
-#: the steeper week's day-10 peak over day 6's (``bench_smf_class.py --ratio``; run_all.py runs it): the
-#: steepest every simulated grid carries down to its quietest night interval
-SMF_CLASS_STEEP_RATIO = 1.48
 SCALE_CSV = RESULTS / "scale.csv"
 INPUT_MEMORY_CSV = RESULTS / "input_memory.csv"
 KILL_INGEST_CSV = RESULTS / "kill_ingest.csv"
@@ -217,7 +214,8 @@ def smf_class_variants_table(folder: Path = RESULTS, prefix: str = "smf_class_",
 
 def smf_class_steep_table(folder: Path = RESULTS) -> str:
     """The same LPARs on a steeper week (``--ratio``), from ``smf_class_steep_<variant>.csv``."""
-    return smf_class_variants_table(folder, "smf_class_steep_", f"--ratio {SMF_CLASS_STEEP_RATIO} --seeds 21 22 23 24")
+    ratio = _run_all().SMF_CLASS_STEEP_RATIO
+    return smf_class_variants_table(folder, "smf_class_steep_", f"--ratio {ratio} --seeds 21 22 23 24")
 
 
 def scale_rows(table: pd.DataFrame) -> list[str]:
@@ -292,13 +290,18 @@ def kill_ingest_table(path: Path = KILL_INGEST_CSV) -> str:
     return _bench_table(path, kill_ingest_rows, "kill_ingest.py --save benchmarks/results/kill_ingest.csv")
 
 
-def bench_outputs(folder: Path = RESULTS) -> str:
-    """Every bench of ``make bench`` with the standard output its last run kept (``results/<name>.txt``)."""
+def _run_all():
+    """``run_all.py``, the list of ``make bench``'s benches (loaded by path: this module is also a MkDocs hook)."""
     spec = importlib.util.spec_from_file_location("run_all", Path(__file__).with_name("run_all.py"))
     run_all = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_all)
+    return run_all
+
+
+def bench_outputs(folder: Path = RESULTS) -> str:
+    """Every bench of ``make bench`` with the standard output its last run kept (``results/<name>.txt``)."""
     parts = []
-    for name, title, cmd in run_all.BENCHES:
+    for name, title, cmd in _run_all().BENCHES:
         kept = folder / f"{name}.txt"
         parts.append(f"### {title}\n")
         if kept.exists():
