@@ -876,14 +876,11 @@ def _threshold_draws(u: np.ndarray, mid: float, lo: float, hi: float, alpha: flo
     """Thresholds at probabilities ``u``: the draws' empirical quantiles, or a split log-normal."""
     if draws is not None:
         return np.quantile(draws, u, method="inverted_cdf")
-    if lo == mid == hi:
-        return np.full(u.shape, mid)
     from scipy.special import ndtri
 
-    z = float(ndtri(1.0 - alpha / 2.0))
-    normal = ndtri(u)
-    scale = np.where(normal < 0.0, math.log(mid / lo) / z, math.log(hi / mid) / z)
-    return mid * np.exp(normal * scale)
+    from kneecap.modeling.base import split_lognormal
+
+    return split_lognormal(ndtri(u), mid, lo, hi, alpha)
 
 
 def _first_reach_days(paths: PeakPaths, thresholds: np.ndarray) -> np.ndarray:

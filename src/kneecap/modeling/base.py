@@ -56,6 +56,28 @@ def widen_beyond_trained(out: pd.DataFrame, load: np.ndarray, load_max: float | 
     return out
 
 
+def split_lognormal(z: np.ndarray, mid: Any, lo: Any, hi: Any, alpha: float) -> np.ndarray:
+    r"""Values at standard normal deviates ``z`` of the split log-normal through ``lo``, ``mid``, ``hi``.
+
+    .. math::
+
+        x = m \exp(z \sigma), \qquad
+        \sigma = \frac{\log(m / \ell)}{z_{1-\alpha/2}}\ (z < 0), \quad
+        \frac{\log(h / m)}{z_{1-\alpha/2}}\ (z \ge 0)
+
+    Its median is ``mid`` and its ``alpha/2`` and ``1 - alpha/2`` quantiles are ``lo`` and ``hi``
+    (positive, skewed as the interval is). ``mid``, ``lo``, ``hi`` broadcast against ``z``: one
+    interval, or one per row of ``z``.
+    """
+    from scipy.special import ndtri
+
+    z_end = float(ndtri(1.0 - alpha / 2.0))
+    z = np.asarray(z, dtype=float)
+    mid = np.asarray(mid, dtype=float)
+    scale = np.where(z < 0.0, np.log(mid / lo), np.log(hi / mid)) / z_end
+    return mid * np.exp(z * scale)
+
+
 def band_scores(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""How far each measured point fell outside its band: ``(scores, inside, scored)``.
 

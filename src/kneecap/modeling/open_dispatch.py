@@ -27,6 +27,7 @@ from kneecap.modeling.base import (
     column_or,
     mape_pct,
     require_columns,
+    split_lognormal,
     structure_sentence,
     structure_weights,
     to_jsonable,
@@ -746,13 +747,9 @@ def knee_draws(knees: np.ndarray, early: np.ndarray, late: np.ndarray, alpha: fl
     ok = np.isfinite(knees) & np.isfinite(early) & np.isfinite(late) & (early > 0) & (knees > 0)
     if not ok.any():
         return ()
-    from scipy.special import ndtri
-
-    z_end = float(ndtri(1.0 - alpha / 2.0))
     k, e, ell = knees[ok], np.minimum(early[ok], knees[ok]), np.maximum(late[ok], knees[ok])
     z = np.random.default_rng(seed).standard_normal((len(k), KNEE_DRAWS_PER_REFIT))
-    scale = np.where(z < 0.0, np.log(k / e)[:, None], np.log(ell / k)[:, None]) / z_end
-    return tuple(float(v) for v in (k[:, None] * np.exp(z * scale)).ravel())
+    return tuple(float(v) for v in split_lognormal(z, k[:, None], e[:, None], ell[:, None], alpha).ravel())
 
 
 def _counts(values: np.ndarray) -> str:
