@@ -212,6 +212,9 @@ def test_combination_roundtrips_and_logs_its_weights():
     again = results_from_dict(res.to_dict())
     assert again.weights == res.weights and again.label == "combined:usl+closed_mva_c"
     np.testing.assert_allclose(again.predict(SPECSDM91)["tps_hi"], res.predict(SPECSDM91)["tps_hi"], rtol=1e-12)
+    # the members come back only through the serialiser's table (combine does not import it)
+    with pytest.raises(ModelError, match="serialise.results_from_dict"):
+        CombinedResults.from_dict(res.to_dict())
     metrics = run_metrics(res)
     assert metrics["combine_weight.usl"] == res.weights["usl"]
     assert metrics["combine_rolling_origin_mape_pct.closed_mva_c"] == res.scores["closed_mva_c"]

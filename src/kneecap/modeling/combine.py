@@ -279,16 +279,22 @@ class CombinedResults:
                   member_from_dict: Callable[[dict[str, Any]], Any] | None = None) -> CombinedResults:
         """The fit from its stored document; each member is rebuilt by ``member_from_dict``.
 
-        By default that is :func:`kneecap.modeling.serialise.results_from_dict`, the same checked
-        table of kneecap's own results classes every stored model goes through.
-        """
-        # imported here: the serialiser's table of classes includes this one
-        from kneecap.modeling.serialise import results_from_dict
+        :func:`kneecap.modeling.serialise.results_from_dict` passes itself, so a member goes through
+        the same checked table of kneecap's own results classes as every stored model. That table
+        includes this class, so the rebuilder is an argument rather than an import; without one
+        this refuses (a member has no class of its own to be rebuilt by here).
 
-        rebuild = member_from_dict if member_from_dict is not None else results_from_dict
+        Raises
+        ------
+        ModelError
+            No ``member_from_dict``.
+        """
+        if member_from_dict is None:
+            raise ModelError("a combination's members are stored results: rebuild it with "
+                             "kneecap.modeling.serialise.results_from_dict")
         d = dict(d)
         d.pop("family", None)
-        d["members"] = {n: rebuild(m) for n, m in d["members"].items()}
+        d["members"] = {n: member_from_dict(m) for n, m in d["members"].items()}
         d["scores"] = {n: (np.nan if v is None else float(v)) for n, v in d["scores"].items()}
         d["targets"] = tuple(d["targets"])
         return cls(**d)

@@ -87,7 +87,8 @@ def results_from_dict(d: Any) -> Any:
     if problems:
         raise ModelFormatError(f"{cls.__name__}: {'; '.join(problems)}")
     try:
-        return cls.from_dict(d)
+        # a combination's members are stored results themselves, rebuilt through this same table
+        return CombinedResults.from_dict(d, results_from_dict) if cls is CombinedResults else cls.from_dict(d)
     except ModelFormatError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
