@@ -21,7 +21,19 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from kneecap import config, csvsafe, factors, forecasting, modeling, schema, tables, tracking, warehouse, workloads
+from kneecap import (
+    config,
+    csvsafe,
+    factors,
+    forecasting,
+    modeling,
+    policies,
+    schema,
+    tables,
+    tracking,
+    warehouse,
+    workloads,
+)
 from kneecap.ingest.cli import scratch_folder
 from kneecap.ingest.sniff import looks_like_xml
 
@@ -55,7 +67,7 @@ def params() -> config.Params:
 
 def policy() -> forecasting.Policy:
     """The planner policy from ``params.yaml``, as every caller uses it."""
-    return config.planner_policy(params())
+    return policies.planner_policy(params())
 
 
 # Shared, not copied: st.cache_data would unpickle every mart on every call, several times per
@@ -495,7 +507,7 @@ def class_history(workload: str, key: str) -> pd.DataFrame:
 
 def growth_policy() -> forecasting.GrowthPolicy:
     """How a class's growth is read (params.yaml ``growth``: peak per day or week, horizon)."""
-    return config.growth_policy(params())
+    return policies.growth_policy(params())
 
 
 @st.cache_data(max_entries=64)

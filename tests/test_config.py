@@ -1,4 +1,4 @@
-"""params.yaml sections: each default is the library's own, written once."""
+"""params.yaml sections: each default is the library's own (config imports no model, so the tests hold them equal)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from kneecap import config, training
+from kneecap import config, policies, training
 from kneecap.modeling import ClosedMVAModel
 from kneecap.modeling.dispatch import Dispatch
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.modeling.select import ModelingConfig
+from kneecap.modeling.usl import USL_METHODS
 from kneecap.modeling.ziip import PlannerPolicy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,8 +19,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_an_empty_params_file_gives_the_librarys_own_defaults() -> None:
     params = config.parse_params({})
-    assert config.planner_policy(params) == PlannerPolicy()
+    assert policies.planner_policy(params) == PlannerPolicy()
     assert training.modeling_config(params) == ModelingConfig()
+
+
+def test_the_values_params_yaml_may_name_are_the_models_own() -> None:
+    # the checks of train.open_help_rules / closed_help_rules / usl_method use config's copies
+    assert config.HELP_RULES == ModelingConfig().open_help_rules == ModelingConfig().closed_help_rules
+    assert config.USL_METHODS == USL_METHODS
 
 
 def test_every_model_starts_from_the_same_dispatcher_and_fit_defaults() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from kneecap import cli, schema, tables, warehouse
+from kneecap.config import ValidationConfig
 from kneecap.validation import quarantine, validate_tables
-from kneecap.validation.checks import ValidationConfig
 from tests.bundled import bundled_reference
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from kneecap import backtest, config
+from kneecap import backtest, config, policies
 from kneecap.training import modeling_config
 
 
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:  # one line naming the file and the problem, not a traceback
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2
-    policy = config.planner_policy(params)
+    policy = policies.planner_policy(params)
     try:
         cases = backtest.load_cases([args.cases])
     except backtest.CaseError as exc:

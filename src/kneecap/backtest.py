@@ -565,7 +565,8 @@ def expand_case_dirs(paths: list[str]) -> list[str]:
 
 def run_cli(case_paths: list[str], *, json_path: str | None = None, params_path: str | None = None) -> int:
     """What ``kneecap backtest`` does: exit 2 on a malformed case, else 0 whatever the errors."""
-    from kneecap.config import EvaluateConfig, load_params, planner_policy
+    from kneecap.config import EvaluateConfig, load_params
+    from kneecap.policies import planner_policy
     from kneecap.training import modeling_config
 
     if params_path is None and Path("params.yaml").exists():

@@ -32,10 +32,9 @@ log = logging.getLogger("kneecap")
 def _validation_config(params_path: str):
     """The gate's tunables from ``params.yaml`` (its defaults when the file does not exist)."""
     from kneecap import config
-    from kneecap.validation.checks import ValidationConfig
 
     if not Path(params_path).exists():
-        return ValidationConfig()
+        return config.ValidationConfig()
     return config.load_params(params_path).validate
 
 
@@ -402,7 +401,7 @@ file, bad --out suffix, bad params or factor catalogue); 130 interrupted.
 
 
 def _cmd_forecast(args: argparse.Namespace) -> int:
-    from kneecap import config, forecasting, tracking
+    from kneecap import config, forecasting, policies, tracking
     from kneecap.csvsafe import neutralise_frame
 
     scenarios = _read_scenarios(args.scenarios, "forecast")
@@ -430,11 +429,11 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"forecast: {args.params}: {exc}", file=sys.stderr)
         return 2
-    policy = config.planner_policy(params)
+    policy = policies.planner_policy(params)
     tracking.configure(args.tracking_uri)
     with _Progress(len(scenarios), "forecast") as step:
         table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue,
-                                               growth=config.growth_policy(params), on_row=step)
+                                               growth=policies.growth_policy(params), on_row=step)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".parquet":
         table.to_parquet(out, index=False)

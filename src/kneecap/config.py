@@ -1,8 +1,14 @@
 """Typed, frozen views of ``params.yaml`` sections (no paths here: they live in dvc.yaml).
 
-A key ``params.yaml`` leaves out takes the library's own default: the sections' defaults are read
-from the classes they configure (:class:`~kneecap.modeling.select.ModelingConfig`,
-:class:`~kneecap.modeling.ziip.PlannerPolicy`), so each default is written once.
+Plain sections, one frozen dataclass per section, importing nothing of kneecap's models or
+validation: every pipeline stage reads its parameters here, and a stage that only decodes or
+builds marts must not depend on the models (dvc.yaml lists what each stage imports). The library
+objects are built from the sections where they are used (:func:`kneecap.training.modeling_config`,
+:func:`kneecap.policies.planner_policy`, :func:`kneecap.policies.growth_policy`).
+
+A key ``params.yaml`` leaves out takes the library's own default; the defaults here are the
+values of the classes the sections configure (:class:`~kneecap.modeling.select.ModelingConfig`,
+:class:`~kneecap.modeling.ziip.PlannerPolicy`), which ``tests/test_config.py`` checks field by field.
 """
 
 from __future__ import annotations
@@ -14,20 +20,35 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kneecap.limits import load_yaml, read_text, short_repr, short_text
-from kneecap.modeling.select import ModelingConfig
-from kneecap.modeling.usl import USL_METHODS
-from kneecap.modeling.ziip import PlannerPolicy
-from kneecap.validation.checks import ValidationConfig
 
 T = TypeVar("T")
+
+#: When GCPs help zIIP-eligible work, :data:`kneecap.modeling.dispatch.HELP_RULES` (the same tuple,
+#: tested): the values ``train.open_help_rules`` and ``train.closed_help_rules`` may list.
+HELP_RULES: tuple[str, ...] = ("pool", "burst")
+#: How a USL is fitted, :data:`kneecap.modeling.usl.USL_METHODS` (the same tuple, tested).
+USL_METHODS: tuple[str, ...] = ("nls", "field")
 
 
 @dataclass(frozen=True)
 class CommonConfig:
     """``params.yaml`` ``common``: the random seed and the band level (``alpha``) every stage shares."""
 
-    seed: int = ModelingConfig.seed
-    alpha: float = ModelingConfig.alpha
+    seed: int = 0
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True)
+class ValidationConfig:
+    """``params.yaml`` ``validate``: the tunables of the validation gate (:mod:`kneecap.validation`).
+
+    Attributes
+    ----------
+    littles_law_rel_tol
+        Largest accepted relative gap between clients N and X·(R+Z) on closed-workload rows.
+    """
+
+    littles_law_rel_tol: float = 0.05
 
 
 def _hours(value: Any, name: str) -> tuple[int, int] | None:
@@ -44,24 +65,24 @@ def _hours(value: Any, name: str) -> tuple[int, int] | None:
 class TrainConfig:
     """``params.yaml`` ``train``: how models are fitted, which fit is kept, and when a new fit becomes champion."""
 
-    knee_k: float = PlannerPolicy.knee_k
-    n_boot: int = ModelingConfig.n_boot
+    knee_k: float = 3.0
+    n_boot: int = 200
     min_points: int = 3
-    honor_priority: bool = ModelingConfig.honor_priority
-    help_wait_ms: float = ModelingConfig.help_wait_ms
-    help_rule: str = ModelingConfig.help_rule
-    eligible_bursts: int = ModelingConfig.eligible_bursts
-    gcp_bursts: int = ModelingConfig.gcp_bursts
-    assumed_ziip_eligible_fraction: float = ModelingConfig.ziip_eligible_fraction
-    max_cv_error_pct: float = ModelingConfig.max_cv_error_pct
-    open_min_transactions: float = ModelingConfig.open_min_transactions
-    open_hours: tuple[int, int] | None = ModelingConfig.open_hours
-    open_help_rules: tuple[str, ...] = ModelingConfig.open_help_rules
-    closed_help_rules: tuple[str, ...] = ModelingConfig.closed_help_rules
-    closed_eligible_bursts: tuple[int, ...] = ModelingConfig.closed_eligible_bursts
-    combine_min_loads: int = ModelingConfig.combine_min_loads
-    combine_weight_power: float = ModelingConfig.combine_weight_power
-    usl_method: str = ModelingConfig.usl_method
+    honor_priority: bool = True
+    help_wait_ms: float = 3.2
+    help_rule: str = "pool"
+    eligible_bursts: int = 4
+    gcp_bursts: int = 1
+    assumed_ziip_eligible_fraction: float = 0.95
+    max_cv_error_pct: float = 5.0
+    open_min_transactions: float = 100.0
+    open_hours: tuple[int, int] | None = None
+    open_help_rules: tuple[str, ...] = HELP_RULES
+    closed_help_rules: tuple[str, ...] = HELP_RULES
+    closed_eligible_bursts: tuple[int, ...] = (1, 2, 3, 4, 6, 8)
+    combine_min_loads: int = 3
+    combine_weight_power: float = 2.0
+    usl_method: str = "nls"
     promote: str = "if_not_worse"
     promote_tolerance_pct: float = 0.5
 
@@ -72,16 +93,16 @@ class TrainConfig:
             raise ValueError(f"train.promote_tolerance_pct must be >= 0, got {self.promote_tolerance_pct}")
         object.__setattr__(self, "open_hours", _hours(self.open_hours, "train.open_hours"))
         rules = (self.open_help_rules,) if isinstance(self.open_help_rules, str) else tuple(self.open_help_rules)
-        if not rules or any(rule not in ModelingConfig.open_help_rules for rule in rules):
+        if not rules or any(rule not in HELP_RULES for rule in rules):
             raise ValueError(f"train.open_help_rules must be a non-empty list of "
-                             f"{', '.join(ModelingConfig.open_help_rules)}, got {self.open_help_rules!r}")
+                             f"{', '.join(HELP_RULES)}, got {self.open_help_rules!r}")
         object.__setattr__(self, "open_help_rules", rules)
         for name in ("closed_help_rules",):
             value = getattr(self, name)
             rules = (value,) if isinstance(value, str) else tuple(value)
-            if not rules or any(rule not in ModelingConfig.open_help_rules for rule in rules):
+            if not rules or any(rule not in HELP_RULES for rule in rules):
                 raise ValueError(f"train.{name} must be a non-empty list of "
-                                 f"{', '.join(ModelingConfig.open_help_rules)}, got {value!r}")
+                                 f"{', '.join(HELP_RULES)}, got {value!r}")
             object.__setattr__(self, name, rules)
         bursts = (self.closed_eligible_bursts,) if isinstance(self.closed_eligible_bursts, int) \
             else tuple(self.closed_eligible_bursts)
@@ -103,13 +124,13 @@ class TrainConfig:
 class PlannerConfig:
     """``params.yaml`` ``planner``: the limits and engine costs the zIIP / GCP planner works to."""
 
-    max_ziip_busy_pct: float | None = PlannerPolicy.max_ziip_busy_pct
-    max_spill_pct: float | None = PlannerPolicy.max_spill_pct
-    max_n_ziip: int = PlannerPolicy.max_n_ziip
-    max_added_gcp: int = PlannerPolicy.max_added_gcp
-    ziip_cost: float = PlannerPolicy.ziip_cost
-    gcp_cost: float = PlannerPolicy.gcp_cost
-    conservative: bool = PlannerPolicy.conservative
+    max_ziip_busy_pct: float | None = 80.0
+    max_spill_pct: float | None = 10.0
+    max_n_ziip: int = 16
+    max_added_gcp: int = 0
+    ziip_cost: float = 1.0
+    gcp_cost: float = 1.0
+    conservative: bool = False
 
 
 @dataclass(frozen=True)
@@ -221,22 +242,6 @@ def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
         growth=_section(GrowthConfig, raw.get("growth"), f"{where}: growth"),
         warehouse=_section(WarehouseConfig, raw.get("warehouse"), f"{where}: warehouse"),
     )
-
-
-def planner_policy(params: Params) -> PlannerPolicy:
-    """The one planner policy every caller uses (backtest, forecast, desk), from ``params.yaml``."""
-    p = params.planner
-    return PlannerPolicy(max_ziip_busy_pct=p.max_ziip_busy_pct, max_spill_pct=p.max_spill_pct,
-                         max_n_ziip=p.max_n_ziip, max_added_gcp=p.max_added_gcp, ziip_cost=p.ziip_cost,
-                         gcp_cost=p.gcp_cost, conservative=p.conservative, knee_k=params.train.knee_k)
-
-
-def growth_policy(params: Params):
-    """How every caller (forecast, desk) reads a class's growth, from ``params.yaml`` ``growth``."""
-    from kneecap.forecasting import GrowthPolicy
-
-    g = params.growth
-    return GrowthPolicy(freq=g.freq, stat=g.stat, hours=g.hours, horizon=g.horizon)
 
 
 def warehouse_config(params: Params, environ: Mapping[str, str] | None = None) -> WarehouseConfig:

@@ -29,8 +29,8 @@ from typing import cast
 import pandas as pd
 
 from kneecap import schema, warehouse
+from kneecap.config import ValidationConfig
 from kneecap.csvsafe import neutralise_cell
-from kneecap.validation.checks import ValidationConfig
 
 #: What each column of a table added by :func:`add_table` is measured in, for its ``sources.csv``
 #: row when the user states no units: the units kneecap's column names carry.

@@ -16,7 +16,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kneecap import config, forecasting, modeling, tracking, warehouse
+from kneecap import config, forecasting, modeling, policies, tracking, warehouse
 from tests.app.conftest import SMF_CLASS, SMF_DAYS, widget_key
 from tests.app.conftest import plotly_values as _values
 
@@ -78,7 +78,7 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     slo = at.number_input(key=_k("cls_slo")).value
     assert slo == pytest.approx(2 * knee["unloaded_resp_ms"], abs=0.1)
     at_slo = forecasting.slo_tps(model, slo, lpar={"n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0})
-    growth = config.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    growth = policies.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     assert growth.freq == "D" and at.number_input(key=_k("cls_horizon")).value == growth.horizon
     grown = forecasting.class_growth(model, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
                                      knee_tps_hi=knee["knee_tps_hi"], knee_tps_draws=knee["knee_tps_draws"],
@@ -230,7 +230,7 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
     assert not [n for n in at.number_input if n.key in (_k("plan_clients"), _k("plan_think"))]
 
     slo = at.number_input(key=_k("plan_slo")).value
-    policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    policy = policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     plan = modeling.plan_ziip(model, tps=tps, n_gcp=2, slo_resp_ms=slo, policy=policy,
                               lpar={"bg_load_factor": 1.0})
     shown = (at.success or at.error)[0].value

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kneecap import config, factors, forecasting, tracking
+from kneecap import config, factors, forecasting, policies, tracking
 from tests.app.conftest import widget_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def _library_row(at: AppTest, factor_id: str, share: float) -> dict:
 
     tracking.configure()
     model = tracking.load_champion(tracking.model_name(DIAG, "response"))
-    policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    policy = policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     scenario = {"workload": DIAG, "clients": float(at.number_input(key=_k("factor_clients")).value),
                 "n_gcp": at.number_input(key=_k("factor_n_gcp")).value,
                 "n_ziip": at.number_input(key=_k("factor_n_ziip")).value,

@@ -20,7 +20,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kneecap import config, forecasting, modeling, tracking, warehouse
+from kneecap import config, forecasting, modeling, policies, tracking, warehouse
 from tests.app.conftest import COMBINED_WORKLOAD, widget_key
 from tests.app.conftest import plotly_values as _values
 
@@ -220,7 +220,7 @@ def test_planner_page_recommends_ibms_answer(app_env):
     row3 = table[table["n_ziip"] == 3].iloc[0]
     assert row3["resp_ms"] <= 2.0 < table[table["n_ziip"] == 2].iloc[0]["resp_ms"]
     # the rule that turned two zIIPs away, as the library's plan names it, and each row's failed rules
-    policy = config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    policy = policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     plan = modeling.plan_ziip(_champion(), clients=500, think_time_ms=200.0, n_gcp=2, slo_resp_ms=2.0, policy=policy)
     assert plan.binding_rule is not None and plan.binding_rule.startswith("slo")
     assert f"**Binding rule:** {plan.binding_sentence}." in [m.value for m in at.markdown]

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kneecap import config, factors, forecasting, modeling, tracking
+from kneecap import config, factors, forecasting, modeling, policies, tracking
 from tests.app.conftest import (
     OWN_CONFIG,
     OWN_RESP_MS,
@@ -43,7 +43,7 @@ def _champion(workload: str):
 
 
 def _policy():
-    return config.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    return policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
 
 
 def _answer(at: AppTest, contains: str) -> str:

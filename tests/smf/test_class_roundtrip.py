@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from kneecap import config, forecasting
-from kneecap.config import planner_policy
 from kneecap.modeling import choose_response_model
 from kneecap.modeling.open import OpenMMcModel
 from kneecap.modeling.select import _open_dispatch
+from kneecap.policies import planner_policy
 from kneecap.training import modeling_config
 from tests.conftest import REPO
 from tests.smf import simdays

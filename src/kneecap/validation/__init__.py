@@ -2,14 +2,15 @@
 
 Each suite is a function named after the table it guards (:mod:`kneecap.validation.suites`).
 :func:`validate_tables` runs them and returns a report whose failures name table, row and rule.
-great_expectations is imported only when the gate is used (it takes seconds to import, and
-``kneecap.config`` needs just :class:`ValidationConfig`).
+great_expectations is imported only when the gate is used (it takes seconds to import).
+The gate's tunables are ``params.yaml``'s ``validate`` section, :class:`kneecap.config.ValidationConfig`.
 """
 
 import warnings
 from typing import Any
 
-from kneecap.validation.checks import ValidationConfig, add_check_columns
+from kneecap.config import ValidationConfig
+from kneecap.validation.checks import add_check_columns
 
 # great_expectations imports pyspark whenever it is installed (it is, for the Spark engine), and
 # pyspark 4.3 then warns that it does not fully support pandas 3: noise in every DuckDB run, where

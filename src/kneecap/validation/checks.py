@@ -2,25 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from kneecap import schema
-
-
-@dataclass(frozen=True)
-class ValidationConfig:
-    """Tunables of the validation gate (``params.yaml`` section ``validate``).
-
-    Attributes
-    ----------
-    littles_law_rel_tol
-        Largest accepted relative gap between clients N and X·(R+Z) on closed-workload rows.
-    """
-
-    littles_law_rel_tol: float = 0.05
 
 
 def littles_law_rel_err(frame: pd.DataFrame) -> pd.Series:

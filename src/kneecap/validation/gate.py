@@ -13,8 +13,9 @@ import pandas as pd
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 from kneecap import schema
+from kneecap.config import ValidationConfig
 from kneecap.validation import suites
-from kneecap.validation.checks import ValidationConfig, add_check_columns
+from kneecap.validation.checks import add_check_columns
 
 
 @dataclass(frozen=True)

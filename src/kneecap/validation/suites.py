@@ -6,7 +6,8 @@ import great_expectations as gx
 from great_expectations import expectations as gxe
 
 from kneecap import schema
-from kneecap.validation.checks import CHECK_COLUMNS, ValidationConfig
+from kneecap.config import ValidationConfig
+from kneecap.validation.checks import CHECK_COLUMNS
 
 
 def _not_null_unique(suite: gx.ExpectationSuite, key: list[str]) -> None:

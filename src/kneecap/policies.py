@@ -1,0 +1,26 @@
+"""The planner's and the growth reading's policies, built from their ``params.yaml`` sections.
+
+:mod:`kneecap.config` types the sections and knows nothing of the models; these turn them into
+the objects the forecasts take, so the backtest, ``kneecap forecast`` and the desk read the same
+file the same way (:func:`kneecap.training.modeling_config` does it for the fits).
+"""
+
+from __future__ import annotations
+
+from kneecap.config import Params
+from kneecap.forecasting import GrowthPolicy
+from kneecap.modeling.ziip import PlannerPolicy
+
+
+def planner_policy(params: Params) -> PlannerPolicy:
+    """The one planner policy every caller uses (backtest, forecast, desk), from ``planner`` and ``train.knee_k``."""
+    p = params.planner
+    return PlannerPolicy(max_ziip_busy_pct=p.max_ziip_busy_pct, max_spill_pct=p.max_spill_pct,
+                         max_n_ziip=p.max_n_ziip, max_added_gcp=p.max_added_gcp, ziip_cost=p.ziip_cost,
+                         gcp_cost=p.gcp_cost, conservative=p.conservative, knee_k=params.train.knee_k)
+
+
+def growth_policy(params: Params) -> GrowthPolicy:
+    """How every caller (forecast, desk) reads a class's growth, from ``params.yaml`` ``growth``."""
+    g = params.growth
+    return GrowthPolicy(freq=g.freq, stat=g.stat, hours=g.hours, horizon=g.horizon)
