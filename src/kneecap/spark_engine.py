@@ -32,8 +32,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from kneecap import warehouse
+from kneecap.ingest.catalogue import DECODED_TABLES
 from kneecap.ingest.store import table_files
-from kneecap.smf.tables import DECODED_TABLES
 
 #: Session settings every run needs, whatever the master.
 SESSION_CONF: dict[str, str] = {

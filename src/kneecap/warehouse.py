@@ -762,8 +762,8 @@ def read_decoded_tables(directory: str | os.PathLike[str]) -> dict[str, pd.DataF
     rows are read in the files' path order (:func:`kneecap.ingest.store.table_files`); the Spark
     engine reads the same folders as a dataset instead (:func:`kneecap.spark_engine.build_marts`).
     """
+    from kneecap.ingest.catalogue import DECODED_TABLES
     from kneecap.ingest.store import table_files
-    from kneecap.smf.tables import DECODED_TABLES
 
     directory = Path(directory)
     tables: dict[str, pd.DataFrame] = {}
@@ -787,7 +787,7 @@ def marts_inputs(measurements: pd.DataFrame, sources: pd.DataFrame,
         Decoded tables by name (:func:`read_decoded_tables`); any the SQL reads and this leaves
         out are bound empty, with their declared columns.
     """
-    from kneecap.smf.tables import DECODED_TABLES
+    from kneecap.ingest.catalogue import DECODED_TABLES
 
     given = dict(decoded or {})
     return {"reference_measurements": measurements, "reference_sources": sources,

@@ -98,12 +98,12 @@ import pandas as pd
 from scipy.interpolate import PchipInterpolator
 
 from kneecap import warehouse
+from kneecap.ingest.catalogue import DECODED_TABLES
 from kneecap.modeling.dispatch import Dispatch
 from kneecap.modeling.select import ModelingConfig
 from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.simulation import SimScenario, check_open_load_fits, simulate
 from kneecap.smf.reader import decode_file
-from kneecap.smf.tables import DECODED_TABLES
 from tests.bundled import read_bundled
 from tests.smf import synth
 

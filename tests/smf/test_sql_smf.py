@@ -14,9 +14,9 @@ import pytest
 import synth
 
 from kneecap import schema
+from kneecap.ingest.catalogue import DECODED_TABLES
 from kneecap.ingest.smf import ingest_paths
 from kneecap.ingest.store import table_files
-from kneecap.smf.tables import DECODED_TABLES
 
 SQL = Path(__file__).resolve().parents[2] / "pipelines" / "sql"
 

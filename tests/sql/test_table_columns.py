@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kneecap import schema, warehouse
-from kneecap.smf.tables import DECODED_TABLES
+from kneecap.ingest.catalogue import DECODED_TABLES
 from kneecap.validation.suites import FCT_CPU_INTERVALS_COLUMNS, FCT_RMF_DUPLICATES_COLUMNS
 from tests.bundled import read_bundled
 

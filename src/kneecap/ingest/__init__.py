@@ -8,6 +8,7 @@ Modules
 -------
 sniff     what an input is: files named by paths/globs, SMF or RMF XML, documentation to skip
 store     the folder's layout: partitioned, content-addressed Parquet, ``table_files``, dedup keys
+catalogue ``DECODED_TABLES``: the decoded tables by name, with their empty forms, for the SQL
 manifest  ``_manifest.jsonl``, the folder's lock, ``sha256_file``, ``FileResult``
 smf       ``ingest_paths``: SMF dumps -> tables + keys + manifest lines, ``IngestSummary``
 rmf       ``ingest_xml``: RMF Postprocessor XML -> tables + manifest lines

@@ -3,7 +3,8 @@
 ``data/interim/smf/<table>/*.parquet`` holds what ``kneecap ingest`` (and the ``decode_smf`` stage)
 decoded. Every table listed here is bound for the SQL even when nothing of that kind was ingested:
 an empty frame with the decoder's own columns and types, so the pipeline runs the same with or
-without SMF and RMF data.
+without SMF and RMF data. It names the tables of both decoders, so it lives beside the store that
+holds them rather than in either (:mod:`kneecap.smf` does not import :mod:`kneecap.rmf`).
 """
 
 from __future__ import annotations
