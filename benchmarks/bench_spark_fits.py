@@ -2,7 +2,7 @@
 
 Builds the marts from the bundled reference tables (DuckDB), then times, each in its own process
 from start to exit, :func:`kneecap.training.train_workloads` (the default path) and
-:func:`kneecap.spark_jobs.train_workloads` on ``local[2]`` (session start included), and checks
+:func:`kneecap.spark_fits.train_workloads` on ``local[2]`` (session start included), and checks
 that both fitted the same models (the fitted JSON document's SHA-256, per model). MLflow logging,
 which both paths do the same way in the stage's process, is not timed.
 
@@ -30,9 +30,9 @@ def _child(engine: str) -> None:
     params = config.load_params(ROOT / "params.yaml")
     t0 = time.perf_counter()
     if engine == "spark":
-        from kneecap import spark_jobs
+        from kneecap import spark_fits
 
-        models = spark_jobs.train_workloads(marts["fct_measurements"], marts["dim_workloads"], params,
+        models = spark_fits.train_workloads(marts["fct_measurements"], marts["dim_workloads"], params,
                                             master="local[2]")
     else:
         models = training.train_workloads(marts["fct_measurements"], marts["dim_workloads"], params)

@@ -18,6 +18,7 @@ for the whole run instead.
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import sys
 from pathlib import Path
@@ -53,8 +54,13 @@ def main(argv: list[str] | None = None) -> int:
         before = fingerprint(raw) if areas else {}
     # the snapshot's files by name, as the folder expands to them: the manifest is the same bytes
     inputs = [str(raw / name) for name in before] or [args.raw]
-    status = run_ingest(inputs, out_dir=str(out), quiet=True, allow_failed=True, engine=settings.engine,
-                        spark_master=settings.spark_master)
+    decoder = None
+    if settings.engine == "spark":
+        # imported only here: pyspark starts a JVM, and a local decode must not need it installed
+        from kneecap import spark_jobs
+
+        decoder = functools.partial(spark_jobs.ingest_paths, master=settings.spark_master)
+    status = run_ingest(inputs, out_dir=str(out), quiet=True, allow_failed=True, smf_decoder=decoder)
     with hold_areas(areas, who="decode_smf"):
         changed = changes(before, fingerprint(raw) if areas else {})
     if changed:

@@ -49,9 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     if settings.engine == "spark":
         # each workload's fits in a Spark task; the models come back here and are logged below
         # exactly as local fits are (imported only here: a local run must not need pyspark)
-        from kneecap import spark_jobs
+        from kneecap import spark_fits
 
-        trained = spark_jobs.train_workloads(fct, workloads, params, master=settings.spark_master)
+        trained = spark_fits.train_workloads(fct, workloads, params, master=settings.spark_master)
     else:
         trained = training.train_workloads(fct, workloads, params)
     tracking.configure()

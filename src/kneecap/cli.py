@@ -18,6 +18,7 @@ A model is named as ``kneecap models`` lists it (``ZCONRPT-response``); the regi
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import math
 import signal
@@ -313,8 +314,13 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
                   "decode somewhere else, or drop the files into the input area with `kneecap ingest FILES`",
                   file=sys.stderr)
             return 2
-        return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=quiet, engine=args.engine,
-                          spark_master=args.spark_master)
+        decoder = None
+        if args.engine == "spark":
+            # imported only here: pyspark starts a JVM, and a local ingest must not need it installed
+            from kneecap import spark_jobs
+
+            decoder = functools.partial(spark_jobs.ingest_paths, master=args.spark_master)
+        return run_ingest(args.paths, out_dir=args.out, codepage=args.codepage, quiet=quiet, smf_decoder=decoder)
     except (FileNotFoundError, InputError) as exc:
         print(f"ingest: {exc}", file=sys.stderr)
         return 2

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,20 @@ _NULLABLE: dict[pa.DataType, Any] = {
     pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
     pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(),
 }
+
+
+@contextmanager
+def session_for(spark: SparkSession | None, master: str | None, app_name: str) -> Iterator[SparkSession]:
+    """The given or active session, else one started on ``master`` (:func:`session`) and stopped afterwards."""
+    running = spark or SparkSession.getActiveSession()
+    if running is not None:
+        yield running
+        return
+    started = session(master, app_name=app_name)
+    try:
+        yield started
+    finally:
+        started.stop()
 
 
 def arrow_result(table: pa.Table) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""SMF decode and per-workload fits distributed with Spark, running kneecap's own code on the executors.
+"""SMF decode distributed with Spark, running kneecap's own decoders on the executors.
 
 :func:`ingest_paths` is :func:`kneecap.ingest.smf.ingest_paths` on a cluster: the same folder
 layout, tables, quarantine, ``_keys`` and manifest, and the same answer to which input stores a
@@ -23,33 +23,23 @@ inside 123 records' segments), and a wrong guess would lose or duplicate records
 cannot be entered mid-stream at all. z/OS writes SMF as a dump per system and interval, so the
 inputs of a large installation are many files, which is the parallelism this uses.
 
-:func:`train_workloads` is :func:`kneecap.training.train_workloads` with each workload's fits in
-a Spark task (``groupBy("workload").applyInPandas``), calling
-:func:`kneecap.training.train_workload`; the fitted models return to the driver (pickled), which
-logs and registers them in MLflow exactly as for a local run (the ``train`` stage does that part,
-unchanged).
-
-This module and :mod:`kneecap.spark_engine` are the only kneecap modules that import pyspark
-(``.importlinter``).
+The fits on Spark are :mod:`kneecap.spark_fits`, apart so that the decode (the ``decode_smf``
+stage) does not depend on the models. These modules and :mod:`kneecap.spark_engine` are the only
+kneecap modules that import pyspark (``.importlinter``).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from kneecap import spark_engine, training
-from kneecap.config import Params
+from kneecap import spark_engine
 from kneecap.ingest import manifest, sniff, store
 from kneecap.ingest import spark as tasks
 from kneecap.ingest.manifest import FileResult
@@ -57,25 +47,6 @@ from kneecap.ingest.smf import CountRow, IngestSummary, summarise
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-#: The position of each row in ``fct_measurements``, carried through Spark so a workload's rows reach
-#: its fit in the order the local path gives them (a bootstrap draws rows by position).
-ROW = "_kneecap_row"
-
-
-@contextmanager
-def _session(spark: SparkSession | None, master: str | None, app_name: str) -> Iterator[SparkSession]:
-    """The given or active session, else one started on ``master`` and stopped afterwards."""
-    running = spark or SparkSession.getActiveSession()
-    if running is not None:
-        yield running
-        return
-    started = spark_engine.session(master, app_name=app_name)
-    try:
-        yield started
-    finally:
-        started.stop()
-
 
 def _map(spark: SparkSession, fn: Callable[[T], R], items: Sequence[T], sizes: Sequence[int]) -> list[R]:
     """``[fn(x) for x in items]``, one Spark task per item, largest first; results in ``items``' order.
@@ -126,7 +97,7 @@ def ingest_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     out.mkdir(parents=True, exist_ok=True)
     files = [str(p) for p in sniff.expand_paths(paths)]
     sizes = [Path(f).stat().st_size for f in files]
-    with _session(spark, master, "kneecap-decode") as session, manifest.locked(out):
+    with spark_engine.session_for(spark, master, "kneecap-decode") as session, manifest.locked(out):
         done = manifest.read_manifest(out)
         store.remove_leftovers(out, done)  # what an ingest killed before its commit left
         scans = _map(session, _scan, [(f, frozenset(done)) for f in files], sizes)
@@ -173,53 +144,3 @@ def _keys(scan: tasks.InputScan) -> np.ndarray:
     if scan.keys is None:
         raise ValueError(f"{scan.path}: not scanned for record keys")
     return scan.keys
-
-
-def _text_for_null(table: pa.Table) -> pa.Table:
-    """An all-null column (Arrow's null type, Spark's VOID, which its pandas UDFs refuse) typed as text."""
-    for i, f in enumerate(table.schema):
-        if pa.types.is_null(f.type):
-            table = table.set_column(i, pa.field(f.name, pa.string()), table.column(i).cast(pa.string()))
-    return table
-
-
-def train_workloads(fct: pd.DataFrame, workloads: pd.DataFrame, params: Params, *,
-                    spark: SparkSession | None = None, master: str | None = None) -> list[training.TrainedModel]:
-    """:func:`kneecap.training.train_workloads` with each workload fitted in a Spark task.
-
-    Each task gets its workload's rows of ``fct`` in their order and with their pandas types
-    (:func:`kneecap.training.workload_rows`) and runs :func:`kneecap.training.train_workload`, so
-    the fits are the local path's; the models come back pickled, in workload order.
-
-    Parameters
-    ----------
-    fct, workloads, params
-        As for :func:`kneecap.training.train_workloads`.
-    spark, master
-        As for :func:`ingest_paths`.
-    """
-    names = sorted(workloads["workload"].unique())
-    rows = fct.assign(**{ROW: np.arange(len(fct))})
-    rows = rows[rows["workload"].isin(names)]
-    columns, dtypes = list(fct.columns), {c: fct[c].dtype for c in fct.columns}
-
-    def fit(group: pd.DataFrame) -> pd.DataFrame:
-        rows = training.workload_rows(group, columns, dtypes, order=ROW)
-        workload = str(rows["workload"].iloc[0])
-        models = list(training.train_workload(workload, rows, params))
-        # object, not pandas' Arrow-backed text: pyspark's return conversion takes plain arrays only
-        return pd.DataFrame({"workload": pd.Series([workload] * len(models), dtype=object),
-                             "position": pd.Series(range(len(models)), dtype="int32"),
-                             "model": pd.Series([pickle.dumps(m) for m in models], dtype=object)})
-
-    with _session(spark, master, "kneecap-train") as session:
-        frame = session.createDataFrame(_text_for_null(spark_engine.arrow_input(rows)))
-        # one task per workload: as many partitions as workloads (the default would be the
-        # shuffle setting, which on a cluster may be far more or fewer)
-        fitted: pd.DataFrame = (frame.repartition(max(1, len(names)), "workload").groupBy("workload")
-                  .applyInPandas(fit, "workload string, position int, model binary")
-                                .toPandas())
-    fitted = fitted.assign(order=fitted["workload"].map({w: i for i, w in enumerate(names)}))
-    fitted = fitted.sort_values(["order", "position"], kind="stable")
-    # unpickled here only: the blobs are this job's own executors' output
-    return [pickle.loads(blob) for blob in fitted["model"]]

@@ -340,7 +340,7 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
 def workload_rows(group: pd.DataFrame, columns: list[str], dtypes: dict[str, Any], *, order: str) -> pd.DataFrame:
     """One workload's rows as :func:`train_workloads` hands them to :func:`train_workload`, from a copy.
 
-    For rows that travelled through Arrow (a Spark task, :func:`kneecap.spark_jobs.train_workloads`):
+    For rows that travelled through Arrow (a Spark task, :func:`kneecap.spark_fits.train_workloads`):
     put back in their original order (column ``order``), with the original ``columns`` and their
     pandas ``dtypes``; a text column that was ``object`` holds None for a missing value again.
 

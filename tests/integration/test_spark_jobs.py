@@ -8,7 +8,7 @@ once, by the first), the same dump under another name (skipped), a damaged dump 
 file that is not an SMF dump (failed). Re-running adds nothing, and a folder the local ingest began
 is finished by Spark as the local ingest would have finished it.
 
-Fits: kneecap.spark_jobs.train_workloads fits every bundled workload in a Spark task and must
+Fits: kneecap.spark_fits.train_workloads fits every bundled workload in a Spark task and must
 return the local path's models, parameter for parameter (the fitted JSON document's SHA-256, the
 metrics and the logged params). One local[2] session serves the module.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kneecap import config, spark_engine, spark_jobs, tracking, training, warehouse
+from kneecap import config, spark_engine, spark_fits, spark_jobs, tracking, training, warehouse
 from kneecap.ingest.manifest import MANIFEST
 from kneecap.ingest.smf import ingest_paths
 from kneecap.ingest.store import KEYS_DIR
@@ -112,7 +112,7 @@ def test_spark_fits_the_local_models_on_the_bundled_data(spark):
     fct, workloads = marts["fct_measurements"], marts["dim_workloads"]
     params = config.load_params(REPO / "params.yaml")
     local = training.train_workloads(fct, workloads, params)
-    on_spark = spark_jobs.train_workloads(fct, workloads, params, spark=spark)
+    on_spark = spark_fits.train_workloads(fct, workloads, params, spark=spark)
     assert len(local) >= 5
     assert [(m.workload, m.kind, m.family) for m in on_spark] == [(m.workload, m.kind, m.family) for m in local]
     for a, b in zip(on_spark, local, strict=True):
@@ -125,11 +125,11 @@ def test_rows_reach_a_spark_fit_as_the_local_fit_gets_them(spark):
     # the frame a task rebuilds from Arrow is the local path's, value for value and dtype for dtype
     measurements, sources = read_bundled()
     fct = warehouse.build_marts(measurements, sources, sql_root=REPO / "pipelines" / "sql")["fct_measurements"]
-    rows = fct.assign(**{spark_jobs.ROW: range(len(fct))})
-    back = spark.createDataFrame(spark_jobs._text_for_null(spark_engine.arrow_input(rows))).toPandas()
+    rows = fct.assign(**{spark_fits.ROW: range(len(fct))})
+    back = spark.createDataFrame(spark_fits._text_for_null(spark_engine.arrow_input(rows))).toPandas()
     for workload, group in back.groupby("workload"):
         got = training.workload_rows(group.sample(frac=1, random_state=1), list(fct.columns),
-                                     {c: fct[c].dtype for c in fct.columns}, order=spark_jobs.ROW)
+                                     {c: fct[c].dtype for c in fct.columns}, order=spark_fits.ROW)
         pd.testing.assert_frame_equal(got, fct[fct["workload"] == workload].reset_index(drop=True))
 
 

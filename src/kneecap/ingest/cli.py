@@ -24,7 +24,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kneecap.ingest.inputlock import areas_of, dvc_spec, hold_areas, stage_paths
 from kneecap.ingest.manifest import HashAhead, keep_from_children, release_to_children, sha256_file
@@ -33,6 +33,19 @@ from kneecap.ingest.sniff import expand_paths, is_documentation, sort_inputs, to
 
 if TYPE_CHECKING:
     from kneecap.ingest.smf import IngestSummary
+
+
+class SmfDecoder(Protocol):
+    """Decodes SMF dumps into a decoded-tables folder somewhere else than this process.
+
+    :func:`kneecap.spark_jobs.ingest_paths` is one: passed in by the caller that chose Spark, so
+    that this module, and the ``decode_smf`` stage when it runs locally, need no Spark.
+    """
+
+    def __call__(self, paths: list[Path], out_dir: str, *, codepage: str) -> IngestSummary:
+        """Decode ``paths`` into ``out_dir`` as :func:`kneecap.ingest.smf.ingest_paths` does, and say what came in."""
+        ...
+
 
 # The decoders (kneecap.ingest.smf, kneecap.smf.codecs: numpy and the SMF readers, about 0.15 s)
 # are imported inside the functions, after the inputs' SHA-256 has started on the other CPU.
@@ -98,21 +111,21 @@ def codepage_error(codepage: str) -> str | None:
 
 def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet: bool = False,
                allow_failed: bool = False, summary_target: str | None = None,
-               read_ok: list[Path] | None = None, engine: str = "local",
-               spark_master: str | None = None, duplicate: list[Path] | None = None) -> int:
+               read_ok: list[Path] | None = None, smf_decoder: SmfDecoder | None = None,
+               duplicate: list[Path] | None = None) -> int:
     """Ingest, print the summary, and return the exit status.
 
     Exit 1 if a file could not be read (unless ``allow_failed``), 2 for a code page that is not
     EBCDIC (checked before anything is decoded or written; the inputs' SHA-256 starts first).
     ``read_ok`` collects the input files that decoded (newly or before), ``duplicate`` the RMF reports among them
-    whose intervals were all stored already (:mod:`kneecap.ingest.rmf`). ``engine`` ``spark``
-    decodes the SMF dumps on Spark (:func:`kneecap.spark_jobs.ingest_paths`, on ``spark_master``),
-    one task per dump; anything else decodes them here (the RMF XML reports, small, are read here
-    either way).
+    whose intervals were all stored already (:mod:`kneecap.ingest.rmf`). ``smf_decoder``, when
+    given, decodes the SMF dumps instead of this process (``kneecap ingest --engine spark`` and the
+    ``decode_smf`` stage pass :func:`kneecap.spark_jobs.ingest_paths` on their master, one Spark
+    task per dump); the RMF XML reports, small, are read here either way.
     """
     files = expand_paths(paths)
     skipped_docs, xml, smf = sort_inputs(files)
-    hashes = HashAhead(smf) if smf and engine != "spark" else None
+    hashes = HashAhead(smf) if smf and smf_decoder is None else None
     bad_codepage = codepage_error(codepage)
     if bad_codepage:
         if hashes is not None:
@@ -125,11 +138,8 @@ def run_ingest(paths: list[str], *, out_dir: str, codepage: str = "cp037", quiet
     from kneecap.ingest.smf import format_counts, ingest_paths
 
     summary: IngestSummary | None
-    if engine == "spark" and smf:
-        # imported only here: pyspark starts a JVM, and a local ingest must not need it installed
-        from kneecap import spark_jobs
-
-        summary = spark_jobs.ingest_paths(smf, out_dir, codepage=codepage, master=spark_master)
+    if smf_decoder is not None and smf:
+        summary = smf_decoder(smf, out_dir, codepage=codepage)
     else:
         progress = _Progress(quiet, total_bytes(smf))
         try:
