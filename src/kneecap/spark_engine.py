@@ -12,8 +12,9 @@ exactly as it does DuckDB's. Given the decoded tables' folder instead of frames
 (``decoded_dir``), Spark reads the partitioned Parquet dataset the ingest wrote
 (:mod:`kneecap.ingest.store`) itself, on its executors: the driver never holds the decoded rows.
 
-This is the only kneecap module that imports pyspark or sqlglot (``.importlinter``); both are the
-``spark`` extra of ``pyproject.toml`` and need a Java 17+ runtime.
+This is the only kneecap module that imports sqlglot, and with :mod:`kneecap.spark_jobs` (the
+decode) and :mod:`kneecap.spark_fits` (the fits) the only ones that import pyspark
+(``.importlinter``); both are the ``spark`` extra of ``pyproject.toml`` and need a Java 17+ runtime.
 """
 
 from __future__ import annotations
