@@ -14,8 +14,11 @@ Layouts (offsets include the 4-byte RDW, as in IBM's tables):
   DAT 14, INT 18 (MMSSTTTF), SAM 24, PTN 50, XNM 88, SNM 96; length 104.
 * 72.3 - SMF manual record type 72 subtype 3 "Workload Manager Control Section" (MSCF 0, MCPU 52,
   MSRB 64, MWNM 80, MCNM 120, MCPG 160, MADJ 172, NFFI 240, NFFS 244, MCF 256, MCFS 260) and
-  "Service/Report Class Period Data Section" (CPER 8, CCPU 32, CSRB 56, CRCP 184, CTET 200,
-  CCUS 224, CTOT 228, CCDE 232, CTOU 344, SUPU 532, SUCU 536, SUPD 540, CSUP 544, CSUC 552).
+  "Service/Report Class Period Data Section" (CRTX 0, CPER 8, CRTF 9, CRGF 10, CVAL 12, CPCT 16,
+  CIMP 18, CCPU 32, CSRB 56, CRCP 184, CTET 200, CCUS 224, CTOT 228, CCDE 232, CTOU 344, SUPU 532,
+  SUCU 536, SUPD 540, CSUP 544, CSUC 552; RTDM 608 from franfcwong smf72h.h) and "Response Time
+  Distribution Data Section" (triplet RTS/RTL/RTN at 68/72/74; arrays of 14 4-byte binary entries,
+  entry 0 the map of maximum percentages of the midpoint, entry R723CRTX a period's counts).
 * 70.1 - SMF manual record type 70 subtype 1 "CPU Data Section" (WAT 0, CID 8, CNF 10, TYP 15,
   PAT 32), "PR/SM Partition Data Section" (LPM 0, LPN 8, BDN 10, BDS 12), "PR/SM Logical
   Processor Data Section" (PDT 0, VPA 8, CIX 14, EDT 16, ONT 40), "CPU Identification Section"
@@ -137,6 +140,12 @@ class Period:
     total_using: int = 0
     total_delay: int = 0
     importance: int = 2
+    goal: str | None = None       # "percentile", "average", "velocity", "discretionary", "system"
+    goal_value: int = 0           # R723CVAL: response time in goal_unit, or velocity %
+    goal_unit: str = "ms"         # R723CRTF: "ms", "s", "min" or "h"
+    goal_percentile: int = 0      # R723CPCT
+    rt_midpoint_ms: int = 0       # R723RTDM (for a response time goal, the goal in ms)
+    rt_buckets: Sequence[int] | None = None  # the period's 14 response time distribution counts
 
 
 @dataclass
@@ -156,13 +165,41 @@ class Coefficients:
 
 PERIOD_LEN = 752
 WMS_LEN = 280
+#: R723CRGF and R723CRTF bits (IBM SMF manual, 72.3 period section; IBM SMF Explorer SMF72S3).
+GOAL_FLAG = {"percentile": 0x80, "average": 0x40, "velocity": 0x20, "discretionary": 0x10, "system": 0x08}
+UNIT_FLAG = {"ms": 0x80, "s": 0x40, "min": 0x20, "h": 0x10}
+#: The response time distribution map, entries 1-13: maximum % of the goal of each bucket. IBM's
+#: "Response Time Distribution Data Section" lists 50, 60, 70, 80, 90, 100 for entries 1-6;
+#: 110-150, 200 and 400 are franfcwong/smf2db's copy of IBM's bucket descriptions ("Response time
+#: > 150% of the goal. Response time <= 200% of the goal." ...). What entry 14 holds (the bucket
+#: above 400 %) is not in the public text: the writer leaves it 0.
+RT_MAP_PCT = (50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 200, 400)
+RT_ENTRIES = 14
+RT_LEN = 4 * RT_ENTRIES
 
 
-def period_section(p: Period, k: Coefficients) -> bytes:
+def rt_bucket_counts(resp_ms: Sequence[float] | np.ndarray, goal_ms: float) -> tuple[int, ...]:
+    """The 14 bucket counts of transactions with these response times under a goal of ``goal_ms``.
+
+    Bucket 1 holds responses <= 50 % of the goal, bucket ``k`` those above bound ``k - 1`` and at
+    most bound ``k``, bucket 14 those above 400 % (smf2db's copy of IBM's bucket descriptions).
+    """
+    bounds = np.asarray(RT_MAP_PCT, dtype=float) / 100.0 * goal_ms
+    which = np.searchsorted(bounds, np.asarray(resp_ms, dtype=float), side="left")
+    return tuple(int(c) for c in np.bincount(which, minlength=RT_ENTRIES))
+
+
+def period_section(p: Period, k: Coefficients, rt_index: int = 0) -> bytes:
     b = bytearray(PERIOD_LEN)
     su = k.su_per_s * k.mcpu / 1e4
     su_srb = k.su_per_s * k.msrb / 1e4
+    struct.pack_into(">H", b, 0, rt_index)
     b[8] = p.period
+    if p.goal is not None:
+        b[9] = UNIT_FLAG[p.goal_unit] if p.goal in ("percentile", "average") else 0
+        b[10] = GOAL_FLAG[p.goal]
+        struct.pack_into(">IH", b, 12, p.goal_value, p.goal_percentile)
+    struct.pack_into(">I", b, 608, p.rt_midpoint_ms)
     struct.pack_into(">H", b, 18, p.importance)
     b[24:32] = hfp_encode(p.tcb_s * su + p.srb_s * su_srb)
     b[32:40] = hfp_encode(p.tcb_s * su)
@@ -202,19 +239,31 @@ def record_72_3(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
     prs = trip_end
     wms = prs + 104
     scs = wms + WMS_LEN
-    total = scs + PERIOD_LEN * len(periods)
+    rts = scs + PERIOD_LEN * len(periods)
+    # the periods with a distribution get arrays 1, 2, ... after the map (array 0)
+    rt_index = list(np.cumsum([p.rt_buckets is not None for p in periods]) * [p.rt_buckets is not None
+                                                                               for p in periods])
+    rtn = 1 + int(max(rt_index, default=0)) if any(rt_index) else 0
+    total = rts + RT_LEN * rtn
     trip = bytearray(trip_end - 24)
     struct.pack_into(">H", trip, 0, 8)
     struct.pack_into(">IHH", trip, 28 - 24, prs, 104, 1)
     struct.pack_into(">IHH", trip, 36 - 24, wms, WMS_LEN, 1)
     struct.pack_into(">IHH", trip, 60 - 24, scs, PERIOD_LEN, len(periods))
+    if rtn:
+        struct.pack_into(">IHH", trip, 68 - 24, rts, RT_LEN, rtn)
+    arrays = b""
+    if rtn:
+        arrays = struct.pack(f">{RT_ENTRIES}I", *RT_MAP_PCT, 0) + b"".join(
+            struct.pack(f">{RT_ENTRIES}I", *p.rt_buckets) for p in periods if p.rt_buckets is not None)
     written = start + dt.timedelta(seconds=interval_s)
     body = (
         header(72, 3, sid, written, total)
         + bytes(trip)
         + product_section(start, interval_s, sysplex, sid)
         + wms_section(class_name, workload, k, len(periods), report_class)
-        + b"".join(period_section(p, k) for p in periods)
+        + b"".join(period_section(p, k, int(i)) for p, i in zip(periods, rt_index, strict=True))
+        + arrays
     )
     assert len(body) == total
     return body

@@ -109,3 +109,72 @@ def test_damaged_72_3_is_quarantined_with_reason(patch, reason):
     assert len(q) == 1 and q.record_no.iloc[0] == 2
     assert reason in q.reason.iloc[0]
     assert q.offset.iloc[0] >= len(good)  # absolute offset lies inside record 2
+
+
+def goal_record() -> bytes:
+    """Three periods: a percentile goal in seconds with a distribution, a velocity goal with one,
+    a discretionary goal without (R723CRTX 0)."""
+    periods = [
+        synth.Period(period=1, ended=55, goal="percentile", goal_value=2, goal_unit="s", goal_percentile=90,
+                     rt_midpoint_ms=2000, rt_buckets=tuple(range(1, 15)), importance=1),
+        synth.Period(period=2, ended=7, goal="velocity", goal_value=40, rt_midpoint_ms=350,
+                     rt_buckets=(7,) + (0,) * 13, total_using=30, total_delay=70, importance=3),
+        synth.Period(period=3, ended=1, goal="discretionary"),
+    ]
+    return synth.record_72_3("SYSA", "PLEX1", START, 900.0, "ZCONHI", "ONLINE", periods)
+
+
+def test_goal_and_distribution_bytes_where_ibm_puts_them():
+    rec = goal_record()
+    # header triplet SMF72RTS/RTL/RTN at 68/72/74: the map and two periods' arrays of 14 x 4 bytes
+    rts, rtl, rtn = struct.unpack_from(">IHH", rec, 68)
+    assert (rtl, rtn) == (56, 3) and rts == SCS + 3 * 752
+    # period 1: R723CRTX 1 (0), R723CRTF x'40' seconds (9), R723CRGF x'80' percentile (10),
+    # R723CVAL 2 (12), R723CPCT 90 (16), R723CIMP 1 (18)
+    assert struct.unpack_from(">H", rec, SCS)[0] == 1
+    assert (rec[SCS + 9], rec[SCS + 10]) == (0x40, 0x80)
+    assert struct.unpack_from(">IHH", rec, SCS + 12) == (2, 90, 1)
+    # map entries 1-6 as IBM's table lists them: 50 ... 100 (% of the goal)
+    assert struct.unpack_from(">6I", rec, rts) == (50, 60, 70, 80, 90, 100)
+
+
+def test_goals_and_buckets_decode():
+    res = decode_file(io.BytesIO(goal_record()))
+    assert res.quarantine.empty
+    df = res.smf72_workload
+    assert list(df.columns) == list(type72.COLUMNS)
+    p1, p2, p3 = (df.iloc[i] for i in range(3))
+    assert (p1.goal_type, p1.goal_resp_ms, p1.goal_percentile, p1.importance) == ("percentile", 2000.0, 90, 1)
+    assert np.isnan(p1.goal_velocity_pct) and p1.rt_midpoint_ms == 2000.0
+    np.testing.assert_array_equal(p1[list(type72.RT_BOUND_COLUMNS)].astype(float),
+                                  [50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 200, 400])
+    assert p1[list(type72.RT_COUNT_COLUMNS)].tolist() == list(range(1, 15))
+    assert (p2.goal_type, p2.goal_velocity_pct, p2.goal_percentile, p2.rt_midpoint_ms) == ("velocity", 40.0, 0, 350.0)
+    assert np.isnan(p2.goal_resp_ms)
+    assert p2[list(type72.RT_COUNT_COLUMNS)].tolist() == [7] + [0] * 13
+    # R723CRTX 0: no distribution (IBM: the buckets exist only for response time and velocity goals)
+    assert p3.goal_type == "discretionary"
+    assert p3[list(type72.RT_BOUND_COLUMNS)].isna().all() and (p3[list(type72.RT_COUNT_COLUMNS)] == 0).all()
+
+
+def test_goal_units_and_no_goal():
+    minutes = synth.Period(goal="average", goal_value=3, goal_unit="min")
+    report = synth.Period(period=2)  # a report class period: no R723CRGF bit
+    df = decode_file(io.BytesIO(synth.record_72_3("SYSA", "P", START, 900.0, "C", "W",
+                                                  [minutes, report]))).smf72_workload
+    assert (df.goal_type.tolist(), df.goal_resp_ms.iloc[0]) == (["average", "none"], 180_000.0)
+
+
+@pytest.mark.parametrize("patch,reason", [
+    ((SCS, struct.pack(">H", 3)), "R723CRTX points past"),                     # 3 sections only
+    ((72, struct.pack(">H", 40)), "sections shorter than 56"),                 # SMF72RTL
+    ((68, struct.pack(">I", 10)), "response time distribution triplet: offset into header"),
+    ((SCS + 3 * 752 + 4, struct.pack(">I", 45)), "map (entry 0) is not a rising"),
+])
+def test_damaged_distribution_is_quarantined_with_reason(patch, reason):
+    bad = bytearray(goal_record())
+    off, b = patch
+    bad[off : off + len(b)] = b
+    res = decode_file(io.BytesIO(bytes(bad)))
+    assert res.smf72_workload.empty
+    assert len(res.quarantine) == 1 and reason in res.quarantine.reason.iloc[0]

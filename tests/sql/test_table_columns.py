@@ -8,7 +8,12 @@ import pytest
 
 from kneecap import schema, warehouse
 from kneecap.ingest.catalogue import DECODED_TABLES
-from kneecap.validation.suites import FCT_CPU_INTERVALS_COLUMNS, FCT_RMF_DUPLICATES_COLUMNS
+from kneecap.validation.suites import (
+    FCT_CPU_INTERVALS_COLUMNS,
+    FCT_PERFORMANCE_INDEX_COLUMNS,
+    FCT_RMF_DUPLICATES_COLUMNS,
+    FCT_RT_BUCKETS_COLUMNS,
+)
 from tests.bundled import read_bundled
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,6 +23,8 @@ EXPECTED = {
     "int_smf_measurements": list(schema.FCT_MEASUREMENTS_COLUMNS),
     "fct_cpu_intervals": list(FCT_CPU_INTERVALS_COLUMNS),
     "fct_rmf_duplicates": list(FCT_RMF_DUPLICATES_COLUMNS),
+    "fct_rt_buckets": list(FCT_RT_BUCKETS_COLUMNS),
+    "fct_performance_index": list(FCT_PERFORMANCE_INDEX_COLUMNS),
     "dim_sources": ["source_id", "source_file", "title", "section", "table_or_figure", "units", "cpc",
                     "n_gcp", "n_ziip", "think_time_ms", "req_bytes", "resp_bytes", "workload_kind", "notes",
                     "n_points"],

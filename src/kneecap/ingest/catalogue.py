@@ -23,13 +23,13 @@ def _smf72_dtype(column: str) -> str:
     It is explicit because Spark, unlike DuckDB, will not cast an empty float column to the timestamp or flag the
     staging SQL makes of it.
     """
-    if column in ("system_id", "sysplex", "class_name", "workload_name"):
+    if column in ("system_id", "sysplex", "class_name", "workload_name", "goal_type"):
         return "object"
     if column == "interval_start_at":
         return "datetime64[us]"
     if column == "is_report_class":
         return "bool"
-    if column in ("period", "importance", "ended") or column.endswith("_samples"):
+    if column in ("period", "importance", "ended", "goal_percentile") or column.endswith(("_samples", "_count")):
         return "int64"
     return "float64"
 

@@ -67,10 +67,18 @@ __all__ = [
     "HEADER_72_3",
     "WLM_CONTROL",
     "CLASS_PERIOD",
+    "CLASS_PERIOD_RT_MIDPOINT",
+    "RT_DISTRIBUTION",
+    "RT_BUCKETS",
+    "GOAL_TYPE_FLAGS",
+    "GOAL_UNIT_MS",
+    "RT_BOUND_COLUMNS",
+    "RT_COUNT_COLUMNS",
     "TABLE",
     "COLUMNS",
     "Type72Subtype3",
     "derive",
+    "goals",
 ]
 
 TABLE = "smf72_workload"
@@ -88,6 +96,9 @@ HEADER_72_3 = Layout(
         Field("scs", 60, 4, "u", "SMF72SCS", "offset to service/report class period sections"),
         Field("scl", 64, 2, "u", "SMF72SCL", "length of a period data section"),
         Field("scn", 66, 2, "u", "SMF72SCN", "number of period data sections"),
+        Field("rts", 68, 4, "u", "SMF72RTS", "offset to response time distribution sections"),
+        Field("rtl", 72, 2, "u", "SMF72RTL", "length of a response time distribution section"),
+        Field("rtn", 74, 2, "u", "SMF72RTN", "number of response time distribution sections"),
     ],
     source="IBM SMF manual, record type 72 subtype 3 'Header/self-defining section'",
 )
@@ -117,8 +128,16 @@ WLM_CONTROL = Layout(
 CLASS_PERIOD = Layout(
     "SMF 72.3 service/report class period data section",
     [
+        Field("crtx", 0, 2, "u", "R723CRTX", "index of the period's response time distribution"),
         Field("crs1", 6, 1, "u", "R723CRS1", "x'80' heterogeneous report class period"),
         Field("period", 8, 1, "u", "R723CPER", "period number"),
+        Field("crtf", 9, 1, "u", "R723CRTF", "response time goal units: x'80' ms, x'40' s, "
+              "x'20' min, x'10' h"),
+        Field("crgf", 10, 1, "u", "R723CRGF", "goal type: x'80' percentile, x'40' average, "
+              "x'20' velocity, x'10' discretionary, x'08' system"),
+        Field("cval", 12, 4, "u", "R723CVAL", "response time goal (R723CRTF units) or velocity "
+              "goal (%); 0 for discretionary, system or no goal"),
+        Field("cpct", 16, 2, "u", "R723CPCT", "goal percentile"),
         Field("importance", 18, 2, "u", "R723CIMP", "importance"),
         Field("csrv", 24, 8, "hfp", "R723CSRV", "total service units"),
         Field("ccpu", 32, 8, "hfp", "R723CCPU", "TCB service units (zIIP/zAAP normalised incl.)"),
@@ -146,6 +165,39 @@ CLASS_PERIOD = Layout(
     ],
     source="IBM SMF manual, record type 72 subtype 3 'Service/Report Class Period Data Section'",
 )
+
+#: R723RTDM sits past the fields above, at 608 in the period section (franfcwong smf72h.h
+#: ``struct r723scs``: after R723SPDP at 600); sections shorter than 612 bytes (older RMF
+#: releases) have none, and the decoder leaves ``rt_midpoint_ms`` empty for them.
+CLASS_PERIOD_RT_MIDPOINT = Layout(
+    "SMF 72.3 service/report class period data section: response time distribution midpoint",
+    [Field("rtdm", 608, 4, "u", "R723RTDM", "midpoint of the response time distribution, ms")],
+    source="IBM SMF manual, record type 72 subtype 3 'Service/Report Class Period Data Section' "
+           "(R723RTDM); offset from franfcwong smf72h.h struct r723scs",
+)
+
+#: Entries of one response time distribution section (``r723tent`` in franfcwong smf72h.h).
+RT_BUCKETS = 14
+
+RT_DISTRIBUTION = Layout(
+    "SMF 72.3 response time distribution data section (one array of 14 entries)",
+    [Field(f"trdb_{i + 1:02d}", 4 * i, 4, "u", "R723TRDB",
+           "map: maximum % of the midpoint; a period's array: transactions completed")
+     for i in range(RT_BUCKETS)],
+    source="IBM SMF manual, record type 72 subtype 3 'Response Time Distribution Data Section'",
+)
+
+#: R723CRGF bits and the goal type each means, in the order a set bit wins.
+GOAL_TYPE_FLAGS: tuple[tuple[int, str], ...] = (
+    (0x80, "percentile"), (0x40, "average"), (0x20, "velocity"), (0x10, "discretionary"),
+    (0x08, "system"),
+)
+#: R723CRTF bits and the milliseconds in one unit of R723CVAL for each.
+GOAL_UNIT_MS: tuple[tuple[int, float], ...] = ((0x80, 1.0), (0x40, 1e3), (0x20, 6e4), (0x10, 3.6e6))
+
+#: The bucket columns: 13 upper bounds (the 14th bucket has none) and 14 counts.
+RT_BOUND_COLUMNS: tuple[str, ...] = tuple(f"rt_bucket_{i:02d}_max_pct" for i in range(1, RT_BUCKETS))
+RT_COUNT_COLUMNS: tuple[str, ...] = tuple(f"rt_bucket_{i:02d}_count" for i in range(1, RT_BUCKETS + 1))
 
 #: Columns of ``smf72_workload`` in order.
 COLUMNS: tuple[str, ...] = (
@@ -177,6 +229,13 @@ COLUMNS: tuple[str, ...] = (
     "ziip_delay_samples",
     "total_using_samples",
     "total_delay_samples",
+    "goal_type",
+    "goal_resp_ms",
+    "goal_velocity_pct",
+    "goal_percentile",
+    "rt_midpoint_ms",
+    *RT_BOUND_COLUMNS,
+    *RT_COUNT_COLUMNS,
 )
 
 
@@ -219,6 +278,55 @@ def derive(p: dict[str, np.ndarray], w: dict[str, np.ndarray], interval_s: np.nd
             "appl_iipcp_pct": 100.0 * ziip_on_cp_s / (t * mcf),
             "resp_ms": resp_ms,
         }
+
+
+def goals(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    r"""The WLM goal of each period from its raw R723CRGF, R723CRTF, R723CVAL and R723CPCT.
+
+    Parameters
+    ----------
+    p : dict of str to ndarray
+        Raw period columns ``crgf``, ``crtf``, ``cval``, ``cpct`` (:data:`CLASS_PERIOD`).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``goal_type`` ("percentile", "average", "velocity", "discretionary", "system", or
+        "none" when no R723CRGF bit is set, as for report classes), ``goal_resp_ms`` (response
+        time goals only, else NaN; NaN too when R723CRTF names no unit), ``goal_velocity_pct``
+        (velocity goals only, else NaN) and ``goal_percentile`` (percentile goals only, else 0).
+
+    Notes
+    -----
+    With :math:`u` the milliseconds of the unit R723CRTF names (x'80' ms, x'40' s, x'20' min,
+    x'10' h), a response time goal is :math:`\text{R723CVAL}\,u` ms. R723CVAL is "Response time
+    goal - or Execution velocity goal - or zero if discretionary, system or no goal"; smf2db's
+    copy of IBM's text adds "Units are defined in R723CRTF". Should more than one R723CRGF bit be
+    set, the first of :data:`GOAL_TYPE_FLAGS` wins (IBM's text describes one goal per period).
+
+    References
+    ----------
+    IBM, *z/OS MVS System Management Facilities (SMF)*, record type 72 subtype 3, "Service/Report
+    Class Period Data Section": R723CRTF, R723CRGF, R723CVAL, R723CPCT (as IBM SMF Explorer's
+    SMF72S3 mapping pages and franfcwong/smf2db ``db_models/smf72_base.py`` reproduce them).
+    """
+    crgf = np.asarray(p["crgf"], dtype=np.int64)
+    crtf = np.asarray(p["crtf"], dtype=np.int64)
+    cval = np.asarray(p["cval"], dtype=np.float64)
+    goal_type = np.full(crgf.size, "none", dtype=object)
+    for bit, name in reversed(GOAL_TYPE_FLAGS):  # reversed: the first flag in the table wins
+        goal_type[(crgf & bit) != 0] = name
+    unit_ms = np.full(crtf.size, np.nan)
+    for bit, ms in reversed(GOAL_UNIT_MS):
+        unit_ms[(crtf & bit) != 0] = ms
+    response_goal = (goal_type == "percentile") | (goal_type == "average")
+    return {
+        "goal_type": goal_type,
+        "goal_resp_ms": np.where(response_goal, cval * unit_ms, np.nan),
+        "goal_velocity_pct": np.where(goal_type == "velocity", cval, np.nan),
+        "goal_percentile": np.where(goal_type == "percentile",
+                                    np.asarray(p["cpct"], dtype=np.int64), 0),
+    }
 
 
 class Type72Subtype3:
@@ -278,6 +386,13 @@ class Type72Subtype3:
              "into header")
         flag(h["scs"] + h["scl"] * scn > L, 60,
              "period data triplet: sections run past the end of the record")
+        rtn = h["rtn"]
+        flag((rtn > 0) & (h["rtl"] < RT_DISTRIBUTION.size), 68,
+             f"response time distribution triplet: sections shorter than {RT_DISTRIBUTION.size} bytes")
+        flag((rtn > 0) & (h["rts"] < HEADER_LEN_SUBTYPES), 68,
+             "response time distribution triplet: offset into header")
+        flag(h["rts"] + h["rtl"] * rtn > L, 68,
+             "response time distribution triplet: sections run past the end of the record")
 
         ok = reason == ""
         prod = rmf_product_columns(u8, np.where(ok, starts + h["prs"], 0), codepage=codepage)
@@ -294,22 +409,60 @@ class Type72Subtype3:
         flag(ok & (w["msrb"] == 0), wo + 64, "R723MSRB (SRB service coefficient) is zero")
         flag(ok & (w["madj"] == 0), wo + 172, "R723MADJ (CPU-rate adjustment) is zero")
 
+        # the period sections of every record still whole: their R723CRTX may yet condemn one
+        cand = np.flatnonzero(reason == "")
+        counts = scn[cand].astype(np.int64)
+        rep = np.repeat(np.arange(cand.size), counts)
+        first = np.repeat(np.cumsum(counts) - counts, counts)
+        k = np.arange(rep.size) - first
+        pin = h["scs"][cand][rep] + k * h["scl"][cand][rep]  # period offset within its record
+        p = CLASS_PERIOD.columns(CLASS_PERIOD.gather(u8, starts[cand][rep] + pin),
+                                 codepage=codepage)
+        crtx = p["crtx"].astype(np.int64)
+        past = (crtx > 0) & (crtx >= rtn[cand][rep].astype(np.int64))
+        if past.any():
+            per_record = np.zeros(cand.size, dtype=bool)
+            np.logical_or.at(per_record, rep, past)
+            where_past = np.zeros(cand.size, dtype=np.int64)
+            where_past[rep[past][::-1]] = pin[past][::-1]  # the first such period of each record
+            mask = np.zeros(n, dtype=bool)
+            mask[cand] = per_record
+            at = np.zeros(n, dtype=np.int64)
+            at[cand] = where_past
+            flag(mask, at, "R723CRTX points past the record's response time distribution sections")
+        # bucket bounds come from the record's map (entry 0); a map that does not rise cannot bound
+        # anything, so a record whose periods use one is not decoded
+        rt_map = RT_DISTRIBUTION.columns(RT_DISTRIBUTION.gather(
+            u8, np.where(rtn[cand] > 0, starts[cand] + h["rts"][cand], 0)))
+        bounds = np.column_stack([rt_map[f"trdb_{i + 1:02d}"] for i in range(RT_BUCKETS - 1)]
+                                 ).astype(np.float64)
+        uses_map = np.zeros(cand.size, dtype=bool)
+        np.logical_or.at(uses_map, rep, crtx > 0)
+        bad_map = uses_map & ~((bounds[:, 0] > 0) & (np.diff(bounds, axis=1) > 0).all(axis=1))
+        mask = np.zeros(n, dtype=bool)
+        mask[cand] = bad_map
+        flag(mask, h["rts"], "response time distribution map (entry 0) is not a rising list of "
+             "percentages")
+
         ok = reason == ""
         for i in np.flatnonzero(~ok):
             bad.append((int(i), int(where[i]), str(reason[i])))
-        good = np.flatnonzero(ok)
+        keep_rec = ok[cand]
+        good = cand[keep_rec]
         if good.size == 0:
             return {TABLE: {c: np.zeros(0) for c in COLUMNS}}, bad
+        keep = keep_rec[rep]
+        # renumber the kept periods' records 0..good.size-1
+        rep = (np.cumsum(keep_rec) - 1)[rep[keep]]
+        pin = pin[keep]
+        crtx = crtx[keep]
+        p = {key: v[keep] for key, v in p.items()}
+        bounds = bounds[keep_rec]
 
         # text columns of the control section only for good records
         wtext = WLM_CONTROL.columns(wraw[good], codepage=codepage,
                                     names=("workload_name", "class_name"))
-        counts = scn[good].astype(np.int64)
-        rep = np.repeat(np.arange(good.size), counts)
-        first = np.repeat(np.cumsum(counts) - counts, counts)
-        k = np.arange(rep.size) - first
-        ppos = (starts[good] + h["scs"][good])[rep] + k * h["scl"][good][rep]
-        p = CLASS_PERIOD.columns(CLASS_PERIOD.gather(u8, ppos), codepage=codepage)
+        ppos = starts[good][rep] + pin
 
         wrep = {key: v[good][rep] for key, v in w.items()}
         interval_s = prod["interval_s"][good][rep]
@@ -335,4 +488,17 @@ class Type72Subtype3:
                     "ziip_on_cp_using_samples", "ziip_delay_samples", "total_using_samples",
                     "total_delay_samples"):
             out[key] = p[key]
+        out.update(goals(p))
+        has_midpoint = h["scl"][good][rep] >= CLASS_PERIOD_RT_MIDPOINT.size
+        rtdm = CLASS_PERIOD_RT_MIDPOINT.columns(
+            CLASS_PERIOD_RT_MIDPOINT.gather(u8, np.where(has_midpoint, ppos, 0)))["rtdm"]
+        out["rt_midpoint_ms"] = np.where(has_midpoint, rtdm.astype(np.float64), np.nan)
+        has_rt = crtx > 0
+        arrays = RT_DISTRIBUTION.columns(RT_DISTRIBUTION.gather(
+            u8, np.where(has_rt, starts[good][rep] + h["rts"][good][rep] + crtx * h["rtl"][good][rep], 0)))
+        period_bounds = np.where(has_rt[:, None], bounds[rep], np.nan)
+        for j, col in enumerate(RT_BOUND_COLUMNS):
+            out[col] = period_bounds[:, j]
+        for j, col in enumerate(RT_COUNT_COLUMNS):
+            out[col] = np.where(has_rt, arrays[f"trdb_{j + 1:02d}"].astype(np.int64), 0)
         return {TABLE: {c: out[c] for c in COLUMNS}}, bad

@@ -91,6 +91,49 @@ def fct_rmf_duplicates(config: ValidationConfig) -> gx.ExpectationSuite:
     return suite
 
 
+def fct_rt_buckets(config: ValidationConfig) -> gx.ExpectationSuite:
+    """One row per class period, interval and bucket 1-14; counts non-negative and cumulative."""
+    suite = gx.ExpectationSuite(name="fct_rt_buckets")
+    suite.add_expectation(gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(FCT_RT_BUCKETS_COLUMNS)))
+    _not_null_unique(suite, ["system_id", "interval_start_at", "class_name", "is_report_class", "period", "bucket"])
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="bucket", min_value=1, max_value=14))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="n_transactions", min_value=0))
+    suite.add_expectation(gxe.ExpectColumnValuesToNotBeNull(column="min_pct"))
+    # a rising map (the decoder refuses any other): each bucket's bound above its lower one
+    suite.add_expectation(gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+        column_A="max_pct", column_B="min_pct", ignore_row_if="either_value_is_missing"))
+    suite.add_expectation(gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+        column_A="total_transactions", column_B="cum_transactions", or_equal=True))
+    return suite
+
+
+def fct_performance_index(config: ValidationConfig) -> gx.ExpectationSuite:
+    """One row per service class period and interval with a goal; PI, velocity and percentile in range."""
+    suite = gx.ExpectationSuite(name="fct_performance_index")
+    suite.add_expectation(
+        gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(FCT_PERFORMANCE_INDEX_COLUMNS)))
+    _not_null_unique(suite, ["system_id", "interval_start_at", "class_name", "period"])
+    suite.add_expectation(gxe.ExpectColumnValuesToBeInSet(
+        column="goal_type", value_set=["percentile", "average", "velocity", "discretionary"]))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="performance_index", min_value=0))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="pi_bucket", min_value=1, max_value=14))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="velocity_pct", min_value=0, max_value=100))
+    # a percentile goal's percentile (R723CPCT) is a share of the transactions
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(
+        column="goal_percentile", min_value=1, max_value=100, row_condition='goal_type=="percentile"',
+        condition_parser="pandas"))
+    return suite
+
+
+FCT_RT_BUCKETS_COLUMNS = ("system_id", "sysplex", "interval_start_at", "interval_s", "class_name", "is_report_class",
+                          "period", "goal_type", "bucket", "min_pct", "max_pct", "min_ms", "max_ms",
+                          "n_transactions", "cum_transactions", "total_transactions")
+
+FCT_PERFORMANCE_INDEX_COLUMNS = ("system_id", "sysplex", "interval_start_at", "interval_s", "class_name", "period",
+                                 "workload_name", "importance", "goal_type", "goal_resp_ms", "goal_percentile",
+                                 "goal_velocity_pct", "ended", "resp_ms", "velocity_pct",
+                                 "resp_at_goal_percentile_ms", "pi_bucket", "performance_index")
+
 FCT_RMF_DUPLICATES_COLUMNS = ("table_name", "resource_name", "interval_start_at", "copies", "rows_dropped")
 
 FCT_CPU_INTERVALS_COLUMNS = ("source_id", "system_id", "interval_start_at", "interval_s", "cpu_type", "n_online",
@@ -103,4 +146,6 @@ SUITES = {
     "dim_workloads": dim_workloads,
     "fct_cpu_intervals": fct_cpu_intervals,
     "fct_rmf_duplicates": fct_rmf_duplicates,
+    "fct_rt_buckets": fct_rt_buckets,
+    "fct_performance_index": fct_performance_index,
 }
