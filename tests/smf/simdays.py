@@ -75,11 +75,31 @@ The class has no I/O, storage or other delays: its ``delay_ms`` outside the CPU 
 so total using/delay cover only the CPU. ``BATCHBG`` carries rough using samples (its APPL%,
 no noise, no delay samples), not part of the truth.
 
+Response time distribution and the WLM goal
+-------------------------------------------
+The class runs under a percentile response time goal, :data:`GOAL_PERCENTILE` % within
+:data:`GOAL_RESP_MS` ms (SMF 72.3 R723CRGF x'80', R723CVAL in ms, R723CPCT), and every interval's
+72.3 period carries the 14 response time distribution buckets around the goal (R723TRDB at
+R723CRTX). The grid holds only the mean and the 95th percentile, so the shape comes from the
+simulation's own transactions: :func:`write_resp_quantiles` runs one replication of
+:data:`RESP_QUANTILE_TRANSACTIONS` transactions at every grid level (:data:`GRID_SEED`) and keeps
+the quantiles of response over its mean at :data:`RESP_QUANTILE_PROBS`
+(``tests/smf/data/simdays_resp_quantiles.csv``; ``python -m tests.smf.simdays
+--write-resp-quantiles``, :data:`RESP_QUANTILE_SECONDS`). An interval's distribution is that
+quantile function interpolated linearly in offered tps between the two grid levels around it
+(the ends held outside), times the interval's written mean ``resp_ms``; its bucket counts are
+``Multinomial(ended, p)`` with ``p`` the distribution's mass in each bucket, drawn from a
+generator of their own (``default_rng([seed, 723])``) so that no earlier draw moves. The truth
+keeps the counts (``rt_bucket_01_count`` ...) and the distribution's 90th percentile
+(``resp_p90_ms_true``). Only :data:`CONFIG` has quantiles; the variants' days carry no goal.
+``BATCHBG`` has a discretionary goal and no distribution.
+
 Round trip
 ----------
 :func:`decode_days` frames the records with RDWs into a temporary file and decodes it with
 :func:`kneecap.smf.reader.decode_file`; :func:`check_round_trip` compares tps, response, APPL%
-CP / IIP / IIPCP, the class's seven sample counts and LPAR busy per pool with the truth table.
+CP / IIP / IIPCP, the class's seven sample counts, its goal and response time buckets and LPAR busy
+per pool with the truth table.
 """
 
 from __future__ import annotations
@@ -103,6 +123,7 @@ from kneecap.modeling.dispatch import Dispatch
 from kneecap.modeling.select import ModelingConfig
 from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.simulation import SimScenario, check_open_load_fits, simulate
+from kneecap.simulation.dispatcher import LparSimulation
 from kneecap.smf.reader import decode_file
 from tests.bundled import read_bundled
 from tests.smf import synth
@@ -110,6 +131,15 @@ from tests.smf import synth
 GRID_CSV = Path(__file__).resolve().parent / "data" / "simdays_grid.csv"
 #: Wall-clock seconds the committed grid took (one core, shared machine).
 GRID_SECONDS = 385.0
+RESP_QUANTILES_CSV = GRID_CSV.with_name("simdays_resp_quantiles.csv")
+#: The class's WLM goal: 90 % of transactions within 5 ms (a percentile response time goal).
+GOAL_RESP_MS = 5
+GOAL_PERCENTILE = 90
+#: Probabilities at which the response quantiles are kept (0 and 1: the sample's min and max).
+RESP_QUANTILE_PROBS: tuple[float, ...] = tuple(round(q, 4) for q in np.linspace(0.0, 1.0, 201))
+RESP_QUANTILE_TRANSACTIONS = 40000
+#: Wall-clock seconds :func:`write_resp_quantiles` took (one core, shared machine).
+RESP_QUANTILE_SECONDS = 57.0
 
 
 @dataclass(frozen=True)
@@ -323,6 +353,63 @@ def load_grid(path: Path = GRID_CSV) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def simulate_resp_quantiles(tps: float, *, config: SimDaysConfig = CONFIG,
+                            transactions: int = RESP_QUANTILE_TRANSACTIONS, seed: int = GRID_SEED) -> np.ndarray:
+    """Quantiles of one replication's response over its mean at :data:`RESP_QUANTILE_PROBS`.
+
+    The first tenth of the completions is warm-up, as in the grid.
+    """
+    scenario = config.scenario(tps)
+    check_open_load_fits(scenario)
+    warmup = int(GRID_WARMUP * transactions)
+    sim = LparSimulation(scenario, transactions=transactions, warmup=warmup, seed=np.random.SeedSequence(seed))
+    sim.run()
+    resp = np.asarray(sim.resp_ms[warmup:])
+    return np.quantile(resp, RESP_QUANTILE_PROBS) / resp.mean()
+
+
+def write_resp_quantiles(path: Path = RESP_QUANTILES_CSV, *, progress: bool = True) -> pd.DataFrame:
+    """Simulate every grid level once and write the response quantiles (long: level x probability)."""
+    t0 = time.perf_counter()
+    rows = [pd.DataFrame({"tps_offered": float(level), "prob": RESP_QUANTILE_PROBS,
+                          "resp_over_mean": simulate_resp_quantiles(level)}) for level in GRID_LEVELS]
+    table = pd.concat(rows, ignore_index=True)
+    table.to_csv(path, index=False)
+    if progress:
+        print(f"wrote {path} ({len(GRID_LEVELS)} levels) in {time.perf_counter() - t0:.0f} s")
+    return table
+
+
+def load_resp_quantiles(path: Path = RESP_QUANTILES_CSV) -> pd.DataFrame:
+    """The committed response quantiles (:func:`write_resp_quantiles`)."""
+    return pd.read_csv(path)
+
+
+def resp_quantiles_at(quantiles: pd.DataFrame, tps: np.ndarray, resp_ms: np.ndarray) -> np.ndarray:
+    """Each interval's response quantiles (ms) at :data:`RESP_QUANTILE_PROBS`, shape (intervals, probs).
+
+    The quantile function over the mean is interpolated linearly in offered tps between the grid
+    levels around ``tps`` (held at the first / last level outside them), then scaled by the
+    interval's mean ``resp_ms``.
+    """
+    wide = quantiles.pivot(index="tps_offered", columns="prob", values="resp_over_mean").sort_index()
+    levels = wide.index.to_numpy(float)
+    shape = wide.to_numpy(float)
+    x = np.clip(np.asarray(tps, dtype=float), levels[0], levels[-1])
+    hi = np.clip(np.searchsorted(levels, x, side="right"), 1, levels.size - 1)
+    w = ((x - levels[hi - 1]) / (levels[hi] - levels[hi - 1]))[:, None]
+    return ((1 - w) * shape[hi - 1] + w * shape[hi]) * np.asarray(resp_ms, dtype=float)[:, None]
+
+
+def rt_bucket_probabilities(q_ms: np.ndarray, goal_ms: float) -> np.ndarray:
+    """Mass of each of the 14 buckets of a goal under distributions given by quantiles (rows)."""
+    bounds = np.asarray(synth.RT_MAP_PCT, dtype=float) / 100.0 * goal_ms
+    probs = np.asarray(RESP_QUANTILE_PROBS)
+    cdf = np.array([np.interp(bounds, row, probs, left=0.0, right=1.0) for row in q_ms])
+    edges = np.hstack([np.zeros((cdf.shape[0], 1)), cdf, np.ones((cdf.shape[0], 1))])
+    return np.clip(np.diff(edges, axis=1), 0.0, None)
+
+
 # --------------------------------------------------------------------------- grid interpolation
 
 
@@ -478,7 +565,10 @@ class SimDaysTruth:
     true (noise-free) time-average numbers of transactions in each WLM CPU state, :data:`STATES`
     (``n_gcp_using`` ...), and the sample counts written, the keys of :data:`SAMPLE_FIELDS`
     (``cpu_using_samples`` ... as kneecap's reader names them), Poisson draws around
-    ``n x interval_s x SAMPLES_PER_S``.
+    ``n x interval_s x SAMPLES_PER_S``; for :data:`CONFIG` (which has response quantiles) the 14
+    response time bucket counts written under the goal, ``rt_bucket_01_count`` ...
+    ``rt_bucket_14_count``, and the interval's true 90th percentile of response ``resp_p90_ms_true``
+    (module docstring, "Response time distribution and the WLM goal").
     ``daily_peaks``: ``date``, ``day``, ``peak_tps`` (noise-free trend at 13:00), ``peak_resp_ms``,
     ``peak_ziip_busy_pct`` (of that day's 13:00 interval). ``knee_day``: the fractional day at
     which the peak trend reaches ``knee_tps`` (day ``d`` = 13:00 of day ``d``); ``knee_at``: that
@@ -503,7 +593,8 @@ class SimDaysTruth:
 def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime = START, *,
                    growth: float = GROWTH_TPS_PER_DAY, day1_peak_tps: float = DAY1_PEAK_TPS,
                    seed: int = 11, grid: pd.DataFrame | None = None,
-                   config: SimDaysConfig = CONFIG) -> tuple[list[bytes], SimDaysTruth]:
+                   config: SimDaysConfig = CONFIG,
+                   resp_quantiles: pd.DataFrame | None = None) -> tuple[list[bytes], SimDaysTruth]:
     """SMF 72.3 + 70.1 records of ``days`` days of ``interval_s`` intervals, and their truth.
 
     Offered load at interval start ``t`` (day ``d`` 1-based, hour ``h``):
@@ -525,6 +616,9 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
       around the grid's time-average count ``n`` at ``tps`` (scaled by ``ended``, like the
       APPL%s), summed into the 72.3 fields as :data:`SAMPLE_FIELDS` says (module docstring,
       "State samples"). Their draws come after all the others, from the same generator.
+    * :data:`CONFIG`'s class (or any with ``resp_quantiles``) has the percentile goal
+      :data:`GOAL_PERCENTILE` % within :data:`GOAL_RESP_MS` ms and the response time buckets drawn
+      from the simulated distribution at ``tps`` (module docstring); ``BATCHBG`` is discretionary.
     """
     grid = load_grid() if grid is None else grid
     rng = np.random.default_rng(seed)
@@ -554,6 +648,17 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
     expected = {state: n * interval_s * SAMPLES_PER_S for state, n in states.items()}
     drawn = {state: rng.poisson(expected[state]) for state in STATES}
     written = {name: sum(drawn[state] for state in parts) for name, parts in SAMPLE_FIELDS.items()}
+    if resp_quantiles is None and config == CONFIG:
+        resp_quantiles = load_resp_quantiles()
+    rt: dict[str, np.ndarray] = {}
+    rt_counts = None
+    if resp_quantiles is not None:
+        q_ms = resp_quantiles_at(resp_quantiles, tps, resp)
+        # a generator of their own: the draws above stay what they were before the buckets existed
+        rt_counts = np.random.default_rng([seed, 723]).multinomial(
+            ended, rt_bucket_probabilities(q_ms, GOAL_RESP_MS))
+        rt = {f"rt_bucket_{j + 1:02d}_count": rt_counts[:, j] for j in range(synth.RT_ENTRIES)}
+        rt["resp_p90_ms_true"] = q_ms[:, RESP_QUANTILE_PROBS.index(0.9)]
     k = synth.Coefficients()
     records: list[bytes] = []
     for i, t0 in enumerate(starts):
@@ -570,6 +675,10 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
             ziip_delay=int(written["ziip_delay_samples"][i]),
             total_using=int(written["total_using_samples"][i]),
             total_delay=int(written["total_delay_samples"][i]), importance=2)
+        if rt_counts is not None:
+            period = replace(period, goal="percentile", goal_value=GOAL_RESP_MS, goal_unit="ms",
+                             goal_percentile=GOAL_PERCENTILE, rt_midpoint_ms=GOAL_RESP_MS,
+                             rt_buckets=tuple(int(c) for c in rt_counts[i]))
         records.append(synth.record_72_3(config.system_id, config.sysplex, t0, t,
                                          config.class_name, config.workload, [period], k))
         bg = synth.Period(
@@ -577,7 +686,7 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
             tcb_s=float((bg_cp[i] + bg_iip[i]) / 100 * t), ziip_s=float(bg_iip[i] / 100 * t),
             ziip_on_cp_s=float(bg_iipcp[i] / 100 * t),
             cpu_using=int(samples * bg_cp[i] / 100), ziip_using=int(samples * bg_iip[i] / 100),
-            total_using=int(samples * (bg_cp[i] + bg_iip[i]) / 100), importance=5)
+            total_using=int(samples * (bg_cp[i] + bg_iip[i]) / 100), importance=5, goal="discretionary")
         records.append(synth.record_72_3(config.system_id, config.sysplex, t0, t,
                                          config.bg_class, config.bg_workload, [bg], k))
         own = synth.Partition(config.lpar_name, config.lpar_no, [
@@ -596,7 +705,7 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         "appl_cp_pct": cp, "appl_iip_pct": iip, "appl_iipcp_pct": iipcp,
         "bg_appl_cp_pct": bg_cp, "bg_appl_iip_pct": bg_iip, "bg_appl_iipcp_pct": bg_iipcp,
         "gcp_busy_pct": gcp_busy, "ziip_busy_pct": ziip_busy,
-        **states, **written,
+        **states, **written, **rt,
     })
     knee = true_knee_tps(grid, config.knee_k)
     knee_day = 1.0 + (knee - day1_peak_tps) / growth
@@ -690,6 +799,15 @@ def check_round_trip(records: list[bytes], truth: SimDaysTruth, *, rtol: float =
             i = int(np.argmax(got != want))
             raise AssertionError(f"{name}: decoded {got[i]} != written {want[i]} (interval {i})")
     errs["samples"] = 0.0
+    if "rt_bucket_01_count" in per:  # the goal and the response time buckets, exactly as written
+        assert (cls["goal_type"] == "percentile").all() and (cls["goal_percentile"] == GOAL_PERCENTILE).all()
+        assert (cls["goal_resp_ms"] == GOAL_RESP_MS).all() and (bg["goal_type"] == "discretionary").all()
+        for name in (f"rt_bucket_{j:02d}_count" for j in range(1, synth.RT_ENTRIES + 1)):
+            got, want = cls[name].to_numpy(), per[name].to_numpy()
+            if not (got == want).all():
+                i = int(np.argmax(got != want))
+                raise AssertionError(f"{name}: decoded {got[i]} != written {want[i]} (interval {i})")
+        errs["rt_buckets"] = 0.0
     cmp("tps", cls["ended"] / cls["interval_s"], per["tps"])
     cmp("resp_ms", cls["resp_ms"], per["resp_ms"])
     for col in ("appl_cp_pct", "appl_iip_pct", "appl_iipcp_pct"):
@@ -729,11 +847,15 @@ def main(argv: list[str] | None = None) -> int:
         "\n")[0])
     ap.add_argument("--write-grid", action="store_true", help=f"simulate and write {GRID_CSV}")
     ap.add_argument("--variant", choices=sorted(VARIANTS), help="with --write-grid: that variant's grid")
+    ap.add_argument("--write-resp-quantiles", action="store_true",
+                    help=f"simulate the response quantiles at every grid level and write {RESP_QUANTILES_CSV}")
     ap.add_argument("--check", action="store_true",
                     help="generate the days and check they decode back to the truth")
     args = ap.parse_args(argv)
     if args.write_grid:
         write_grid(variant=args.variant)
+    if args.write_resp_quantiles:
+        write_resp_quantiles()
     if args.variant is None:
         print(summary())
     if args.check:

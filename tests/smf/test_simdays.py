@@ -200,3 +200,13 @@ def test_delay_states_between_grid_levels_follow_the_simulation(variant):
             linear.append(np.interp(x[i], xs, ys) / y[i] - 1)
     rising, linear = np.abs(rising), np.abs(linear)
     assert rising.max() < 0.10 and rising.mean() < 0.5 * linear.mean(), (rising.max(), rising.mean(), linear.mean())
+
+
+def test_response_quantiles_are_fresh():
+    """Re-simulating the cheapest level gives the committed response quantiles bit for bit (else
+    rerun --write-resp-quantiles), at every grid level and probability."""
+    stored = sd.load_resp_quantiles()
+    assert sorted(set(stored["tps_offered"])) == sorted(sd.GRID_LEVELS)
+    assert (stored.groupby("tps_offered")["prob"].apply(tuple) == sd.RESP_QUANTILE_PROBS).all()
+    level = stored[stored["tps_offered"] == sd.CHEAP_LEVEL]["resp_over_mean"].to_numpy()
+    np.testing.assert_array_equal(sd.simulate_resp_quantiles(sd.CHEAP_LEVEL), level)
