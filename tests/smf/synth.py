@@ -32,7 +32,7 @@ import gzip
 import math
 import struct
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -519,6 +519,10 @@ def gz(data: bytes) -> bytes:
 # --------------------------------------------------------------------------- a known week
 
 
+#: The average response time goal of :func:`week_of_intervals`'s service class, ms.
+WEEK_GOAL_MS = 50
+
+
 @dataclass
 class WeekTruth:
     """The parameters the synthetic week was generated from (what the tests must recover)."""
@@ -553,8 +557,16 @@ def week_of_intervals(
     ``ziip_eligible_fraction`` is zIIP-eligible. Eligible work overflows to the GCPs in
     proportion to zIIP utilisation squared (a crude stand-in for zIIP contention). Response time
     follows M/M/2 on the GCPs (Erlang C) plus a fixed 20 ms outside the CPU.
+
+    The service class has an average response time goal of :data:`WEEK_GOAL_MS` and its 72.3
+    periods carry the 14 response time buckets: ``Multinomial(ended, p)`` with ``p`` the buckets'
+    mass under 20 ms plus an exponential with the rest of the interval's mean (a stand-in shape,
+    not the M/M/2 distribution), drawn from a generator of their own (``default_rng([seed, 723])``)
+    so that the other draws stay as they were. The report class copy has neither.
     """
     rng = np.random.default_rng(seed)
+    rt_rng = np.random.default_rng([seed, 723])
+    bounds_ms = np.asarray(RT_MAP_PCT, dtype=float) / 100.0 * WEEK_GOAL_MS
     n = int(days * 86400 / interval_s)
     truth = WeekTruth(cpu_ms_per_tran, ziip_eligible_fraction, 2, 2, interval_s)
     records: list[bytes] = []
@@ -585,7 +597,11 @@ def week_of_intervals(
             ziip_delay=int(samples * rho_z**3), total_using=int(samples * (rho + rho_z)),
             total_delay=int(samples * (rho**3 + rho_z**3)),
         )
-        records.append(record_72_3(sid, sysplex, t0, interval_s, class_name, "ZCONWKL", [per], k))
+        cdf = np.where(bounds_ms > 20.0, 1.0 - np.exp(-(bounds_ms - 20.0) / (resp_ms - 20.0)), 0.0)
+        rt_p = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+        goal = replace(per, goal="average", goal_value=WEEK_GOAL_MS, rt_midpoint_ms=WEEK_GOAL_MS,
+                       rt_buckets=tuple(int(c) for c in rt_rng.multinomial(ended, rt_p)))
+        records.append(record_72_3(sid, sysplex, t0, interval_s, class_name, "ZCONWKL", [goal], k))
         # report class with the same work (RMF reports it both ways)
         records.append(record_72_3(sid, sysplex, t0, interval_s, "RZCON", "ZCONWKL", [per], k,
                                    report_class=True))

@@ -46,6 +46,28 @@ t_{HST}` (CP-equivalent, zIIP included). A capacity factor of 0 (multithreading 
 R723MFLG bit 3 "HISMT failure") is taken as 1024 (factor 1). Mean response time is
 R723CTET / R723CRCP, R723CTET being in 1024-µs units.
 
+Goals and the response time distribution
+----------------------------------------
+Each period carries its WLM goal (:func:`goals`): R723CRGF (10) the type, R723CRTF (9) the unit
+of a response time goal, R723CVAL (12, 4 bytes) the goal in that unit or the velocity in %,
+R723CPCT (16, 2 bytes) the percentile, R723CIMP (18) the importance; R723RTDM (608, 4 bytes,
+"Midpoint of all response times that were collected in the response time distribution buckets in
+milliseconds. For response time goals, the mid point is always the response time goal"; only when
+the section is at least 612 bytes long). The response time distribution data section is located by
+the header triplet SMF72RTS/RTL/RTN (68/72/74): SMF72RTN sections of SMF72RTL bytes, each an array
+of 14 four-byte binary entries (R723TRDB). Section 0 is the map: "Each map entry defines a maximum
+percentage of the midpoint" (50, 60, 70, 80, 90, 100 for entries 1-6 in IBM's table; 110 ... 150,
+200, 400 for 7-13). Section R723CRTX (0 = none: "These buckets exist only for periods with a
+response time or execution velocity goal") holds the period's 14 counts of completed transactions:
+bucket 1 at most 50 % of the midpoint, bucket :math:`k` above bound :math:`k-1` and at most bound
+:math:`k`, bucket 14 above 400 %. What map entry 14 holds is not in the public text read (SMF2JSON
+prints it as hex, not as a number): the decoder reads bounds 1-13 from the map and leaves bucket 14
+open. A map that does not rise, a distribution triplet that is short or leaves the record, and an
+R723CRTX past the sections put the record in quarantine. ``smf72_workload`` gets the bounds as
+``rt_bucket_01_max_pct`` ... ``rt_bucket_13_max_pct`` (NaN without a distribution) and the counts
+as ``rt_bucket_01_count`` ... ``rt_bucket_14_count`` (0 without): wide, one row per period and
+interval, like the other columns; the ``fct_rt_buckets`` mart makes them one row per bucket.
+
 References
 ----------
 IBM, *z/OS MVS System Management Facilities (SMF)*, record type 72 subtype 3: "Workload Manager
@@ -54,6 +76,15 @@ IBM, *z/OS RMF Report Analysis* / *RMF User's Guide*, "Overview conditions based
 type 72-3" (TCBSEC, SRBSEC, TRANS, RTIME, EXVEL).
 smf-notes §3 (kneecap shared reference), including the APPL% formulas as implemented in
 franfcwong/smf2db ``api/api_72.py`` (MIT).
+IBM, *z/OS MVS System Management Facilities (SMF)*, record type 72 subtype 3, "Response Time
+Distribution Data Section" (z/OS 2.1, iea3g2_Response_Time_Distribution_Data_Section).
+IBM SMF Explorer, mapping SMF72S3: fields ``rts``, ``rtl``, ``rtn``, ``r723crtx``, ``class_rt``
+(R723TRDB, 14 entries), ``class_goal_flags`` (R723CRGF), ``r723crtf``, ``class_goal_value``,
+``class_goal_percentile``, ``r723rtdm``.
+franfcwong's C mapping ``smf72h.h`` (``struct r723scs``: R723CRTX 0, R723CRTF 9, R723CRGF 10,
+R723CVAL 12, R723CPCT 16, R723RTDM 608; ``struct r723rts``, ``r723tent`` 14) and SMF2JSON
+``printR723rts`` (section ``i`` at ``SMF72RTS + i x SMF72RTL``, 14 four-byte entries each);
+franfcwong/smf2db ``db_models/smf72_base.py`` (IBM's bucket descriptions).
 """
 
 from __future__ import annotations
@@ -68,6 +99,7 @@ __all__ = [
     "WLM_CONTROL",
     "CLASS_PERIOD",
     "CLASS_PERIOD_RT_MIDPOINT",
+    "RT_MIDPOINT_OFFSET",
     "RT_DISTRIBUTION",
     "RT_BUCKETS",
     "GOAL_TYPE_FLAGS",
@@ -168,12 +200,14 @@ CLASS_PERIOD = Layout(
 
 #: R723RTDM sits past the fields above, at 608 in the period section (franfcwong smf72h.h
 #: ``struct r723scs``: after R723SPDP at 600); sections shorter than 612 bytes (older RMF
-#: releases) have none, and the decoder leaves ``rt_midpoint_ms`` empty for them.
+#: releases) have none, and the decoder leaves ``rt_midpoint_ms`` empty for them. Its layout
+#: starts at the field, so that reading it copies 4 bytes per period, not 612.
+RT_MIDPOINT_OFFSET = 608
 CLASS_PERIOD_RT_MIDPOINT = Layout(
-    "SMF 72.3 service/report class period data section: response time distribution midpoint",
-    [Field("rtdm", 608, 4, "u", "R723RTDM", "midpoint of the response time distribution, ms")],
+    "SMF 72.3 service/report class period data section from offset 608: R723RTDM",
+    [Field("rtdm", 0, 4, "u", "R723RTDM", "midpoint of the response time distribution, ms")],
     source="IBM SMF manual, record type 72 subtype 3 'Service/Report Class Period Data Section' "
-           "(R723RTDM); offset from franfcwong smf72h.h struct r723scs",
+           "(R723RTDM); offset 608 from franfcwong smf72h.h struct r723scs",
 )
 
 #: Entries of one response time distribution section (``r723tent`` in franfcwong smf72h.h).
@@ -489,9 +523,9 @@ class Type72Subtype3:
                     "total_delay_samples"):
             out[key] = p[key]
         out.update(goals(p))
-        has_midpoint = h["scl"][good][rep] >= CLASS_PERIOD_RT_MIDPOINT.size
-        rtdm = CLASS_PERIOD_RT_MIDPOINT.columns(
-            CLASS_PERIOD_RT_MIDPOINT.gather(u8, np.where(has_midpoint, ppos, 0)))["rtdm"]
+        has_midpoint = h["scl"][good][rep] >= RT_MIDPOINT_OFFSET + CLASS_PERIOD_RT_MIDPOINT.size
+        rtdm = CLASS_PERIOD_RT_MIDPOINT.columns(CLASS_PERIOD_RT_MIDPOINT.gather(
+            u8, np.where(has_midpoint, ppos + RT_MIDPOINT_OFFSET, 0)))["rtdm"]
         out["rt_midpoint_ms"] = np.where(has_midpoint, rtdm.astype(np.float64), np.nan)
         has_rt = crtx > 0
         arrays = RT_DISTRIBUTION.columns(RT_DISTRIBUTION.gather(
