@@ -67,8 +67,11 @@ velocity as (
     select
         *,
         case
+            -- in doubles: Spark reads 100.0 as a decimal and would keep the quotient one
             when total_using_samples + total_delay_samples > 0
-                then 100.0 * total_using_samples / (total_using_samples + total_delay_samples)
+                then
+                    100 * cast(total_using_samples as double)
+                    / cast(total_using_samples + total_delay_samples as double)
         end as velocity_pct
     from periods
 ),
