@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kneecap.ingest.manifest import LOCK, MANIFEST, read_manifest
+from kneecap.smf.framing import distinct_ints
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -360,7 +361,7 @@ def column_partitions(table: Columns, columns: tuple[str, str] | None) -> list[t
     month_values, month_of_day = np.unique(day_values.astype(f"datetime64[{PARTITION_UNIT}]"), return_inverse=True)
     month_no = month_of_day[day_no]
     group = system_no.astype(np.int64) * month_values.size + month_no
-    found = np.unique(group)
+    found = distinct_ints(group)
     parts = []
     for g in found.tolist():
         sys_value, month = systems[g // month_values.size], month_values[g % month_values.size]

@@ -75,7 +75,7 @@ import numpy as np
 
 from kneecap.smf import type70, type72
 from kneecap.smf.codecs import ebcdic_array
-from kneecap.smf.framing import DECODER_FAILURES, RecordBatch, RecordStream, SMFDataError
+from kneecap.smf.framing import DECODER_FAILURES, RecordBatch, RecordStream, SMFDataError, distinct_ints
 from kneecap.smf.header import FLAG_SUBTYPES, HEADER_LEN, HEADER_LEN_SUBTYPES
 
 if TYPE_CHECKING:
@@ -472,7 +472,7 @@ def _decode_batch(
     counts.add(rty[ok], sty[ok])
     key = rty * 100000 + (sty + 1)
     key[~ok] = -1
-    for k in np.unique(key[ok]).tolist():
+    for k in distinct_ints(key[ok]).tolist():
         t, s = k // 100000, k % 100000 - 1
         sub = None if s < 0 else s
         dec = DECODERS.get((t, sub))
