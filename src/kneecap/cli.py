@@ -684,7 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
                "option, an unknown model, a tracking server that does not answer), 130 interrupted. "
                "-v, -q and --tracking-uri go before or after the command.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     _loudness_options(parser, False)
     _tracking_option(parser, None)
     # the same options after the command; SUPPRESS leaves the value given before it unless repeated after
@@ -834,6 +834,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error(f"--tracking-uri: `{args.command}` does not use the model registry "
                      f"(only {', '.join(REGISTRY_COMMANDS)} do)")
     return args
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print ``kneecap <version>`` and exit, the version looked up only then.
+
+    argparse's own ``version`` action takes the text when the parser is built, i.e. on every
+    command; reading the installed version imports ``importlib.metadata`` (about 15 ms of the
+    start-up of ``kneecap ingest``, before its framing process can start).
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show program's version number and exit") -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_version()}")  # on stdout, as argparse prints a version
+        parser.exit()
 
 
 def _version() -> str:
