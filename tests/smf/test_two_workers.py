@@ -121,3 +121,29 @@ def test_record_keys_in_bulk_are_record_key_one_by_one():
     kept = keys.keep(buf + buf[:250], np.append(starts, 5000), np.append(lengths, 250))
     assert kept.tolist() == [True] * 16 + [False]
     assert keys.duplicates == 1 and len(keys.added) == 16
+
+
+def test_record_keys_keep_the_first_copy_in_file_order_whichever_way_a_batch_is_checked():
+    # batches with copies within them, of records stored before, or neither (the three paths of
+    # RecordKeys.keep) against a step per record: the same mask, keys added and duplicate count
+    rng = np.random.default_rng(35)
+    paths = set()
+    for trial in range(300):
+        pool = [bytes([0, 24, 0, 0]) + rng.integers(0, 256, 20, dtype=np.uint8).tobytes()
+                for _ in range(rng.integers(1, 60))]
+        recs = [pool[i] for i in rng.integers(0, len(pool), rng.integers(1, 40))]
+        buf, starts, lengths = b"".join(recs), np.arange(len(recs)) * 24, np.full(len(recs), 24)
+        stored = {record_key(pool[0], 0, 24)} if trial % 3 == 0 else set()
+        keys = RecordKeys(stored)
+        kept = keys.keep(buf, starts, lengths).tolist()
+        seen, want, added = set(stored), [], []
+        batch_keys = record_keys(buf, starts, lengths).tolist()
+        paths.add((stored.isdisjoint(batch_keys), len(set(batch_keys)) == len(batch_keys)))
+        for k in batch_keys:
+            want.append(k not in seen)
+            if k not in seen:
+                seen.add(k)
+                added.append(k)
+        assert (kept, keys.added, keys.duplicates) == (want, added, want.count(False)), trial
+    # every path was taken: no copies, copies within the batch only, records stored before
+    assert {(True, True), (True, False)} <= paths and any(not disjoint for disjoint, _ in paths)
