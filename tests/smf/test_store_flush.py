@@ -70,3 +70,22 @@ def test_a_table_is_flushed_before_its_files_are_named_and_its_folders_after(tmp
     flushed_after = {path for kind, path in events[events.index(renames[-1]):] if kind == "fsync"}
     assert flushed_after == {str(tmp_path / "smf72_workload" / part) for _, part, _ in writer.closed}
     assert all(f.name.startswith("a" * 64) for f in (tmp_path / "smf72_workload").rglob("*.parquet"))
+
+
+def test_an_inputs_tables_are_flushed_in_one_round_then_named_then_their_folders_flushed(tmp_path, monkeypatch):
+    days = np.array(["2025-03-03", "2025-04-04"], dtype="datetime64[D]").astype("datetime64[us]")
+    writers = []
+    for table in ("smf72_workload", "smf30_interval"):
+        writer = store.TableWriter(tmp_path, table)
+        writer.write({"system_id": ["SYSA"] * 2, "interval_start_at": days, "value": np.arange(2, dtype=np.float64)})
+        writers.append(writer)
+    events = _logged(monkeypatch)
+    store.close_writers(writers, "b" * 64)
+    kinds = [kind for kind, _ in events if kind != "in flight"]
+    temporaries = {str(tmp) for w in writers for tmp, _, _ in w.closed}
+    folders = {str(w.dir / part) for w in writers for _, part, _ in w.closed}
+    assert len(temporaries) == len(folders) == 4  # two tables, two months each
+    # every file of both tables on disk before any is named, every name before any folder is flushed
+    assert kinds == ["fsync"] * 4 + ["replace"] * 4 + ["fsync"] * 4
+    assert {path for kind, path in events[:kinds.index("replace") + 4] if kind == "fsync"} == temporaries
+    assert {path for kind, path in events[-8:] if kind == "fsync"} == folders

@@ -49,7 +49,14 @@ from kneecap.ingest.manifest import (
     read_manifest,
 )
 from kneecap.ingest.sniff import expand_paths
-from kneecap.ingest.store import TableWriter, remove_leftovers, remove_uncommitted, stored_keys, write_keys
+from kneecap.ingest.store import (
+    TableWriter,
+    close_writers,
+    remove_leftovers,
+    remove_uncommitted,
+    stored_keys,
+    write_keys,
+)
 from kneecap.smf import reader
 from kneecap.smf.framing import SMFDataError
 
@@ -228,8 +235,7 @@ def ingest_one(path: Path, sha: str | Callable[[], str], out_dir: Path, codepage
         for tw in writers.values():
             tw.abort()
         raise
-    for tw in writers.values():
-        tw.close(sha)
+    close_writers(writers.values(), sha)
     stream = side["stream"]
     res = FileResult(
         path=str(path), sha256=str(sha), status="ingested", bytes=path.stat().st_size,

@@ -92,9 +92,9 @@ else:
     pq = _OnFirstUse("pyarrow.parquet")
 
 __all__ = ["KEYS_DIR", "MAX_OPEN_PARTITIONS", "NULL_PARTITION", "PARTITION_KEY", "PARTITION_UNIT", "Columns",
-           "TableWriter", "arrow_table", "committed_inputs", "fsync_dir", "fsync_file", "fsync_many", "is_leftover",
-           "partition_columns", "partition_path", "remove_leftovers", "remove_uncommitted", "split_partitions",
-           "stored_keys", "stored_sha", "table_files", "write_keys", "write_table"]
+           "TableWriter", "arrow_table", "close_writers", "committed_inputs", "fsync_dir", "fsync_file", "fsync_many",
+           "is_leftover", "partition_columns", "partition_path", "remove_leftovers", "remove_uncommitted",
+           "split_partitions", "stored_keys", "stored_sha", "table_files", "write_keys", "write_table"]
 
 #: A decoded table as plain columns: name -> equal-length numpy arrays, text as object arrays of
 #: str or None (what :func:`kneecap.smf.reader.iter_decode` gives with ``frames=False``).
@@ -637,19 +637,39 @@ class TableWriter:
         """Close every file and give it its final name, ``<partition>/<sha>[-<n>].parquet``.
 
         Each file is flushed to disk before its rename, and the folders after them, so that the
-        manifest line written next never names a file a crash could still lose.
+        manifest line written next never names a file a crash could still lose
+        (:func:`close_writers`, which closes several tables' writers together).
         """
-        self._close_open()
-        fsync_many(tmp for tmp, _, _ in self.closed)
-        for tmp, part, n in self.closed:
-            os.replace(tmp, self.dir / part / (f"{sha}.parquet" if n == 0 else f"{sha}-{n}.parquet"))
-        fsync_many((), sorted({self.dir / part for _, part, _ in self.closed}))
+        close_writers([self], sha)
+
+    def _renames(self, sha: str) -> list[tuple[Path, Path]]:
+        """(temporary file, final name) of every closed file."""
+        return [(tmp, self.dir / part / (f"{sha}.parquet" if n == 0 else f"{sha}-{n}.parquet"))
+                for tmp, part, n in self.closed]
 
     def abort(self) -> None:
         """Close every file and remove it: nothing of this table and input is stored."""
         self._close_open()
         for tmp, _, _ in self.closed:
             tmp.unlink(missing_ok=True)
+
+
+def close_writers(writers: Iterable[TableWriter], sha: str) -> None:
+    """:meth:`TableWriter.close` of several tables at once: every file flushed, then renamed, then every folder flushed.
+
+    The order a commit needs (a file's bytes on disk before its name, every name before the
+    manifest line) holds across the tables as it does within one; flushing all of an input's files
+    in one round, and all their folders in another, waits for two journal commits instead of two
+    per table (:func:`fsync_many`).
+    """
+    writers = list(writers)
+    for tw in writers:
+        tw._close_open()
+    renames = [pair for tw in writers for pair in tw._renames(sha)]
+    fsync_many(tmp for tmp, _ in renames)
+    for tmp, final in renames:
+        os.replace(tmp, final)
+    fsync_many((), sorted({final.parent for _, final in renames}))
 
 
 def write_table(frame: pd.DataFrame, out_dir: str | os.PathLike[str], table: str, sha: str) -> int:
