@@ -600,10 +600,16 @@ class TableWriter:
         n = len(next(iter(table.values()))) if table else 0
         if n == 0:
             return
+        first = None
         if self.schema is None:
-            self.schema = arrow_table(table).schema
+            first = arrow_table(table)
+            self.schema = first.schema
             self.columns = partition_columns(table)
         for part, rows in column_partitions(table, self.columns):
+            if rows is None and first is not None:
+                # the first chunk of one partition, converted once: its schema is the one just taken
+                self._writer(part).write_table(first)
+                continue
             chunk = table if rows is None else {k: np.asarray(v)[rows] if not isinstance(v, list)
                                                 else [v[i] for i in rows.tolist()] for k, v in table.items()}
             self._writer(part).write_table(arrow_table(chunk, self.schema))
