@@ -205,11 +205,11 @@ def test_a_copy_that_fails_midway_leaves_no_file(tmp_path, monkeypatch):
     into = tmp_path / "raw"
     into.mkdir()
 
-    def half_then_die(fin, fout, length=0):
-        fout.write(fin.read(1 << 20))
+    def half_then_die(fin, fd):
+        os.write(fd, fin.read(1 << 20))
         raise OSError("killed")
 
-    monkeypatch.setattr(ingest_cli.shutil, "copyfileobj", half_then_die)
+    monkeypatch.setattr(ingest_cli, "_copy_data", half_then_die)
     with pytest.raises(OSError, match="killed"):
         ingest_cli.copy_new(src, into / src.name)
     assert list(into.iterdir()) == []
@@ -300,3 +300,31 @@ def test_a_waiting_ingest_names_the_holder_and_takes_the_lock_when_it_dies(tmp_p
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_copy_is_made_in_the_kernel_or_else_through_this_process_with_the_same_bytes(tmp_path, monkeypatch):
+    import errno
+
+    src = tmp_path / "in.smf"
+    src.write_bytes(os.urandom(3 << 20))
+    for name, refusal in (("kernel.smf", None), ("read_write.smf", errno.EXDEV)):
+        into = tmp_path / name.split(".")[0]
+        into.mkdir()
+        if refusal is not None:  # a system that cannot copy between these files in the kernel
+            def no_kernel_copy(*args, refusal=refusal):
+                raise OSError(refusal, os.strerror(refusal))
+
+            monkeypatch.setattr(ingest_cli.os, "copy_file_range", no_kernel_copy)
+        assert ingest_cli.copy_new(src, into / name)
+        assert (into / name).read_bytes() == src.read_bytes()
+    monkeypatch.undo()
+
+    def fails_after_a_part(fin_fd, fd, count):  # a real error midway is raised, not papered over by a second copy
+        if os.fstat(fd).st_size:
+            raise OSError(errno.EIO, "I/O error")
+        return os.write(fd, os.read(fin_fd, 1 << 20))
+
+    monkeypatch.setattr(ingest_cli.os, "copy_file_range", fails_after_a_part)
+    with pytest.raises(OSError, match="I/O error"):
+        ingest_cli.copy_new(src, tmp_path / "kernel" / "again.smf")
+    assert not (tmp_path / "kernel" / "again.smf").exists()
