@@ -1,9 +1,11 @@
 """ingest_paths: Parquet per table and input, manifest, idempotence, failures reported."""
 
 import json
+import os
 
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 import synth
 
 from kneecap.ingest.manifest import MANIFEST
@@ -108,15 +110,19 @@ def test_ingest_command_starts_hashing_before_the_decoders_are_imported():
     assert out.stdout.strip() == "[]"
 
 
-def test_hash_ahead_hands_over_digests_and_errors(tmp_path):
+@pytest.mark.parametrize("forked", [True, False], ids=["hashing process", "hashing thread"])
+def test_hash_ahead_hands_over_digests_and_errors(tmp_path, monkeypatch, forked):
     import hashlib
 
+    from kneecap.ingest import manifest
     from kneecap.ingest.manifest import HashAhead
 
+    monkeypatch.setattr(manifest, "_may_fork", lambda: forked)
     a, b, missing = tmp_path / "a", tmp_path / "b", tmp_path / "gone"
     a.write_bytes(b"abc")
     b.write_bytes(b"x" * 3_000_000)
     ahead = HashAhead([a, missing, b])
+    assert (ahead._pid is not None) == forked
     assert ahead.result(b)() == hashlib.sha256(b.read_bytes()).hexdigest()  # in order, after a failure
     assert ahead.result(a)() == hashlib.sha256(b"abc").hexdigest()
     try:
@@ -128,3 +134,29 @@ def test_hash_ahead_hands_over_digests_and_errors(tmp_path):
     other = tmp_path / "other"
     other.write_bytes(b"z")
     assert ahead.result(other)() == hashlib.sha256(b"z").hexdigest()  # not listed: hashed on demand
+    ahead._thread.join(timeout=10)
+    assert not ahead._thread.is_alive()  # every result handed over, the hashing process reaped
+    if forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(ahead._pid, os.WNOHANG)
+
+
+def test_hash_ahead_stopped_early_ends_its_hashing_process_and_answers_the_rest_with_an_error(tmp_path, monkeypatch):
+    from kneecap.ingest import manifest
+
+    monkeypatch.setattr(manifest, "_may_fork", lambda: True)
+    files = []
+    for i in range(3):
+        files.append(tmp_path / f"f{i}")
+        files[-1].write_bytes(os.urandom(1 << 20))
+    ahead = manifest.HashAhead(files)
+    ahead.close()
+    ahead._thread.join(timeout=10)
+    assert not ahead._thread.is_alive()
+    with pytest.raises(ChildProcessError):  # killed and reaped, not left behind
+        os.waitpid(ahead._pid, os.WNOHANG)
+    for f in files:  # each answered: its digest if it was hashed before the stop, else the stop
+        try:
+            assert len(ahead.result(f)()) == 64
+        except RuntimeError as exc:
+            assert "stopped" in str(exc)
