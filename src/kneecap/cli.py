@@ -21,6 +21,7 @@ import argparse
 import functools
 import logging
 import math
+import os
 import signal
 import sys
 import threading
@@ -297,6 +298,10 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
+    # numpy's OpenBLAS starts a worker thread per CPU when numpy is imported (10-20 ms of CPU on
+    # the 2-CPU machine, beside the start-up the inputs' hashing process shares that CPU with);
+    # decoding calls no linear algebra. Set before the decoders import numpy, unless the user set it.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from kneecap.ingest.cli import bring_into, inside_stage_output, run_ingest
     from kneecap.limits import InputError
 
