@@ -285,8 +285,8 @@ class HashAhead:
     start-up's imports held it: 13-18 ms of the hash's 66 ms of CPU were done when the framing
     process started, the rest then competed with framing and decoding for the two CPUs. A forked
     process (small at that point: nothing but the command line's modules is loaded) hashes beside
-    the imports and sends each result back through a pipe, which a thread here reads; it is
-    killed with this process (:func:`kneecap.children.die_with_parent`).
+    the imports and sends each result back through a pipe, which a thread here reads; it ends
+    when this process does (:func:`_hash_in_child`).
 
     Parameters
     ----------
@@ -392,26 +392,46 @@ def _may_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def _hashed(path: Path) -> tuple[bool, Any]:
-    """(True, hex digest) of ``path``, or (False, the exception) for the caller to raise."""
+def _hashed(path: Path, go_on: Callable[[], bool] | None = None) -> tuple[bool, Any]:
+    """(True, hex digest) of ``path``, or (False, the exception) for the caller to raise.
+
+    With ``go_on``, it is asked between every two 256 KiB chunks and the hashing stops (an
+    unfinished digest, not to be used) when it answers False.
+    """
     try:
-        return True, sha256_file(path)
+        if go_on is None:
+            return True, sha256_file(path)
+        digest = hashlib.sha256()
+        buf = bytearray(1 << 18)  # hashlib.file_digest's chunk, which stays in the CPU's cache
+        view = memoryview(buf)
+        with path.open("rb", buffering=0) as fh:
+            while (n := fh.readinto(buf)) and go_on():
+                digest.update(view[:n])
+        return True, digest.hexdigest()
     except Exception as exc:  # handed to the caller by HashAhead.result()
         return False, exc
 
 
 def _hash_in_child(paths: list[Path], write_end: int, parent: int) -> None:
-    """The hashing process: each input's :func:`_hashed` result, pickled and length-prefixed, into ``write_end``."""
+    """The hashing process: each input's :func:`_hashed` result, pickled and length-prefixed, into ``write_end``.
+
+    It ends as soon as ``parent`` has: its parent is looked up between every two chunks it hashes
+    (a process whose parent died is handed to another), so a killed ingest leaves no process
+    hashing a large dump nobody waits for (issue 35).
+    """
     status = 0
     try:
-        from kneecap.children import die_with_parent
-
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler: a terminated helper just ends
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the whole process group
-        die_with_parent(parent)
+
+        def parent_alive() -> bool:
+            return os.getppid() == parent
+
         with os.fdopen(write_end, "wb") as pipe:
             for p in paths:
-                got = _hashed(p)
+                got = _hashed(p, parent_alive)
+                if not parent_alive():
+                    break
                 try:
                     data = pickle.dumps(got)
                 except Exception:  # an exception that does not pickle: its text then

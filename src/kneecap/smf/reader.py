@@ -65,6 +65,7 @@ import importlib.util
 import multiprocessing
 import os
 import signal
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -72,7 +73,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from kneecap.children import die_with_parent
 from kneecap.smf import type70, type72
 from kneecap.smf.codecs import ebcdic_array
 from kneecap.smf.framing import DECODER_FAILURES, RecordBatch, RecordStream, SMFDataError, distinct_ints
@@ -604,6 +604,29 @@ class StreamFacts:
 _FACTS = ("framing", "compressed", "bytes_read", "records", "orphan_segments")
 
 
+#: prctl(2) option: the signal the calling process gets when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a forked child: be killed when ``parent`` dies, and end now if it already has.
+
+    On Linux the kernel sends SIGKILL at the parent's death (``prctl(PR_SET_PDEATHSIG)``): a child
+    outliving a killed ``kneecap ingest`` would frame the rest of a dump nobody reads. The
+    parent may have died before the call, so its pid is checked after it. Elsewhere the closed
+    pipe ends the child at its next send instead (:func:`_frame_in_child`).
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes  # here: only a framing process needs it
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # no prctl in this C library: the pipe still ends the child
+    if os.getppid() != parent:
+        os._exit(0)
+
+
 def _frame_in_child(conn: Any, source: str | os.PathLike[str], name: str, batch_bytes: int,
                     keys: RecordKeys, parent_end: Any = None, parent: int | None = None) -> None:
     """The framing process: read and frame ``source``, check duplicates, send every batch.
@@ -612,8 +635,7 @@ def _frame_in_child(conn: Any, source: str | os.PathLike[str], name: str, batch_
     pipe's read end (held here, it would keep the pipe open after the parent died, and a send
     would block for ever instead of failing), and the parent's SIGTERM handler (a terminated child
     just ends); the ingest lock's descriptor is closed by the fork itself
-    (:mod:`kneecap.ingest.manifest`). Then it ties its life to ``parent``'s
-    (:func:`kneecap.children.die_with_parent`; elsewhere than Linux the closed pipe ends it at its next send).
+    (:mod:`kneecap.ingest.manifest`). Then it ties its life to ``parent``'s (:func:`_die_with_parent`).
 
     Messages, in file order: ``("batch", starts, lengths, record_no, file_offsets, bad, nbytes,
     keep, file_span, tail)``, followed by the buffer as raw bytes unless ``file_span`` says
@@ -627,7 +649,7 @@ def _frame_in_child(conn: Any, source: str | os.PathLike[str], name: str, batch_
         parent_end.close()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if parent is not None:
-        die_with_parent(parent)
+        _die_with_parent(parent)
     added0, dups0 = len(keys.added), keys.duplicates
     try:
         stream = RecordStream(source, name=name, batch_bytes=batch_bytes)
