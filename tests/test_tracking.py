@@ -299,6 +299,33 @@ def test_a_model_is_promoted_by_the_name_it_is_listed_under_or_its_registered_na
         tracking.promote(name, "9")
 
 
+def test_a_workloads_champions_are_loaded_and_read_from_the_registry_in_one_place(store: Path) -> None:
+    """`kneecap forecast` and the desk load champions and read the registry's frame through these."""
+    response, cost = tracking.model_name("demo", "response"), tracking.model_name("demo", "cost")
+    tracking.log_model(_usl()[0], name=response, params={}, metrics={"train_mape_tps": 1.5, "knee_tps": 1800.0})
+    tracking.promote(response)
+    tracking.log_model(_usl()[0], name=cost, params={}, metrics={})  # registered, never promoted
+    # the command line says which model wants promoting; the desk shows what is promoted
+    with pytest.raises(LookupError, match=r"^demo-cost: no version carries the 'champion' alias"):
+        tracking.load_champions("demo")
+    found = tracking.load_champions("demo", skip_unpromoted=True)
+    assert list(found) == ["response"] and found["response"].params.shape == (3,)
+    assert tracking.load_champions("nothing") == {}
+
+    frame = tracking.registered_models()
+    assert tracking.is_champion(frame).tolist() == [False, True]  # sorted by name: cost, then response
+    assert tracking.champion_workloads(frame, "response") == ["demo"]
+    assert tracking.champion_workloads(frame, "cost") == []
+    assert tracking.champion_workloads(frame.iloc[0:0], "response") == []
+    assert tracking.champion_key(frame, "demo") == f"{response}:1"
+    assert tracking.champion_row(frame, "demo", "response")["version"] == 1
+    assert tracking.champion_row(frame, "demo", "cost") is None
+    metrics = tracking.champion_metrics(frame, "demo", "response")
+    assert dict(zip(metrics["metric"], metrics["value"])) == {"knee_tps": 1800.0, "train_mape_tps": 1.5}
+    assert tracking.champion_metrics(frame, "demo", "cost").columns.tolist() == ["metric", "value"]
+    assert tracking.champion_metrics(frame, "demo", "cost").empty
+
+
 def test_resolve_name_prefers_the_listed_form_and_knows_only_registered_names() -> None:
     registered = {"kneecap-a-response", "kneecap-kneecap-a-response"}
     assert tracking.resolve_name("a-response", registered) == "kneecap-a-response"

@@ -351,11 +351,7 @@ def _cmd_backtest(args: argparse.Namespace) -> int:
 def _load_champions(workload: str):
     from kneecap import forecasting, tracking
 
-    found = {}
-    for kind in ("response", "cost"):
-        name = tracking.model_name(workload, kind)
-        if name in tracking.registered_names():
-            found[kind] = tracking.load_champion(name)
+    found = tracking.load_champions(workload)
     if not found:
         raise LookupError(f"no champion model registered for workload {workload!r} "
                           f"(see `kneecap models`; train with `dvc repro`, promote with `kneecap promote`)")

@@ -424,6 +424,28 @@ def load_champion(name: str) -> Any:
     return _read_model(_fetch_remote(uri, source), source)
 
 
+#: The models kneecap registers per workload (:func:`model_name`): its response curve and its CPU cost.
+MODEL_KINDS = ("response", "cost")
+
+
+def load_champions(workload: str, *, skip_unpromoted: bool = False) -> dict[str, Any]:
+    """The champion of each of the workload's registered models: ``{kind: results}``.
+
+    Kinds are :data:`MODEL_KINDS`; a kind nothing is registered under is left out. A kind
+    registered with no champion (never promoted, or retired by a retrain) raises LookupError
+    naming it and ``kneecap promote`` (:func:`load_champion`), or with ``skip_unpromoted`` is left
+    out: the command line says why an answer is missing, the desk shows what is promoted.
+    """
+    names = registered_names()
+    found = {}
+    for kind in MODEL_KINDS:
+        name = model_name(workload, kind)
+        if name not in names or (skip_unpromoted and champion_version(name) is None):
+            continue
+        found[kind] = load_champion(name)
+    return found
+
+
 def is_legacy(name: str, version: str | int) -> bool:
     """Whether version ``version`` of ``name`` is a pickled model from an older kneecap."""
     try:
@@ -465,6 +487,55 @@ def registered_models() -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=columns)
     return frame.sort_values(["name", "version"]).reset_index(drop=True)
+
+
+# Reading the registry's frame (:func:`registered_models`): which versions are champions, and theirs
+# is the row a caller wants. Pure functions of the frame, so a caller that caches it asks MLflow once.
+
+def is_champion(frame: pd.DataFrame) -> pd.Series:
+    """Per row of :func:`registered_models`, whether that version carries the champion alias."""
+    return frame["aliases"].str.contains(CHAMPION, na=False)
+
+
+def champion_workloads(frame: pd.DataFrame, kind: str) -> list[str]:
+    """Workloads with a champion of ``kind`` (``response`` or ``cost``) in ``frame``, sorted.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"name": ["kneecap-A-response", "kneecap-B-response", "kneecap-A-cost"],
+    ...                       "aliases": ["champion", "", "champion"]})
+    >>> champion_workloads(frame, "response"), champion_workloads(frame, "cost")
+    (['A'], ['A'])
+    """
+    if frame.empty:
+        return []
+    suffix = f"-{kind}"
+    return sorted(n[len(MODEL_PREFIX):-len(suffix)] for n in frame.loc[is_champion(frame), "name"]
+                  if n.endswith(suffix))
+
+
+def champion_key(frame: pd.DataFrame, workload: str) -> str:
+    """The workload's champions in ``frame`` as ``name:version,...``: it changes when a champion does."""
+    rows = frame[frame["name"].str.startswith(f"{MODEL_PREFIX}{workload}-") & is_champion(frame)]
+    return ",".join(f"{n}:{v}" for n, v in zip(rows["name"], rows["version"]))
+
+
+def champion_row(frame: pd.DataFrame, workload: str, kind: str) -> pd.Series | None:
+    """The row of ``frame`` of the workload's champion of ``kind`` (version, run, metrics), or None."""
+    rows = frame[(frame["name"] == model_name(workload, kind)) & is_champion(frame)]
+    return None if rows.empty else rows.iloc[0]
+
+
+def champion_metrics(frame: pd.DataFrame, workload: str, kind: str) -> pd.DataFrame:
+    """The metrics logged with the champion's run (training fit, cross-validation, knee), ``metric`` and ``value``.
+
+    Empty when there is no champion of ``kind``; a metric the run did not log is left out.
+    """
+    row = champion_row(frame, workload, kind)
+    if row is None:
+        return pd.DataFrame(columns=["metric", "value"])
+    metrics = row[[c for c in row.index if c.startswith("metric.")]].dropna()
+    return pd.DataFrame({"metric": [c[len("metric."):] for c in metrics.index], "value": metrics.to_numpy(float)})
 
 
 def load_run_table(run_id: str, artifact_file: str) -> pd.DataFrame:
