@@ -26,19 +26,17 @@ from kneecap import (
     csvsafe,
     factors,
     forecasting,
+    measured_fit,
     modeling,
     policies,
     schema,
-    tables,
     tracking,
+    upload,
     warehouse,
     workloads,
 )
-from kneecap.ingest.cli import scratch_folder
-from kneecap.ingest.sniff import looks_like_xml
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_UPLOAD_MB = 200
 
 
 def marts_dir() -> Path:
@@ -111,24 +109,17 @@ def combination_weights() -> pd.DataFrame:
 
 def workloads_with(kind: str) -> list[str]:
     """Workloads that have a champion model of ``kind`` (``response`` or ``cost``), sorted."""
-    frame = registered()
-    if frame.empty:
-        return []
-    champions = frame[frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
-    suffix = f"-{kind}"
-    return sorted(n[len(tracking.MODEL_PREFIX):-len(suffix)] for n in champions["name"] if n.endswith(suffix))
+    return tracking.champion_workloads(registered(), kind)
 
 
 @st.cache_resource(ttl=300)
 def models(workload: str, version_key: str = "") -> forecasting.WorkloadModels:
-    """The workload's champions (``version_key`` changes when a new champion is promoted)."""
+    """The workload's champions (``version_key`` changes when a new champion is promoted).
+
+    A model registered without a champion (not promoted yet, or retired) is left out.
+    """
     _tracking()
-    found: dict[str, Any] = {}
-    names = tracking.registered_names()
-    for kind in ("response", "cost"):
-        name = tracking.model_name(workload, kind)
-        if name in names and tracking.champion_version(name) is not None:
-            found[kind] = tracking.load_champion(name)
+    found = tracking.load_champions(workload, skip_unpromoted=True)
     return forecasting.WorkloadModels(workload, found.get("response"), found.get("cost"))
 
 
@@ -182,10 +173,7 @@ def configuration_words(n_gcp: float, n_ziip: float | None = None, think_time_ms
 
 def champion_key(workload: str) -> str:
     """The workload's champion names and versions as one string; it changes when a champion does."""
-    frame = registered()
-    rows = frame[frame["name"].str.startswith(f"{tracking.MODEL_PREFIX}{workload}-")
-                 & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
-    return ",".join(f"{n}:{v}" for n, v in zip(rows["name"], rows["version"]))
+    return tracking.champion_key(registered(), workload)
 
 
 def response_model(workload: str) -> Any:
@@ -197,10 +185,8 @@ def model_source(workload: str, kind: str = "response") -> str:
     """Where a curve comes from, for its legend: family, champion version, the tables fitted on."""
     workload_models = models(workload, champion_key(workload))
     model = workload_models.response if kind == "response" else workload_models.cost
-    frame = registered()
-    name = tracking.model_name(workload, kind)
-    champion = frame[(frame["name"] == name) & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
-    version = f" v{int(champion['version'].iloc[0])}" if not champion.empty else ""
+    champion = tracking.champion_row(registered(), workload, kind)
+    version = f" v{int(champion['version'])}" if champion is not None else ""
     dims = table("dim_workloads")
     sources = dims.loc[dims["workload"] == workload, "source_ids"] if not dims.empty else pd.Series(dtype=object)
     on = f" on {str(sources.iloc[0]).replace(',', ', ')}" if len(sources) and isinstance(sources.iloc[0], str) else ""
@@ -208,14 +194,8 @@ def model_source(workload: str, kind: str = "response") -> str:
 
 
 def observed_knee(points: pd.DataFrame) -> dict[str, float] | None:
-    """The Kneedle knee of one configuration's measured points (clients, resp_ms), or None."""
-    if len(points) < 3 or "clients" not in points:
-        return None
-    clients = modeling.observed_knee(points["clients"].to_numpy(dtype=float), points["resp_ms"].to_numpy(dtype=float))
-    if clients is None:
-        return None
-    at = points.loc[points["clients"] == clients, "resp_ms"]
-    return {"clients": float(clients), "resp_ms": float(at.iloc[0])}
+    """The Kneedle knee of one configuration's measured points (:func:`kneecap.measured_fit.observed_knee_point`)."""
+    return measured_fit.observed_knee_point(points)
 
 
 # Bands and knee intervals from every bootstrap draw (the library's default), so the desk shows the
@@ -329,92 +309,37 @@ def mart_counts() -> pd.DataFrame:
 
 def run_metrics(workload: str, kind: str) -> pd.DataFrame:
     """The champion run's metrics (training fit, leave-one-out CV error, ...) as metric/value rows."""
-    frame = registered()
-    rows = frame[(frame["name"] == tracking.model_name(workload, kind))
-                 & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
-    if rows.empty:
-        return pd.DataFrame(columns=["metric", "value"])
-    metrics = rows.iloc[0][[c for c in rows.columns if c.startswith("metric.")]].dropna()
-    return pd.DataFrame({"metric": [c[len("metric."):] for c in metrics.index], "value": metrics.to_numpy(float)})
+    return tracking.champion_metrics(registered(), workload, kind)
 
 
 def champion_run(workload: str, kind: str) -> str | None:
     """Run id of the workload's champion of ``kind``, or None."""
-    frame = registered()
-    rows = frame[(frame["name"] == tracking.model_name(workload, kind))
-                 & frame["aliases"].str.contains(tracking.CHAMPION, na=False)]
-    return None if rows.empty else str(rows["run_id"].iloc[0])
+    champion = tracking.champion_row(registered(), workload, kind)
+    return None if champion is None else str(champion["run_id"])
 
 
 @st.cache_data(max_entries=64)
 def fit_curves(workload: str, key: str, think_cap: int = 6) -> pd.DataFrame:
     """The response model's curve (with band) at every measured configuration of the workload.
 
-    One curve per (n_gcp, n_ziip, think_time_ms) seen in the measured points, up to 1.3x the
-    largest measured load; column ``config`` names the configuration.
+    :func:`kneecap.measured_fit.measured_configuration_curves`, at most ``think_cap`` configurations.
     """
-    model = models(workload, key).response
-    points = measured_points(workload)
-    if model is None or model.family != "closed_mva" or points.empty:
-        return pd.DataFrame()
-    base = forecasting.default_configuration(model)
-    configs = (points[["n_gcp", "n_ziip", "think_time_ms"]]
-               .fillna({"n_gcp": base["n_gcp"], "n_ziip": base["n_ziip"], "think_time_ms": base["think_time_ms"]})
-               .drop_duplicates().head(think_cap))
-    top = float(points["clients"].max()) * 1.3
-    frames = []
-    for n_gcp, n_ziip, think in configs.itertuples(index=False):
-        c = forecasting.response_curve(model, n_gcp=int(n_gcp), n_ziip=int(n_ziip), think_time_ms=float(think),
-                                       max_load=top, points=60)
-        frames.append(c.assign(config=f"{int(n_gcp)} GCP / {int(n_ziip)} zIIP / Z {think:g} ms",
-                               n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think))
-    return pd.concat(frames, ignore_index=True)
+    return measured_fit.measured_configuration_curves(models(workload, key).response, measured_points(workload),
+                                                      most=think_cap)
 
 
 @st.cache_data(max_entries=64)
 def residuals(workload: str, key: str, kind: str) -> pd.DataFrame:
-    """Measured vs fitted for every measured point of the workload, with the band and % residual.
-
-    A WLM class (open dispatch model) is predicted on each interval's own LPAR: its engines and
-    the other classes' busy per engine measured in that interval (:func:`interval_lpar`).
-    """
+    """Measured vs fitted for every measured point of the workload (:func:`kneecap.measured_fit.residuals`)."""
     wm = models(workload, key)
-    model = wm.response if kind == "response" else wm.cost
-    points = measured_points(workload)
-    targets = [t for t in ("resp_ms", "tps", "cpu_ms_per_tran") if model is not None and t in model.targets
-               and t in points]
-    if not targets:
-        return pd.DataFrame()
-    target = targets[0]
-    rows = points.dropna(subset=[target]).reset_index(drop=True)
-    if is_class_model(model):
-        rows = rows[rows["tps"].notna() & (rows["tps"] >= 0)].reset_index(drop=True)
-        rows = pd.concat([rows, interval_lpar(rows)], axis=1)
-    if rows.empty:
-        return pd.DataFrame()
-    pred = model.predict(rows)
-    timed = "interval_start_at" in rows and rows["interval_start_at"].notna().any()
-    keep = ("point_id", *(("interval_start_at",) if timed else ()),
-            *(("tps", "n_gcp", "n_ziip", "bg_gcp_busy_pct", "bg_ziip_busy_pct") if is_class_model(model)
-              else ("clients", "n_gcp", "n_ziip", "think_time_ms")))
-    out = rows[[c for c in keep if c in rows]].copy()
-    out["target"] = target
-    out["measured"] = rows[target].to_numpy(float)
-    out["fitted"] = pred[target].to_numpy(float)
-    out["lo"] = pred[f"{target}_lo"].to_numpy(float) if f"{target}_lo" in pred else out["fitted"]
-    out["hi"] = pred[f"{target}_hi"].to_numpy(float) if f"{target}_hi" in pred else out["fitted"]
-    out["residual_pct"] = (out["fitted"] / out["measured"] - 1) * 100
-    return out
+    return measured_fit.residuals(wm.response if kind == "response" else wm.cost, measured_points(workload))
 
 
 # --- SMF classes (open dispatch models on RMF intervals) -------------------------------------------
 
-CLASS_FAMILY = "open_dispatch"
-
-
 def is_class_model(model: Any) -> bool:
-    """True for a WLM class's response model (load in tps, the LPAR's other classes around it)."""
-    return getattr(model, "family", None) == CLASS_FAMILY
+    """True for a WLM class's response model (:func:`kneecap.measured_fit.is_class_model`)."""
+    return measured_fit.is_class_model(model)
 
 
 def class_workloads() -> list[str]:
@@ -422,38 +347,9 @@ def class_workloads() -> list[str]:
     return [w for w in workloads_with("response") if is_class_model(response_model(w))]
 
 
-def interval_lpar(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each interval's other classes' busy per engine, by the rule the open dispatch fit uses.
-
-    A residual then compares the model with the interval it was fitted on.
-    """
-    return modeling.open_dispatch.other_classes_busy(rows)
-
-
 def provenance(workload: str) -> pd.DataFrame:
-    """Where a class's intervals came from: one row per system and source.
-
-    Each row has the interval count, the first and last interval start and the interval length(s).
-    Empty for tables of runs.
-    """
-    points = measured_points(workload)
-    cols = ["system_id", "source_id", "intervals", "first_interval_start", "last_interval_start",
-            "interval_s", "days"]
-    if points.empty or "interval_start_at" not in points or points["interval_start_at"].isna().all():
-        return pd.DataFrame(columns=cols)
-    rows = points[points["interval_start_at"].notna()].copy()
-    rows["interval_start_at"] = pd.to_datetime(rows["interval_start_at"])
-    rows["system_id"] = rows["system_id"].fillna("?") if "system_id" in rows else "?"
-    rows["interval_s"] = pd.to_numeric(rows.get("interval_s"), errors="coerce")
-    out = []
-    for (system, source), g in rows.groupby(["system_id", "source_id"], sort=True):
-        lengths = sorted(g["interval_s"].dropna().unique())
-        out.append({"system_id": system, "source_id": source, "intervals": len(g),
-                    "first_interval_start": g["interval_start_at"].min(),
-                    "last_interval_start": g["interval_start_at"].max(),
-                    "interval_s": ", ".join(f"{x:g}" for x in lengths) or "-",
-                    "days": int(g["interval_start_at"].dt.normalize().nunique())})
-    return pd.DataFrame(out, columns=cols)
+    """Where a class's intervals came from, one row per system and source (:func:`kneecap.measured_fit.provenance`)."""
+    return measured_fit.provenance(measured_points(workload))
 
 
 def _lpar(n_gcp: int, n_ziip: int, bg_load_factor: float) -> dict[str, float]:
@@ -538,59 +434,6 @@ def promote(name: str, version: int) -> str:
     return done
 
 
-class UploadError(ValueError):
-    """An upload that could not be read; ``problems`` lists one row per bad cell, line or record."""
-
-    def __init__(self, message: str, problems: pd.DataFrame | None = None) -> None:
-        super().__init__(message)
-        self.problems = problems if problems is not None else pd.DataFrame()
-
-
-_CELL_PROBLEM = re.compile(r"^(?P<file>.*?):(?P<line>\d+): (?P<column>[^:]+): (?P<problem>.*)$")
-
-
-def _cell_problems(message: str, filename: str) -> pd.DataFrame:
-    """``file:line: column: problem`` lines (kneecap's reference-data errors) as a table."""
-    rows = []
-    for line in message.splitlines():
-        m = _CELL_PROBLEM.match(line)
-        if m:
-            rows.append({"file": filename, "line": int(m["line"]), "column": m["column"], "problem": m["problem"]})
-        elif line.strip():
-            rows.append({"file": filename, "line": None, "column": None, "problem": line.strip()})
-    return pd.DataFrame(rows, columns=["file", "line", "column", "problem"])
-
-
-def upload_kind(filename: str, head: bytes) -> str:
-    """``csv``, ``xml`` or ``smf``, from the name and the first bytes (never by running anything)."""
-    if Path(filename).suffix.lower() == ".csv":
-        return "csv"
-    if Path(filename).suffix.lower() == ".xml" or looks_like_xml(head):
-        return "xml"
-    return "smf"
-
-
-def validate_measurements(frame: pd.DataFrame) -> dict[str, Any]:
-    """The gate's verdict on uploaded rows.
-
-    The rules are those of :func:`kneecap.tables.validate_measurements`, which ``kneecap check`` and
-    the validate stage apply.
-
-    Returns the validation summary (``success``, ``n_expectations``), one row per broken rule and
-    column with the count of rows (``failures``) and the rows the gate would set aside, with the
-    file line and the problem in words (``quarantine``).
-    """
-    check = tables.validate_measurements(
-        frame, sources=warehouse.read_sources_csv(ROOT / "data" / "reference" / "sources.csv"),
-        sql_root=ROOT / "pipelines" / "sql", config=params().validate)
-    problems = check.problems
-    failures = (problems.groupby(["rule", "column"], sort=True).size().rename("rows").reset_index()
-                if not problems.empty else pd.DataFrame(columns=["rule", "column", "rows"]))
-    quarantine = problems[["line", "point_id", "column", "value", "problem"]].reset_index(drop=True)
-    return {"success": check.ok, "n_rows": check.n_rows, "n_expectations": check.n_expectations,
-            "failures": failures, "quarantine": quarantine, "publishable": check.publishable()}
-
-
 @st.cache_data(max_entries=8, show_spinner="Fitting the uploaded points (nothing is published or registered)")
 def upload_curves(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """Response curves fitted on an upload's publishable rows alone, as the train stage would fit them."""
@@ -599,109 +442,15 @@ def upload_curves(rows: pd.DataFrame) -> list[dict[str, Any]]:
     return training.preview_curves(rows, params())
 
 
-def upload_name(filename: str) -> str:
-    """The browser's file name as a plain file name: ``..``, ``.`` or a path would name a folder."""
-    name = Path(filename).name
-    return "upload" if name in ("", ".", "..") else name
-
-
-# the upload reader below names its decoded tables `tables`
-_fill_setup, _TableError = tables.fill_setup, tables.TableError
-
-
-def ingest_upload(filename: str, payload: bytes,
-                  progress: Callable[[float, str], None] | None = None,
+def ingest_upload(filename: str, payload: bytes, progress: Callable[[float, str], None] | None = None,
                   fill: dict[str, float] | None = None) -> dict[str, Any]:
-    """Parse an uploaded file (never unpickled or executed) and say what it held.
+    """An uploaded file read and, for a CSV, validated with the project's reference and SQL.
 
-    Measurement CSVs are checked cell by cell against the reference format and then by the
-    ``fct_measurements`` validation suite; SMF dumps and RMF Postprocessor XML are decoded into a
-    scratch folder with the readers the pipeline uses. ``progress(fraction, text)`` is called as
-    the file is read. ``fill``: values for the cells a CSV's rows leave empty (``n_gcp``,
-    ``n_ziip``, ``think_time_ms``: what ``kneecap check`` and ``add-table`` take as options,
-    :func:`kneecap.tables.fill_setup`).
-
-    Returns a dict with ``kind``, ``rows``, ``tables`` (name -> frame), ``quarantine`` (rows or
-    records set aside, with the reason) and, for CSVs, ``validation``.
-
-    Raises
-    ------
-    UploadError
-        Too large, empty, or not readable as the format it looks like; ``problems`` lists the
-        bad cells of a CSV.
+    :func:`kneecap.upload.read_upload` (raises :class:`kneecap.upload.UploadError`).
     """
-    filename = upload_name(filename)
-    size = len(payload)
-    if size > MAX_UPLOAD_MB * 1024 * 1024:
-        raise UploadError(f"{filename}: {size / 1e6:.0f} MB is over the {MAX_UPLOAD_MB} MB upload limit; "
-                          "use `kneecap ingest` for large dumps")
-    if size == 0:
-        raise UploadError(f"{filename}: the file is empty")
-    report = progress or (lambda fraction, text: None)
-    kind = upload_kind(filename, payload[:256])
-    # a scratch folder a killed desk leaves is removed by the next upload or ingest (locked while in use)
-    with scratch_folder() as tmp:
-        path = tmp / filename
-        path.write_bytes(payload)
-        if kind == "csv":
-            report(0.1, "reading the CSV")
-            try:
-                frame = warehouse.read_measurement_csv(path)
-            except UnicodeDecodeError as exc:
-                raise UploadError(f"{filename}: not a UTF-8 text CSV ({exc.reason} at byte {exc.start})") from exc
-            except warehouse.ReferenceDataError as exc:
-                message = str(exc).replace(str(path), filename)
-                raise UploadError(message, _cell_problems(message, filename)) from exc
-            if fill:
-                try:
-                    frame = _fill_setup(frame, fill, filename)
-                except _TableError as exc:
-                    raise UploadError(str(exc)) from exc
-            report(0.4, f"{len(frame)} rows read; validating")
-            validation = validate_measurements(frame)
-            report(1.0, "validated")
-            return {"kind": "measurement CSV", "rows": len(frame), "tables": {"measurements": frame},
-                    "quarantine": validation["quarantine"], "validation": validation}
-        if kind == "xml":
-            from kneecap.rmf.postprocessor import RMFReportError, read_postprocessor  # noqa: PLC0415
-
-            report(0.1, "reading the RMF Postprocessor XML")
-            try:
-                tables = read_postprocessor(path)
-            except (RMFReportError, ValueError) as exc:
-                raise UploadError(str(exc).replace(str(path), filename)) from exc
-            report(1.0, "read")
-            found = {f"rmf_{name}": frame for name, frame in tables._asdict().items()
-                     if name != "quarantine" and not frame.empty}
-            return {"kind": "RMF Postprocessor XML", "rows": sum(len(f) for f in found.values()), "tables": found,
-                    "quarantine": tables.quarantine.assign(reason=tables.quarantine["reason"].str.replace(
-                        str(path), filename, regex=False))}
-        from kneecap.ingest.smf import ingest_paths  # noqa: PLC0415
-        from kneecap.ingest.store import table_files  # noqa: PLC0415
-
-        done = {"bytes": 0, "records": 0}
-
-        def advance(records: int, nbytes: int) -> None:
-            done["records"] += records
-            done["bytes"] += nbytes
-            report(min(done["bytes"] / size, 1.0), f"{done['records']:,} records, {done['bytes'] / 1e6:,.1f} MB")
-
-        out = Path(tmp) / "decoded"
-        # one process: the desk's server runs threads, and a fork of a threaded process can inherit
-        # a lock another thread holds; an upload is small enough not to need the framing child
-        summary = ingest_paths([path], out, progress=advance, workers=1)
-        result = summary.files[0]
-        if result.status == "failed":
-            raise UploadError(str(result.error).replace(str(path), filename))
-        report(1.0, f"{result.records:,} records decoded")
-        tables = {p.name: pd.concat([pd.read_parquet(f) for f in table_files(p)], ignore_index=True)
-                  for p in sorted(out.iterdir()) if p.is_dir() and table_files(p)
-                  and p.name not in ("smf_record_counts", "smf_quarantine")}
-        quarantine = summary.quarantine.copy()
-        if "file" in quarantine:
-            quarantine["file"] = filename
-        return {"kind": f"SMF dump ({result.framing})", "rows": sum(result.rows.values()), "records": result.records,
-                "records_by_type": summary.records_by_type, "tables": tables, "quarantine": quarantine}
+    return upload.read_upload(filename, payload, sources_csv=ROOT / "data" / "reference" / "sources.csv",
+                              sql_root=ROOT / "pipelines" / "sql", config=params().validate, progress=progress,
+                              fill=fill)
 
 
 # --- What-if factors ---------------------------------------------------------------------------

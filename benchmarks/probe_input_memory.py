@@ -145,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         chain_gz.write_bytes(gzip.compress(vbs_chain(args.gzip_mb, noisy=True), compresslevel=6))
         bomb = work / "bomb.yaml"
         bomb.write_text(yaml_bomb(), encoding="utf-8")
+        # an upload's refusal is a ValueError both before and since it moved to kneecap.upload
         upload = ("import sys; sys.path.insert(0, {app!r})\nimport resources\nfrom pathlib import Path\n"
                   "p = Path({path!r})\ntry:\n    resources.ingest_upload({name!r}, p.read_bytes())\n"
-                  "except resources.UploadError as exc:\n    print(exc, file=sys.stderr); sys.exit(1)\n")
+                  "except ValueError as exc:\n    print(exc, file=sys.stderr); sys.exit(1)\n")
         probes = [
             ("utf16_xml", xml, [*kneecap, "-q", "ingest", str(xml), "--out", str(work / "out1")]),
             ("vbs_chain", chain, [*kneecap, "-q", "ingest", str(chain), "--out", str(work / "out2")]),

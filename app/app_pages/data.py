@@ -37,7 +37,7 @@ def upload_chart(preview: dict, key: str) -> None:
 
 st.title("Data")
 st.markdown("Uploads are parsed with kneecap's readers and never executed or unpickled; nothing is "
-            f"published from here. Limit {res.MAX_UPLOAD_MB} MB. For the pipeline, `kneecap ingest FILE` brings "
+            f"published from here. Limit {res.upload.MAX_UPLOAD_MB} MB. For the pipeline, `kneecap ingest FILE` brings "
             "SMF dumps and RMF XML in, `kneecap add-table FILE --source ...` a measurement table; then "
             "`make pipeline promote` (README, Your own data).")
 upload = st.file_uploader("Measurement CSV, SMF dump (RDW / RECFM=U / VBS, optionally gzip) or RMF Postprocessor XML",
@@ -53,12 +53,12 @@ given = {"n_gcp": setup[0].number_input("GCPs", min_value=1, max_value=64, value
                                                 step=10.0, key="data_think")}
 fill = {column: float(value) for column, value in given.items() if value is not None}
 if upload is not None:
-    name = res.upload_name(upload.name)
+    name = res.upload.upload_name(upload.name)
     bar = st.progress(0.0, text=f"Reading {name}")
     try:
         result = res.ingest_upload(name, upload.getvalue(), fill=fill,
                                    progress=lambda fraction, text: bar.progress(fraction, text=text))
-    except res.UploadError as exc:
+    except res.upload.UploadError as exc:
         bar.empty()
         st.error(str(exc))
         if not exc.problems.empty:

@@ -26,15 +26,3 @@ def test_every_download_on_the_desk_goes_through_it():
     calls = [line for page in pages for line in page.read_text().splitlines() if "st.download_button(" in line]
     assert calls and all("res.csv_text(" in line for line in calls), calls
 
-
-def test_an_upload_works_in_a_scratch_folder_a_killed_desk_cannot_leave_behind(tmp_path, monkeypatch):
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    dead = tmp_path / "kneecap-ingest-dead"  # a desk killed mid-upload: no process holds its lock
-    dead.mkdir()
-    (dead / "upload.smf").write_bytes(b"x" * 10)
-    csv = b"workload,clients,tps,resp_ms\nmylpar_api,100,500,1.06\nmylpar_api,200,1000,1.13\n"
-    out = app_resources().ingest_upload("mylpar.csv", csv, fill={"n_gcp": 2, "n_ziip": 2, "think_time_ms": 200})
-    assert out["kind"] == "measurement CSV" and out["rows"] == 2
-    assert list(tmp_path.iterdir()) == []  # the dead run's folder swept, this one's removed

@@ -507,17 +507,6 @@ def test_data_page_shows_a_quarantined_rmf_interval(app_env):
     assert reason.startswith("week.xml: interval 3 (CPU 2020-09-10 01:00:00), 'Time% LPAR Busy': not a number")
 
 
-def test_uploads_over_the_limit_are_refused(app_env, monkeypatch):
-    sys.path.insert(0, str(REPO / "app"))
-    import resources
-
-    monkeypatch.setattr(resources, "MAX_UPLOAD_MB", 1)
-    with pytest.raises(resources.UploadError, match=r"big\.smf: 2 MB is over the 1 MB upload limit"):
-        resources.ingest_upload("big.smf", b"\0" * 2 * 1024 * 1024)
-    with pytest.raises(resources.UploadError, match=r"empty\.csv: the file is empty"):
-        resources.ingest_upload("empty.csv", b"")
-
-
 def test_configuration_widgets_follow_the_selected_workload(app_env):
     """Switching workload starts its sliders from that workload's measured configuration, not the
     previous workload's settings."""
