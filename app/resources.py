@@ -112,6 +112,18 @@ def workloads_with(kind: str) -> list[str]:
     return tracking.champion_workloads(registered(), kind)
 
 
+def opening_workload(workloads: list[str], key: str) -> int:
+    """The index of the workload the page's choice ``key`` opens on (params.yaml ``desk.default_workload``).
+
+    Where the page does not list it, the first; while the choice is at that opening value (the
+    page has just opened) a caption says why.
+    """
+    index, note = params().desk.opening_choice(workloads)
+    if note and key not in st.session_state:
+        st.caption(note)
+    return index
+
+
 @st.cache_resource(ttl=300)
 def models(workload: str, version_key: str = "") -> forecasting.WorkloadModels:
     """The workload's champions (``version_key`` changes when a new champion is promoted).

@@ -74,3 +74,18 @@ def test_the_usl_method_reaches_the_fits_and_a_misspelt_one_is_an_error() -> Non
     assert config.load_params(REPO / "params.yaml").train.usl_method == "nls"
     with pytest.raises(ValueError, match="train.usl_method must be one of nls, field, got 'gunther'"):
         config.parse_params({"train": {"usl_method": "gunther"}})
+
+
+def test_the_desk_opens_on_the_configured_workload_or_says_why_not() -> None:
+    assert config.load_params(REPO / "params.yaml").desk.default_workload == "zosconnect_cics_diag"
+    desk = config.parse_params({"desk": {"default_workload": "b"}}).desk
+    assert desk.opening_choice(["a", "b"]) == (1, None)
+    # not listed (no champion, or not the page's kind of model): the first, and the page says so
+    index, note = desk.opening_choice(["a", "c"])
+    assert index == 0 and note == "'b' (params.yaml desk.default_workload) is not listed here: the page opens on 'a'"
+    assert config.parse_params({}).desk.opening_choice(["a", "b"]) == (0, None)
+    assert config.parse_params({"desk": None}).desk.opening_choice(["a"]) == (0, None)
+    with pytest.raises(ValueError, match="desk.default_workload must be a workload name, got 3"):
+        config.parse_params({"desk": {"default_workload": 3}})
+    with pytest.raises(ValueError, match="unknown parameter\\(s\\) 'default_workloads'"):
+        config.parse_params({"desk": {"default_workloads": "a"}})

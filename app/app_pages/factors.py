@@ -32,7 +32,7 @@ workload_list = [w for w in res.workloads_with("response") if res.response_model
 if not workload_list:
     st.info("No closed-workload model has a champion yet (run `make run`).")
 else:
-    default = workload_list.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workload_list else 0
+    default = res.opening_workload(workload_list, "factor_workload")
     workload = st.selectbox("Workload", workload_list, index=default, key="factor_workload")
     res.follow_workload("factor", workload)
     key = res.champion_key(workload)

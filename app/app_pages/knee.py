@@ -171,7 +171,7 @@ if not workloads:
     st.info("No response-time model has a champion yet. Run `make run` (or `dvc repro` then "
             "`kneecap promote --if-missing`).")
     st.stop()
-default = workloads.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workloads else 0
+default = res.opening_workload(workloads, "knee_workload")
 workload = st.selectbox("Workload", workloads, index=default, key="knee_workload")
 res.follow_workload("knee", workload)
 key = res.champion_key(workload)

@@ -16,7 +16,7 @@ workloads = [w for w in res.workloads_with("response")
 if not workloads:
     st.info("No closed-workload or SMF class model has a champion yet (run `make run`).")
     st.stop()
-default = workloads.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in workloads else 0
+default = res.opening_workload(workloads, "plan_workload")
 workload = st.selectbox("Workload", workloads, index=default, key="plan_workload")
 res.follow_workload("plan", workload)
 key = res.champion_key(workload)

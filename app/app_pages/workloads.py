@@ -47,7 +47,7 @@ if dims.empty:
     st.stop()
 
 names = dims["workload"].tolist()
-default = names.index("zosconnect_cics_diag") if "zosconnect_cics_diag" in names else 0
+default = res.opening_workload(names, "wl_workload")
 workload = st.selectbox("Workload", names, index=default, key="wl_workload")
 points = res.measured_points(workload)
 st.markdown(f"**{workload}:** {measured_summary(points, dims.set_index('workload').loc[workload])}.")

@@ -14,7 +14,7 @@ values of the classes the sections configure (:class:`~kneecap.modeling.select.M
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -195,6 +195,38 @@ class WarehouseConfig:
 
 
 @dataclass(frozen=True)
+class DeskConfig:
+    """``params.yaml`` ``desk``: the workload the desk's pages open on (None: the first one listed)."""
+
+    default_workload: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.default_workload is not None and not isinstance(self.default_workload, str):
+            raise ValueError(f"desk.default_workload must be a workload name, got {short_repr(self.default_workload)}")
+
+    def opening_choice(self, workloads: Sequence[str]) -> tuple[int, str | None]:
+        """Which of ``workloads`` a page opens on: its index, and why it is not the configured one.
+
+        The configured workload where it is listed; else the first, with a sentence saying so
+        (None when the configured one is listed, or none is configured).
+
+        Examples
+        --------
+        >>> DeskConfig("b").opening_choice(["a", "b"])
+        (1, None)
+        >>> DeskConfig("c").opening_choice(["a", "b"])
+        (0, "'c' (params.yaml desk.default_workload) is not listed here: the page opens on 'a'")
+        >>> DeskConfig().opening_choice(["a", "b"])
+        (0, None)
+        """
+        wanted = self.default_workload
+        if wanted is None or wanted in workloads:
+            return (0 if wanted is None else list(workloads).index(wanted)), None
+        first = f": the page opens on {workloads[0]!r}" if workloads else ""
+        return 0, f"{wanted!r} (params.yaml desk.default_workload) is not listed here{first}"
+
+
+@dataclass(frozen=True)
 class Params:
     """Every section of ``params.yaml``, each a frozen view (:func:`parse_params`)."""
 
@@ -205,6 +237,7 @@ class Params:
     evaluate: EvaluateConfig
     growth: GrowthConfig = GrowthConfig()
     warehouse: WarehouseConfig = WarehouseConfig()
+    desk: DeskConfig = DeskConfig()
 
 
 def _section(cls: type[T], values: dict[str, Any] | None, where: str) -> T:
@@ -241,6 +274,7 @@ def parse_params(raw: dict[str, Any], where: str = "params") -> Params:
         evaluate=_section(EvaluateConfig, raw.get("evaluate"), f"{where}: evaluate"),
         growth=_section(GrowthConfig, raw.get("growth"), f"{where}: growth"),
         warehouse=_section(WarehouseConfig, raw.get("warehouse"), f"{where}: warehouse"),
+        desk=_section(DeskConfig, raw.get("desk"), f"{where}: desk"),
     )
 
 
