@@ -43,6 +43,19 @@ def test_the_desk_imports_kneecap_and_streamlit_and_nothing_else_heavy() -> None
     assert found and not any(found.values()), {k: v for k, v in found.items() if v}
 
 
+def test_the_pages_reach_kneecap_through_resources_and_only_resources_caches() -> None:
+    """A page is widgets, a call into resources and a chart; resources is the one cache (house style).
+
+    So the maths, registry reading and upload decoding a page shows stay in the library, tested there."""
+    desk = sorted((REPO / "app").rglob("*.py"))
+    reaching = [p.relative_to(REPO).as_posix() for p in desk
+                if p.name != "resources.py" and "kneecap" in _imported_roots(p)]
+    caching = [f"{p.relative_to(REPO).as_posix()}:{node.lineno}" for p in desk if p.name != "resources.py"
+               for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Attribute) and node.attr in ("cache_data", "cache_resource")]
+    assert desk and not reaching and not caching, (reaching, caching)
+
+
 def _module_name(path: Path) -> str:
     return ".".join(path.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__")
 
