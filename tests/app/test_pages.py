@@ -123,6 +123,24 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     assert "knee_download" in _downloads(at)
 
 
+def test_pages_open_on_the_params_workload_or_say_why_not(app_env, tmp_path, monkeypatch):
+    at = _app()
+    assert at.selectbox(key="knee_workload").value == DIAG  # params.yaml desk.default_workload
+    assert not [c.value for c in at.caption if "desk.default_workload" in c.value]
+    params = Path(app_env["KNEECAP_PARAMS"]).read_text(encoding="utf-8")
+    (tmp_path / "params.yaml").write_text(params.replace(f"default_workload: {DIAG}", "default_workload: gone"),
+                                          encoding="utf-8")
+    monkeypatch.setenv("KNEECAP_PARAMS", str(tmp_path / "params.yaml"))
+    st.cache_data.clear()
+    at = _app()
+    box = at.selectbox(key="knee_workload")
+    assert box.value == box.options[0] != DIAG
+    said = [c.value for c in at.caption if "desk.default_workload" in c.value]
+    assert said == [f"'gone' (params.yaml desk.default_workload) is not listed here: the page opens on '{box.value}'"]
+    box.set_value(DIAG).run()  # chosen: nothing more to say
+    assert not at.exception and not [c.value for c in at.caption if "desk.default_workload" in c.value]
+
+
 def test_knee_page_what_if_point_matches_the_model(app_env):
     at = _app()
     at.slider(key=_k("knee_max_clients")).set_value(800).run()
