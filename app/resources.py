@@ -22,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from kneecap import (
+    backtest,
     config,
     csvsafe,
     factors,
@@ -295,16 +296,7 @@ def backtest_metrics() -> dict[str, Any] | None:
 
 def backtest_table() -> pd.DataFrame:
     """One row per backtest case and target: held-out MAPE, the goal, and whether it is met."""
-    bt = backtest_metrics() or {}
-    rows = []
-    models = {c.get("name"): c.get("model") for c in bt.get("cases", [])}
-    for case, entry in bt.get("summary", {}).items():
-        for target in sorted({k.rsplit("_mape_pct", 1)[0] for k in entry if k.endswith("_mape_pct")}):
-            rows.append({"case": case, "model": models.get(case), "target": target,
-                         "mape_pct": entry.get(f"{target}_mape_pct"), "goal_pct": entry.get(f"{target}_goal_pct"),
-                         "meets_goal": entry.get(f"{target}_meets_goal"),
-                         "questions_ok": f"{entry.get('questions_ok', 0)}/{entry.get('questions', 0)}"})
-    return pd.DataFrame(rows, columns=["case", "model", "target", "mape_pct", "goal_pct", "meets_goal", "questions_ok"])
+    return backtest.summary_table(backtest_metrics())
 
 
 @st.cache_data(ttl=60)

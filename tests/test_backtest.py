@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from kneecap import backtest
@@ -329,3 +330,26 @@ def test_open_curve_capacity_is_consistent_with_the_response_at_the_largest_load
     assert len(rows) == 2 and not any(r.get("saturated") for r in rows)
     assert all(r["lo"] <= r["actual"] <= r["hi"] for r in rows)
     assert result.targets["resp_ms"]["mape"] < 10.0
+
+
+def test_the_backtest_report_reads_as_one_row_per_case_and_target():
+    # the keys the evaluate stage writes (pipelines/stages/evaluate.py)
+    report = {"cases": [{"name": "a", "model": "closed_mva"}, {"name": "b", "model": "cost_ols:linear"}],
+              "summary": {"a": {"tps_mape_pct": 2.0, "tps_goal_pct": 5.0, "tps_meets_goal": True,
+                                "resp_ms_mape_pct": 30.0, "resp_ms_goal_pct": 25.0, "resp_ms_meets_goal": False,
+                                "questions_ok": 1, "questions": 2},
+                          "b": {"cpu_ms_per_tran_mape_pct": 0.1, "cpu_ms_per_tran_goal_pct": None,
+                                "cpu_ms_per_tran_meets_goal": None, "questions_ok": 0, "questions": 0}}}
+    table = backtest.summary_table(report)
+    assert table.columns.tolist() == backtest.SUMMARY_COLUMNS
+    assert table.drop(columns="goal_pct").to_dict("records") == [
+        {"case": "a", "model": "closed_mva", "target": "resp_ms", "mape_pct": 30.0, "meets_goal": False,
+         "questions_ok": "1/2"},
+        {"case": "a", "model": "closed_mva", "target": "tps", "mape_pct": 2.0, "meets_goal": True,
+         "questions_ok": "1/2"},
+        {"case": "b", "model": "cost_ols:linear", "target": "cpu_ms_per_tran", "mape_pct": 0.1, "meets_goal": None,
+         "questions_ok": "0/0"}]
+    assert table["goal_pct"].iloc[:2].tolist() == [25.0, 5.0]
+    assert pd.isna(table["goal_pct"].iloc[2])  # no goal for the target's kind: missing, as the page shows it
+    empty = backtest.summary_table(None)
+    assert empty.empty and empty.columns.tolist() == backtest.SUMMARY_COLUMNS

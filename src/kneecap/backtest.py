@@ -540,6 +540,30 @@ def format_table(results: list[CaseResult],
     return "\n".join(lines)
 
 
+#: The columns of :func:`summary_table`.
+SUMMARY_COLUMNS = ["case", "model", "target", "mape_pct", "goal_pct", "meets_goal", "questions_ok"]
+
+
+def summary_table(report: dict[str, Any] | None) -> pd.DataFrame:
+    """The evaluate stage's backtest report (``reports/metrics/backtest.json``) as one row per case and target.
+
+    Each row: the case, its model family, the target, the held-out MAPE, the goal and whether it is
+    met, and ``questions_ok`` as ``'answered/asked'``; read from the report's ``summary``
+    (``<target>_mape_pct``, ``<target>_goal_pct``, ``<target>_meets_goal``) and ``cases``. Empty
+    (:data:`SUMMARY_COLUMNS`) for no report.
+    """
+    report = report or {}
+    models = {c.get("name"): c.get("model") for c in report.get("cases", [])}
+    rows = []
+    for case, entry in report.get("summary", {}).items():
+        for target in sorted({k.rsplit("_mape_pct", 1)[0] for k in entry if k.endswith("_mape_pct")}):
+            rows.append({"case": case, "model": models.get(case), "target": target,
+                         "mape_pct": entry.get(f"{target}_mape_pct"), "goal_pct": entry.get(f"{target}_goal_pct"),
+                         "meets_goal": entry.get(f"{target}_meets_goal"),
+                         "questions_ok": f"{entry.get('questions_ok', 0)}/{entry.get('questions', 0)}"})
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
 def load_cases(paths: list[str]) -> list[Case]:
     """Every case under ``paths`` (:func:`expand_case_dirs`), rolling-origin cases expanded."""
     return [origin for p in expand_case_dirs(paths) for origin in expand_origins(load_case(p))]
