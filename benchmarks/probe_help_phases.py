@@ -14,7 +14,7 @@ that moment, how long it waited, where it ran) and prints, per grid point and he
   split by whether that previous burst was helped;
 * ``help_backlog_shape``: the class's transactions in CPU while help is on, on average, between
   their number where help starts (1) and where it stops (0): the shape of the help phase that
-  ``dispatch._help_rounds_wait`` derives (a constant 0.75 of the model before it).
+  ``dispatch._help_cycle._help_rounds_wait`` derives (a constant 0.75 of the model before it).
 
 It is a diagnostic for the model's help path (README, Benchmarks), not part of ``make bench``::
 
@@ -49,7 +49,7 @@ class ProbedSimulation(LparSimulation):
         self.help_ms = 0.0
         self._help_since: float | None = None
         # transactions of the class between submission and completion, integrated while help is on,
-        # and counted where help starts and stops (the help phase's backlog, dispatch._help_cycle)
+        # and counted where help starts and stops (the help phase's backlog, dispatch._help_cycle._help_cycle_wait)
         self.in_cpu = 0
         self._counted_at = 0.0
         self.in_cpu_help_area = 0.0

@@ -17,7 +17,7 @@ an open scenario with every help period logged and prints, per load:
 * ``off_fresh_ms`` / ``off_follow_ms``: the mean wait of the other bursts offered outside help, a
   transaction's first eligible burst and the ones after it.
 
-It is the measurement behind :func:`kneecap.modeling.dispatch._pool_trigger_wait` (README,
+It is the measurement behind :func:`kneecap.modeling.dispatch._pool_rule.pool_rule_wait` (README,
 Models)::
 
     python benchmarks/probe_pool_flush.py [--tps T ...] [--transactions N] [--seeds K] [--tau MS]

@@ -1,4 +1,4 @@
-"""The pool rule's help cycle (``dispatch._help_cycle``) against the dispatcher simulation.
+"""The pool rule's help cycle (``dispatch._help_cycle._help_cycle_wait``) against the dispatcher simulation.
 
 Where the zIIPs cannot keep up, GCPs help in cycles; the model takes the cycle beside M/M/c+D.
 Each comparison here simulates afresh (or reads the reference grid the bench keeps) and checks the
@@ -14,6 +14,10 @@ import pandas as pd
 import pytest
 
 from kneecap.modeling.dispatch import Dispatch, solve_open
+from kneecap.modeling.dispatch._help_cycle import help_cycle_waits
+from kneecap.modeling.dispatch._memo import MEMO_FLOATS
+from kneecap.modeling.dispatch._open import open_residence
+from kneecap.modeling.dispatch._open_queues import queue_residence
 from kneecap.simulation import SimScenario, simulate
 from tests.modeling.benches import bench as bench_module
 
@@ -81,16 +85,14 @@ def test_every_grid_point_up_to_85_percent_busy_is_within_10_percent():
 
 def _raw_and_model(n_gcp, n_ziip, d, f, bursts, tau, lams):
     """The residence the queues give (pool rule, the cycle where smaller: no hold) and the model's, R0 left out."""
-    from kneecap.modeling import dispatch as dp
-
-    floor = np.full(dp._FLOOR, -1.0)
-    model = np.array([dp._residence(lam, d, f, bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, floor)[0]
+    floor = np.full(MEMO_FLOATS, -1.0)
+    model = np.array([open_residence(lam, d, f, bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, floor)[0]
                       for lam in lams])
     s_e = f * d / bursts
     raw = []
     for lam in lams:
-        r = dp._residence_pool(lam, d, f, bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, floor)[0]
-        e, g, _, _ = dp._cycle_waits(lam, s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau)
+        r = queue_residence(lam, d, f, bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, floor)[0]
+        e, g, _, _ = help_cycle_waits(lam, s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau)
         raw.append(min(r, d + e + g))  # the cycle's weight is 1 here (ZIIPAWMT spans 17 bursts)
     return np.array(raw), model
 

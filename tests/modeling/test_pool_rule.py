@@ -1,4 +1,4 @@
-"""The pool rule's wait for a zIIP (``dispatch._pool_trigger_wait``) against the dispatcher simulation.
+"""The pool rule's wait for a zIIP (``dispatch._pool_rule.pool_rule_wait``) against the dispatcher simulation.
 
 Under ``help_rule="pool"`` the zIIPs work alone until a queued burst has waited ZIIPAWMT, then the
 GCPs flush the backlog behind it (issue #10). The comparisons simulate afresh; the rest checks the
@@ -12,13 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from kneecap.modeling.dispatch import (
-    Dispatch,
-    _erlang_b,
-    _pool_trigger_wait,
-    solve_open,
-    solve_open_rows,
-)
+from kneecap.modeling.dispatch import Dispatch, solve_open, solve_open_rows
+from kneecap.modeling.dispatch._pool_rule import pool_rule_wait
+from kneecap.modeling.dispatch._queues import erlang_b
 from kneecap.simulation import SimScenario, simulate
 
 # the LPAR of the SMF round trip (tests/smf/simdays.py, issue #11)
@@ -48,7 +44,7 @@ def test_the_trigger_wait_is_continuous_where_its_form_changes(x):
     waits = []
     for side in (-1e-9, 1e-9):
         lam = c / s + (x + side) / tau
-        waits.append(_pool_trigger_wait(lam, s, c, tau, _erlang_b(c - 1, lam * s), 1.2, 0.6, 0.05))
+        waits.append(pool_rule_wait(lam, s, c, tau, erlang_b(c - 1, lam * s), 1.2, 0.6, 0.05))
     assert waits[1] == pytest.approx(waits[0], rel=1e-9)
     assert all(math.isfinite(w) and w > 0 for w in waits)
 
