@@ -25,7 +25,7 @@ export PYTHONUNBUFFERED := 1
 # DVC stage commands call `python`: make it the venv's.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run setup pipeline promote serve test test-fast explore bench fuzz docs clean mlflow-server mlflow-server-stop mlflow-ui
+.PHONY: run setup pipeline promote serve test test-fast test-nojit explore bench fuzz docs clean mlflow-server mlflow-server-stop mlflow-ui
 
 run: setup pipeline promote serve
 
@@ -79,6 +79,13 @@ test: setup
 
 test-fast: setup
 	@$(BIN)/python -m pytest -n 2 -m "not slow and not e2e"
+
+# The dispatch model's tests with its compiled kernels run as plain Python (NUMBA_DISABLE_JIT=1),
+# so a coverage run or a debugger sees inside them. Slow (tests/modeling/test_dispatch.py alone:
+# 2 min of CPU, 8.5 min on a loaded machine), so not part of `make test`.
+test-nojit: setup
+	@NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/modeling/test_dispatch.py \
+	  tests/modeling/test_background.py tests/modeling/test_pool_rule.py tests/modeling/test_help_cycle.py
 
 explore: setup
 	@KNEECAP_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2 -m "not slow and not e2e" -p no:cacheprovider tests/modeling tests/test_factors.py tests/smf

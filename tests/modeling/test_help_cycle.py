@@ -15,9 +15,10 @@ import pytest
 
 from kneecap.modeling.dispatch import Dispatch, solve_open
 from kneecap.modeling.dispatch._help_cycle import help_cycle_waits
-from kneecap.modeling.dispatch._memo import MEMO_FLOATS
+from kneecap.modeling.dispatch._memo import new_memo
 from kneecap.modeling.dispatch._open import open_residence
 from kneecap.modeling.dispatch._open_queues import queue_residence
+from kneecap.modeling.dispatch._rules import Rules
 from kneecap.simulation import SimScenario, simulate
 from tests.modeling.benches import bench as bench_module
 
@@ -85,13 +86,13 @@ def test_every_grid_point_up_to_85_percent_busy_is_within_10_percent():
 
 def _raw_and_model(n_gcp, n_ziip, d, f, bursts, tau, lams):
     """The residence the queues give (pool rule, the cycle where smaller: no hold) and the model's, R0 left out."""
-    floor = np.full(MEMO_FLOATS, -1.0)
-    model = np.array([open_residence(lam, d, f, bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, floor)[0]
-                      for lam in lams])
+    rules = Rules(bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2)
+    memo = new_memo()
+    model = np.array([open_residence(lam, d, f, rules, memo)[0] for lam in lams])
     s_e = f * d / bursts
     raw = []
     for lam in lams:
-        r = queue_residence(lam, d, f, bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, floor)[0]
+        r = queue_residence(lam, d, f, rules, memo)[0]
         e, g, _, _ = help_cycle_waits(lam, s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau)
         raw.append(min(r, d + e + g))  # the cycle's weight is 1 here (ZIIPAWMT spans 17 bursts)
     return np.array(raw), model

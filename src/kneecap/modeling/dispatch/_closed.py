@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
 from kneecap.modeling.dispatch._closed_help import (
+    closed_class,
     closed_cycle_table,
     help_throughput,
     throughput_beside_background,
     ziip_wait_beside_background,
 )
-from kneecap.modeling.dispatch._memo import MEMO_FLOATS
+from kneecap.modeling.dispatch._memo import forget
 from kneecap.modeling.dispatch._pool_rule import pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import rejoining_bursts, residual_ratio
 
 
 @numba.njit(cache=True)
-def _mva_bracket(p_row, q_k, m):  # pragma: no cover - compiled
+def _mva_bracket(p_row, q_k, m):
     """``1 + Q(n-1) + sum_{j<m} (m-1-j) p(j | n-1)``: residence of an ``m``-server pool over ``D / m``."""
     bracket = 1.0 + q_k
     for j in range(m):
@@ -26,7 +29,7 @@ def _mva_bracket(p_row, q_k, m):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _mva_residual_excess(p_row, m, xd, s, ratio):  # pragma: no cover - compiled
+def _mva_residual_excess(p_row, m, xd, s, ratio):
     """Wait per burst beyond exact MVA's at an FCFS ``m``-server pool of mixed bursts (see solve_closed).
 
     ``P(all m busy | n-1) (r - s) / m`` with ``r / s = ratio`` (:func:`residual_ratio`). The
@@ -46,7 +49,7 @@ def _mva_residual_excess(p_row, m, xd, s, ratio):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _advance_busy(p_row, xd, m):  # pragma: no cover - compiled
+def _advance_busy(p_row, xd, m):
     """Step ``p(j | n-1) -> p(j | n) = X D / j p(j-1 | n-1)`` for ``1 <= j < m``, in place.
 
     Descending ``j`` so ``p_row[j - 1]`` is still the population ``n - 1`` value when read.
@@ -56,19 +59,328 @@ def _advance_busy(p_row, xd, m):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _blank_past(out, solved, width):  # pragma: no cover - compiled
+def _blank_past(out, solved, width):
     """NaN in row ``i`` of ``out`` from column ``solved[i]`` (the populations past its crossing) to ``width``."""
     for i in range(out.shape[0]):
         for j in range(solved[i], width):
             out[i, j] = np.nan
 
 
+
+class MvaState(NamedTuple):
+    """The exact MVA state one parameter set carries from population to population.
+
+    Station 0 is the zIIP pool, 1 the GCP pool, each of ``servers[k]`` engines.
+    """
+
+    #: ``p[k, j] = P(j busy at station k | population)``, carried for ``j < m_k``; ``q`` the queues
+    p: np.ndarray
+    q: np.ndarray
+    #: the same two stations, each alone with the delay: the network without the other station,
+    #: whose throughput gives ``p(0 | n)`` by a ratio instead of by subtraction (see solve_closed)
+    p_alone: np.ndarray
+    q_alone: np.ndarray
+    x_alone: np.ndarray
+    servers: np.ndarray
+
+
+@numba.njit(cache=True)
+def _new_mva(n_g, n_z):
+    """The :class:`MvaState` of an empty network (no client: every engine idle)."""
+    m_max = max(n_g, n_z, 1)
+    p = np.zeros((2, m_max))
+    p_alone = np.zeros((2, m_max))
+    p[:, 0] = 1.0
+    p_alone[:, 0] = 1.0
+    return MvaState(p, np.zeros(2), p_alone, np.zeros(2), np.zeros(2), np.array([max(n_z, 1), n_g]))
+
+
+class GcpMixture(NamedTuple):
+    """The class's bursts on a GCP pool without zIIPs: every burst queues FCFS there (see solve_closed).
+
+    GCP-only and eligible bursts of different sizes (and other classes' bursts beside them) make the
+    pool's service not exponential; beside zIIPs the GCP pool is left exponential, as in the open
+    model (cpu_residence), and ``ratio`` is 1.
+    """
+
+    #: bursts per transaction on the pool, the GCP-only and eligible burst (ms), rejoining bursts
+    #: per transaction (:func:`rejoining_bursts`)
+    visits: int
+    s_native: float
+    s_eligible: float
+    rejoin: float
+    #: the class's bursts alone: ``r / s`` (:func:`residual_ratio`) and the mean burst, ms
+    ratio: float
+    s_mean: float
+
+
+@numba.njit(cache=True)
+def _gcp_mixture(cls):
+    """The class's :class:`GcpMixture`: the same at every throughput for the class's bursts alone."""
+    visits = cls.kg + cls.ke
+    s_native = (1.0 - cls.f) * cls.d / cls.kg if cls.kg > 0 else 0.0
+    s_eligible = cls.f * cls.d / cls.ke if cls.ke > 0 else 0.0
+    rejoin = rejoining_bursts(cls.kg, cls.ke, 1.0)
+    ratio = residual_ratio(cls.kg, s_native, cls.ke, s_eligible, 0.0, cls.bg_s, rejoin) if cls.n_z == 0 else 1.0
+    return GcpMixture(visits, s_native, s_eligible, rejoin, ratio, cls.d / visits if visits > 0 else 0.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _ziip_time(cls, p, q, x_prev, spill_prev, q_help, memo):
+    """The zIIP pool at the next population: (spill, zIIP time, zIIP demand, ziip_open, help_near, q).
+
+    Exact MVA's FCFS wait, truncated by the help rule where the open M/M/c+D queue at the
+    throughput the population before carried gives less (:func:`solve_closed`). ``ziip_open``:
+    the pool is timed by the open queue beside other classes' zIIP work; ``help_near``: that open
+    queue spills, but its wait is still above the exact one, so help is not solved yet.
+    """
+    d, f, ke, n_g, n_z = cls.d, cls.f, cls.ke, cls.n_g, cls.n_z
+    honor, tau, pool, bg_z, a_bg_g = cls.honor, cls.tau, cls.pool, cls.bg_z, cls.a_bg_g
+    spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
+    if not (n_z > 0 and f > 0.0):
+        return spill, 0.0, 0.0, False, False, q_help
+    t_z = 0.0
+    ziip_open = False
+    help_near = False
+    m = n_z
+    d_e = f * d / (1.0 - bg_z)
+    s = cls.s
+    wait = s / m * _mva_bracket(p[0], q[0], m) - s  # FCFS wait per burst, exact MVA
+    if wait < 0.0:
+        wait = 0.0
+    wait_z = wait
+    if cls.a_bz > 0.0 and not (honor and spill_prev > 0.0):
+        # beside other classes' zIIP work MVA stretches the class's burst by 1 / (1 - U_bg), as if
+        # every zIIP were that much slower, which leaves out the residual of their bursts (0.02 ms
+        # eligible bursts beside 0.2 ms ones waited a quarter of the simulation's), and the help
+        # path, the open queue beside the background, took over from it where help began, so
+        # response fell there. The open model's queue (ziip_queue) at the throughput the
+        # population before carried, its service the class's own burst, as the help path has it
+        s_e, spill_open, wait_open, q_help = ziip_wait_beside_background(x_prev, q_help, cls, memo)
+        if not honor and wait_open == np.inf:
+            wait_open, s_e = wait, s  # a full pool: the closed network's wait, which stays finite
+        # help solved from here on, as below (spill is 0 here before it)
+        spill = spill_open if spill_open > 1e-12 else 0.0
+        t_z = ke * ((1.0 - spill_open) * s_e + wait_open)
+        ziip_open = True
+    elif honor and spill_prev > 0.0:
+        spill = spill_prev  # GCPs helped the population before: solved with the throughput
+    elif honor and x_prev > 0.0:
+        # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the arrival
+        # sees gives the truncated wait and the spill; below saturation the exact closed wait is
+        # the smaller (an open queue overstates a finite one)
+        spill_open, wait_open, q_help = ziip_spill_and_wait(x_prev * ke, s, m, tau, pool, q_help,
+                                                            n_g - x_prev * (1.0 - f) * d - a_bg_g, (ke - 1.0) / ke)
+        wait_open = pool_wait_held_at_peaks(wait_open, x_prev, s, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d,
+                                            0.0, 0.0, memo)
+        if wait_open < wait:
+            wait_z = wait_open
+        # a spill below 1e-12 moves no measurable work; counting it as none keeps the network
+        # product-form and the recursion exact. Help is solved from the population whose open
+        # zIIP wait is no longer above the exact one: the help path takes the open wait, so
+        # switching earlier made response jump up where help began and fall back after it
+        spill = spill_open if spill_open > 1e-12 and wait_open <= wait else 0.0
+        help_near = pool and spill == 0.0 and spill_open > 1e-12
+    if not ziip_open:
+        t_z = ke * ((1.0 - spill) * s + wait_z)
+    return spill, t_z, (1.0 - spill) * d_e, ziip_open, help_near, q_help
+
+
+@numba.njit(cache=True, inline="always")
+def _gcp_mva_time(cls, p, q, mix, spill, x_prev):
+    """(GCP time, GCP demand) of a transaction at the next population by exact MVA, GCPs not helping.
+
+    The residual of mixed bursts (:func:`_mva_residual_excess`) is added where the pool serves
+    bursts of several sizes: without zIIPs, and beside other classes' work at the mixture the
+    population before carried.
+    """
+    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
+    a_bg_g, bg_s = cls.a_bg_g, cls.bg_s
+    d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - cls.bg_g)
+    r_g = d_g / n_g * _mva_bracket(p[1], q[1], n_g)
+    ratio_g = mix.ratio  # 1 (exponential) for bursts of one size or beside zIIPs
+    s_mix = mix.s_mean
+    if cls.n_z == 0 and a_bg_g > 0.0:
+        # beside background work, the mixture at the throughput the population before carried
+        rate_g = x_prev * mix.visits + a_bg_g / bg_s
+        s_mix = (x_prev * d + a_bg_g) / rate_g
+        ratio_g = residual_ratio(x_prev * kg, mix.s_native, x_prev * ke, mix.s_eligible, a_bg_g / bg_s, bg_s,
+                                 x_prev * mix.rejoin)
+    if ratio_g > 1.0:
+        r_g += mix.visits * _mva_residual_excess(p[1], n_g, x_prev * d_g, s_mix, ratio_g)
+    return r_g, d_g
+
+
+@numba.njit(cache=True, inline="always")
+def _throughput_without_help(n, z, r0, t_z, r_g, ziip_open, x_prev, q_help, cls, memo):
+    """(X, zIIP time, GCP time, gcp_open, q) of ``n`` clients while GCPs do not help.
+
+    Beside other classes' work, as for the zIIPs in :func:`_ziip_time`: MVA's ``1 / (1 - U_bg)``
+    stretch overstates a pool of several GCPs (4 GCPs at 30 %, no zIIP: 19 % above the simulation
+    at 30 % of capacity, closed, where the open pool is 1 % above it), and the help path's GCP
+    time, the smaller of the two, would take over where help begins: the open pool's time where
+    it is the smaller, each pool's open time solved with the throughput it carries
+    (:func:`throughput_beside_background`); ``gcp_open`` says the GCP pool took the open time.
+    Otherwise ``X = n / (Z + R0 + T)``.
+    """
+    if cls.a_bg_g > 0.0 or ziip_open:
+        x, t_z, r_g_open, q_help = throughput_beside_background(n, z + r0, x_prev, ziip_open, t_z, r_g, q_help, cls,
+                                                                memo)
+        return x, t_z, r_g_open, cls.a_bg_g > 0.0 and r_g_open < r_g, q_help
+    total = r0 + t_z + r_g
+    return n / (z + total) if z + total > 0.0 else np.inf, t_z, r_g, False, q_help
+
+
+@numba.njit(cache=True, inline="always")
+def _help_solve(n, z, r0, cls, p, q, q_help, seen, memo, weight):
+    """(X, zIIP time, GCP time, spill, q) of ``n`` clients while GCPs help (:func:`help_throughput`).
+
+    The GCP pool's MVA time per ms of demand bounds the open one.
+    """
+    n_g = cls.n_g
+    gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - cls.bg_g))
+    return help_throughput(n, z + r0, gcp_mva, q_help, cls, seen, memo, weight)
+
+
+@numba.njit(cache=True, inline="always")
+def _helped_demands(cls, spill):
+    """(zIIP demand, GCP demand) per transaction in the MVA state with a share ``spill`` helped."""
+    d, f = cls.d, cls.f
+    return (1.0 - spill) * f * d / (1.0 - cls.bg_z), ((1.0 - f) * d + spill * f * d) / (1.0 - cls.bg_g)
+
+
+@numba.njit(cache=True, inline="always")
+def _advance_mva(mva, n, x, t_z, r_g, d_z, d_g, z_loop, ziip_open, gcp_open):
+    """Step the MVA state to population ``n`` at throughput ``x``: queues, busy marginals, idle probabilities."""
+    p, q, p_alone, q_alone, x_alone, servers = mva
+    q[0] = x * t_z
+    q[1] = x * r_g
+    for k in range(2):
+        mk = servers[k]
+        dk = d_z if k == 0 else d_g
+        r_k = dk / mk * _mva_bracket(p_alone[k], q_alone[k], mk)
+        x_k = n / (z_loop + r_k) if z_loop + r_k > 0.0 else np.inf
+        x_alone[k] = x_k
+        q_alone[k] = x_k * r_k
+        _advance_busy(p_alone[k], x_k * dk, mk)
+        # the network without this station is the delay alone: X = n / (Z + R0)
+        p_alone[k, 0] *= x_k * z_loop / n if z_loop > 0.0 else 0.0
+    # a pool timed by the open queue beside background work is, to the other pool's idle
+    # probability, a delay of the time it takes: the ratio below then keeps that pool's MVA time
+    # at or above its demand (with the network without it as MVA would have it, a zIIP pool timed
+    # above its MVA time put a GCP's time below its own demand: 0.7162 against 0.7173 ms at 2
+    # clients, 5 GCPs + 1 zIIP, 30 % background)
+    if ziip_open:
+        x_alone[0] = n / (z_loop + t_z) if z_loop + t_z > 0.0 else np.inf
+    if gcp_open:
+        x_alone[1] = n / (z_loop + r_g) if z_loop + r_g > 0.0 else np.inf
+    for k in range(2):
+        mk = servers[k]
+        _advance_busy(p[k], x * (d_z if k == 0 else d_g), mk)
+        # P(station k idle | n) = G_-k(n) / G(n): the ratio of consecutive values is X(n) / X_-k(n),
+        # X_-k the throughput of the network without station k. While GCPs help the network is not
+        # product-form and the ratio is an approximation, used there only for the GCP pool's MVA
+        # time, which caps the open one
+        x_without = x_alone[1 - k]
+        p[k, 0] *= x / x_without if x_without > 0.0 and np.isfinite(x_without) else 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def past_knee(resp_ms, unloaded_ms, stop_ratio):
+    """The early stop's knee rule: response past ``stop_ratio`` times the one-client response.
+
+    The rule "the knee is where response reaches k times its unloaded value" with ``k =
+    stop_ratio``; 0 never stops.
+    """
+    return stop_ratio > 0.0 and resp_ms > stop_ratio * unloaded_ms
+
+
+@numba.njit(cache=True)
+def _solve_set(cls, z, r0, n_max, stop_ratio, n_min, memo, x_out, resp_out, spill_out, zb_out,
+               gb_out):
+    """Populations ``1..n_max`` of one parameter set into its rows of the outputs; returns the last solved.
+
+    Each population: the zIIP pool's time (:func:`_ziip_time`); then, while GCPs help, the
+    throughput solved with the open times (:func:`_help_solve`), otherwise the GCP pool's MVA time
+    and the throughput (:func:`_throughput_without_help`), with help taken where the help cycle
+    makes it the smaller; then the MVA state stepped on (:func:`_advance_mva`). Stops early at
+    the first population ``N >= n_min`` past the knee rule (:func:`past_knee`).
+    """
+    d, n_g, n_z, bg_g, bg_z = cls.d, cls.n_g, cls.n_z, cls.bg_g, cls.bg_z
+    mva = _new_mva(n_g, n_z)
+    p, q = mva.p, mva.q  # read every population: taken out of the tuple once
+    mix = _gcp_mixture(cls)
+    z_loop = z + r0
+    x_prev = 0.0
+    q_help = 1.0
+    spill_prev = 0.0
+    seen = np.zeros(8)  # the help solve's last three roots and two q, its start at the next population
+    # the help cycle's least waits and the pool rule's peaks (found the first time GCPs help), the
+    # cycle's weight
+    forget(memo)
+    weight = 0.0
+    for n in range(1, n_max + 1):
+        spill, t_z, d_z, ziip_open, help_near, q_help = _ziip_time(cls, p, q, x_prev, spill_prev, q_help, memo)
+        gcp_open = False
+        if spill > 0.0 and n_z > 0:
+            # helped work makes the network not product-form: p(0 | n) of the GCP pool would come
+            # by subtraction, which loses its digits within a few hundred steps on many GCPs. The
+            # pools' times are the open model's at the throughput they carry, solved with it
+            if memo.cycle[0] < 0.0:
+                weight = closed_cycle_table(memo, cls)
+            x, t_z, r_g, spill, q_help = _help_solve(n, z, r0, cls, p, q, q_help, seen, memo, weight)
+            if spill <= 1e-12:
+                spill = 0.0
+            d_z, d_g = _helped_demands(cls, spill)
+            total = r0 + t_z + r_g
+        else:
+            r_g, d_g = _gcp_mva_time(cls, p, q, mix, spill, x_prev)
+            x, t_z, r_g, gcp_open, q_help = _throughput_without_help(n, z, r0, t_z, r_g, ziip_open, x_prev, q_help,
+                                                                     cls, memo)
+            total = r0 + t_z + r_g
+            if help_near and memo.cycle[0] < 0.0:
+                weight = closed_cycle_table(memo, cls)
+            # the help cycle's waits are at least its least ones (memo.cycle[1:3]): only above them
+            # can the help path be the smaller, and most populations need no help solve to know it
+            if help_near and weight > 0.0 and total > r0 + d + memo.cycle[1] + memo.cycle[2]:
+                # the help path takes the help cycle's waits where they are the smaller (as the open
+                # model does), which the exact network's zIIP wait does not see: where the zIIP
+                # waits alone rose past them before the open queue's wait fell below the exact one,
+                # switching to help then made response fall. Taken from the population where the
+                # help path is the smaller, the response is the smaller of two that each rise with
+                # the population, so it rises too
+                seen_try = seen.copy()  # the help solve's warm start, kept only if it is taken
+                x_h, t_z_h, r_g_h, spill_h, q_h = _help_solve(n, z, r0, cls, p, q, q_help, seen_try, memo,
+                                                              weight)
+                if r0 + t_z_h + r_g_h < total and spill_h > 1e-12:
+                    x, t_z, r_g, spill, q_help = x_h, t_z_h, r_g_h, spill_h, q_h
+                    seen[:] = seen_try
+                    d_z, d_g = _helped_demands(cls, spill)
+                    total = r0 + t_z + r_g
+                    gcp_open = False
+        _advance_mva(mva, n, x, t_z, r_g, d_z, d_g, z_loop, ziip_open, gcp_open)
+        x_prev = x
+        spill_prev = spill if n_z > 0 else 0.0
+        x_out[n - 1] = x
+        resp_out[n - 1] = total
+        spill_out[n - 1] = spill
+        # the spill comes from the population before, so at saturation the utilisation law can
+        # step a hair past a full pool: an engine is never more than busy
+        zb_out[n - 1] = min(x * d_z * (1.0 - bg_z) / n_z + bg_z, 1.0) if n_z > 0 else np.nan
+        gb_out[n - 1] = min(x * d_g * (1.0 - bg_g) / n_g + bg_g, 1.0)
+        if n >= n_min and n < n_max and past_knee(total, resp_out[0], stop_ratio):
+            return n  # the columns after it are blanked by the caller
+    return n_max
+
+
 # parallel over parameter sets (bootstrap draws): each solve is independent, and the desk's
 # band and knee solve two hundred of them per slider step
 @numba.njit(cache=True, parallel=True)
-def closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z,
-                   bg_s):  # pragma: no cover - compiled
-    """The recursion of :func:`solve_closed`; station 0 is the zIIP pool, 1 the GCP pool."""
+def closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, rules, memos):
+    """The recursion of :func:`solve_closed` for every demand of ``ds`` (delay ``r0s``), in parallel.
+
+    ``memos`` holds an :data:`LPAR_MEMO` record per demand, owned by the caller.
+    """
     b = ds.shape[0]
     x_out = np.empty((b, n_max))
     resp_out = np.empty((b, n_max))
@@ -76,216 +388,9 @@ def closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, k_e, k_g, n_g, n_z, h
     zb_out = np.empty((b, n_max))
     gb_out = np.empty((b, n_max))
     solved = np.full(b, n_max, dtype=np.int64)
-    m_max = max(n_g, n_z, 1)
-    servers = np.array([max(n_z, 1), n_g])
-    ke = k_e if f > 0.0 else 0
-    kg_on = k_g if f < 1.0 else 0
-    a_bg_g = bg_g * n_g
-    a_bz = bg_z * n_z
     for i in numba.prange(b):
-        p = np.zeros((2, m_max))  # p[k, j] = P(j busy at station k | population), carried for j < m_k
-        q = np.zeros(2)
-        # the same two stations, each alone with the delay: the network without the other station,
-        # whose throughput gives p(0 | n) by a ratio instead of by subtraction (see solve_closed)
-        p_alone = np.zeros((2, m_max))
-        q_alone = np.zeros(2)
-        x_alone = np.zeros(2)
-        p[:, 0] = 1.0
-        p_alone[:, 0] = 1.0
-        d = ds[i]
-        z_loop = z + r0s[i]
-        x_prev = 0.0
-        q_help = 1.0
-        seen = np.zeros(8)  # the help solve's last three roots and two q, its start at the next population
-        spill_prev = 0.0
-        # _help_cycle_wait's least-wait rate and its waits (tabulate_cycle_least_waits) and the cycle's weight, found
-        # the first time GCPs help
-        floor = np.empty(MEMO_FLOATS)
-        floor[0] = -1.0
-        floor[3] = -1.0
-        weight = 0.0
-        # without zIIPs every burst queues FCFS for the GCPs, GCP-only and eligible ones of
-        # different sizes with other classes' bursts beside them (see solve_closed); beside zIIPs
-        # the GCP pool is left exponential, as in the open model (cpu_residence)
-        visits_g = kg_on + ke
-        s_gn = (1.0 - f) * d / kg_on if kg_on > 0 else 0.0
-        s_ge = f * d / ke if ke > 0 else 0.0
-        rejoin_g = rejoining_bursts(kg_on, ke, 1.0)
-        # the class's bursts alone set the same mixture at every throughput
-        ratio_class = residual_ratio(kg_on, s_gn, ke, s_ge, 0.0, bg_s, rejoin_g) if n_z == 0 else 1.0
-        s_class = d / visits_g if visits_g > 0 else 0.0
-        for n in range(1, n_max + 1):
-            spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
-            t_z = 0.0
-            d_z = 0.0
-            ziip_open = False  # each pool timed by the open queue beside background work (below)
-            gcp_open = False
-            help_near = False  # the open queue at the population before's throughput spills (below)
-            if n_z > 0 and f > 0.0:
-                m = n_z
-                d_e = f * d / (1.0 - bg_z)
-                s = d_e / ke
-                wait = s / m * _mva_bracket(p[0], q[0], m) - s  # FCFS wait per burst, exact MVA
-                if wait < 0.0:
-                    wait = 0.0
-                wait_z = wait
-                if a_bz > 0.0 and not (honor and spill_prev > 0.0):
-                    # beside other classes' zIIP work MVA stretches the class's burst by
-                    # 1 / (1 - U_bg), as if every zIIP were that much slower, which leaves out the
-                    # residual of their bursts: 0.02 ms eligible bursts beside 0.2 ms ones waited
-                    # a quarter of what the simulation measured (5 GCPs + 1 zIIP, 30 % background,
-                    # the issue's reproducer), and the help path, the open queue beside the
-                    # background, took over from it where help began, so response fell there. The
-                    # open model's queue (ziip_queue) at the throughput the population before
-                    # carried, its service the class's own burst, as the help path has it
-                    s_e, spill_open, wait_open, q_help = ziip_wait_beside_background(x_prev, f, d, ke, m, a_bz, bg_s,
-                                                                                     honor,
-                                                                           tau, pool, q_help, n_g, a_bg_g, floor)
-                    if not honor and wait_open == np.inf:
-                        wait_open, s_e = wait, s  # a full pool: the closed network's wait, which stays finite
-                    # help solved from here on, as below (spill is 0 here before it)
-                    spill = spill_open if spill_open > 1e-12 else 0.0
-                    t_z = ke * ((1.0 - spill_open) * s_e + wait_open)
-                    ziip_open = True
-                elif honor and spill_prev > 0.0:
-                    spill = spill_prev  # GCPs helped the population before: solved below
-                elif honor and x_prev > 0.0:
-                    # the help rule truncates waits at tau: the M/M/c+D queue at the burst rate the
-                    # arrival sees gives the truncated wait and the spill; below saturation the
-                    # exact closed wait is the smaller (an open queue overstates a finite one)
-                    spill_open, wait_open, q_help = ziip_spill_and_wait(x_prev * ke, s, m, tau, pool, q_help,
-                                                              n_g - x_prev * (1.0 - f) * d - a_bg_g, (ke - 1.0) / ke)
-                    wait_open = pool_wait_held_at_peaks(wait_open, x_prev, s, ke, m, tau, pool, n_g, a_bg_g,
-                                                        (1.0 - f) * d,
-                                                0.0, 0.0, floor)
-                    if wait_open < wait:
-                        wait_z = wait_open
-                    # a spill below 1e-12 moves no measurable work; counting it as none keeps
-                    # the network product-form and the recursion exact. Help is solved (below)
-                    # from the population whose open zIIP wait is no longer above the exact
-                    # closed one: the help path takes the open wait, so switching earlier made
-                    # response jump up where help began and fall back after it
-                    spill = spill_open if spill_open > 1e-12 and wait_open <= wait else 0.0
-                    help_near = pool and spill == 0.0 and spill_open > 1e-12
-                if not ziip_open:
-                    t_z = ke * ((1.0 - spill) * s + wait_z)
-                d_z = (1.0 - spill) * d_e
-            if spill > 0.0 and n_z > 0:
-                # helped work makes the network not product-form: p(0 | n) of the GCP pool would
-                # come by subtraction, which loses its digits within a few hundred steps on many
-                # GCPs. The pools' times are the open model's at the throughput they carry,
-                # solved with it (see solve_closed); the GCP pool's MVA time per ms of demand
-                # bounds the open one
-                gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - bg_g))
-                if floor[0] < 0.0:
-                    weight = closed_cycle_table(floor, s, f, d, ke, kg_on, n_z, n_g, a_bz, a_bg_g, bg_s, tau, pool)
-                x, t_z, r_g, spill, q_help = help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
-                                                              q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s, a_bz,
-                                                              seen, floor, weight)
-                if spill <= 1e-12:
-                    spill = 0.0
-                d_z = (1.0 - spill) * f * d / (1.0 - bg_z)
-                d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
-                total = r0s[i] + t_z + r_g
-            else:
-                d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
-                r_g = d_g / n_g * _mva_bracket(p[1], q[1], n_g)
-                ratio_g = ratio_class  # 1 (exponential) for bursts of one size or beside zIIPs
-                s_mix = s_class
-                if n_z == 0 and a_bg_g > 0.0:
-                    # beside background work, the mixture at the throughput the population before
-                    # carried
-                    rate_g = x_prev * visits_g + a_bg_g / bg_s
-                    s_mix = (x_prev * d + a_bg_g) / rate_g
-                    ratio_g = residual_ratio(x_prev * kg_on, s_gn, x_prev * ke, s_ge, a_bg_g / bg_s, bg_s,
-                                              x_prev * rejoin_g)
-                if ratio_g > 1.0:
-                    r_g += visits_g * _mva_residual_excess(p[1], n_g, x_prev * d_g, s_mix, ratio_g)
-                if a_bg_g > 0.0 or ziip_open:
-                    # beside other classes' GCP work, as for the zIIPs above: MVA's 1 / (1 - U_bg)
-                    # stretch overstates a pool of several GCPs (4 GCPs at 30 %, no zIIP: 19 % above
-                    # the simulation at 30 % of capacity, closed, where the open pool is 1 % above
-                    # it), and the help path's GCP time, the smaller of the two, would take over
-                    # where help begins. The open pool's time where it is the smaller, and each
-                    # pool's open time solved with the throughput it carries
-                    r_g_mva = r_g
-                    x, t_z, r_g, q_help = throughput_beside_background(
-                        n, z + r0s[i], x_prev, ziip_open, t_z, r_g_mva, d, f, k_e, k_g, ke, kg_on, n_g, n_z, honor,
-                        tau, pool, bg_g, a_bg_g, a_bz, bg_s, q_help, floor)
-                    # to the other pool's idle probability, below, a delay of the open time it takes
-                    gcp_open = a_bg_g > 0.0 and r_g < r_g_mva
-                    total = r0s[i] + t_z + r_g
-                else:
-                    total = r0s[i] + t_z + r_g
-                    x = n / (z + total) if z + total > 0.0 else np.inf
-                if help_near and floor[0] < 0.0:
-                    weight = closed_cycle_table(floor, s, f, d, ke, kg_on, n_z, n_g, a_bz, a_bg_g, bg_s, tau, pool)
-                # the help cycle's waits are at least its least ones (floor[1:3]): only above them can
-                # the help path be the smaller, and most populations need no help solve to know it
-                if help_near and weight > 0.0 and total > r0s[i] + d + floor[1] + floor[2]:
-                    # the help path takes the help cycle's waits where they are the smaller (as the
-                    # open model does, open_residence), which the exact network's zIIP wait above does
-                    # not see: where the zIIP waits alone rose past them before the open queue's
-                    # wait fell below the exact one, switching to help then made response fall
-                    # (1 GCP 10 % busy with other work + 5 zIIPs, one 1.7 ms burst, Z 1 s: 9.33 ->
-                    # 6.98 ms at 2,804 clients; 14 GCPs + 1 zIIP, ZIIPAWMT 10 ms, no think time:
-                    # 13.56 -> 13.31 ms at 10 clients). Taken from the population where the help
-                    # path is the smaller, the response is the smaller of two that each rise with
-                    # the population, so it rises too
-                    gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - bg_g))
-                    seen_try = seen.copy()  # the help solve's warm start, kept only if it is taken
-                    x_h, t_z_h, r_g_h, spill_h, q_h = help_throughput(n, z + r0s[i], gcp_mva, s, n_z, tau, pool,
-                                                                       q_help, d, f, kg_on, ke, n_g, a_bg_g, bg_s,
-                                                                       a_bz, seen_try, floor, weight)
-                    if r0s[i] + t_z_h + r_g_h < total and spill_h > 1e-12:
-                        x, t_z, r_g, spill, q_help = x_h, t_z_h, r_g_h, spill_h, q_h
-                        seen[:] = seen_try
-                        d_z = (1.0 - spill) * f * d / (1.0 - bg_z)
-                        d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - bg_g)
-                        total = r0s[i] + t_z + r_g
-                        gcp_open = False
-            q[0] = x * t_z
-            q[1] = x * r_g
-            for k in range(2):
-                mk = servers[k]
-                dk = d_z if k == 0 else d_g
-                r_k = dk / mk * _mva_bracket(p_alone[k], q_alone[k], mk)
-                x_k = n / (z_loop + r_k) if z_loop + r_k > 0.0 else np.inf
-                x_alone[k] = x_k
-                q_alone[k] = x_k * r_k
-                _advance_busy(p_alone[k], x_k * dk, mk)
-                # the network without this station is the delay alone: X = n / (Z + R0)
-                p_alone[k, 0] *= x_k * z_loop / n if z_loop > 0.0 else 0.0
-            # a pool timed by the open queue beside background work (above) is, to the other
-            # pool's idle probability, a delay of the time it takes: the ratio below then keeps
-            # that pool's MVA time at or above its demand (with the network without it as MVA
-            # would have it, a zIIP pool timed above its MVA time put a GCP's time below its own
-            # demand: 0.7162 against 0.7173 ms at 2 clients, 5 GCPs + 1 zIIP, 30 % background)
-            if ziip_open:
-                x_alone[0] = n / (z_loop + t_z) if z_loop + t_z > 0.0 else np.inf
-            if gcp_open:
-                x_alone[1] = n / (z_loop + r_g) if z_loop + r_g > 0.0 else np.inf
-            for k in range(2):
-                mk = servers[k]
-                _advance_busy(p[k], x * (d_z if k == 0 else d_g), mk)
-                # P(station k idle | n) = G_-k(n) / G(n): the ratio of consecutive values is
-                # X(n) / X_-k(n), X_-k the throughput of the network without station k. While
-                # GCPs help the network is not product-form and the ratio is an approximation,
-                # used there only for the GCP pool's MVA time, which caps the open one
-                x_without = x_alone[1 - k]
-                p[k, 0] *= x / x_without if x_without > 0.0 and np.isfinite(x_without) else 0.0
-            x_prev = x
-            spill_prev = spill if n_z > 0 else 0.0
-            x_out[i, n - 1] = x
-            resp_out[i, n - 1] = total
-            spill_out[i, n - 1] = spill
-            # the spill comes from the population before, so at saturation the utilisation law can
-            # step a hair past a full pool: an engine is never more than busy
-            zb_out[i, n - 1] = min(x * d_z * (1.0 - bg_z) / n_z + bg_z, 1.0) if n_z > 0 else np.nan
-            gb_out[i, n - 1] = min(x * d_g * (1.0 - bg_g) / n_g + bg_g, 1.0)
-            if stop_ratio > 0.0 and n >= n_min and total > stop_ratio * resp_out[i, 0] and n < n_max:
-                solved[i] = n  # the columns after it are blanked below
-                break
+        solved[i] = _solve_set(closed_class(ds[i], f, rules), z, r0s[i], n_max, stop_ratio, n_min, memos[i], x_out[i],
+                               resp_out[i], spill_out[i], zb_out[i], gb_out[i])
     # the knee's bound on the populations (the bottleneck bound of the slowest set) is often twice
     # the last crossing: the arrays end at the widest solve and the columns past it are never
     # written (filling them with NaN took a tenth of the desk's 200-set knee solve), and each set's

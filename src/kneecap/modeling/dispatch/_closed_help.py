@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -11,15 +13,56 @@ from kneecap.modeling.dispatch._help_cycle import (
     monotone_cycle_waits,
     tabulate_cycle_least_waits,
 )
-from kneecap.modeling.dispatch._memo import PEAK, TABLE
 from kneecap.modeling.dispatch._open import open_residence
 from kneecap.modeling.dispatch._pool_rule import pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import erlang_c, gcp_priority_waits, ziip_queue
+from kneecap.modeling.dispatch._rules import Rules
+
+
+class ClosedClass(NamedTuple):
+    """One parameter set's class on its LPAR, as the closed recursion takes it (:func:`closed_class`)."""
+
+    #: CPU per transaction (ms) and its zIIP-eligible share
+    d: float
+    f: float
+    #: eligible and GCP-only bursts per transaction as given, and those that exist (none of a kind
+    #: whose share is 0)
+    k_e: int
+    k_g: int
+    ke: int
+    kg: int
+    #: GCPs and zIIPs online, IIPHONORPRIORITY=YES, ZIIPAWMT (ms), the pool rule
+    n_g: int
+    n_z: int
+    honor: bool
+    tau: float
+    pool: bool
+    #: other classes' busy per GCP and per zIIP (shares), their mean burst (ms), and their busy
+    #: engines in each pool
+    bg_g: float
+    bg_z: float
+    bg_s: float
+    a_bg_g: float
+    a_bz: float
+    #: the eligible burst MVA serves, stretched by ``1 / (1 - U_bg)`` of the zIIPs (0 without one)
+    s: float
 
 
 @numba.njit(cache=True)
-def _open_gcp_time(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill):  # pragma: no cover - compiled
+def closed_class(d, f, rules):
+    """The :class:`ClosedClass` of a transaction of ``d`` ms CPU, a share ``f`` eligible, under ``rules``."""
+    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s = rules
+    ke = k_e if f > 0.0 else 0
+    kg = k_g if f < 1.0 else 0
+    s = f * d / (1.0 - bg_z) / ke if ke > 0 else 0.0
+    return ClosedClass(d, f, k_e, k_g, ke, kg, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, bg_g * n_g, bg_z * n_z, s)
+
+
+@numba.njit(cache=True)
+def _open_gcp_time(x, spill, cls):
     """A transaction's time on and queued for the GCP pool at ``x`` tran/ms, helped share ``spill``."""
+    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
+    bg_s, a_bg_g = cls.bg_s, cls.a_bg_g
     w_hi, w_lo, a_g = gcp_priority_waits(x, d, f, kg, n_g, a_bg_g, bg_s, spill * x * f * d, spill * x * ke, 0.0)
     if a_g >= n_g:
         return np.inf
@@ -27,8 +70,7 @@ def _open_gcp_time(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill):  # pragma: no cov
 
 
 @numba.njit(cache=True)
-def ziip_wait_beside_background(x, f, d, ke, m, a_bz, bg_s, honor, tau, pool, q0, n_g, a_bg_g,
-                                floor):  # pragma: no cover
+def ziip_wait_beside_background(x, q0, cls, memo):
     """The class's zIIP wait per burst beside other classes' zIIP work at ``x`` tran/ms: (s_e, spill, wait, q).
 
     The open model's queue (:func:`ziip_queue`) with the class's own burst ``s_e = f D / k_E`` as its
@@ -38,6 +80,9 @@ def ziip_wait_beside_background(x, f, d, ke, m, a_bz, bg_s, honor, tau, pool, q0
     infinite wait where the pool is full. ``q`` is :func:`ziip_spill_and_wait`'s, else ``q0``. Used alike by
     the help path, the closed recursion and the closed solve beside background.
     """
+    d, f, ke, n_g, m = cls.d, cls.f, cls.ke, cls.n_g, cls.n_z
+    honor, tau, pool, bg_s, a_bg_g = cls.honor, cls.tau, cls.pool, cls.bg_s, cls.a_bg_g
+    a_bz = cls.a_bz
     s_e = f * d / ke
     rate_q, s_q = ziip_queue(x, x * f * d, s_e, ke, m, a_bz, bg_s)
     if rate_q * s_q <= 1e-12:  # no zIIP queue to speak of (as in open_residence)
@@ -46,7 +91,7 @@ def ziip_wait_beside_background(x, f, d, ke, m, a_bz, bg_s, honor, tau, pool, q0
         spill, wait, q = ziip_spill_and_wait(rate_q, s_q, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
                                    x * (ke - 1.0) / (x * ke + a_bz / bg_s))
         wait = pool_wait_held_at_peaks(wait, x, s_e, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, a_bz / bg_s, a_bz,
-                                       floor)
+                                       memo)
         return s_e, spill, wait, q
     if rate_q * s_q < m:
         return s_e, 0.0, erlang_c(m, rate_q * s_q) * s_q / (m - rate_q * s_q), q0
@@ -54,8 +99,7 @@ def ziip_wait_beside_background(x, f, d, ke, m, a_bz, bg_s, honor, tau, pool, q0
 
 
 @numba.njit(cache=True)
-def _help_times(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, a_bz, floor,
-              weight):  # pragma: no cover - compiled
+def _help_times(x, gcp_mva, q0, cls, memo, weight):
     """(zIIP time, GCP time, spill, q) of a transaction at ``x`` tran/ms while GCPs help.
 
     The zIIP pool is the open M/M/c+D queue at the burst rate ``k_E x`` (beside other classes'
@@ -68,18 +112,19 @@ def _help_times(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s
     it rises when a GCP is added (clients move from the GCP queue to the zIIP queue), which only
     the exact network offsets, and with the open GCP time it let a GCP added predict worse.
     """
+    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
+    m, tau, pool, bg_s, a_bg_g = cls.n_z, cls.tau, cls.pool, cls.bg_s, cls.a_bg_g
+    a_bz, s = cls.a_bz, cls.s
     if a_bz > 0.0:
-        s_e, spill, wait_open, q = ziip_wait_beside_background(x, f, d, ke, m, a_bz, bg_s, True, tau, pool, q0, n_g,
-                                                               a_bg_g,
-                                                     floor)
+        s_e, spill, wait_open, q = ziip_wait_beside_background(x, q0, cls, memo)
         t_z = ke * ((1.0 - spill) * s_e + wait_open)
     else:
         spill, wait_open, q = ziip_spill_and_wait(x * ke, s, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
                                                   (ke - 1.0) / ke)
         wait_open = pool_wait_held_at_peaks(wait_open, x, s, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, 0.0, 0.0,
-                                            floor)
+                                            memo)
         t_z = ke * ((1.0 - spill) * s + wait_open)
-    r_g = _open_gcp_time(x, d, f, kg, ke, n_g, a_bg_g, bg_s, spill)
+    r_g = _open_gcp_time(x, spill, cls)
     r_mva = ((1.0 - f) * d + spill * f * d) * gcp_mva
     if r_mva < r_g:
         r_g = r_mva
@@ -89,9 +134,9 @@ def _help_times(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s
         # classes' zIIP work, the open model's cycle (the zIIPs they leave, the class's own burst:
         # with MVA's stretched burst as service, work moved to the GCPs lost its stretch and the
         # response fell with load, 4.392 -> 4.383 ms from 1735 to 1780 tps on 8 GCPs + 2 zIIPs)
-        s_c, c_c = _closed_cycle_class(s, f, d, ke, m, a_bz)
-        e_c, g_c, spill_c = monotone_cycle_waits(x, floor, s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau)
-        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, t_z + r_g, floor, f, ke, kg, n_g, m, tau, a_bg_g / n_g,
+        s_c, c_c = _closed_cycle_class(cls)
+        e_c, g_c, spill_c = monotone_cycle_waits(x, memo, s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau)
+        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, t_z + r_g, memo, f, ke, kg, n_g, m, tau, a_bg_g / n_g,
                                               a_bz / m, bg_s,
                                weight)
         if e_c < np.inf:
@@ -117,7 +162,7 @@ def _help_times(x, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s
 
 
 @numba.njit(cache=True)
-def _illinois(x, h, lo, h_lo, hi, h_hi, side):  # pragma: no cover - compiled
+def _illinois(x, h, lo, h_lo, hi, h_hi, side):
     """One bracket update of Illinois regula falsi: ``h(x)`` replaces the end of its sign.
 
     An end kept twice in a row has its value halved, so the bracket closes from both sides
@@ -133,7 +178,7 @@ def _illinois(x, h, lo, h_lo, hi, h_hi, side):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _push_root(seen, x, t, q):  # pragma: no cover - compiled
+def _push_root(seen, x, t, q):
     """Shift ``seen`` (``[X, T]`` of the last three populations, then ``q`` of the last two) and append."""
     # element by element: a slice assignment between overlapping views copies through a
     # temporary array, an allocation per population in the help path
@@ -143,8 +188,7 @@ def _push_root(seen, x, t, q):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_bg_g, bg_s, a_bz,
-                     seen, floor, weight):  # pragma: no cover - compiled
+def help_throughput(n, z_r0, gcp_mva, q0, cls, seen, memo, weight):
     """The throughput ``X`` (tran/ms) of ``n`` clients while GCPs help: ``X = n / (Z + R0 + T(X))``.
 
     ``T`` is :func:`_help_times`'s zIIP plus GCP time, solved together with the spill it sets (a spill
@@ -161,6 +205,7 @@ def help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_
     regula falsi on ``[0, n / (Z + R0 + D)]`` if a step leaves that bracket or six do not converge.
     Returns ``(X, zIIP time, GCP time, spill, q)``.
     """
+    d = cls.d
     q = q0
     if q0 < 1.0 and seen[6] > 0.0:
         # q moves smoothly too: from the line through the last two populations' q the pool rule's
@@ -185,9 +230,7 @@ def help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_
                 x = x_b - h_b * (x_b - x_a) / (h_b - h_a)
             if not 0.0 < x <= top:
                 break
-            t_z, r_g, spill, q = _help_times(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s, a_bz,
-                                             floor,
-                                           weight)
+            t_z, r_g, spill, q = _help_times(x, gcp_mva, q, cls, memo, weight)
             h = x - n / (z_r0 + t_z + r_g)
             if abs(h) <= 1e-10 * x:
                 _push_root(seen, x, t_z + r_g, q)
@@ -198,15 +241,13 @@ def help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_
                 x_a, h_a, x_b, h_b = x_b, h_b, x, h
     lo, h_lo = 0.0, -top
     hi = top
-    t_z, r_g, spill, q = _help_times(hi, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s, a_bz, floor,
-                                   weight)
+    t_z, r_g, spill, q = _help_times(hi, gcp_mva, q, cls, memo, weight)
     h_hi = hi - n / (z_r0 + t_z + r_g)
     side = 0
     x = hi
     for _ in range(200):
         x = (lo * h_hi - hi * h_lo) / (h_hi - h_lo) if h_hi > h_lo else 0.5 * (lo + hi)
-        t_z, r_g, spill, q = _help_times(x, gcp_mva, s, m, tau, pool, q, d, f, kg, ke, n_g, a_bg_g, bg_s, a_bz, floor,
-                                       weight)
+        t_z, r_g, spill, q = _help_times(x, gcp_mva, q, cls, memo, weight)
         h = x - n / (z_r0 + t_z + r_g)
         if abs(h) <= 1e-12 * x or hi - lo <= 1e-14 * hi:
             break
@@ -216,36 +257,36 @@ def help_throughput(n, z_r0, gcp_mva, s, m, tau, pool, q0, d, f, kg, ke, n_g, a_
 
 
 @numba.njit(cache=True)
-def _times_beside_background(x, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke, kg, n_g, n_z, honor, tau, pool,
-                             bg_g, a_bg_g, a_bz, bg_s, q0, floor):  # pragma: no cover - compiled
+def _times_beside_background(x, ziip_open, t_z_mva, r_g_mva, q0, cls, memo):
     """(zIIP time, GCP time, q) of a transaction at ``x`` tran/ms beside other classes' work, GCPs not helping.
 
     A pool with other classes' work is timed by the open model's queue at ``x`` (the zIIPs by
     :func:`ziip_queue` where ``ziip_open``, the GCPs by the open pool where that is below their
     MVA time ``r_g_mva``); the other pool keeps its MVA time. ``inf`` beyond a full zIIP pool.
     """
+    d, f, k_e, k_g, ke = cls.d, cls.f, cls.k_e, cls.k_g, cls.ke
+    n_g, n_z, honor, tau, pool = cls.n_g, cls.n_z, cls.honor, cls.tau, cls.pool
+    bg_g, bg_s, a_bg_g = cls.bg_g, cls.bg_s, cls.a_bg_g
     t_z = t_z_mva
     q = q0
     if ziip_open:
-        s_e, spill, wait, q = ziip_wait_beside_background(x, f, d, ke, n_z, a_bz, bg_s, honor, tau, pool, q0, n_g,
-                                                          a_bg_g, floor)
+        s_e, spill, wait, q = ziip_wait_beside_background(x, q0, cls, memo)
         if not honor and wait == np.inf:
             return np.inf, np.inf, q
         t_z = ke * ((1.0 - spill) * s_e + wait)
     r_g = r_g_mva
     if a_bg_g > 0.0:
         if n_z > 0:
-            r_open = _open_gcp_time(x, d, f, kg, ke, n_g, a_bg_g, bg_s, 0.0)
+            r_open = _open_gcp_time(x, 0.0, cls)
         else:
-            r_open = open_residence(x, d, f, k_e, k_g, n_g, 0, honor, tau, pool, bg_g, 0.0, bg_s, floor)[0]
+            r_open = open_residence(x, d, f, Rules(k_e, k_g, n_g, 0, honor, tau, pool, bg_g, 0.0, bg_s), memo)[0]
         if r_open < r_g:
             r_g = r_open
     return t_z, r_g, q
 
 
 @numba.njit(cache=True)
-def throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke, kg, n_g, n_z,
-                                  honor, tau, pool, bg_g, a_bg_g, a_bz, bg_s, q0, floor):  # pragma: no cover
+def throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, q0, cls, memo):
     """``X = n / (Z + R0 + T(X))`` with :func:`_times_beside_background`'s times: (X, zIIP time, GCP time, q).
 
     Solved with the throughput it carries, as the help path is (:func:`help_throughput`): the open
@@ -255,24 +296,21 @@ def throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, d
     ``T`` rises with ``X``, so ``h(X) = X - n / (Z + R0 + T(X))`` rises and has one root; response
     never falls with load, so it lies in ``[X(n-1), X(n-1) n / (n - 1)]``. Illinois regula falsi.
     """
+    d = cls.d
     lo = x_prev
     hi = x_prev * n / (n - 1.0) if n > 1 and x_prev > 0.0 else n / (z_r0 + d)
-    t_z, r_g, q = _times_beside_background(lo, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke, kg, n_g, n_z, honor,
-                                           tau, pool, bg_g, a_bg_g, a_bz, bg_s, q0, floor)
+    t_z, r_g, q = _times_beside_background(lo, ziip_open, t_z_mva, r_g_mva, q0, cls, memo)
     h_lo = lo - n / (z_r0 + t_z + r_g)
     if h_lo >= 0.0:  # the MVA time fell below the population before's (its bookkeeping): from zero
         lo = 0.0
-        t_z, r_g, q = _times_beside_background(lo, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke, kg, n_g, n_z,
-                                               honor, tau, pool, bg_g, a_bg_g, a_bz, bg_s, q0, floor)
+        t_z, r_g, q = _times_beside_background(lo, ziip_open, t_z_mva, r_g_mva, q0, cls, memo)
         h_lo = lo - n / (z_r0 + t_z + r_g)
-    t_hi, r_hi, q = _times_beside_background(hi, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke, kg, n_g, n_z,
-                                             honor, tau, pool, bg_g, a_bg_g, a_bz, bg_s, q, floor)
+    t_hi, r_hi, q = _times_beside_background(hi, ziip_open, t_z_mva, r_g_mva, q, cls, memo)
     h_hi = hi - n / (z_r0 + t_hi + r_hi)
     top = n / (z_r0 + d)
     if h_hi <= 0.0 and hi < top:  # the MVA time fell (its bookkeeping): up to the bound of no queue
         hi = top
-        t_hi, r_hi, q = _times_beside_background(hi, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke, kg, n_g, n_z,
-                                                 honor, tau, pool, bg_g, a_bg_g, a_bz, bg_s, q, floor)
+        t_hi, r_hi, q = _times_beside_background(hi, ziip_open, t_z_mva, r_g_mva, q, cls, memo)
         h_hi = hi - n / (z_r0 + t_hi + r_hi)
     if h_hi <= 0.0:
         return hi, t_hi, r_hi, q
@@ -280,8 +318,7 @@ def throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, d
     side = 0
     for _ in range(200):
         x = (lo * h_hi - hi * h_lo) / (h_hi - h_lo) if np.isfinite(h_hi) else 0.5 * (lo + hi)
-        t_z, r_g, q = _times_beside_background(x, ziip_open, t_z_mva, r_g_mva, d, f, k_e, k_g, ke, kg, n_g, n_z,
-                                               honor, tau, pool, bg_g, a_bg_g, a_bz, bg_s, q, floor)
+        t_z, r_g, q = _times_beside_background(x, ziip_open, t_z_mva, r_g_mva, q, cls, memo)
         h = x - n / (z_r0 + t_z + r_g)
         if abs(h) <= 1e-12 * x or hi - lo <= 1e-14 * hi:
             break
@@ -290,25 +327,29 @@ def throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, d
 
 
 @numba.njit(cache=True)
-def _closed_cycle_class(s, f, d, ke, m, a_bz):  # pragma: no cover - compiled
+def _closed_cycle_class(cls):
     """The help cycle's (burst, zIIPs) in a closed solve: beside other classes' zIIP work the open model's.
 
     That is the class's own burst ``f D / k_E`` on the zIIPs the other classes leave (see
     :func:`_help_times`); without them the recursion's burst ``s`` on all ``m``.
     """
+    d, f, ke, m, a_bz = cls.d, cls.f, cls.ke, cls.n_z, cls.a_bz
+    s = cls.s
     return (f * d / ke, m - a_bz) if a_bz > 0.0 else (s, float(m))
 
 
 @numba.njit(cache=True)
-def closed_cycle_table(floor, s, f, d, ke, kg, n_z, n_g, a_bz, a_bg_g, bg_s, tau, pool):  # pragma: no cover
-    """The closed solve's help cycle table into ``floor`` (:func:`tabulate_cycle_least_waits`); returns its weight.
+def closed_cycle_table(memo, cls):
+    """The closed solve's help cycle table into ``memo`` (:func:`tabulate_cycle_least_waits`); returns its weight.
 
     The cycle's burst and zIIPs are :func:`_closed_cycle_class`'s.
     """
-    s_c, c_c = _closed_cycle_class(s, f, d, ke, n_z, a_bz)
+    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
+    tau, pool, bg_s, a_bg_g = cls.tau, cls.pool, cls.bg_s, cls.a_bg_g
+    s_c, c_c = _closed_cycle_class(cls)
     weight = cycle_weight(c_c, tau, s_c) if pool else 0.0
-    floor[0], floor[1], floor[2] = (tabulate_cycle_least_waits(s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau,
-                                                 floor[TABLE:])
-                                    if weight > 0.0 else (0.0, np.inf, np.inf))
-    floor[PEAK] = -1.0  # the open model's highest residence below that rate, when needed
+    memo.cycle[0], memo.cycle[1], memo.cycle[2] = (
+        tabulate_cycle_least_waits(s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau, memo.cycle_table)
+        if weight > 0.0 else (0.0, np.inf, np.inf))
+    memo.cycle_peak = -1.0  # the open model's highest residence below that rate, when needed
     return weight

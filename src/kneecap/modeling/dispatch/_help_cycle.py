@@ -7,9 +7,10 @@ import math
 import numba
 import numpy as np
 
-from kneecap.modeling.dispatch._memo import NODES, PEAK, TABLE
+from kneecap.modeling.dispatch._memo import NODES
 from kneecap.modeling.dispatch._open_queues import queue_residence
 from kneecap.modeling.dispatch._queues import gcp_priority_waits, random_walk_excess
+from kneecap.modeling.dispatch._rules import Rules
 
 #: The help cycle (:func:`_help_cycle_wait`) is a fluid picture of a backlog of ``mu tau`` bursts (the
 #: backlog at which a burst has waited ZIIPAWMT): it is given no weight up to 2 such bursts and full
@@ -22,7 +23,7 @@ HELP_CYCLE_BURSTS = (2.0, 8.0)
 
 
 @numba.njit(cache=True)
-def cycle_weight(c_z, tau, s):  # pragma: no cover - compiled
+def cycle_weight(c_z, tau, s):
     """The help cycle's weight beside M/M/c+D: 0 to 1 as ``mu tau = c_Z tau / s`` passes :data:`HELP_CYCLE_BURSTS`."""
     if s <= 0.0:
         return 0.0
@@ -32,7 +33,7 @@ def cycle_weight(c_z, tau, s):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _follow_on_ratio(lam, mu, ke):  # pragma: no cover - compiled
+def _follow_on_ratio(lam, mu, ke):
     r"""The ratio ``r`` in (0, 1) of follow-on to fresh bursts per stage while the zIIPs alone serve a backlog.
 
     The root of ``lam (r + r^2 + ... + r^k) = mu`` (``mu`` bursts/ms served, ``lam`` transactions/ms
@@ -61,7 +62,7 @@ _TAIL_AFTER = 16
 
 
 @numba.njit(cache=True)
-def _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau):  # pragma: no cover - compiled
+def _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau):
     r"""Mean wait (ms) of an eligible burst while GCPs help, in a fluid picture of the help phase in rounds.
 
     Notes
@@ -146,7 +147,7 @@ def _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau):  # pragma: no cover 
 
 
 @numba.njit(cache=True)
-def _rounded_queue_mean(times, queue, n):  # pragma: no cover - compiled
+def _rounded_queue_mean(times, queue, n):
     """Time-average of the queue through the points ``(times[i], queue[i])``, ``i <= n``, to its first zero.
 
     Straight lines between the points with each inner corner replaced by the quadratic Bezier
@@ -202,7 +203,7 @@ def _rounded_queue_mean(times, queue, n):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _help_cycle_wait(lam, s, ke, c_z, g_free, d_n, tau):  # pragma: no cover - compiled
+def _help_cycle_wait(lam, s, ke, c_z, g_free, d_n, tau):
     r"""The pool rule's help cycle where the zIIPs cannot keep up: (eligible wait per burst ms, spill).
 
     ``g_free`` is the GCP capacity other classes leave, ``d_n`` the class's GCP-only CPU per
@@ -295,7 +296,7 @@ def _help_cycle_wait(lam, s, ke, c_z, g_free, d_n, tau):  # pragma: no cover - c
 
 
 @numba.njit(cache=True)
-def help_cycle_waits(lam, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):  # pragma: no cover - compiled
+def help_cycle_waits(lam, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):
     """(eligible waits, GCP-only waits) per transaction, spill and GCP load under :func:`_help_cycle_wait`.
 
     ``d_n`` is the GCP-only demand per transaction; ``inf`` waits outside the cycle's regime.
@@ -312,7 +313,7 @@ def help_cycle_waits(lam, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):  # pragm
 
 
 @numba.njit(cache=True)
-def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, table):  # pragma: no cover - compiled
+def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, table):
     """The rate (tran/ms) at which :func:`_help_cycle_wait`'s waits are least, and those waits; ``table`` filled.
 
     ``(rate, eligible waits, GCP-only waits)`` per transaction (:func:`help_cycle_waits`); ``(0, inf,
@@ -342,21 +343,21 @@ def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, tabl
         step = 1.0 - (i + 0.5) / NODES
         x = hi - (hi - lo) * step * step
         e, g, _, _ = help_cycle_waits(x, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
-        table[3 * i], table[3 * i + 1], table[3 * i + 2] = x, e, g
+        table[i, 0], table[i, 1], table[i, 2] = x, e, g
     best = NODES - 1
     for i in range(NODES - 2, -1, -1):  # the least at or above each node, from the top
-        if table[3 * i + 1] + table[3 * i + 2] < table[3 * best + 1] + table[3 * best + 2]:
+        if table[i, 1] + table[i, 2] < table[best, 1] + table[best, 2]:
             best = i
         else:
-            table[3 * i + 1], table[3 * i + 2] = table[3 * best + 1], table[3 * best + 2]
-    return table[3 * best], table[3 * best + 1], table[3 * best + 2]
+            table[i, 1], table[i, 2] = table[best, 1], table[best, 2]
+    return table[best, 0], table[best, 1], table[best, 2]
 
 
 @numba.njit(cache=True)
-def monotone_cycle_waits(lam, floor, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):  # pragma: no cover
+def monotone_cycle_waits(lam, memo, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):
     """The help cycle's waits at ``lam`` held to the least at ``lam`` or above, and its spill.
 
-    Below the least-wait rate ``floor[0]`` the least waits (``floor[1:3]``); above it the line
+    Below the least-wait rate ``memo.cycle[0]`` the least waits (``memo.cycle[1:3]``); above it the line
     between the neighbouring nodes of :func:`tabulate_cycle_least_waits`'s table (each the least at or above its
     node, so the total never falls with load), starting from the least itself; past the last node,
     nearer the saturation than any load a solve meets but for its last few, the waits themselves
@@ -364,18 +365,19 @@ def monotone_cycle_waits(lam, floor, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau
     higher at a lower load. The spill stays that of ``lam`` (none below the regime): only the waits
     are held.
     """
-    if floor[1] == np.inf:  # no regime (tabulate_cycle_least_waits): as help_cycle_waits answers there
+    if memo.cycle[1] == np.inf:  # no regime (tabulate_cycle_least_waits): as help_cycle_waits answers there
         return np.inf, np.inf, 0.0
     a_e = lam * ke * s
     spill = (a_e - c_z) / a_e if a_e > c_z else 0.0
-    if lam <= floor[0]:
-        return floor[1], floor[2], spill
-    x0, e0, g0 = floor[0], floor[1], floor[2]
+    if lam <= memo.cycle[0]:
+        return memo.cycle[1], memo.cycle[2], spill
+    x0, e0, g0 = memo.cycle[0], memo.cycle[1], memo.cycle[2]
+    table = memo.cycle_table
     for i in range(NODES):
-        x1 = floor[TABLE + 3 * i]
+        x1 = table[i, 0]
         if x1 <= x0:
             continue
-        e1, g1 = floor[TABLE + 3 * i + 1], floor[TABLE + 3 * i + 2]
+        e1, g1 = table[i, 1], table[i, 2]
         if lam <= x1:
             share = (lam - x0) / (x1 - x0)
             return e0 + share * (e1 - e0), g0 + share * (g1 - g0), spill
@@ -387,13 +389,13 @@ def monotone_cycle_waits(lam, floor, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau
 
 
 @numba.njit(cache=True)
-def cycle_waits_raised_to_peak(e, g, d, total, floor, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s,
-                               weight):  # pragma: no cover
+def cycle_waits_raised_to_peak(e, g, d, total, memo, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s,
+                               weight):
     r"""The cycle's waits ``e``, ``g`` (:func:`monotone_cycle_waits`) held so that more load never predicts less.
 
     ``total`` is the residence without the cycle (the pool rule's queues), ``d`` the class's CPU
     per transaction; the cycle counts only where ``d + e + g < total``, and only then is
-    :func:`_highest_residence_below_least`'s highest residence ``P`` needed (found once into ``floor[PEAK]``,
+    :func:`_highest_residence_below_least`'s highest residence ``P`` needed (found once into ``memo.cycle_peak``,
     ``< 0`` asks for it). Returns the held ``(e, g)``, in the cycle's eligible / GCP-only split.
 
     Notes
@@ -419,10 +421,10 @@ def cycle_waits_raised_to_peak(e, g, d, total, floor, f, ke, kg, n_g, n_z, tau, 
     """
     if not d + e + g < total or e + g <= 0.0:
         return e, g
-    if floor[PEAK] < 0.0:
-        floor[PEAK] = _highest_residence_below_least(d, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+    if memo.cycle_peak < 0.0:
+        memo.cycle_peak = _highest_residence_below_least(d, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
     r = d + e + g
-    peak = floor[PEAK]
+    peak = memo.cycle_peak
     if peak > r:
         scale = (math.sqrt(peak * r) - d) / (e + g)
         e *= scale
@@ -432,12 +434,12 @@ def cycle_waits_raised_to_peak(e, g, d, total, floor, f, ke, kg, n_g, n_z, tau, 
 
 @numba.njit(cache=True)
 def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight,
-                                   floor):  # pragma: no cover - compiled
-    """The highest residence (``R0`` left out) below the help cycle's least-wait rate ``floor[0]``.
+                                   memo):
+    """The highest residence (``R0`` left out) below the help cycle's least-wait rate ``memo.cycle[0]``.
 
     The pool rule's residence (:func:`queue_residence`) with the cycle's unheld waits
     (:func:`help_cycle_waits`) taken in where smaller, in proportion to ``weight``, as :func:`open_residence`
-    combines them, from the zIIPs' capacity to ``floor[0]``: the ``P`` of :func:`cycle_waits_raised_to_peak`.
+    combines them, from the zIIPs' capacity to ``memo.cycle[0]``: the ``P`` of :func:`cycle_waits_raised_to_peak`.
     On 64 loads, then by golden section between the neighbours of the highest, to a millionth of
     the rate. ``0`` where the range is empty.
     """
@@ -448,7 +450,7 @@ def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg
     s_e = f * d / ke
     c_z = n_z * (1.0 - bg_z)
     lo = c_z / (ke * s_e)
-    hi = floor[0]
+    hi = memo.cycle[0]
     if not hi > lo:
         return 0.0
     # as in tabulate_cycle_least_waits: at the zIIPs' capacity exactly the cycle's backlog never rises
@@ -458,7 +460,7 @@ def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg
     best, at = 0.0, 0
     for i in range(n + 1):
         r = _pool_and_cycle_residence(lo + i * step, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight,
-                                      floor)
+                                      memo)
         if r > best:
             best, at = r, i
     a = lo + max(at - 1, 0) * step
@@ -466,25 +468,25 @@ def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg
     ratio = 0.3819660112501051
     x1 = a + ratio * (b - a)
     x2 = b - ratio * (b - a)
-    f1 = _pool_and_cycle_residence(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
-    f2 = _pool_and_cycle_residence(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+    f1 = _pool_and_cycle_residence(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
+    f2 = _pool_and_cycle_residence(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
     while b - a > 1e-6 * hi:
         if f1 >= f2:
             b, x2, f2 = x2, x1, f1
             x1 = a + ratio * (b - a)
-            f1 = _pool_and_cycle_residence(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+            f1 = _pool_and_cycle_residence(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
         else:
             a, x1, f1 = x1, x2, f2
             x2 = b - ratio * (b - a)
-            f2 = _pool_and_cycle_residence(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, floor)
+            f2 = _pool_and_cycle_residence(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
     return max(best, f1, f2)
 
 
 @numba.njit(cache=True)
 def _pool_and_cycle_residence(lam, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight,
-                              floor):  # pragma: no cover
+                              memo):
     """:func:`_highest_residence_below_least`'s residence at ``lam``: ``0`` where it is not finite."""
-    r = queue_residence(lam, d, f, k_e, k_g, n_g, n_z, True, tau, True, bg_g, bg_z, bg_s, floor)[0]
+    r = queue_residence(lam, d, f, Rules(k_e, k_g, n_g, n_z, True, tau, True, bg_g, bg_z, bg_s), memo)[0]
     e, g, _, _ = help_cycle_waits(lam, f * d / ke, ke, kg, n_z * (1.0 - bg_z), n_g, (1.0 - f) * d, bg_g * n_g, bg_s,
                                   tau)
     c = d + e + g

@@ -11,26 +11,27 @@ from kneecap.modeling.dispatch._help_cycle import (
     monotone_cycle_waits,
     tabulate_cycle_least_waits,
 )
-from kneecap.modeling.dispatch._memo import MEMO_FLOATS, PEAK, TABLE
+from kneecap.modeling.dispatch._memo import forget
 from kneecap.modeling.dispatch._open_queues import queue_residence
+from kneecap.modeling.dispatch._rules import Rules
 
 
 @numba.njit(cache=True)
-def open_residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, floor):  # pragma: no cover
+def open_residence(lam, d, f, rules, memo):
     """Residence, spill, busy per engine and waits at ``lam`` tran/ms.
 
-    ``floor`` (:data:`MEMO_FLOATS` floats) keeps :func:`tabulate_cycle_least_waits`'s answer for the LPAR and class in
-    ``floor[:3]``, :func:`_find_pool_wait_peaks`' in ``floor[3:PEAK]`` and :func:`_highest_residence_below_least`'s in
-    ``floor[PEAK]``: ``floor[0] < 0`` (``floor[3] < 0``) asks for it to be found and stored, so a
-    caller solving many loads of one LPAR finds it once.
+    ``lam`` transactions/ms of ``d`` ms CPU, a share ``f`` zIIP-eligible, on the LPAR and rules of
+    ``rules`` (:class:`Rules`). ``memo`` (:class:`LparMemo`) keeps what is found once per LPAR
+    and class (the help cycle's least waits, the pool rule's peaks), so a caller solving many loads
+    of one LPAR finds it once.
 
     Returns (residence ms, spill, zIIP busy per engine, GCP busy per engine, eligible wait ms,
     GCP-only wait ms). The waits are per transaction: eligible bursts queued for a zIIP (until a
     zIIP or a helping GCP takes them) and GCP-only bursts queued for a GCP (with no zIIP online all
     of it, eligible work included, is GCP wait).
     """
-    resid, spill, ziip_busy, gcp_busy, wait_e, wait_g = queue_residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau,
-                                                                         pool, bg_g, bg_z, bg_s, floor)
+    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s = rules
+    resid, spill, ziip_busy, gcp_busy, wait_e, wait_g = queue_residence(lam, d, f, rules, memo)
     ke = k_e if f > 0.0 else 0
     if not (honor and pool and ke > 0 and n_z > 0 and d > 0.0 and resid < np.inf):
         return resid, spill, ziip_busy, gcp_busy, wait_e, wait_g
@@ -45,12 +46,12 @@ def open_residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, 
     weight = cycle_weight(c_z, tau, s_e)
     if weight > 0.0:
         d_n = (1.0 - f) * d
-        if floor[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
-            floor[0], floor[1], floor[2] = tabulate_cycle_least_waits(s_e, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau,
-                                                        floor[TABLE:])
-            floor[PEAK] = -1.0  # found when first needed (cycle_waits_raised_to_peak)
-        e_c, g_c, spill_c = monotone_cycle_waits(lam, floor, s_e, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
-        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, resid, floor, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s,
+        if memo.cycle[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
+            memo.cycle[0], memo.cycle[1], memo.cycle[2] = tabulate_cycle_least_waits(
+                s_e, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, memo.cycle_table)
+            memo.cycle_peak = -1.0  # found when first needed (cycle_waits_raised_to_peak)
+        e_c, g_c, spill_c = monotone_cycle_waits(lam, memo, s_e, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
+        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, resid, memo, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s,
                                               weight)
         if d + e_c + g_c < resid:
             resid -= weight * (resid - d - e_c - g_c)
@@ -67,7 +68,11 @@ def open_residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, 
 
 
 @numba.njit(cache=True)
-def open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s):  # pragma: no cover
+def open_kernel(lams, ds, r0s, f, rules, memo):
+    """:func:`open_residence` at every load of ``lams`` (tran/ms) for every demand of ``ds``, delay ``r0s`` added.
+
+    ``memo`` is an :data:`LPAR_MEMO` record the caller owns, used afresh for each demand.
+    """
     b = ds.shape[0]
     m = lams.shape[0]
     x = np.empty((b, m))
@@ -76,13 +81,10 @@ def open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg
     zb = np.empty((b, m))
     gb = np.empty((b, m))
     sat = np.zeros((b, m), dtype=np.bool_)
-    floor = np.empty(MEMO_FLOATS)
     for i in range(b):
-        floor[0] = -1.0  # each parameter set's own (its demand sets the burst size)
-        floor[3] = -1.0
+        forget(memo)  # each parameter set's own (its demand sets the burst size)
         for j in range(m):
-            r, s, z, g, _, _ = open_residence(lams[j], ds[i], f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s,
-                                          floor)
+            r, s, z, g, _, _ = open_residence(lams[j], ds[i], f, rules, memo)
             x[i, j] = lams[j]
             resp[i, j] = r0s[i] + r
             spill[i, j] = s
@@ -93,7 +95,11 @@ def open_kernel(lams, ds, r0s, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg
 
 
 @numba.njit(cache=True)
-def rows_kernel(lams, d, f, k_e, k_g, n_gs, n_zs, honor, tau, pool, bg_gs, bg_zs, bg_s):  # pragma: no cover
+def rows_kernel(lams, d, f, rules, n_gs, n_zs, bg_gs, bg_zs, memo):
+    """:func:`open_residence` at load ``lams[j]`` on the LPAR state of row ``j`` (engines, other classes' busy).
+
+    ``memo`` is an :data:`LPAR_MEMO` record the caller owns, used afresh for each LPAR state.
+    """
     m = lams.shape[0]
     resp = np.empty(m)
     spill = np.empty(m)
@@ -101,12 +107,11 @@ def rows_kernel(lams, d, f, k_e, k_g, n_gs, n_zs, honor, tau, pool, bg_gs, bg_zs
     gb = np.empty(m)
     wz = np.empty(m)
     wg = np.empty(m)
-    floor = np.empty(MEMO_FLOATS)
     for j in range(m):
         if j == 0 or n_gs[j] != n_gs[j - 1] or n_zs[j] != n_zs[j - 1] or bg_gs[j] != bg_gs[j - 1] \
                 or bg_zs[j] != bg_zs[j - 1]:
-            floor[0] = -1.0  # another LPAR state: its own least-wait rate (a curve's rows share one)
-            floor[3] = -1.0
-        resp[j], spill[j], zb[j], gb[j], wz[j], wg[j] = open_residence(lams[j], d, f, k_e, k_g, n_gs[j], n_zs[j], honor,
-                                                                   tau, pool, bg_gs[j], bg_zs[j], bg_s, floor)
+            forget(memo)  # another LPAR state: its own least-wait rate (a curve's rows share one)
+        row = Rules(rules.k_e, rules.k_g, n_gs[j], n_zs[j], rules.honor, rules.tau, rules.pool, bg_gs[j], bg_zs[j],
+                    rules.bg_s)
+        resp[j], spill[j], zb[j], gb[j], wz[j], wg[j] = open_residence(lams[j], d, f, row, memo)
     return resp, spill, zb, gb, wz, wg

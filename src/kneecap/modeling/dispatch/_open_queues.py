@@ -10,11 +10,12 @@ from kneecap.modeling.dispatch._queues import erlang_c, gcp_priority_waits, rejo
 
 
 @numba.njit(cache=True)
-def queue_residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, floor):  # pragma: no cover
+def queue_residence(lam, d, f, rules, memo):
     """:func:`open_residence` before the help cycle: the M/M/c+D or pool rule's queues alone.
 
-    Returns what :func:`open_residence` does; ``floor[3:PEAK]`` as there.
+    Returns what :func:`open_residence` does; ``memo``'s pool rule peaks as there.
     """
+    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s = rules
     inf = np.inf
     ke = k_e if f > 0.0 else 0
     kg = k_g if f < 1.0 else 0
@@ -56,7 +57,7 @@ def queue_residence(lam, d, f, k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z,
                 # peak beyond it (found once per LPAR and class, callers keep it)
                 wait_z = pool_wait_held_at_peaks(wait_z, lam, f * d / ke, ke, n_z, tau, pool, n_g, a_bg_g,
                                                  (1.0 - f) * d,
-                                         a_bz / bg_s, a_bz, floor)
+                                         a_bz / bg_s, a_bz, memo)
         else:
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g, inf, inf

@@ -7,7 +7,7 @@ import math
 import numba
 import numpy as np
 
-from kneecap.modeling.dispatch._memo import MAX_PEAKS, SCAN
+from kneecap.modeling.dispatch._memo import MAX_PEAKS
 from kneecap.modeling.dispatch._queues import erlang_b, mmcd_at_mean_patience, random_walk_excess, ziip_queue
 
 #: power series of E_2(x) = (e^x - 1 - x) / x^2 = sum x^n / (n + 2)! and of
@@ -22,7 +22,7 @@ _E4_SERIES = (2 / 6, 3 / 24, 4 / 120, 5 / 720, 6 / 5040, 7 / 40320, 8 / 362880, 
 
 
 @numba.njit(cache=True)
-def _horner(coeffs, x):  # pragma: no cover - compiled
+def _horner(coeffs, x):
     """``sum_n coeffs[n] x^n``."""
     total = 0.0
     for k in range(len(coeffs) - 1, -1, -1):
@@ -31,7 +31,7 @@ def _horner(coeffs, x):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def pool_rule_wait(lam, s, c, tau, b_head, spare, chain, offered):  # pragma: no cover - compiled
+def pool_rule_wait(lam, s, c, tau, b_head, spare, chain, offered):
     r"""Mean wait per burst for a zIIP under the pool rule: the zIIPs alone, a trigger, a flush, help.
 
     ``lam`` bursts/ms of mean ``s`` on ``c`` zIIPs, ``b_head = B(c-1, a)``; ``spare`` GCPs left by
@@ -106,7 +106,7 @@ def pool_rule_wait(lam, s, c, tau, b_head, spare, chain, offered):  # pragma: no
 
 
 @numba.njit(cache=True)
-def _ziips_alone_terms(lam, s, c, tau):  # pragma: no cover - compiled
+def _ziips_alone_terms(lam, s, c, tau):
     """:func:`pool_rule_wait`'s zIIPs-alone terms per ``p_{c-1}``: (``int f``, ``int v f``, ``F``), ``lam > 0``."""
     mu_c = c / s
     x = (lam - mu_c) * tau
@@ -145,7 +145,7 @@ def _ziips_alone_terms(lam, s, c, tau):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _pool_rule_phases_wait(lam, s, c, tau, head, mass, area, trig, spare, chain,
-                           offered):  # pragma: no cover - compiled
+                           offered):
     """:func:`pool_rule_wait`'s phases put together: the mean wait per burst, ms.
 
     ``head``, ``mass``, ``area`` and ``trig`` are the zIIPs-alone terms per ``p_{c-1}``: the states
@@ -166,7 +166,7 @@ def _pool_rule_phases_wait(lam, s, c, tau, head, mass, area, trig, spare, chain,
 
 
 @numba.njit(cache=True)
-def _share_offered_in_help(a, c, spill, spare, chain):  # pragma: no cover - compiled
+def _share_offered_in_help(a, c, spill, spare, chain):
     r"""The share of a pool's bursts offered while GCPs help it (:func:`pool_rule_wait`), at most 1.
 
     ``a`` busy engines' worth of bursts, a share ``spill`` of them helped on ``spare`` GCPs, which
@@ -195,7 +195,7 @@ def _share_offered_in_help(a, c, spill, spare, chain):  # pragma: no cover - com
 
 
 @numba.njit(cache=True)
-def ziip_spill_and_wait(lam, s, c, tau, pool, q0, spare, chain):  # pragma: no cover - compiled
+def ziip_spill_and_wait(lam, s, c, tau, pool, q0, spare, chain):
     """(spill, mean wait for a zIIP, q) under the help rule.
 
     Burst rule: M/M/c+D at patience ``tau`` (:func:`mmcd_at_mean_patience`). Pool rule: the spill of
@@ -215,14 +215,14 @@ def ziip_spill_and_wait(lam, s, c, tau, pool, q0, spare, chain):  # pragma: no c
 
 
 @numba.njit(cache=True)
-def _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, a, spill):  # pragma: no cover
+def _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, a, spill):
     """:func:`_pool_rule_phases_wait` at ``spare`` GCPs, the share offered in help by :func:`_share_offered_in_help`."""
     offered = _share_offered_in_help(a, c, spill, spare, chain)
     return _pool_rule_phases_wait(lam, s, c, tau, head, mass, area, trig, spare, chain, offered)
 
 
 @numba.njit(cache=True)
-def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):  # pragma: no cover - compiled
+def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
     r""":func:`pool_rule_wait` at ``spare`` GCPs, or its least over fewer spare GCPs where that is lower.
 
     The pool rule's wait is ``W = (1 - theta) w_alone + theta w_help`` with ``theta`` the share of
@@ -277,7 +277,7 @@ def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
 
 @numba.njit(cache=True)
 def _pool_rule_wait_at_rate(lam_t, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran,
-                            q0):  # pragma: no cover
+                            q0):
     """The pool rule's (wait per burst for a zIIP, q) of :func:`ziip_spill_and_wait` at ``lam_t`` transactions/ms.
 
     ``ke`` eligible bursts of ``s_e`` per transaction beside other classes' zIIP work (``rate_bz``
@@ -301,14 +301,14 @@ _HOLD_FROM = 0.5
 
 
 @numba.njit(cache=True)
-def _scan_load(i, lo, full, step_below, step, n_below):  # pragma: no cover - compiled
+def _scan_load(i, lo, full, step_below, step, n_below):
     """Load ``i`` of :func:`_find_pool_wait_peaks`' scan: ``n_below`` steps to ``full``, then steps of ``step``."""
     return lo + i * step_below if i <= n_below else full + (i - n_below) * step
 
 
 @numba.njit(cache=True)
 def _find_pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, out, scan,
-                     upto):  # pragma: no cover - compiled
+                     upto):
     """Where the zIIPs fall behind, the loads at which :func:`_pool_rule_wait_at_rate` stops rising, into ``out``.
 
     ``out[0]`` is the number of peaks found (up to :data:`MAX_PEAKS`), ``out[1 + 2k]`` and
@@ -387,7 +387,7 @@ def _find_pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_
 
 @numba.njit(cache=True)
 def pool_wait_held_at_peaks(wait, x, s, ke, m, tau, pool, n_g, a_bg_g, native_per_tran, rate_bz, a_bz,
-                    floor):  # pragma: no cover - compiled
+                            memo):
     """A pool-rule wait per burst at ``x`` tran/ms, held near and past the zIIPs' capacity (:func:`_hold_at_last_peak`).
 
     ``s`` is the class's burst on the zIIPs; beside other classes' zIIP work (``rate_bz`` bursts/ms,
@@ -396,15 +396,16 @@ def pool_wait_held_at_peaks(wait, x, s, ke, m, tau, pool, n_g, a_bg_g, native_pe
     if not pool or tau <= 0.0 or x * ke * s <= _HOLD_FROM * (m - a_bz):  # below the scan's start
         return wait
     # on to the peaks below x (nothing to do where the scan has been there)
-    _find_pool_wait_peaks(s, ke, rate_bz, a_bz, m, tau, n_g, a_bg_g, native_per_tran, floor[3:], floor[SCAN:], x)
-    return _hold_at_last_peak(wait, x, floor)
+    _find_pool_wait_peaks(s, ke, rate_bz, a_bz, m, tau, n_g, a_bg_g, native_per_tran, memo.wait_peaks, memo.peak_scan,
+                          x)
+    return _hold_at_last_peak(wait, x, memo.wait_peaks)
 
 
 @numba.njit(cache=True)
-def _hold_at_last_peak(wait, x, floor):  # pragma: no cover - compiled
-    """``wait`` at ``x`` tran/ms, or the last of :func:`_find_pool_wait_peaks`' peaks (``floor[3:]``) below ``x``."""
+def _hold_at_last_peak(wait, x, peaks):
+    """``wait`` at ``x`` tran/ms, or the last of :func:`_find_pool_wait_peaks`' peaks (``peaks``) below ``x``."""
     # indexed, not sliced: a solve asks a few times a population
-    for k in range(int(floor[3]) - 1, -1, -1):
-        if x > floor[4 + 2 * k]:
-            return floor[5 + 2 * k] if floor[5 + 2 * k] > wait else wait
+    for k in range(int(peaks[0]) - 1, -1, -1):
+        if x > peaks[1 + 2 * k]:
+            return peaks[2 + 2 * k] if peaks[2 + 2 * k] > wait else wait
     return wait

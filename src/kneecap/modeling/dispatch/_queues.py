@@ -9,7 +9,7 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def erlang_b(c, a):  # pragma: no cover - compiled
+def erlang_b(c, a):
     b = 1.0
     for k in range(1, c + 1):
         b = a * b / (k + a * b)
@@ -17,7 +17,7 @@ def erlang_b(c, a):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def erlang_c(c, a):  # pragma: no cover - compiled
+def erlang_c(c, a):
     if a >= c:
         return 1.0
     b = erlang_b(c, a)
@@ -26,7 +26,7 @@ def erlang_c(c, a):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def residual_ratio(rate_1, s_1, rate_2, s_2, rate_3, s_3, rejoin):  # pragma: no cover - compiled
+def residual_ratio(rate_1, s_1, rate_2, s_2, rate_3, s_3, rejoin):
     r"""``r / s``: the residual an arrival waits for at an FCFS pool of mixed bursts, over the mean burst.
 
     The pool serves up to three streams of exponential bursts (``rate_i`` bursts/ms of mean
@@ -73,7 +73,7 @@ def residual_ratio(rate_1, s_1, rate_2, s_2, rate_3, s_3, rejoin):  # pragma: no
 
 
 @numba.njit(cache=True)
-def rejoining_bursts(kg, ke, on_pool_e):  # pragma: no cover - compiled
+def rejoining_bursts(kg, ke, on_pool_e):
     r"""A transaction's bursts per transaction that follow its own burst on the same pool.
 
     The ``k = k_G + k_E`` bursts run in a random order (the simulation shuffles them), so each of
@@ -89,7 +89,7 @@ def rejoining_bursts(kg, ke, on_pool_e):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def wait_ratio_beside_background(c, a_pool, c_wait, rate_c, s_c, k_c, rate_o, s_o):  # pragma: no cover - compiled
+def wait_ratio_beside_background(c, a_pool, c_wait, rate_c, s_c, k_c, rate_o, s_o):
     r"""``W_class / W_M/M/c``: the class's wait per burst at a pool beside other classes' bursts, over M/M/c's.
 
     A pool of ``c`` engines serves FCFS the class's bursts (``rate_c`` bursts/ms of mean ``s_c``,
@@ -172,7 +172,7 @@ def wait_ratio_beside_background(c, a_pool, c_wait, rate_c, s_c, k_c, rate_o, s_
 
 
 @numba.njit(cache=True)
-def _mmcd_terms(lam, s, c, tau, b_head):  # pragma: no cover - compiled
+def _mmcd_terms(lam, s, c, tau, b_head):
     """M/M/c+D at patience ``tau`` given ``b_head = B(c-1, a)``: (P(V > tau), E[min(V, tau)], q, dq/dtau).
 
     ``q = p_c / P(V > 0)`` is the share of waiting bursts that find no other waiting.
@@ -200,7 +200,7 @@ def _mmcd_terms(lam, s, c, tau, b_head):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def mmcd_at_mean_patience(lam, s, c, tau, pool, q0, b_head):  # pragma: no cover - compiled
+def mmcd_at_mean_patience(lam, s, c, tau, pool, q0, b_head):
     """(spill, mean wait for a zIIP, q) of M/M/c+D at the help rule's effective patience.
 
     Burst rule: every burst's patience is ``tau``. Pool rule: a burst that finds other bursts
@@ -256,7 +256,7 @@ def mmcd_at_mean_patience(lam, s, c, tau, pool, q0, b_head):  # pragma: no cover
 
 
 @numba.njit(cache=True)
-def ziip_queue(lam, a_e, s_e, ke, n_z, a_bz, bg_s):  # pragma: no cover - compiled
+def ziip_queue(lam, a_e, s_e, ke, n_z, a_bz, bg_s):
     """(burst rate /ms, mean burst ms) of the zIIP pool's M/M/c (+D) queue at ``lam`` tran/ms.
 
     The class's ``k_E`` eligible bursts of ``s_e`` per transaction (``a_e = lam k_E s_e`` busy
@@ -275,7 +275,7 @@ def ziip_queue(lam, a_e, s_e, ke, n_z, a_bz, bg_s):  # pragma: no cover - compil
 
 
 @numba.njit(cache=True)
-def gcp_priority_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, a_lo, rate_lo, a_lo_bg):  # pragma: no cover - compiled
+def gcp_priority_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, a_lo, rate_lo, a_lo_bg):
     """(wait of a GCP-native burst, wait of a helped burst, GCP load) on the GCP pool.
 
     M/M/c with two non-preemptive priorities (Cobham): GCP-native work and background first,
@@ -308,7 +308,7 @@ def gcp_priority_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, a_lo, rate_lo, a_lo_bg)
 
 
 @numba.njit(cache=True)
-def random_walk_excess(lam, big_m, per):  # pragma: no cover - compiled
+def random_walk_excess(lam, big_m, per):
     r"""Mean wait (ms) a draining queue's random walk adds to its straight line, per burst served.
 
     Items arrive at ``lam`` and ``M / per`` leave while every engine serves (``M`` bursts/ms; items

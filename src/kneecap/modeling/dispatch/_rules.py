@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -79,12 +80,6 @@ class Dispatch:
         if not self.bg_burst_ms > 0:
             raise ValueError(f"bg_burst_ms must be > 0, got {self.bg_burst_ms}")
 
-    def _args(self) -> tuple:
-        return (int(self.eligible_bursts), int(self.gcp_bursts), int(self.n_gcp), int(self.n_ziip),
-                bool(self.honor_priority), float(self.help_wait_ms), self.help_rule == "pool",
-                self.bg_gcp_busy_pct / 100.0,
-                self.bg_ziip_busy_pct / 100.0, float(self.bg_burst_ms))
-
     def max_tps(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float) -> float:
         r"""Throughput at which the pools the class may use are full (asymptotic bound), tps.
 
@@ -150,3 +145,31 @@ class DispatchSolution:
     ziip_wait_ms: np.ndarray | None = None
     gcp_wait_ms: np.ndarray | None = None
     solved: np.ndarray | None = None
+
+
+class Rules(NamedTuple):
+    """A :class:`Dispatch` as the compiled kernels take it (:func:`rules_of`); times in ms, busy as shares."""
+
+    #: eligible and GCP-only bursts per transaction
+    k_e: int
+    k_g: int
+    #: GCPs and zIIPs online
+    n_g: int
+    n_z: int
+    #: IIPHONORPRIORITY=YES
+    honor: bool
+    #: ZIIPAWMT, ms
+    tau: float
+    #: ``help_rule == "pool"``
+    pool: bool
+    #: other classes' busy per GCP and per zIIP (shares) and their mean burst, ms
+    bg_g: float
+    bg_z: float
+    bg_s: float
+
+
+def rules_of(dispatch: Dispatch) -> Rules:
+    """The kernels' :class:`Rules` for ``dispatch``."""
+    return Rules(int(dispatch.eligible_bursts), int(dispatch.gcp_bursts), int(dispatch.n_gcp), int(dispatch.n_ziip),
+                 bool(dispatch.honor_priority), float(dispatch.help_wait_ms), dispatch.help_rule == "pool",
+                 dispatch.bg_gcp_busy_pct / 100.0, dispatch.bg_ziip_busy_pct / 100.0, float(dispatch.bg_burst_ms))

@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from kneecap.modeling.dispatch._closed import closed_kernel
-from kneecap.modeling.dispatch._memo import MEMO_FLOATS
+from kneecap.modeling.dispatch._memo import new_memo, new_memos
 from kneecap.modeling.dispatch._open import open_kernel, open_residence, rows_kernel
-from kneecap.modeling.dispatch._rules import Dispatch, DispatchSolution
+from kneecap.modeling.dispatch._rules import Dispatch, DispatchSolution, rules_of
 from kneecap.schema import MAX_ENGINES
 
 
@@ -96,8 +96,8 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     *Probability, Statistics, and Queueing Theory*, 2nd ed., §6.5 (M/G/c).
     """
     # the cycle's least-wait rate and the pool rule's wait's peaks: to be found
-    rules_and_floor = (*dispatch._args(), np.full(MEMO_FLOATS, -1.0))
-    out = open_residence(float(tps) / 1000.0, float(cpu_ms_per_tran), float(ziip_eligible_fraction), *rules_and_floor)
+    out = open_residence(float(tps) / 1000.0, float(cpu_ms_per_tran), float(ziip_eligible_fraction),
+                         rules_of(dispatch), new_memo())
     return float(out[0]), float(out[1]), float(out[2]), float(out[3])
 
 
@@ -110,7 +110,7 @@ def solve_open(tps: np.ndarray, cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarra
     """
     d, r0, loads = _broadcast(cpu_ms_per_tran, delay_ms, tps, "tps")
     x, resp, spill, zb, gb, sat = open_kernel(loads / 1000.0, d, r0, float(ziip_eligible_fraction),
-                                              *dispatch._args())
+                                              rules_of(dispatch), new_memo())
     return DispatchSolution(x * 1000.0, resp, spill, zb, gb, sat)
 
 
@@ -139,10 +139,9 @@ def solve_open_rows(tps: np.ndarray, cpu_ms_per_tran: float, ziip_eligible_fract
     d, f = float(cpu_ms_per_tran), float(ziip_eligible_fraction)
     if not (math.isfinite(d) and d >= 0 and 0.0 <= f <= 1.0):
         raise ValueError(f"need cpu_ms_per_tran >= 0 and 0 <= ziip_eligible_fraction <= 1, got {d}, {f}")
-    k_e, k_g, _, _, honor, tau, pool, _, _, bg_s = dispatch._args()
-    resp, spill, zb, gb, wz, wg = rows_kernel(loads / 1000.0, d, f, k_e, k_g, n_g.astype(np.int64),
-                                               n_z.astype(np.int64), honor, tau, pool, bg_g / 100.0,
-                                               np.where(n_z > 0, bg_z, 0.0) / 100.0, bg_s)
+    resp, spill, zb, gb, wz, wg = rows_kernel(loads / 1000.0, d, f, rules_of(dispatch), n_g.astype(np.int64),
+                                              n_z.astype(np.int64), bg_g / 100.0, np.where(n_z > 0, bg_z, 0.0) / 100.0,
+                                              new_memo())
     return DispatchSolution(loads[None, :].copy(), resp[None, :], spill[None, :], zb[None, :], gb[None, :],
                             ~np.isfinite(resp)[None, :], wz[None, :], wg[None, :])
 
@@ -233,7 +232,8 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
         raise ValueError(f"stop_ratio must be >= 0, got {stop_ratio}")
     d, r0, _ = _broadcast(cpu_ms_per_tran, delay_ms, np.ones(1), "clients")
     x, resp, spill, zb, gb, solved = closed_kernel(d, r0, float(think_time_ms), int(n_max), float(stop_ratio),
-                                                    int(n_min), float(ziip_eligible_fraction), *dispatch._args())
+                                                    int(n_min), float(ziip_eligible_fraction), rules_of(dispatch),
+                                                    new_memos(len(d)))
     x *= 1000.0  # tran/ms to tps, in place: the array is the kernel's own
     return DispatchSolution(x, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool), solved=solved)
 
