@@ -14,11 +14,9 @@ from kneecap.modeling.dispatch._rules import Rules
 
 #: The help cycle (:func:`_help_cycle_wait`) is a fluid picture of a backlog of ``mu tau`` bursts (the
 #: backlog at which a burst has waited ZIIPAWMT): it is given no weight up to 2 such bursts and full
-#: weight from 8, between the two in proportion. Where ``mu tau`` is a couple of bursts the cycle
-#: lasts a couple of bursts and the M/M/c+D queue describes it better (3 GCPs + 1 zIIP, 2 bursts of
-#: 0.5 ms, ZIIPAWMT 1 ms, ``mu tau`` 2: simulation 2.42 ms, M/M/c+D 2.46, the cycle 2.00). Set on
-#: the grid and on probes of 8 + 1 and 3 + 1 engines at ZIIPAWMT 0.4-10 ms; the points of
-#: ``benchmarks/bench_dispatch_holdout.py`` were not used.
+#: weight from 8, between the two in proportion: where ``mu tau`` is a couple of bursts the cycle
+#: lasts a couple of bursts and the M/M/c+D queue describes it better. The bounds were set against
+#: the dispatcher simulation (docs/models/dispatch.md).
 HELP_CYCLE_BURSTS = (2.0, 8.0)
 
 
@@ -74,10 +72,7 @@ def _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau):
     ``lam (r + ... + r^k) = mu`` (:func:`_follow_on_ratio`); the queue takes
     ``X = lam (1 + r + ... + r^{k-1})`` bursts/ms. Help starts when the oldest queued burst has
     waited ``tau``: every burst behind it came in the last ``tau``, so ``b_j = X_j (tau + c_Z / X)``
-    bursts of stage ``j`` are queued or on a zIIP (the instrumented simulation, 8 GCPs + 2 zIIPs
-    at 60 % of capacity: 17.2 bursts offered per ms while the zIIPs work alone, against
-    ``lam + (k-1)/k mu`` = 15.4 and ``X`` = 16.9; at the start of help 24.2 / 14.6 / 9.5 / 5.5
-    queued bursts with 4 / 3 / 2 / 1 to go, against 24.0 / 15.0 / 9.3 / 5.8).
+    bursts of stage ``j`` are queued or on a zIIP.
 
     From there all ``C = c_Z + G`` engines serve the backlog in rounds, each round the ``B_n``
     bursts of the one before in ``B_n / M`` ms: the bursts with one to go leave, the others come
@@ -225,10 +220,8 @@ def _help_cycle_wait(lam, s, ke, c_z, g_free, d_n, tau):
     .. math:: G = \frac{g_{free} - \nu c_Z}{1 + \nu}, \quad \nu = \frac{d_n}{k_E s}
 
     (``f n_GCP - (1 - f) c_Z`` for one class alone), not the spare capacity ``g_free - lam d_n``
-    of the whole cycle: help phases are when the class's GCP work is heaviest. Measured in the
-    simulation, GCP engines on eligible work while help is on: 0.50 / 0.52 / 1.01 / 7.53 at 4 + 1
-    (f 0.3, 95 and 85 % load), 8 + 2 (f 0.3, 95 %) and 8 + 2 (f 0.95, 60 %), against ``G`` =
-    0.50 / 0.50 / 1.00 / 7.50 and a spare capacity of 0.67 / 1.03 / 1.35 / 7.70.
+    of the whole cycle: help phases are when the class's GCP work is heaviest. (The simulation's
+    helping GCPs against ``G``: docs/models/dispatch.md.)
 
     With ``mu = c_Z / s``, ``M = (c_Z + G) / s`` and a backlog of ``Q_0 = p G`` when help stops
     (the helped bursts' next ones):
@@ -252,13 +245,9 @@ def _help_cycle_wait(lam, s, ke, c_z, g_free, d_n, tau):
     with ``delta = M / k_E - lam`` the rate at which help drains transactions and ``sigma^2 = lam
     + M / k_E`` the variance rate of the transactions arriving and leaving (the mean height of a
     random walk with drift ``-delta`` over its way down is the straight line's plus ``sigma^2 /
-    (2 delta)``). No constant is fitted: against the simulation's in-help wait (probe, f 0.95)
-    ``w_on`` is within -6..+5 % at 8 + 1, 4 + 1, 2 + 1, 8 + 2, 4 + 2 and 2 + 2 engines, 30-85 %
-    load, 4 bursts (the backlog-shape constant 0.75 it replaces: -20..+8 %), and -13..+4 % at 1, 2
-    and 8 bursts (that constant: -27..+19 %); at f 0.3 it is -1 % at 85 % load but -12..-23 % at
-    95 % (that constant: -7..-30 %), where the GCP-only bursts' own queueing, which the random walk
-    leaves out, lengthens the help phases. Bursts are offered at ``lam + p mu`` off and
-    ``lam + p M`` on; ``theta`` is the share offered on and the wait per burst
+    (2 delta)``). No constant is fitted (against the simulation: docs/models/dispatch.md). Bursts
+    are offered at ``lam + p mu`` off and ``lam + p M`` on; ``theta`` is the share offered on and
+    the wait per burst
     ``(1 - theta) w_off + theta w_on``. The spill is ``(a_E - c_Z) / a_E``.
 
     Where help is occasional (``a_E`` below or near ``c_Z``) the M/M/c+D queue of
@@ -330,10 +319,7 @@ def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, tabl
     never fall from node to node (the waits are not unimodal everywhere: where the help phase's
     queue changes shape with load they can dip past their least, and a hold that took them for
     unimodal let response fall by 0.005 %, ``benchmarks/stress_dispatch_background.py``). The
-    least is the least node's: against 32 nodes with the least refined by golden section to a
-    millionth of the rate, 16 nodes and no refinement moved no grid point at <= 85 % busy by more
-    than 0.3 point of error and none by more than 2.1 (at 95 %), at a third of the cost (an SMF
-    class's intervals, each with its own other classes' work, build one table each).
+    least is the least node's, without refinement (docs/models/dispatch.md).
     """
     lo = c_z / (ke * s)
     hi = (c_z + n_g - a_bg_g) / (ke * s + d_n)

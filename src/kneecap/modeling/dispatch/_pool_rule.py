@@ -86,18 +86,7 @@ def pool_rule_wait(lam, s, c, tau, b_head, spare, chain, offered):
     .. math:: W = (1 - \theta)\, w_{alone}
         + \theta \Big(\frac{D}{2} + \frac{\lambda + M}{2 M (M - \lambda)}\Big)
 
-    Measured in the instrumented simulation (``benchmarks/probe_pool_flush.py``): on the SMF round
-    trip's LPAR (2 GCPs + 2 zIIPs, 4 eligible bursts, 1800-2600 tps) the backlog at a trigger is
-    0.88-1.03 ``lambda tau``; 2 zIIPs, f 0.95, 3000 tps with 2 / 3 / 6 GCPs: bursts offered
-    while GCPs help wait 1.00 / 0.78 / 0.45 ms (the in-help term: 1.03 / 0.80 / 0.49; ``D / 2``
-    alone 0.94 / 0.75 / 0.46), those offered in the pending phase 2.47 / 2.28 / 2.00 (``(tau + D)
-    / 2``: 2.54 / 2.35 / 2.06). Where the pooled engines are nearly full the walk's term is most of
-    it (``benchmarks/probe_help_phases.py``, f 0.95, 4 bursts, open at 95 % of the LPAR's
-    capacity): bursts offered while GCPs help wait 2.88 / 3.24 / 2.28 / 2.29 ms on 1 + 2 / 1 + 1
-    / 2 + 2 / 1 + 4 engines against the term's 2.75 / 3.37 / 2.44 / 2.26 (``D / 2`` alone 1.52, and
-    response was 22-30 % low there). M/M/c+D at the mean patience (:func:`mmcd_at_mean_patience`, the
-    wait before) caps the queue at about half the backlog a trigger finds, and its wait was 16-17
-    % below the simulation's where those zIIPs are 91-96 % busy (issue #10).
+    How each term compares with the instrumented simulation: docs/models/dispatch.md.
     """
     if lam <= 0.0:
         return 0.0
@@ -177,9 +166,7 @@ def _share_offered_in_help(a, c, spill, spare, chain):
 
     .. math:: \theta = h \Big(1 - \chi + \chi\frac{c + G}{a}\Big)
 
-    Measured (``benchmarks/probe_pool_flush.py``, 2 zIIPs, f 0.95, 3000 tps, 2 / 3 / 6 GCPs): help
-    on 17.8 / 11.5 / 5.5 % of the time (``h`` at the simulated spill 17.4 / 11.4 / 5.6), 25 / 19 /
-    14 % of the bursts offered then (``theta`` 26 / 21 / 16).
+    Against the instrumented simulation: docs/models/dispatch.md.
     """
     if spill <= 1e-12:
         # a spill below 1e-12 moves no measurable work (as the closed solve counts it): none

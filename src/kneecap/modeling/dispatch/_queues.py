@@ -48,12 +48,8 @@ def residual_ratio(rate_1, s_1, rate_2, s_2, rate_3, s_3, rejoin):
     .. math:: r = \rho_r s + (1 - \rho_r) r_{mix} = s + (r_{mix} - s)(1 - \rho_r)
 
     and ``r / s`` scales an M/M/c wait into the M/G/c one (Allen-Cunneen, Poisson arrivals,
-    ``C_a^2 = 1``). It is 1 for bursts of one size. The same ``r`` on any number of engines: the
-    variant that lets a rejoining burst also meet the residuals of the other ``c - 1`` engines,
-    ``s + (r_{mix} - s)(1 - \rho_r / c)``, put 2-8 GCPs without zIIPs (f 0.3, 4 bursts of 0.06 ms
-    and one of 0.56 ms, open) 30-61 % above the simulation at 85-95 % busy, where this one is
-    within 4 %; the full ``r_mix``, as if every burst came from outside, puts one GCP 32-90 %
-    above it at 30-85 % busy.
+    ``C_a^2 = 1``). It is 1 for bursts of one size. The same ``r`` on any number of engines
+    (the alternatives tried: docs/models/dispatch.md).
 
     References
     ----------
@@ -97,7 +93,7 @@ def wait_ratio_beside_background(c, a_pool, c_wait, rate_c, s_c, k_c, rate_o, s_
     ``s_o``), each exponential about its own mean; ``a_pool`` is the pool's load (busy engines)
     and ``c_wait`` its Erlang C, ``C(c, a_pool)``. M/M/c at the mean burst ``s = a / lambda``
     lets the class's small bursts lower ``s`` and with it the wait in ms, so more load predicted
-    less wait (issue #10). A transaction's bursts on the pool are of two kinds:
+    less wait. A transaction's bursts on the pool are of two kinds:
 
     * its *first*, an arrival from outside: one that finds every engine busy waits for the
       residual of the work in service (Allen-Cunneen's M/G/c with Poisson arrivals, ``C`` Erlang C
@@ -130,21 +126,9 @@ def wait_ratio_beside_background(c, a_pool, c_wait, rate_c, s_c, k_c, rate_o, s_
     It is 1 where every burst has one size (``r = s_c = s``), so a pool without other classes'
     work is M/M/c as before, and Allen-Cunneen's ``r / s`` for one burst per transaction. The
     class's wait ``W`` rises with load, as ``W_f`` and ``g`` do. At ``a >= c`` (a pool whose
-    overflow GCPs take) ``h = 0`` and the ratio is ``r / s``. Counting as later only the bursts
-    that follow the transaction's own burst on the pool at once, and the others as first ones,
-    put the zIIP wait 1.7-1.8 times the simulation's where 1 ms background bursts meet eligible
-    bursts of 0.025 ms with GCP bursts between (3 GCPs + 1 zIIP, IIPHONORPRIORITY=NO, 10-30 % of
-    capacity; ``benchmarks/bench_dispatch_background.py``, docs/benchmarks.md). With the class's own burst
-    ``s_c`` for ``s_e`` on every engine the wait grew less with ``k_c`` than the simulation's
-    where the class's bursts are near the background's size, and the SMF round trip's zIIP delay
-    samples chose 6 eligible bursts for the simulated 4: 2 GCPs + 2 zIIPs, 0.2 ms background
-    bursts at 10 % of the zIIPs, 0.72 ms of eligible CPU in 4 / 6 / 8 bursts, zIIP wait per
-    transaction at 400 tps simulated 0.047 / 0.051 / 0.053 ms (4 x 20,000 transactions), with
-    ``s_c`` 0.046 / 0.048 / 0.049, with ``s_e`` 0.047 / 0.053 / 0.059; at 1,200-2,200 tps within
-    2.2 % of the simulation's with ``s_c``, with ``s_e`` within 1.8 % for 4 bursts and 3.6-8.0 %
-    high for 6 and 8. The pool's mean burst ``s`` for ``r`` in ``s_e`` followed the simulation
-    closer in ``k_c`` (0.047 / 0.051 / 0.054) but let the wait fall as the class's load rose where
-    its bursts are far smaller than the background's, as M/M/c at ``s`` did (docs/models.md).
+    overflow GCPs take) ``h = 0`` and the ratio is ``r / s``. The choices of
+    what counts as a later burst and of the service ``s_e`` were made against the dispatcher
+    simulation (docs/models/dispatch.md).
 
     References
     ----------

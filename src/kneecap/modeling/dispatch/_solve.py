@@ -45,7 +45,7 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
 
     *Pool rule, the wait* — M/M/c+D at the mean patience gives the spill (within 10 % of the
     simulation's on the SMF round trip's LPAR) but caps the queue at about half the backlog a
-    trigger finds, and its wait was 16-17 % low at 91-96 % zIIP busy (issue #10). The wait is
+    trigger finds, and its wait was 16-17 % low at 91-96 % zIIP busy (docs/models/dispatch.md). The wait is
     instead the pool rule's own: the zIIPs alone until a burst has waited ZIIPAWMT, the flush of
     the backlog behind it and the help that follows, with a transaction's bursts offered one
     after another (:func:`pool_rule_wait`).
@@ -80,7 +80,7 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
 
     *Beside other classes' work* (``bg_*_busy_pct``, bursts of ``bg_burst_ms``) a pool serves
     bursts of different sizes FCFS, and M/M/c at their mean burst let the class's small bursts
-    lower the wait in ms as its load rose (issue #10). The zIIP queue (M/M/c+D or M/M/c) and the
+    lower the wait in ms as its load rose. The zIIP queue (M/M/c+D or M/M/c) and the
     GCP pool's Cobham base take the mean burst times :func:`wait_ratio_beside_background`, the class's wait
     over M/M/c's: a transaction's first burst on the pool waits Allen-Cunneen's residual of the
     work in service, its later ones for the work that arrived since its previous one there.
