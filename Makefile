@@ -81,8 +81,8 @@ test-fast: setup
 	@$(BIN)/python -m pytest -n 2 -m "not slow and not e2e"
 
 # The dispatch model's tests with its compiled kernels run as plain Python (NUMBA_DISABLE_JIT=1),
-# so a coverage run or a debugger sees inside them. Slow (tests/modeling/test_dispatch.py alone:
-# 2 min of CPU, 8.5 min on a loaded machine), so not part of `make test`.
+# so a coverage run or a debugger sees inside them. Slow (about 3 min of CPU, 11 min on a machine
+# at load 8, most of it test_dispatch.py's closed solves), so not part of `make test`.
 test-nojit: setup
 	@NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/modeling/test_dispatch.py \
 	  tests/modeling/test_background.py tests/modeling/test_pool_rule.py tests/modeling/test_help_cycle.py
