@@ -81,8 +81,8 @@ def run(seed: int, params: config.Params, variant: str | None = None, ratio: flo
     res = choice.results
     started = time.perf_counter()
     knee = res.knee(k=k)
-    grown = forecasting.class_growth(res, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
-                                     knee_tps_hi=knee["knee_tps_hi"], knee_tps_draws=knee["knee_tps_draws"],
+    grown = forecasting.class_growth(res, knee_tps=knee.load, knee_tps_lo=knee.load_lo,
+                                     knee_tps_hi=knee.load_hi, knee_tps_draws=knee.draws,
                                      alpha=res.alpha)
     answer_s = time.perf_counter() - started
     # the growth forecast alone: the day it reaches the simulation's own knee
@@ -104,15 +104,15 @@ def run(seed: int, params: config.Params, variant: str | None = None, ratio: flo
         "seed": seed, "family": choice.family, "fit_s": fit_s, "knee_and_date_s": answer_s,
         "peak_mape_pct": _mape(daily["resp_ms"], at_peak["resp_ms"]),
         "peaks_in_band": f"{int(peak_in.sum())}/{len(peak_in)}", "busiest_in_band_pct": 100 * inside.mean(),
-        "knee_in": bool(knee["knee_tps_lo"] <= truth.knee_tps <= knee["knee_tps_hi"]),
+        "knee_in": bool(knee.load_lo <= truth.knee_tps <= knee.load_hi),
         "date_in": bool(lo_date is not None and hi_date is not None
                         and pd.Timestamp(lo_date).date() <= truth.knee_date <= pd.Timestamp(hi_date).date()),
         "structure": res.structure_sentence() if hasattr(res, "structure_sentence") else "",
         "resp_mape_pct": _mape(peaks["resp_ms"], res.predict(peaks[["tps"]])["resp_ms"]),
         "resp_mape_mmc_pct": _mape(peaks["resp_ms"], mmc.predict(peaks[["tps"]])["resp_ms"]),
-        "knee_true_tps": truth.knee_tps, "knee_tps": knee["knee_tps"],
-        "knee_lo": knee["knee_tps_lo"], "knee_hi": knee["knee_tps_hi"],
-        "knee_err_pct": 100 * (knee["knee_tps"] / truth.knee_tps - 1),
+        "knee_true_tps": truth.knee_tps, "knee_tps": knee.load,
+        "knee_lo": knee.load_lo, "knee_hi": knee.load_hi,
+        "knee_err_pct": 100 * (knee.load / truth.knee_tps - 1),
         "knee_mmc_err_pct": 100 * (mmc_knee / truth.knee_tps - 1),
         "bursts": res.eligible_bursts, "growth": grown["method"],
         "date_true": str(truth.knee_date),

@@ -121,7 +121,7 @@ def test_closed_round_trip_numbers() -> None:
     k1 = original.knee(n_gcp=2, n_ziip=2, think_time_ms=200.0)
     k2 = again.knee(n_gcp=2, n_ziip=2, think_time_ms=200.0)
     assert k1 == k2
-    assert 300 < k2.k_clients < 500
+    assert 300 < k2.load < 500
 
 
 class _TouchOnLoad:

@@ -45,9 +45,9 @@ if not origin.empty:
 base_knee = res.class_knee(workload, key, int(base["n_gcp"]), int(base["n_ziip"]), 1.0)
 c1, c2 = st.columns(2)
 slo = c1.number_input("Response-time SLO (ms)", 0.01, 100_000.0,
-                      value=float(math.ceil(2 * base_knee["unloaded_resp_ms"] * 10) / 10),
+                      value=float(math.ceil(2 * base_knee.unloaded_resp_ms * 10) / 10),
                       key=res.widget_key("cls_slo", workload),
-                      help=f"default twice the unloaded response ({base_knee['unloaded_resp_ms']:.3g} ms)")
+                      help=f"default twice the unloaded response ({base_knee.unloaded_resp_ms:.3g} ms)")
 growth_rule = res.growth_policy()
 period = "day" if growth_rule.freq == "D" else "week"
 peak_word = "daily" if period == "day" else "weekly"
@@ -70,33 +70,33 @@ except res.modeling.ModelError as exc:
     st.stop()
 slo_tps = res.class_slo_tps(workload, key, float(slo), int(n_gcp), int(n_ziip), float(bg))
 try:
-    growth = res.class_growth(workload, key, knee["knee_tps"], knee["knee_tps_lo"], knee["knee_tps_hi"],
-                              knee["knee_tps_draws"], slo_tps, int(horizon))
+    growth = res.class_growth(workload, key, knee.load, knee.load_lo, knee.load_hi,
+                              knee.draws, slo_tps, int(horizon))
 except ValueError as exc:  # too short or too ragged a history for a trend: said, not guessed
     growth = None
     st.warning(f"No growth forecast for {workload}: {exc}")
 
 peaks = growth["peaks"].dropna() if growth else pd.Series(dtype=float)
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Knee (tps)", f"{knee['knee_tps']:.4g}",
-          help=f"95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}; response > {knee['k']:g}x unloaded "
-               f"({knee['unloaded_resp_ms']:.3g} ms) on {int(n_gcp)} GCP + {int(n_ziip)} zIIP")
+m1.metric("Knee (tps)", f"{knee.load:.4g}",
+          help=f"95% band {knee.load_lo:.4g}-{knee.load_hi:.4g}; response > {knee.k:g}x unloaded "
+               f"({knee.unloaded_resp_ms:.3g} ms) on {int(n_gcp)} GCP + {int(n_ziip)} zIIP")
 m2.metric(f"Load at the {slo:g} ms SLO (tps)", "unreachable" if slo_tps != slo_tps else f"{slo_tps:.4g}",
           help="class tps at which the predicted response reaches the SLO")
 m3.metric(f"Last {peak_word} peak (tps)", f"{peaks.iloc[-1]:.4g}" if len(peaks) else "-",
           help=f"peak of the {period} starting {day(peaks.index[-1])}" if len(peaks) else None)
-m4.metric("Saturation (tps)", f"{knee['max_tps']:.4g}")
+m4.metric("Saturation (tps)", f"{knee.max_tps:.4g}")
 for warning in res.answer_warnings(workload, key, {f"knee_tps_{rule}_help": value
-                                                  for rule, value in knee["knee_tps_by_rule"].items()}):
+                                                  for rule, value in knee.by_help_rule.items()}):
     st.warning(f"The knee and the SLO load: {warning}.")
 
 configuration = res.configuration_words(int(n_gcp), int(n_ziip), other_load=float(bg))
-st.markdown(f"**{configuration}:** knee at {knee['knee_tps']:.4g} tps "
-            f"(95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}): "
+st.markdown(f"**{configuration}:** knee at {knee.load:.4g} tps "
+            f"(95% band {knee.load_lo:.4g}-{knee.load_hi:.4g}): "
             + (when(growth, "knee", "knee") if growth else "no forecast") + ".")
 st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. **Band:** {model.calibration_sentence()}.")
 if slo_tps != slo_tps:
-    st.markdown(f"**SLO:** {slo:g} ms is below the unloaded response ({knee['unloaded_resp_ms']:.3g} ms): no load "
+    st.markdown(f"**SLO:** {slo:g} ms is below the unloaded response ({knee.unloaded_resp_ms:.3g} ms): no load "
                 "meets it.")
 else:
     st.markdown(f"**SLO:** {slo:g} ms holds up to {slo_tps:.4g} tps: "
@@ -129,10 +129,10 @@ if growth:
                              line={"color": "#1f77b4", "dash": "dash"}))
     fig.add_trace(go.Scatter(x=peaks.index, y=peaks.to_numpy(), mode="markers+lines", name=f"{peak_word} peak",
                              line={"color": "#1f77b4"}, marker={"size": 7}))
-fig.add_hrect(y0=knee["knee_tps_lo"], y1=knee["knee_tps_hi"], fillcolor="orange", opacity=0.15, line_width=0)
-fig.add_hline(y=knee["knee_tps"], line_dash="dash", line_color="orange",
-              annotation_text=f"knee {knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-"
-                              f"{knee['knee_tps_hi']:.4g})")
+fig.add_hrect(y0=knee.load_lo, y1=knee.load_hi, fillcolor="orange", opacity=0.15, line_width=0)
+fig.add_hline(y=knee.load, line_dash="dash", line_color="orange",
+              annotation_text=f"knee {knee.load:.4g} tps (95% band {knee.load_lo:.4g}-"
+                              f"{knee.load_hi:.4g})")
 if slo_tps == slo_tps:
     fig.add_hline(y=slo_tps, line_dash="dot", line_color="#d62728",
                   annotation_text=f"SLO {slo:g} ms: {slo_tps:.4g} tps", annotation_position="bottom right")
@@ -165,12 +165,12 @@ if growth and growth.get("date_knee_earliest") is not None and not growth.get("k
                                   line={"color": "#1f77b4", "dash": "dash"}))
         zoom.add_trace(go.Scatter(
             x=[near.index[0], near.index[-1], near.index[-1], near.index[0], near.index[0]],
-            y=[knee["knee_tps_lo"], knee["knee_tps_lo"], knee["knee_tps_hi"], knee["knee_tps_hi"], knee["knee_tps_lo"]],
+            y=[knee.load_lo, knee.load_lo, knee.load_hi, knee.load_hi, knee.load_lo],
             fill="toself", fillcolor="rgba(255,165,0,0.25)", line={"width": 0}, mode="lines", hoverinfo="name",
-            name=f"knee 95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g} tps"))
+            name=f"knee 95% band {knee.load_lo:.4g}-{knee.load_hi:.4g} tps"))
         zoom.add_vrect(x0=start, x1=end, fillcolor="orange", opacity=0.1, line_width=0)
-        low = min(float(near["tps_lo"].min()), knee["knee_tps_lo"])
-        high = max(float(near["tps_hi"].max()), knee["knee_tps_hi"])
+        low = min(float(near["tps_lo"].min()), knee.load_lo)
+        high = max(float(near["tps_hi"].max()), knee.load_hi)
         zoom.update_layout(xaxis_title="time", yaxis_title="class tps", height=320,
                            yaxis_range=[low - 0.05 * (high - low), high + 0.05 * (high - low)],
                            title=f"Close up: the forecast band meets the knee ({day(start)} to {day(end)})")
@@ -185,7 +185,7 @@ if growth:
     res.show_text_table(growth["competitors"])
     out = pd.concat([peaks.rename("peak_tps"), growth["forecast"]], axis=1)
     out.index.name = "period_start"
-    out = out.assign(knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"], knee_tps_hi=knee["knee_tps_hi"],
+    out = out.assign(knee_tps=knee.load, knee_tps_lo=knee.load_lo, knee_tps_hi=knee.load_hi,
                      slo_resp_ms=float(slo), slo_tps=slo_tps).reset_index()
     st.download_button("Download peaks and forecast (CSV)", res.csv_text(out),
                        file_name=f"{workload}-growth.csv", mime="text/csv", key="cls_download")

@@ -26,15 +26,6 @@ def fmt(x: float, unit: str = "", digits: int = 2) -> str:
     return f"{x:.{digits}f}{unit}"
 
 
-def class_knee_sentence(knee: dict, measured_max: float) -> str:
-    """One sentence for a WLM class's knee (load in tps, the other classes on the same engines)."""
-    return (f"Response time breaks away (> {knee['k']:g}x unloaded, {knee['unloaded_resp_ms']:.3g} ms) at about "
-            f"{knee['knee_tps']:.4g} tps (95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}); the pools "
-            f"saturate at {knee['max_tps']:.4g} tps. Measured up to {measured_max:.4g} tps.")
-
-
-
-
 def what_if_marker(x: float, at: dict, label: str) -> go.Scatter:
     """The what-if point on the response chart with its 95 % band as an error bar (not only in a tooltip)."""
     resp, lo, hi = at["resp_ms"], at["resp_ms_lo"], at["resp_ms_hi"]
@@ -63,13 +54,13 @@ def class_knee_page(workload: str, key: str, model) -> None:
                f"in tps on {int(base['n_gcp'])} GCP + {int(base['n_ziip'])} zIIP, the other classes "
                f"{base['bg_gcp_busy_pct']:.1f} % busy per GCP and {base['bg_ziip_busy_pct']:.1f} % per zIIP at "
                "the class's peak. 'Other classes' load x' grows or shrinks their load.")
-    top = nice_ceiling(3 * max(base_knee["max_tps"], measured_max))
+    top = nice_ceiling(3 * max(base_knee.max_tps, measured_max))
     step = nice_ceiling(top / 500)
     left, right = st.columns(2)
     with left:
         # default: the curve up to saturation on the base LPAR (beyond it no response is drawn)
         max_tps = st.slider("Class tps (curve up to)", step, top,
-                            value=min(top, math.ceil(base_knee["max_tps"] / step) * step), step=step,
+                            value=min(top, math.ceil(base_knee.max_tps / step) * step), step=step,
                             key=res.widget_key("knee_max_tps", workload))
         fine = step / 10
         tps = st.slider("Class tps (what-if point)", 0.0, float(max_tps),
@@ -93,12 +84,12 @@ def class_knee_page(workload: str, key: str, model) -> None:
     points = res.measured_points(workload)
 
     configuration = res.configuration_words(n_gcp, n_ziip, other_load=float(bg))
-    st.markdown(f"**{configuration}:** {class_knee_sentence(knee, measured_max)}")
+    st.markdown(f"**{configuration}:** {res.modeling.knee_sentence(knee, measured_max)}")
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric(f"Response at {tps:.4g} tps", fmt(at["resp_ms"], " ms"), delta=band_delta(at), delta_color="off",
               delta_arrow="off", help="the model's response at the what-if point, with its 95 % band")
-    m2.metric("Knee (tps)", f"{knee['knee_tps']:.4g}",
-              help=f"95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}")
+    m2.metric("Knee (tps)", f"{knee.load:.4g}",
+              help=f"95% band {knee.load_lo:.4g}-{knee.load_hi:.4g}")
     m3.metric("zIIP busy (per engine)", fmt(at["ziip_busy_pct"], " %", 0),
               help="all classes' work on the zIIPs, GCP help included")
     m4.metric("GCP busy (per engine)", fmt(at["gcp_busy_pct"], " %", 0), help="all classes' work on the GCPs")
@@ -109,7 +100,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
         st.warning(f"Response at {tps:.4g} tps: {warning}.")
 
     shown = curve.replace([float("inf"), float("-inf")], float("nan"))
-    y_top = max(2 * knee["k"] * knee["unloaded_resp_ms"],
+    y_top = max(2 * knee.k * knee.unloaded_resp_ms,
                 float(points["resp_ms"].max()) * 1.3 if not points.empty else 0.0)
     # just past saturation some bootstrap draws still answer and some do not: the band runs from the
     # lowest response up without bound, so its upper edge is drawn past the chart's top (a gap in it
@@ -130,35 +121,35 @@ def class_knee_page(workload: str, key: str, model) -> None:
             fig.add_trace(go.Scatter(x=other["tps"], y=other["resp_ms"], mode="markers",
                                      name="RMF intervals (other configs)",
                                      marker={"size": 5, "symbol": "x", "color": "#7f7f7f", "opacity": 0.6}))
-    fig.add_trace(span(knee["knee_tps_lo"], knee["knee_tps_hi"], y_top,
-                       f"knee 95% band {knee['knee_tps_lo']:.4g}-{knee['knee_tps_hi']:.4g}", "rgba(255,165,0,0.15)",
+    fig.add_trace(span(knee.load_lo, knee.load_hi, y_top,
+                       f"knee 95% band {knee.load_lo:.4g}-{knee.load_hi:.4g}", "rgba(255,165,0,0.15)",
                        950))
-    fig.add_trace(vline(knee["knee_tps"], y_top,
-                        f"model knee ~{knee['knee_tps']:.4g} tps (R > {knee['k']:g}x unloaded)"))
+    fig.add_trace(vline(knee.load, y_top,
+                        f"model knee ~{knee.load:.4g} tps (R > {knee.k:g}x unloaded)"))
     fig.add_trace(vline(float(tps), y_top, f"what-if {float(tps):.4g} tps", dash="dot", color="#2ca02c"))
     fig.add_trace(what_if_marker(float(tps), at, f"{float(tps):.4g} tps"))
     fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
                       xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
     charts.show(fig, key="knee_chart")
-    band = res.forecasting.band_sentence(curve, "tps", "tps", knee["knee_tps"])
+    band = res.forecasting.band_sentence(curve, "tps", "tps", knee.load)
     if band:
         # a band of a few % is about as thin as the line on an axis scaled to the knee's response:
         # its width said in words, not drawn wider than the model has it
         st.caption(f"**Response band (95 %):** {band}. It runs along the whole curve; at low load it is about as "
                    "thin as the line because the model is well determined there: the intervals pin the unloaded "
                    "response down.")
-    if knee["knee_tps"] > max_tps:
-        st.caption(f"The knee (~{knee['knee_tps']:.4g} tps) lies beyond the curve drawn: raise "
+    if knee.load > max_tps:
+        st.caption(f"The knee (~{knee.load:.4g} tps) lies beyond the curve drawn: raise "
                    "'Class tps (curve up to)' to see the curve bend.")
-    if max_tps > knee["max_tps"]:
-        st.caption(f"Beyond {knee['max_tps']:.4g} tps a pool the class needs is full: no response is drawn there.")
+    if max_tps > knee.max_tps:
+        st.caption(f"Beyond {knee.max_tps:.4g} tps a pool the class needs is full: no response is drawn there.")
 
     util = go.Figure()
     util.add_trace(go.Scatter(x=shown["tps"], y=shown["ziip_busy_pct"], name="zIIP busy % (per engine, all classes)"))
     util.add_trace(go.Scatter(x=shown["tps"], y=shown["gcp_busy_pct"], name="GCP busy % (per engine, all classes)"))
     util.add_trace(go.Scatter(x=shown["tps"], y=shown["ziip_eligible_on_gcp_share_pct"],
                               name="eligible work on GCPs, % of eligible"))
-    util.add_vline(x=knee["knee_tps"], line_dash="dash", line_color="orange")
+    util.add_vline(x=knee.load, line_dash="dash", line_color="orange")
     util.update_layout(xaxis_title="class tps", yaxis_title="%", height=300)
     charts.show(util, key="util_chart")
     st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
@@ -207,7 +198,7 @@ at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think))
 points = res.measured_points(workload)
 
 configuration = res.configuration_words(n_gcp, n_ziip, float(think))
-st.markdown(f"**{configuration}:** {res.forecasting.knee_sentence(knee)}")
+st.markdown(f"**{configuration}:** {res.modeling.knee_sentence(knee)}")
 if hasattr(model, "calibration_sentence"):
     st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. "
                f"**Band held out:** {model.calibration_sentence()}.")
@@ -236,8 +227,8 @@ if hasattr(model, "dispatch"):
     if caveat is not None:
         st.warning(f"The what-if point: {caveat}.")
 
-has_knee = knee["k_clients"] == knee["k_clients"] and knee["k_clients"] < float("inf")
-x_max = max(max_clients, knee["k_clients_hi"] if has_knee and knee["k_clients_hi"] < float("inf") else 0) * 1.02
+has_knee = knee.load == knee.load and knee.load < float("inf")
+x_max = max(max_clients, knee.load_hi if has_knee and knee.load_hi < float("inf") else 0) * 1.02
 y_top = float(max(curve["resp_ms"].quantile(0.9) * 1.5, points["resp_ms"].max() * 1.3 if not points.empty else 1))
 
 
@@ -258,10 +249,10 @@ if not points.empty and "clients" in points:
                                  marker={"size": 9, "symbol": "x", "color": "#7f7f7f"}))
     observed = res.observed_knee(same)
 if has_knee:
-    fig.add_trace(span(knee["k_clients_lo"], min(knee["k_clients_hi"], x_max), y_top,
-                       f"knee 95% band {knee['k_clients_lo']:.0f}-{knee['k_clients_hi']:.0f}",
+    fig.add_trace(span(knee.load_lo, min(knee.load_hi, x_max), y_top,
+                       f"knee 95% band {knee.load_lo:.0f}-{knee.load_hi:.0f}",
                        "rgba(255,165,0,0.15)", 950))
-    fig.add_trace(vline(knee["k_clients"], y_top, f"model knee ~{knee['k_clients']:.0f} (R > {knee['k']:g}x unloaded)"))
+    fig.add_trace(vline(knee.load, y_top, f"model knee ~{knee.load:.0f} (R > {knee.k:g}x unloaded)"))
 fig.add_trace(what_if_marker(float(clients), at, f"{clients} clients"))
 if observed is not None:
     # Kneedle on the measured points: where they bend, a check on the model's knee, never a forecast
@@ -271,13 +262,13 @@ if observed is not None:
 fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420, xaxis_range=[0, x_max],
                   yaxis_range=[0, y_top])
 charts.show(fig, key="knee_chart")
-band = res.forecasting.band_sentence(curve, "clients", "clients", knee["k_clients"] if has_knee else float("nan"))
+band = res.forecasting.band_sentence(curve, "clients", "clients", knee.load if has_knee else float("nan"))
 if band:
     # a band of a few % is as thin as the line on an axis scaled to the knee: its width said in words
     st.caption(f"**Response band (95 %):** {band}. It runs along the whole curve; where it looks as thin as the "
                "line the measured points pin the response down.")
-if has_knee and knee["k_clients"] > max_clients:
-    st.caption(f"The knee (~{knee['k_clients']:.0f} clients) lies beyond the curve drawn: raise "
+if has_knee and knee.load > max_clients:
+    st.caption(f"The knee (~{knee.load:.0f} clients) lies beyond the curve drawn: raise "
                "'Clients (curve up to)' to see the curve bend.")
 
 util = go.Figure()

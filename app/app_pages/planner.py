@@ -31,7 +31,7 @@ c1, c2, c3, c4 = st.columns(4)
 if is_class:
     lpar = model.base
     measured_max = float(model.train_ranges["tps_max"])
-    unloaded = res.class_knee(workload, key, int(lpar["n_gcp"]), int(lpar["n_ziip"]), 1.0)["unloaded_resp_ms"]
+    unloaded = res.class_knee(workload, key, int(lpar["n_gcp"]), int(lpar["n_ziip"]), 1.0).unloaded_resp_ms
     tps = c1.number_input("Target tps", 0.001, float(res.forecasting.MAX_TPS),
                           value=max(0.001, round(measured_max * 1.2, 3)), format="%.3f",
                           key=res.widget_key("plan_tps", workload),

@@ -436,13 +436,12 @@ def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str
     knee = response.knee(n_gcp=int(q["n_gcp"]), n_ziip=int(q["n_ziip"]),
                          think_time_ms=float(q["think_time_ms"]), k=policy.knee_k)
     lo, hi = (float(v) for v in expect)
-    answer = knee.k_clients
+    answer = knee.load
     return {"kind": kind, "expect": [lo, hi], "answer": answer,
             "ok": bool(math.isfinite(answer) and lo <= answer <= hi),
-            "detail": (f"response exceeds {policy.knee_k:g}x unloaded at {knee.k_clients:.0f} clients "
-                       f"[{knee.k_clients_lo:.0f}, {knee.k_clients_hi:.0f}]; saturation N* = "
-                       f"{knee.saturation_clients:.0f} [{knee.saturation_clients_lo:.0f}, "
-                       f"{knee.saturation_clients_hi:.0f}]")}
+            "detail": (f"response exceeds {policy.knee_k:g}x unloaded at {knee.load:.0f} clients "
+                       f"[{knee.load_lo:.0f}, {knee.load_hi:.0f}]; saturation N* = "
+                       f"{knee.saturation:.0f} [{knee.saturation_lo:.0f}, {knee.saturation_hi:.0f}]")}
 
 
 def _pct(value: Any) -> str:

@@ -36,6 +36,7 @@ from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_zii
 from kneecap.modeling.closed import MultiServerMVAResults
 from kneecap.modeling.combine import CombinedResults
 from kneecap.modeling.dispatch import Dispatch
+from kneecap.modeling.knee import Knee
 from kneecap.modeling.open import OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchResults
 from kneecap.modeling.usl import USLResults
@@ -199,14 +200,14 @@ def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None
 
 
 def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float,
-         max_draws: int | None = None, solve_to: int = 0) -> dict[str, Any]:
-    """The model knee with its interval, as a plain dict.
+         max_draws: int | None = None, solve_to: int = 0) -> Knee:
+    """The model knee with its interval (:class:`kneecap.modeling.knee.Knee`).
 
     ``solve_to``: clients up to which a curve of the same configuration will be drawn; the knee's
     solve then covers it, and the curve reuses it (:meth:`ClosedMVAResults.knee`).
     """
     return results.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
-                        max_draws=max_draws, solve_to=solve_to).to_dict()
+                        max_draws=max_draws, solve_to=solve_to)
 
 
 #: A forecast row's ``status``: answered, past what the configuration can carry, or not answered.
@@ -271,13 +272,6 @@ def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip
         else:
             lo = mid
     return hi
-
-
-def knee_sentence(estimate: Mapping[str, Any]) -> str:
-    """One sentence a planner can paste into a report."""
-    return (f"Response time breaks away (> {estimate['k']:g}x unloaded) at about {estimate['k_clients']:.0f} clients "
-            f"(95% band {estimate['k_clients_lo']:.0f}-{estimate['k_clients_hi']:.0f}); the CPU pools saturate "
-            f"at N* = {estimate['saturation_clients']:.0f} clients, {estimate['max_tps']:.0f} tps.")
 
 
 def band_width(curve: pd.DataFrame, load: str, at: float) -> dict[str, float] | None:
@@ -492,9 +486,8 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
             if caveat is not None:
                 row["model_caveat"] = caveat
         est = knee(res, n_gcp=cfg["n_gcp"], n_ziip=cfg["n_ziip"], think_time_ms=cfg["think_time_ms"], k=policy.knee_k)
-        row.update(knee_clients=est["k_clients"], knee_clients_lo=est["k_clients_lo"],
-                   knee_clients_hi=est["k_clients_hi"], saturation_clients=est["saturation_clients"],
-                   max_tps=est["max_tps"], structures=res.structure_sentence())
+        row.update(knee_clients=est.load, knee_clients_lo=est.load_lo, knee_clients_hi=est.load_hi,
+                   saturation_clients=est.saturation, max_tps=est.max_tps, structures=res.structure_sentence())
         row.update(structure_knees(res, k=policy.knee_k, **cfg))
         if scenario.get("slo_resp_ms") is not None and scenario.get("clients") is not None:
             plan = plan_ziip(res, clients=float(scenario["clients"]), think_time_ms=cfg["think_time_ms"],
@@ -504,7 +497,7 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
                        slo_margin_ms=plan.margin_ms, recommendation=plan.reason,
                        binding_rule=plan.binding_rule, binding_sentence=plan.binding_sentence)
         if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
-            row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est["k_clients"],
+            row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est.load,
                                                   float(scenario["growth_pct_per_year"]))
     elif isinstance(res, OpenDispatchResults):
         row.update(_class_answers(res, scenario, policy, growth))
@@ -572,14 +565,14 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
     est = res.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})
     if saturated:  # the plan below may still find engines that carry it
         row.update(_no_response(), status=SATURATED, status_message=saturation_message(
-            float(scenario["tps"]), est["max_tps"], row["n_gcp"], row["n_ziip"]))
-    row.update(knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"], knee_tps_hi=est["knee_tps_hi"],
-               max_tps=est["max_tps"], unloaded_resp_ms=est["unloaded_resp_ms"],
-               ziip_busy_pct_at_knee=est["ziip_busy_pct_at_knee"], gcp_busy_pct_at_knee=est["gcp_busy_pct_at_knee"])
+            float(scenario["tps"]), est.max_tps, row["n_gcp"], row["n_ziip"]))
+    row.update(knee_tps=est.load, knee_tps_lo=est.load_lo, knee_tps_hi=est.load_hi,
+               max_tps=est.max_tps, unloaded_resp_ms=est.unloaded_resp_ms,
+               ziip_busy_pct_at_knee=est.busy_pct_at_knee["ziip"], gcp_busy_pct_at_knee=est.busy_pct_at_knee["gcp"])
     row.update(structures=res.structure_sentence(), band_calibration=res.calibration_sentence(),
                band_coverage_raw_pct=res.calibration.get("coverage_raw_pct", math.nan),
                band_coverage_pct=res.calibration.get("coverage_pct", math.nan),
-               **{f"knee_tps_{rule}_help": value for rule, value in est["knee_tps_by_rule"].items()})
+               **{f"knee_tps_{rule}_help": value for rule, value in est.by_help_rule.items()})
     if scenario.get("slo_resp_ms") is not None and scenario.get("tps") is not None:
         plan = plan_ziip(res, tps=float(scenario["tps"]), n_gcp=row["n_gcp"],
                          slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy,
@@ -589,14 +582,14 @@ def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy
                    recommendation=plan.reason, binding_rule=plan.binding_rule,
                    binding_sentence=plan.binding_sentence)
     if scenario.get("current_tps") is not None and scenario.get("growth_pct_per_year") is not None:
-        row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est["knee_tps"],
+        row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est.load,
                                               float(scenario["growth_pct_per_year"]))
     if res.history:
         at_slo = (slo_tps(res, float(scenario["slo_resp_ms"]), lpar=lpar)
                   if scenario.get("slo_resp_ms") is not None else None)
         try:
-            grown = class_growth(res, knee_tps=est["knee_tps"], knee_tps_lo=est["knee_tps_lo"],
-                                 knee_tps_hi=est["knee_tps_hi"], knee_tps_draws=est["knee_tps_draws"],
+            grown = class_growth(res, knee_tps=est.load, knee_tps_lo=est.load_lo,
+                                 knee_tps_hi=est.load_hi, knee_tps_draws=est.draws,
                                  slo_tps=at_slo, policy=growth, alpha=res.alpha)
         except ValueError as exc:  # too short a history for a trend: said, not guessed
             row["growth"] = f"no growth forecast: {exc}"

@@ -80,12 +80,12 @@ def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tup
                                       pd.to_numeric(in_base["resp_ms"], errors="coerce").to_numpy(dtype=float)) \
         if "resp_ms" in in_base else None
     metrics = {
-        "knee_saturation_clients": knee.saturation_clients,
-        "knee_saturation_clients_lo": knee.saturation_clients_lo,
-        "knee_saturation_clients_hi": knee.saturation_clients_hi,
-        "knee_k_clients": knee.k_clients,
-        "knee_k_clients_lo": knee.k_clients_lo,
-        "knee_k_clients_hi": knee.k_clients_hi,
+        "knee_saturation_clients": knee.saturation,
+        "knee_saturation_clients_lo": knee.saturation_lo,
+        "knee_saturation_clients_hi": knee.saturation_hi,
+        "knee_k_clients": knee.load,
+        "knee_k_clients_lo": knee.load_lo,
+        "knee_k_clients_hi": knee.load_hi,
         "max_tps": knee.max_tps,
     }
     if observed is not None:
@@ -106,9 +106,9 @@ def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tup
             metrics["band_coverage_pct"] = results.calibration["coverage_pct"]
             metrics["band_widening_beyond_trained"] = math.exp(results.calibration["q_log_widened"])
     note = (f"knee ({base['n_gcp']} GCP, {base['n_ziip']} zIIP, Z={base['think_time_ms']:g} ms): "
-            f"N* = {knee.saturation_clients:.0f} clients [{knee.saturation_clients_lo:.0f}, "
-            f"{knee.saturation_clients_hi:.0f}]; R > {k:g}x unloaded at {knee.k_clients:.0f} clients "
-            f"[{knee.k_clients_lo:.0f}, {knee.k_clients_hi:.0f}]; observed (Kneedle) "
+            f"N* = {knee.saturation:.0f} clients [{knee.saturation_lo:.0f}, "
+            f"{knee.saturation_hi:.0f}]; R > {k:g}x unloaded at {knee.load:.0f} clients "
+            f"[{knee.load_lo:.0f}, {knee.load_hi:.0f}]; observed (Kneedle) "
             f"{'none' if observed is None else f'{observed:.0f}'}")
     return metrics, [note, f"structures: {results.structure_sentence()}", f"band: {results.calibration_sentence()}"]
 
@@ -119,9 +119,11 @@ def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str,
     metrics = {"cpu_ms_per_tran": results.cpu_ms_per_tran, "delay_ms": results.delay_ms,
                "ziip_eligible_fraction": results.ziip_eligible_fraction,
                "eligible_bursts": float(results.eligible_bursts),
-               **{key: knee[key] for key in ("knee_tps", "knee_tps_lo", "knee_tps_hi", "max_tps",
-                                             "unloaded_resp_ms", "ziip_busy_pct_at_knee", "gcp_busy_pct_at_knee")},
-               **{f"knee_tps_{rule}_help": value for rule, value in knee["knee_tps_by_rule"].items()},
+               "knee_tps": knee.load, "knee_tps_lo": knee.load_lo, "knee_tps_hi": knee.load_hi,
+               "max_tps": knee.max_tps, "unloaded_resp_ms": knee.unloaded_resp_ms,
+               "ziip_busy_pct_at_knee": knee.busy_pct_at_knee["ziip"],
+               "gcp_busy_pct_at_knee": knee.busy_pct_at_knee["gcp"],
+               **{f"knee_tps_{rule}_help": value for rule, value in knee.by_help_rule.items()},
                "band_widening": results.widening(),
                **{f"help_rule_{rule}_weight": sum(s["weight"] for s in results.structures if s["help_rule"] == rule)
                   for rule in {s["help_rule"] for s in results.structures}}}
@@ -130,10 +132,11 @@ def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str,
         metrics.update(band_coverage_raw_pct=results.calibration["coverage_raw_pct"],
                        band_coverage_pct=results.calibration["coverage_pct"],
                        band_calibration_points=float(results.calibration["points"]))
-    note = (f"knee ({knee['n_gcp']:g} GCP, {knee['n_ziip']:g} zIIP, other classes {knee['bg_gcp_busy_pct']:.0f} % / "
-            f"{knee['bg_ziip_busy_pct']:.0f} % busy): R > {k:g}x unloaded ({knee['unloaded_resp_ms']:.3g} ms) at "
-            f"{knee['knee_tps']:.4g} tps [{knee['knee_tps_lo']:.4g}, {knee['knee_tps_hi']:.4g}]; saturation "
-            f"{knee['max_tps']:.4g} tps; measured up to {results.train_ranges['tps_max']:.4g} tps")
+    lpar = knee.configuration
+    note = (f"knee ({lpar['n_gcp']:g} GCP, {lpar['n_ziip']:g} zIIP, other classes {lpar['bg_gcp_busy_pct']:.0f} % / "
+            f"{lpar['bg_ziip_busy_pct']:.0f} % busy): R > {k:g}x unloaded ({knee.unloaded_resp_ms:.3g} ms) at "
+            f"{knee.load:.4g} tps [{knee.load_lo:.4g}, {knee.load_hi:.4g}]; saturation "
+            f"{knee.max_tps:.4g} tps; measured up to {results.train_ranges['tps_max']:.4g} tps")
     return metrics, [note, f"structures: {results.structure_sentence()}",
                      f"band: {results.calibration_sentence()}"]
 

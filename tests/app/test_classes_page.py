@@ -72,16 +72,16 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     model = _champion()
     assert model.family == "open_dispatch"
     knee = model.knee(k=K)
-    assert _metric(at, "Knee (tps)") == f"{knee['knee_tps']:.4g}"
-    assert 76 < knee["knee_tps"] < knee["max_tps"]  # beyond the busiest measured interval, below saturation
+    assert _metric(at, "Knee (tps)") == f"{knee.load:.4g}"
+    assert 76 < knee.load < knee.max_tps  # beyond the busiest measured interval, below saturation
 
     slo = at.number_input(key=_k("cls_slo")).value
-    assert slo == pytest.approx(2 * knee["unloaded_resp_ms"], abs=0.1)
+    assert slo == pytest.approx(2 * knee.unloaded_resp_ms, abs=0.1)
     at_slo = forecasting.slo_tps(model, slo, lpar={"n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0})
     growth = policies.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     assert growth.freq == "D" and at.number_input(key=_k("cls_horizon")).value == growth.horizon
-    grown = forecasting.class_growth(model, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
-                                     knee_tps_hi=knee["knee_tps_hi"], knee_tps_draws=knee["knee_tps_draws"],
+    grown = forecasting.class_growth(model, knee_tps=knee.load, knee_tps_lo=knee.load_lo,
+                                     knee_tps_hi=knee.load_hi, knee_tps_draws=knee.draws,
                                      slo_tps=at_slo, policy=growth,
                                      alpha=model.alpha)
     assert len(grown["peaks"].dropna()) == SMF_DAYS
@@ -112,9 +112,9 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     history = next(t for t in spec["data"] if t.get("name") == "interval tps")
     assert len(_values(history["y"])) == model.n_train
     shapes = spec["layout"]["shapes"]
-    assert any(s["type"] == "line" and s["y0"] == s["y1"] == pytest.approx(knee["knee_tps"]) for s in shapes)
-    assert any(s["type"] == "rect" and s["y0"] == pytest.approx(knee["knee_tps_lo"])
-               and s["y1"] == pytest.approx(knee["knee_tps_hi"]) for s in shapes)
+    assert any(s["type"] == "line" and s["y0"] == s["y1"] == pytest.approx(knee.load) for s in shapes)
+    assert any(s["type"] == "rect" and s["y0"] == pytest.approx(knee.load_lo)
+               and s["y1"] == pytest.approx(knee.load_hi) for s in shapes)
     # the days from the earliest plausible to the 90 % date, shaded
     assert any(s["type"] == "rect" and pd.Timestamp(s["x0"]) == grown["date_knee_earliest"]
                and pd.Timestamp(s["x1"]) == grown["date_knee_p90"] for s in shapes)
@@ -142,7 +142,7 @@ def test_classes_page_says_when_the_knee_is_beyond_the_horizon(app_env):
     # a third zIIP moves the knee out; the page follows the library
     at.number_input(key=_k("cls_n_ziip")).set_value(3).run()
     assert not at.exception
-    assert _metric(at, "Knee (tps)") == f"{_champion().knee(k=K, n_ziip=3)['knee_tps']:.4g}"
+    assert _metric(at, "Knee (tps)") == f"{_champion().knee(k=K, n_ziip=3).load:.4g}"
 
 
 # --- Knee & what-if ----------------------------------------------------------------------------
@@ -155,8 +155,8 @@ def test_knee_page_works_for_an_smf_class(app_env):
     assert not any("closed-workload model" in w.value for w in at.warning)
     model = _champion()
     knee = model.knee(k=K)
-    assert _metric(at, "Knee (tps)") == f"{knee['knee_tps']:.4g}"
-    assert f"at about {knee['knee_tps']:.4g} tps" in _markdown(at, BASE_ANSWER)
+    assert _metric(at, "Knee (tps)") == f"{knee.load:.4g}"
+    assert f"at about {knee.load:.4g} tps" in _markdown(at, BASE_ANSWER)
     assert (at.slider(key=_k("knee_n_gcp")).value, at.slider(key=_k("knee_n_ziip")).value) == (2, 2)
 
     tps = at.slider(key=_k("knee_tps")).value
@@ -172,12 +172,12 @@ def test_knee_page_works_for_an_smf_class(app_env):
     assert not at.exception
     with_three = float(_metric(at, label).split()[0])
     assert with_three <= with_two  # another zIIP never slows the class down here
-    assert float(_metric(at, "Knee (tps)")) > knee["knee_tps"]
+    assert float(_metric(at, "Knee (tps)")) > knee.load
 
     # the other classes growing eats into the class's room
     at.slider(key=_k("knee_bg_load")).set_value(3.0).run()
     assert not at.exception
-    assert float(_metric(at, "Knee (tps)")) < model.knee(k=K, n_ziip=3)["knee_tps"]
+    assert float(_metric(at, "Knee (tps)")) < model.knee(k=K, n_ziip=3).load
 
     charts = at.get("plotly_chart")
     assert len(charts) == 2
@@ -210,7 +210,7 @@ def test_knee_page_works_for_an_smf_class(app_env):
             np.testing.assert_allclose(y[drawn][bounded.to_numpy()], banded[column][bounded], rtol=1e-12)
             assert (y[drawn][~bounded.to_numpy()] > top).all()
     knee3 = model.knee(k=K, n_ziip=3, bg_load_factor=3.0)
-    band = forecasting.band_sentence(curve, "tps", "tps", knee3["knee_tps"])
+    band = forecasting.band_sentence(curve, "tps", "tps", knee3.load)
     assert band is not None
     assert any(c.value.startswith(f"**Response band (95 %):** {band}.") for c in at.caption), \
         [c.value[:60] for c in at.caption]

@@ -90,7 +90,7 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     assert shown == (base["n_gcp"], base["n_ziip"])
 
     # the desk bands with every bootstrap draw, as the registered metrics do
-    expected = forecasting.knee_sentence(forecasting.knee(model, **base, k=3.0))
+    expected = modeling.knee_sentence(forecasting.knee(model, **base, k=3.0))
     # the answer says first which machine it is for: the inputs' GCPs, zIIPs and think time
     assert _knee_text(at) == f"**2 GCPs + 2 zIIPs, think time {base['think_time_ms']:g} ms:** {expected}"
     with_two = _knee_clients(at)
@@ -103,21 +103,21 @@ def test_knee_page_shows_the_library_knee_and_moves_with_ziips(app_env):
     fct = warehouse.read_table(app_env["KNEECAP_MARTS"], "fct_measurements")
     sources = ", ".join(sorted(set(fct.loc[fct["workload"] == DIAG, "source_id"])))
     assert f"model (closed_mva v1 on {sources})" in names
-    assert f"knee 95% band {knee['k_clients_lo']:.0f}-{knee['k_clients_hi']:.0f}" in names
-    assert f"model knee ~{knee['k_clients']:.0f} (R > 3x unloaded)" in names
+    assert f"knee 95% band {knee.load_lo:.0f}-{knee.load_hi:.0f}" in names
+    assert f"model knee ~{knee.load:.0f} (R > 3x unloaded)" in names
     two = fct[(fct["workload"] == DIAG) & (fct["n_ziip"] == 2)].sort_values("clients")
     kneedle = modeling.observed_knee(two["clients"].to_numpy(float), two["resp_ms"].to_numpy(float))
     assert kneedle is not None and f"observed knee (Kneedle) {kneedle:.0f} clients" in names
     assert any(n.startswith("fitted on ") for n in names) and "95% band" in names
     # the band's width in words under the chart (as thin as the line at low load), at the model's knee
     band = next(c.value for c in at.caption if c.value.startswith("**Response band (95 %):** +/-"))
-    assert f"at the knee ({knee['k_clients']:.4g} clients)" in band
+    assert f"at the knee ({knee.load:.4g} clients)" in band
 
     at.slider(key=_k("knee_n_ziip")).set_value(3).run()
     assert not at.exception
     assert _knee_clients(at) > with_two * 1.2  # a third zIIP moves the knee out
     assert _knee_text(at) == f"**2 GCPs + 3 zIIPs, think time {base['think_time_ms']:g} ms:** " + \
-        forecasting.knee_sentence(forecasting.knee(model, n_gcp=base["n_gcp"], n_ziip=3,
+        modeling.knee_sentence(forecasting.knee(model, n_gcp=base["n_gcp"], n_ziip=3,
                                                    think_time_ms=base["think_time_ms"], k=3.0))
     assert len(at.get("plotly_chart")) == 2
     assert "knee_download" in _downloads(at)
@@ -155,7 +155,7 @@ def test_knee_page_what_if_point_matches_the_model(app_env):
     assert metric.value == f"{pred['resp_ms']:.2f} ms"
     assert next(m for m in at.metric if m.label == "Throughput").value == f"{pred['tps']:.0f} tps"
     # a shorter think time means more load per client, so the knee comes sooner than at 200 ms
-    assert _knee_clients(at) < forecasting.knee(model, **base, k=3.0)["k_clients"]
+    assert _knee_clients(at) < forecasting.knee(model, **base, k=3.0).load
 
 
 def test_knee_page_says_when_the_what_if_point_is_beyond_what_the_model_was_fitted_on(app_env):

@@ -81,7 +81,7 @@ def test_knee_page_inputs_and_answer_follow_the_workload(app_env):
     assert not _keys_of(at, DIAG)  # the previous workload's inputs are gone, not hidden
     knee = forecasting.knee(own, **base, k=K)
     assert _answer(at, "Response time breaks away") == \
-        f"**3 GCPs + 1 zIIP, think time 100 ms:** {forecasting.knee_sentence(knee)}"
+        f"**3 GCPs + 1 zIIP, think time 100 ms:** {modeling.knee_sentence(knee)}"
 
     # one step on another input answers for the configuration shown, not a stale one
     at.slider(key=widget_key("knee_clients", OWN_WORKLOAD)).set_value(200).run()
@@ -91,7 +91,7 @@ def test_knee_page_inputs_and_answer_follow_the_workload(app_env):
     at.slider(key=widget_key("knee_n_ziip", OWN_WORKLOAD)).set_value(2).run()
     knee2 = forecasting.knee(own, n_gcp=3, n_ziip=2, think_time_ms=100.0, k=K)
     assert _answer(at, "Response time breaks away") == \
-        f"**3 GCPs + 2 zIIPs, think time 100 ms:** {forecasting.knee_sentence(knee2)}"
+        f"**3 GCPs + 2 zIIPs, think time 100 ms:** {modeling.knee_sentence(knee2)}"
 
     # back to seed 004: its measured configuration again, not the 5 zIIPs and 1000 ms left there
     at.selectbox(key="knee_workload").set_value(DIAG).run()
@@ -180,13 +180,13 @@ def test_classes_page_inputs_and_answer_follow_the_class(app_env):
     model = _champion(SMF_CLASS)
     knee = model.knee(k=K)
     assert _answer(at, "knee at ").startswith(
-        f"**2 GCPs + 2 zIIPs, other classes' load x1:** knee at {knee['knee_tps']:.4g} tps ")
+        f"**2 GCPs + 2 zIIPs, other classes' load x1:** knee at {knee.load:.4g} tps ")
     at.number_input(key=widget_key("cls_n_ziip", SMF_CLASS)).set_value(3).run()
     at.number_input(key=widget_key("cls_bg_load", SMF_CLASS)).set_value(2.0).run()
     assert not at.exception, at.exception
     knee = model.knee(k=K, n_gcp=2, n_ziip=3, bg_load_factor=2.0)
     assert _answer(at, "knee at ").startswith(
-        f"**2 GCPs + 3 zIIPs, other classes' load x2:** knee at {knee['knee_tps']:.4g} tps ")
+        f"**2 GCPs + 3 zIIPs, other classes' load x2:** knee at {knee.load:.4g} tps ")
 
     # the second class, measured on another LPAR: its engines, the other classes as measured there,
     # not the 3 zIIPs and twice the load left on the first
@@ -199,9 +199,9 @@ def test_classes_page_inputs_and_answer_follow_the_class(app_env):
     assert shown == (4, 3, 1.0)
     knee = second.knee(k=K)
     assert _answer(at, "knee at ").startswith(
-        f"**4 GCPs + 3 zIIPs, other classes' load x1:** knee at {knee['knee_tps']:.4g} tps ")
+        f"**4 GCPs + 3 zIIPs, other classes' load x1:** knee at {knee.load:.4g} tps ")
     slo = at.number_input(key=widget_key("cls_slo", SMF_CLASS_2)).value
-    assert slo == pytest.approx(2 * knee["unloaded_resp_ms"], abs=0.1)  # the class's own unloaded response
+    assert slo == pytest.approx(2 * knee.unloaded_resp_ms, abs=0.1)  # the class's own unloaded response
     slo_tps = forecasting.slo_tps(second, slo, lpar={"n_gcp": 4, "n_ziip": 3, "bg_load_factor": 1.0})
     assert _answer(at, "**SLO:**").startswith(f"**SLO:** {slo:g} ms holds up to {slo_tps:.4g} tps")
 
@@ -212,7 +212,7 @@ def test_classes_page_inputs_and_answer_follow_the_class(app_env):
     assert not at.exception, at.exception
     knee = second.knee(k=K, n_gcp=5, n_ziip=3, bg_load_factor=1.5)
     assert _answer(at, "knee at ").startswith(
-        f"**5 GCPs + 3 zIIPs, other classes' load x1.5:** knee at {knee['knee_tps']:.4g} tps ")
+        f"**5 GCPs + 3 zIIPs, other classes' load x1.5:** knee at {knee.load:.4g} tps ")
     slo_tps = forecasting.slo_tps(second, 3.0, lpar={"n_gcp": 5, "n_ziip": 3, "bg_load_factor": 1.5})
     assert _answer(at, "**SLO:**").startswith(f"**SLO:** 3 ms holds up to {slo_tps:.4g} tps")
 

@@ -62,10 +62,10 @@ def test_knee_lands_between_measured_break_and_saturation(fitted):
     # N* = (D + R0 + Z) / D_max; with GCP help the two pools saturate together, so
     # D_max = D / (n_gcp + n_ziip) (Kleinrock's bound for the pooled engines)
     expected = (fitted.cpu_ms_per_tran + fitted.delay_ms + 200.0) / (fitted.cpu_ms_per_tran / 4)
-    np.testing.assert_allclose(knee.saturation_clients, expected, rtol=1e-12)
-    assert knee.saturation_clients_lo <= knee.saturation_clients <= knee.saturation_clients_hi
+    np.testing.assert_allclose(knee.saturation, expected, rtol=1e-12)
+    assert knee.saturation_lo <= knee.saturation <= knee.saturation_hi
     # the measured curve turns up between 300 and 500 clients (seed 004 Table 1)
-    assert 300 < knee.k_clients < 500 < knee.saturation_clients
+    assert 300 < knee.load < 500 < knee.saturation
 
 
 @pytest.mark.parametrize("n_gcp,n_ziip,think,k", [(2, 2, 200.0, 3.0), (2, 1, 200.0, 3.0), (8, 1, 50.0, 5.0),
@@ -75,14 +75,14 @@ def test_the_knee_solve_stops_at_the_bound_without_moving_any_draws_knee(fitted,
     # solve far past saturation finds
     knee = fitted.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think, k=k)
     thetas = fitted._thetas()
-    long = fitted._solve_all(n_gcp, n_ziip, think, int(3 * knee.saturation_clients_hi) + 50)
+    long = fitted._solve_all(n_gcp, n_ziip, think, int(3 * knee.saturation_hi) + 50)
     above = long.resp_ms > k * long.resp_ms[:, :1]
     assert above.any(axis=1).all()
     crossings = above.argmax(axis=1) + 1.0
-    assert knee.k_clients == crossings[0]
+    assert knee.load == crossings[0]
     lo_q, hi_q = fitted.alpha / 2, 1 - fitted.alpha / 2
-    assert knee.k_clients_lo == np.quantile(crossings[1:], lo_q)
-    assert knee.k_clients_hi == np.quantile(crossings[1:], hi_q)
+    assert knee.load_lo == np.quantile(crossings[1:], lo_q)
+    assert knee.load_hi == np.quantile(crossings[1:], hi_q)
     assert len(thetas) == len(crossings)
 
 

@@ -149,17 +149,17 @@ def test_demand_is_ibms_cost_formula_over_the_history(fitted):
 def test_knee_is_where_response_reaches_k_times_unloaded(fitted):
     _, res = fitted
     knee = res.knee(k=3.0)
-    assert knee["knee_tps_lo"] <= knee["knee_tps"] <= knee["knee_tps_hi"]
-    assert 0 < knee["knee_tps"] < knee["max_tps"]
-    at = res.predict(pd.DataFrame({"tps": [knee["knee_tps"] * 0.995, knee["knee_tps"] * 1.005]}))
-    assert at["resp_ms"].iloc[0] < 3 * knee["unloaded_resp_ms"] < at["resp_ms"].iloc[1]
+    assert knee.load_lo <= knee.load <= knee.load_hi
+    assert 0 < knee.load < knee.max_tps
+    at = res.predict(pd.DataFrame({"tps": [knee.load * 0.995, knee.load * 1.005]}))
+    assert at["resp_ms"].iloc[0] < 3 * knee.unloaded_resp_ms < at["resp_ms"].iloc[1]
     # a zIIP more moves the knee of this zIIP-bound class out, more load from the other classes
     # moves it in; a GCP more raises saturation but lowers the unloaded response too, so the
     # k-times point of a class the zIIPs bind may even come a little earlier
-    assert res.knee(n_ziip=3)["knee_tps"] > knee["knee_tps"]
-    assert res.knee(bg_load_factor=1.5)["knee_tps"] < knee["knee_tps"]
-    assert res.knee(n_gcp=3)["max_tps"] >= knee["max_tps"]
-    assert res.knee(n_gcp=3)["unloaded_resp_ms"] < knee["unloaded_resp_ms"]
+    assert res.knee(n_ziip=3).load > knee.load
+    assert res.knee(bg_load_factor=1.5).load < knee.load
+    assert res.knee(n_gcp=3).max_tps >= knee.max_tps
+    assert res.knee(n_gcp=3).unloaded_resp_ms < knee.unloaded_resp_ms
 
 
 def test_other_classes_are_engines_spread_over_the_configuration(fitted):
@@ -283,7 +283,7 @@ def test_knee_draws_keep_the_interval_and_the_structures_humps():
 def test_the_knee_carries_its_draws_for_a_date(fitted):
     _, res = fitted
     knee = res.knee(k=3.0)
-    draws = np.array(knee["knee_tps_draws"])
+    draws = np.array(knee.draws)
     assert len(draws) == len(res.boot_params) * KNEE_DRAWS_PER_REFIT
     lo, hi = np.quantile(draws, [0.025, 0.975])
-    assert lo == pytest.approx(knee["knee_tps_lo"], rel=0.03) and hi == pytest.approx(knee["knee_tps_hi"], rel=0.03)
+    assert lo == pytest.approx(knee.load_lo, rel=0.03) and hi == pytest.approx(knee.load_hi, rel=0.03)

@@ -69,8 +69,8 @@ def test_later_peak_intervals_within_20_percent_and_better_than_mmc(days):
 def test_knee_within_15_percent_of_the_simulation(days):
     truth, _, _, choice, params = days
     knee = choice.results.knee(k=params.train.knee_k)
-    assert abs(knee["knee_tps"] / truth.knee_tps - 1) <= 0.15
-    assert knee["knee_tps_lo"] <= knee["knee_tps"] <= knee["knee_tps_hi"]
+    assert abs(knee.load / truth.knee_tps - 1) <= 0.15
+    assert knee.load_lo <= knee.load <= knee.load_hi
 
 
 def test_the_delay_samples_find_the_simulated_burst_count(days):
@@ -120,8 +120,8 @@ def test_the_simulations_knee_lies_inside_the_knee_interval(days):
     # help rule (the intervals cannot tell them apart below the knee) and the model's own error
     truth, _, _, choice, params = days
     knee = choice.results.knee(k=params.train.knee_k)
-    assert knee["knee_tps_lo"] <= truth.knee_tps <= knee["knee_tps_hi"]
-    assert set(knee["knee_tps_by_rule"]) == {"pool", "burst"}
+    assert knee.load_lo <= truth.knee_tps <= knee.load_hi
+    assert set(knee.by_help_rule) == {"pool", "burst"}
 
 
 def test_the_help_rules_share_the_weight_where_the_intervals_cannot_tell_them_apart(days):
@@ -137,8 +137,8 @@ def _knee_date(days):
     truth, train, _, choice, params = days
     res = choice.results
     knee = res.knee(k=params.train.knee_k)
-    grown = forecasting.class_growth(res, knee_tps=knee["knee_tps"], knee_tps_lo=knee["knee_tps_lo"],
-                                     knee_tps_hi=knee["knee_tps_hi"], knee_tps_draws=knee["knee_tps_draws"],
+    grown = forecasting.class_growth(res, knee_tps=knee.load, knee_tps_lo=knee.load_lo,
+                                     knee_tps_hi=knee.load_hi, knee_tps_draws=knee.draws,
                                      alpha=res.alpha)
     last_fitted = train["interval_start_at"].max().normalize()
     return grown, pd.Timestamp(truth.knee_date), last_fitted

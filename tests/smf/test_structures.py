@@ -40,9 +40,9 @@ def burst_lpar():
 def test_the_burst_rules_knee_lies_inside_the_interval(burst_lpar):
     _, truth, res, params = burst_lpar
     knee = res.knee(k=params.train.knee_k)
-    assert knee["knee_tps_lo"] <= truth.knee_tps <= knee["knee_tps_hi"], (knee, truth.knee_tps)
+    assert knee.load_lo <= truth.knee_tps <= knee.load_hi, (knee, truth.knee_tps)
     # both rules carry weight and both knees are reported where they differ
-    assert set(knee["knee_tps_by_rule"]) == {"pool", "burst"}
+    assert set(knee.by_help_rule) == {"pool", "burst"}
 
 
 def test_the_bands_cover_the_later_days_peaks(burst_lpar):

@@ -13,14 +13,13 @@ from kneecap.modeling.base import ModelError, mape_pct
 from kneecap.modeling.closed import (
     ClosedMVAModel,
     ClosedMVAResults,
-    KneeEstimate,
     MultiServerMVAModel,
     MultiServerMVAResults,
 )
 from kneecap.modeling.combine import CombinedModel, CombinedResults
 from kneecap.modeling.cost import CostModel, CostResults
 from kneecap.modeling.dispatch import Dispatch, DispatchSolution, cpu_residence, solve_closed, solve_open
-from kneecap.modeling.knee import observed_knee
+from kneecap.modeling.knee import Knee, knee_sentence, observed_knee, past_knee
 from kneecap.modeling.open import OpenMMcModel, OpenMMcResults
 from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults
 from kneecap.modeling.queueing import erlang_c, mmc_resp_ms, multiserver_mva
@@ -39,10 +38,11 @@ from kneecap.modeling.ziip import PlannerPolicy, ZiipPlan, plan_ziip, years_to_r
 __all__ = [
     "Choice", "ClosedMVAModel", "CombinedModel", "CombinedResults", "MultiServerMVAModel",
     "MultiServerMVAResults", "combine", "Dispatch", "DispatchSolution", "cpu_residence", "solve_closed", "solve_open",
-    "ClosedMVAResults", "CostModel", "CostResults", "KneeEstimate",
+    "ClosedMVAResults", "CostModel", "CostResults", "Knee",
     "ModelError", "ModelFormatError", "ModelingConfig", "OpenMMcModel", "OpenMMcResults", "OpenDispatchModel",
     "OpenDispatchResults", "PlannerPolicy", "USLModel", "USLResults",
     "ZiipPlan", "choose_cost_model", "choose_response_model", "erlang_c", "has_cost_data",
-    "mape_pct", "mmc_resp_ms", "multiserver_mva", "observed_knee", "plan_ziip", "response_kind",
+    "knee_sentence", "mape_pct", "mmc_resp_ms", "multiserver_mva", "observed_knee", "past_knee", "plan_ziip",
+    "response_kind",
     "results_from_dict", "usl_tps", "years_to_reach",
 ]

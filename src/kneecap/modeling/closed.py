@@ -41,6 +41,7 @@ from kneecap.modeling.dispatch import (
     DispatchSolution,
     solve_closed,
 )
+from kneecap.modeling.knee import Knee, past_knee
 from kneecap.modeling.open import server_counts
 from kneecap.modeling.queueing import multiserver_mva
 
@@ -56,31 +57,6 @@ SOLVES_KEPT = 8
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
 #: Levenberg-Marquardt steps that screen a structure before it is fitted in full
 SCREEN_ITERATIONS = 40
-
-
-@dataclass(frozen=True)
-class KneeEstimate:
-    """Model knee of one configuration, with bootstrap intervals.
-
-    ``saturation_clients`` is Kleinrock's ``N* = (D + R0 + Z) / D_max``; ``k_clients`` the first
-    population whose predicted response exceeds ``k`` times the one-client response.
-    """
-
-    n_gcp: int
-    n_ziip: int
-    think_time_ms: float
-    k: float
-    saturation_clients: float
-    saturation_clients_lo: float
-    saturation_clients_hi: float
-    k_clients: float
-    k_clients_lo: float
-    k_clients_hi: float
-    max_tps: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """The estimate as plain JSON-ready values."""
-        return to_jsonable(self.__dict__)
 
 
 def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: int,
@@ -380,7 +356,7 @@ class ClosedMVAResults:
             if not crossed:
                 # a draw serves the knee once it has crossed, or once it was solved to the bound
                 solved = sol.solved if sol.solved is not None else np.full(len(sol.resp_ms), hit_cap)
-                crossed = bool(np.all(np.any(sol.resp_ms > knee_k * sol.resp_ms[:, :1], axis=1)
+                crossed = bool(np.all(np.any(past_knee(sol.resp_ms, sol.resp_ms[:, :1], knee_k), axis=1)
                                       | (solved >= n_bound)))
             if hit_full >= n_full and crossed:
                 return sol
@@ -471,9 +447,10 @@ class ClosedMVAResults:
         return pd.concat([frame, self.predict(frame, max_draws=max_draws)], axis=1)
 
     def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0,
-             max_draws: int | None = None, solve_to: int = 0) -> KneeEstimate:
-        """Saturation point ``N*`` and the ``k``-times-unloaded-response point, with intervals.
+             max_draws: int | None = None, solve_to: int = 0) -> Knee:
+        """The first population past ``k`` x the one-client response, and saturation ``N*``, with intervals.
 
+        The rule is :func:`kneecap.modeling.knee.past_knee` on each draw's response by clients.
         The intervals come from at most ``max_draws`` bootstrap draws when given. Each draw is
         solved until its response has passed ``k`` times its one-client response, and at least to
         ``solve_to`` clients: a curve or point up to that many clients in the same configuration
@@ -491,7 +468,7 @@ class ClosedMVAResults:
         n_max = int(min(max(math.ceil(float(np.max(bound))) + 1, 50), 50_000))
         while True:
             sol = self._solve_all(n_gcp, n_ziip, think_time_ms, solve_to, max_draws, knee_k=k, n_bound=n_max)
-            above = sol.resp_ms[:, :n_max] > k * sol.resp_ms[:, :1]
+            above = past_knee(sol.resp_ms[:, :n_max], sol.resp_ms[:, :1], k)
             if above.any(axis=1).all() or n_max >= 50_000:
                 break
             n_max = min(n_max * 2, 50_000)
@@ -502,15 +479,17 @@ class ClosedMVAResults:
         kn_b = np.array(kn_list[1:] or kn_list, dtype=float)
         d_max_point = bottleneck_demand_ms(self.cpu_ms_per_tran, self.ziip_eligible_fraction, n_gcp,
                                            n_ziip, self.honor_priority)
-        return KneeEstimate(
-            n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
-            saturation_clients=float(sat_list[0]),
-            saturation_clients_lo=float(np.quantile(sat_b, lo_q)),
-            saturation_clients_hi=float(np.quantile(sat_b, hi_q)),
-            k_clients=float(kn_list[0]),
-            k_clients_lo=float(np.quantile(kn_b, lo_q)),
-            k_clients_hi=float(np.quantile(kn_b, hi_q)),
+        return Knee(
+            load_unit="clients", k=k,
+            load=float(kn_list[0]),
+            load_lo=float(np.quantile(kn_b, lo_q)),
+            load_hi=float(np.quantile(kn_b, hi_q)),
+            saturation=float(sat_list[0]),
+            saturation_lo=float(np.quantile(sat_b, lo_q)),
+            saturation_hi=float(np.quantile(sat_b, hi_q)),
             max_tps=1000.0 / d_max_point if d_max_point > 0 else math.inf,
+            unloaded_resp_ms=float(sol.resp_ms[0, 0]),
+            configuration={"n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms},
         )
 
     def _default(self, column: str) -> float:
@@ -559,7 +538,7 @@ class ClosedMVAResults:
             sol = solve_closed(np.array([d]), np.array([r["delay_ms"]]), self.ziip_eligible_fraction,
                                self.dispatch(n_gcp, n_ziip, (r["help_rule"], r["eligible_bursts"])),
                                think_time_ms=think_time_ms, n_max=n_max, stop_ratio=k)
-            above = sol.resp_ms[0] > k * sol.resp_ms[0, 0]
+            above = past_knee(sol.resp_ms[0], sol.resp_ms[0, 0], k)
             out[f"{r['help_rule']} help, {r['eligible_bursts']} bursts"] = \
                 float(above.argmax() + 1) if above.any() else math.inf
         return out

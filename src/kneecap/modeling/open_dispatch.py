@@ -33,6 +33,7 @@ from kneecap.modeling.base import (
     to_jsonable,
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
+from kneecap.modeling.knee import Knee, knee_response_ms, past_knee
 
 #: Transactions an interval must have ended to say something about queueing (params.yaml
 #: ``train.open_min_transactions``): a batch class or a quiet night ends a handful.
@@ -695,8 +696,9 @@ def peak_history(table: pd.DataFrame, rows: np.ndarray) -> list[list[Any]]:
     return [[ts.isoformat(), float(x)] for ts, x in zip(t["interval_start_at"], t["tps"])]
 
 
-def _first_crossing(grid: np.ndarray, resp: np.ndarray, target: float, sat: float, side: str = "") -> float:
-    """The load where ``resp`` first passes ``target``, interpolated linearly on ``grid``.
+def _first_crossing(grid: np.ndarray, resp: np.ndarray, unloaded_ms: float, k: float, sat: float,
+                    side: str = "") -> float:
+    """The load where ``resp`` first passes ``k`` x ``unloaded_ms`` (:func:`past_knee`), interpolated on ``grid``.
 
     ``sat`` when the grid (which stops short of saturation) never passes it. ``side`` ``"lo"`` /
     ``"hi"``: the grid point before / after the crossing instead, for an interval's ends. Near
@@ -704,7 +706,7 @@ def _first_crossing(grid: np.ndarray, resp: np.ndarray, target: float, sat: floa
     upper end lay up to a grid step (a 1/800th of saturation) inside what the curve allows, and
     fell 0.1 tps short of the simulated knee on a pool-rule LPAR (bench_smf_class seed 72).
     """
-    above = np.flatnonzero(~(resp <= target))
+    above = np.flatnonzero(past_knee(resp, unloaded_ms, k))
     if len(above) == 0:
         return float(sat)
     j = int(above[0])
@@ -713,6 +715,7 @@ def _first_crossing(grid: np.ndarray, resp: np.ndarray, target: float, sat: floa
     if side:
         return float(grid[j - 1] if side == "lo" else grid[j])
     r_lo, r_hi = resp[j - 1], resp[j]
+    target = knee_response_ms(unloaded_ms, k)
     return float(grid[j] if not np.isfinite(r_hi)
                  else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo))
 
@@ -943,21 +946,22 @@ class OpenDispatchResults:
 
     def knee(self, *, k: float = 3.0, max_draws: int | None = None, n_gcp: int | None = None,
              n_ziip: int | None = None, bg_gcp_busy_pct: float | None = None,
-             bg_ziip_busy_pct: float | None = None, bg_load_factor: float | None = None) -> dict[str, Any]:
+             bg_ziip_busy_pct: float | None = None, bg_load_factor: float | None = None) -> Knee:
         r"""Class tps at which response first exceeds ``k`` x its unloaded response, with an interval.
 
         For each parameter draw the response is solved on a grid of ``801`` loads up to that draw's
-        saturation tps and the first crossing of ``k R(0)`` is interpolated linearly; ``R(0)`` is
-        the response as the class's load goes to zero with the other classes still present. The
-        point is the fitted parameters' crossing; ``knee_tps_lo`` / ``_hi`` the ``alpha/2`` and
-        ``1 - alpha/2`` quantiles over the bootstrap draws (each with its own dispatcher
-        structure) of the crossings of each draw's curve times and divided by
+        saturation tps and the first crossing of ``k R(0)`` (:func:`past_knee`) is interpolated
+        linearly; ``R(0)`` is the response as the class's load goes to zero with the other classes
+        still present. The point is the fitted parameters' crossing; ``load_lo`` / ``load_hi`` the
+        ``alpha/2`` and ``1 - alpha/2`` quantiles over the bootstrap draws (each with its own
+        dispatcher structure) of the crossings of each draw's curve times and divided by
         :meth:`widening` (the response as far off as the calibration or the model's own error
-        allow, the unloaded response held). ``knee_tps_by_rule`` gives the knee of each help rule's
-        bootstrap draws (median), where the structures disagree; ``knee_tps_draws`` the refits' knees
-        as a sample for a knee date (:func:`knee_draws`). Also returned: saturation
-        ``max_tps`` and each pool's busy per engine at the knee (``ziip_busy_pct_at_knee``,
-        ``gcp_busy_pct_at_knee``), from the fitted parameters.
+        allow, the unloaded response held). ``by_help_rule`` gives the knee of each help rule's
+        bootstrap draws (median), where the structures disagree; ``draws`` the refits' knees as a
+        sample for a knee date (:func:`knee_draws`). ``saturation`` and ``max_tps`` are the tps at
+        which a pool the class needs is full (the interval over the draws), ``busy_pct_at_knee``
+        each pool's busy per engine at the knee, from the fitted parameters; ``configuration`` the
+        LPAR asked (engines and the other classes' busy per engine).
         """
         if not k > 1:
             raise ModelError(f"the knee factor k must be > 1, got {k}")
@@ -976,11 +980,11 @@ class OpenDispatchResults:
             rows = {key: np.repeat(v, len(grid)) for key, v in lpar_rows.items()}
             sol = self._solve(grid, rows, th)
             resp = th[0] + sol.resp_ms[0]
-            x = _first_crossing(grid, resp, k * resp[0], sat)
+            x = _first_crossing(grid, resp, resp[0], k, sat)
             knees.append(x)
             # the draw's curve as far off as the model's error allows, its unloaded response held
-            early.append(_first_crossing(grid, resp * widen, k * resp[0], sat, side="lo"))
-            late.append(_first_crossing(grid, resp / widen, k * resp[0], sat, side="hi"))
+            early.append(_first_crossing(grid, resp * widen, resp[0], k, sat, side="lo"))
+            late.append(_first_crossing(grid, resp / widen, resp[0], k, sat, side="hi"))
             unloaded.append(float(resp[0]))
             sats.append(float(sat))
             if i == 0:
@@ -989,15 +993,17 @@ class OpenDispatchResults:
         boot = np.array(knees[1:] or knees)
         rule_of = thetas[1:, 4] if len(thetas) > 1 else thetas[:, 4]
         by_rule = {HELP_RULES[int(r)]: float(np.median(boot[rule_of == r])) for r in np.unique(rule_of)}
-        return {"k": k, **lp, "knee_tps": knees[0],
-                "knee_tps_lo": float(np.quantile(early[1:] or early, self.alpha / 2)),
-                "knee_tps_hi": float(np.quantile(late[1:] or late, 1 - self.alpha / 2)),
-                "knee_tps_draws": knee_draws(boot, np.array(early[1:] or early), np.array(late[1:] or late),
-                                             self.alpha, self.seed + 2),
-                "knee_tps_by_rule": by_rule,
-                "max_tps": sats[0], "unloaded_resp_ms": unloaded[0],
-                "ziip_busy_pct_at_knee": at_knee[0] if lp["n_ziip"] > 0 else math.nan,
-                "gcp_busy_pct_at_knee": at_knee[1]}
+        sat_b = np.array(sats[1:] or sats)
+        return Knee(load_unit="tps", k=k, load=knees[0],
+                    load_lo=float(np.quantile(early[1:] or early, self.alpha / 2)),
+                    load_hi=float(np.quantile(late[1:] or late, 1 - self.alpha / 2)),
+                    saturation=sats[0], saturation_lo=float(np.quantile(sat_b, self.alpha / 2)),
+                    saturation_hi=float(np.quantile(sat_b, 1 - self.alpha / 2)),
+                    max_tps=sats[0], unloaded_resp_ms=unloaded[0], configuration=lp,
+                    draws=knee_draws(boot, np.array(early[1:] or early), np.array(late[1:] or late),
+                                     self.alpha, self.seed + 2),
+                    by_help_rule=by_rule,
+                    busy_pct_at_knee={"ziip": at_knee[0] if lp["n_ziip"] > 0 else math.nan, "gcp": at_knee[1]})
 
     def summary(self) -> str:
         """The measured and fitted parameters, base LPAR and training errors, one per line."""
