@@ -364,7 +364,7 @@ def _lpar(n_gcp: int, n_ziip: int, bg_load_factor: float) -> dict[str, float]:
 def class_curve(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor: float,
                 max_tps: float) -> pd.DataFrame:
     """The class's response (with band) and pool busy on an even tps grid up to ``max_tps``."""
-    return models(workload, key).response.curve(points=80, max_tps=float(max_tps),
+    return models(workload, key).response.curve(points=80, max_load=float(max_tps),
                                                 **_lpar(n_gcp, n_ziip, bg_load_factor))
 
 

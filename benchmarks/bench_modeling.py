@@ -55,7 +55,7 @@ def main() -> None:
     for draws in (50, len(fitted.boot_params)):
         def banded() -> None:
             fitted._cache.clear()
-            fitted.curve(n_gcp=16, n_ziip=16, think_time_ms=200.0, max_clients=5000, points=80, max_draws=draws)
+            fitted.curve(n_gcp=16, n_ziip=16, think_time_ms=200.0, max_load=5000, points=80, max_draws=draws)
 
         ms = _median_ms(banded, max(3, args.repeat // 5))
         print(f"curve with band ({draws} bootstrap draws + point), 16 + 16 engines: median {ms:7.1f} ms")

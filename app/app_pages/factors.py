@@ -28,7 +28,8 @@ with st.expander("Catalogue", expanded=False):
                     "status", "applicable", "why_not", "source_file", "section", "table_or_figure"], rounded=False)
 
 st.subheader("Apply a factor to a workload")
-workload_list = [w for w in res.workloads_with("response") if res.response_model(w).family == "closed_mva"]
+# a factor changes a fitted CPU demand: only a model with a demand of its own to change answers it
+workload_list = [w for w in res.workloads_with("response") if res.response_model(w).factor_demand() is not None]
 if not workload_list:
     st.info("No closed-workload model has a champion yet (run `make run`).")
 else:

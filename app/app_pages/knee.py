@@ -170,7 +170,7 @@ model = res.response_model(workload)
 if res.is_class_model(model):
     class_knee_page(workload, key, model)
     st.stop()
-if model.family != "closed_mva":
+if not (model.pools and model.load_unit == "clients"):
     st.warning(f"{workload}: the champion is a {model.family} model; the knee needs a closed-workload model.")
     st.text(model.summary())
     st.stop()

@@ -32,9 +32,8 @@ import pandas as pd
 
 from kneecap import modeling
 from kneecap.limits import InputError, load_yaml, read_text
-from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig
+from kneecap.modeling import ModelError, ModelingConfig
 from kneecap.modeling.base import column_or, mape_pct, to_jsonable
-from kneecap.modeling.combine import CombinedResults
 from kneecap.modeling.select import COST_TARGETS, RESPONSE_TARGETS
 from kneecap.modeling.usl import naive_usl_params, usl_tps
 from kneecap.schema import NUMERIC_COLUMNS
@@ -352,21 +351,11 @@ def run_case(case: Case, config: ModelingConfig, policy: PlannerPolicy) -> CaseR
             targets[target]["flags"] = flags
             notes.append(f"{target}: {', '.join(flags)}: {model.summary()}")
         targets[target].update(_naive(target, train, test))
-        if isinstance(model, CombinedResults):
-            targets[target]["members"] = _members(model, inputs, actual, target)
+        members = model.member_errors(inputs, actual, target)
+        if members is not None:
+            targets[target]["members"] = members
     answers = [_answer(q, response, policy) for q in case.questions]
     return CaseResult(case.name, "+".join(models) or "none", targets, answers, notes)
-
-
-def _members(model: CombinedResults, inputs: pd.DataFrame, actual: np.ndarray, target: str) -> dict[str, Any]:
-    """Per member of a combination: weight, rolling-origin score on the training rows, held-out MAPE.
-
-    The held-out MAPE of each member is for the reader only: the weights never see these rows.
-    """
-    preds = model.member_predictions(inputs)
-    return {name: {"weight": model.weights[name], "rolling_origin_mape": model.scores[name],
-                   "mape": mape_pct(actual, preds[name][target].to_numpy(dtype=float))}
-            for name in model.members}
 
 
 def _zero_think_curve(train: pd.DataFrame) -> bool:
@@ -424,7 +413,7 @@ def _answer(q: dict[str, Any], response: Any, policy: PlannerPolicy) -> dict[str
     kind = q["kind"]
     # a case's questions are checked when it is read (every kind has its expect or expect_range)
     expect: Any = q["expect"] if "expect" in q else q["expect_range"]
-    if not isinstance(response, ClosedMVAResults):
+    if response is None or not (response.pools and response.load_unit == "clients"):
         return {"kind": kind, "expect": expect, "answer": None, "ok": False,
                 "detail": "needs a closed-workload model (clients varying in the train rows)"}
     if kind == "min_ziip":

@@ -18,10 +18,9 @@ Two more keys describe a what-if rather than a model input:
 
 from __future__ import annotations
 
-import functools
 import math
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,15 +31,28 @@ from kneecap import factors as factor_catalogue
 from kneecap import schema
 from kneecap import workloads as cs_workloads
 from kneecap.limits import short_repr
-from kneecap.modeling import ClosedMVAResults, CostResults, ModelError, plan_ziip, years_to_reach
-from kneecap.modeling.closed import MultiServerMVAResults
-from kneecap.modeling.combine import CombinedResults
-from kneecap.modeling.dispatch import Dispatch
+from kneecap.modeling import ModelError
+from kneecap.modeling.answers import (
+    ANSWERED,
+    DATE_SUFFIXES,
+    FAILED,
+    SATURATED,
+    GrowthPolicy,
+    Saturated,
+    class_growth,
+    extrapolation,
+    history_frame,
+    iso_day,
+    latched_help_caveat,
+    saturation_message,
+)
 from kneecap.modeling.knee import Knee
-from kneecap.modeling.open import OpenMMcResults
-from kneecap.modeling.open_dispatch import OpenDispatchResults
-from kneecap.modeling.usl import USLResults
 from kneecap.modeling.ziip import PlannerPolicy
+
+#: Names other modules read from here, kept where they were before the family answers moved
+#: to :mod:`kneecap.modeling.answers`.
+__all__ = ["ANSWERED", "DATE_SUFFIXES", "FAILED", "SATURATED", "GrowthPolicy", "Saturated", "class_growth",
+           "extrapolation", "latched_help_caveat", "saturation_message"]
 
 FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
@@ -139,21 +151,6 @@ def check_scenario(scenario: Mapping[str, Any], label: str | None = None) -> Non
 Policy = PlannerPolicy
 
 
-@dataclass(frozen=True)
-class GrowthPolicy:
-    """How a class's growth is read from its history (params.yaml ``growth``).
-
-    ``freq``: ``"D"`` daily or ``"W"`` weekly peaks; ``stat``: ``"max"`` or ``"pNN"`` (a percentile
-    of the period's intervals); ``hours``: ``[first, last)`` hours of day the peak is taken in;
-    ``horizon``: periods ahead a crossing is looked for (beyond it the date is ``None``).
-    """
-
-    freq: str = "D"
-    stat: str = "max"
-    hours: tuple[int, int] | None = None
-    horizon: int = 730
-
-
 @dataclass
 class WorkloadModels:
     """A workload's registered champions: a response model and/or a cost model."""
@@ -163,115 +160,36 @@ class WorkloadModels:
     cost: Any = None
 
 
-def default_configuration(results: ClosedMVAResults) -> dict[str, float]:
-    """The first training configuration (n_gcp, n_ziip, think time): what the sliders start at."""
-    configs = results.train_ranges.get("configs") or [(1, 0, 0.0)]
-    g, z, t = configs[0]
-    return {"n_gcp": int(g), "n_ziip": int(z), "think_time_ms": float(t)}
+def default_configuration(results: Any) -> dict[str, float]:
+    """The first training configuration (n_gcp, n_ziip, think time) of a closed fit: what the sliders start at."""
+    return results.default_configuration()
 
 
-def response_curve(results: Any, *, n_gcp: int | None = None, n_ziip: int | None = None,
-                   think_time_ms: float | None = None, max_load: float, points: int = 80,
-                   max_draws: int | None = None) -> pd.DataFrame:
-    """Predicted response, throughput and pool utilisation with bands over a grid of load.
+def response_curve(results: Any, *, max_load: float, points: int = 80, max_draws: int | None = None,
+                   **configuration: Any) -> pd.DataFrame:
+    """Predicted response, throughput and pool utilisation with bands over a grid of load (``results.curve``).
 
-    Closed models: ``clients`` from 1 to ``max_load``. Open models: ``tps`` up to ``max_load``.
+    Closed models: ``clients`` from 1 to ``max_load``; open models: ``tps`` up to ``max_load``.
+    ``configuration`` (engines, think time, the other classes' load) is passed where given (not None).
     """
-    if isinstance(results, ClosedMVAResults):
-        base = default_configuration(results)
-        return results.curve(n_gcp=int(n_gcp if n_gcp is not None else base["n_gcp"]),
-                             n_ziip=int(n_ziip if n_ziip is not None else base["n_ziip"]),
-                             think_time_ms=float(think_time_ms if think_time_ms is not None else base["think_time_ms"]),
-                             max_clients=int(max(max_load, 2)), points=points, max_draws=max_draws)
-    if isinstance(results, OpenDispatchResults):
-        return results.curve(points=points, max_tps=max_load, max_draws=max_draws,
-                             **({"n_gcp": n_gcp} if n_gcp is not None else {}),
-                             **({"n_ziip": n_ziip} if n_ziip is not None else {}))
-    if isinstance(results, OpenMMcResults):
-        grid = np.linspace(max_load / points, max_load, points)
-        frame = pd.DataFrame({"tps": grid})
-        return pd.concat([frame, results.predict(frame)], axis=1)
-    if isinstance(results, (USLResults, MultiServerMVAResults, CombinedResults)) and getattr(results, "load",
-                                                                                             "clients") == "clients":
-        grid = np.unique(np.linspace(1, max_load, points).round())
-        frame = pd.DataFrame({"clients": grid, "think_time_ms": think_time_ms or 0.0})
-        return pd.concat([frame, results.predict(frame)], axis=1)
-    raise ModelError(f"no response curve for a {getattr(results, 'family', type(results).__name__)} model")
+    return results.curve(max_load=max_load, points=points, max_draws=max_draws,
+                         **{key: value for key, value in configuration.items() if value is not None})
 
 
-def knee(results: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float,
-         max_draws: int | None = None, solve_to: int = 0) -> Knee:
-    """The model knee with its interval (:class:`kneecap.modeling.knee.Knee`).
+def knee(results: Any, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float,
+         max_draws: int | None = None, solve_to: int = 0) -> Knee | None:
+    """A closed fit's knee with its interval in one configuration (:class:`kneecap.modeling.knee.Knee`).
 
     ``solve_to``: clients up to which a curve of the same configuration will be drawn; the knee's
-    solve then covers it, and the curve reuses it (:meth:`ClosedMVAResults.knee`).
+    solve then covers it, and the curve reuses it (:meth:`kneecap.modeling.closed.ClosedMVAResults.knee`).
     """
     return results.knee(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k,
                         max_draws=max_draws, solve_to=solve_to)
 
 
-#: A forecast row's ``status``: answered, past what the configuration can carry, or not answered.
-ANSWERED, SATURATED, FAILED = "answered", "saturated", "failed"
-
-
-class Saturated(ModelError):
-    """A rate at or past what a configuration carries (``load_tps`` against ``capacity_tps``)."""
-
-    def __init__(self, message: str, *, load_tps: float, capacity_tps: float) -> None:
-        super().__init__(message)
-        self.load_tps, self.capacity_tps = load_tps, capacity_tps
-
-
-def saturation_message(load_tps: float, capacity_tps: float | None, n_gcp: int | None = None,
-                       n_ziip: int | None = None) -> str:
-    """'5,000 tps is past saturation (4,206 tps) on 2 GCP + 2 zIIP': a saturated row's ``status_message``.
-
-    Examples
-    --------
-    >>> saturation_message(5000.0, 4206.2, 2, 2)
-    '5,000 tps is past saturation (4,206 tps) on 2 GCP + 2 zIIP'
-    >>> saturation_message(1.5, None)
-    "1.5 tps is past the model's capacity"
-    """
-    def tps(x: float) -> str:
-        return f"{x:,.0f} tps" if abs(x) >= 100 else f"{x:.4g} tps"
-
-    if capacity_tps is None or not math.isfinite(capacity_tps):
-        text = f"{tps(load_tps)} is past the model's capacity"
-    else:
-        text = f"{tps(load_tps)} is past saturation ({tps(capacity_tps)})"
-    return text if n_gcp is None else f"{text} on {n_gcp} GCP + {n_ziip or 0} zIIP"
-
-
-def clients_for_tps(results: ClosedMVAResults, tps: float, *, n_gcp: int, n_ziip: int,
-                    think_time_ms: float) -> int:
-    """Fewest clients whose predicted throughput reaches ``tps`` (a closed workload asked by rate).
-
-    Throughput rises with clients towards the pools' capacity, so bisection on whole clients finds
-    it; a rate at or past what the configuration can carry (at :data:`MAX_CLIENTS` clients) raises
-    :class:`Saturated`.
-    """
-    def x(n: int) -> float:
-        frame = pd.DataFrame([{"clients": float(n), "n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms}])
-        return float(results.predict(frame, max_draws=0)["tps"].iloc[0])
-
-    if tps <= 0:
-        raise ModelError(f"tps must be > 0 to find the clients that give it, got {tps:g}")
-    top = x(MAX_CLIENTS)
-    if tps >= top:
-        raise Saturated(f"{tps:g} tps is more than {n_gcp} GCP + {n_ziip} zIIP carry with think time "
-                        f"{think_time_ms:g} ms (at most {top:.4g} tps, at {MAX_CLIENTS:,} clients)",
-                        load_tps=tps, capacity_tps=top)
-    lo, hi = 1, MAX_CLIENTS
-    if x(lo) >= tps:
-        return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if x(mid) >= tps:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+def clients_for_tps(results: Any, tps: float, *, n_gcp: int, n_ziip: int, think_time_ms: float) -> int:
+    """Fewest clients whose predicted throughput reaches ``tps`` (a closed fit asked by rate)."""
+    return results.clients_for_tps(tps, n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms)
 
 
 def band_width(curve: pd.DataFrame, load: str, at: float) -> dict[str, float] | None:
@@ -345,44 +263,38 @@ def with_workload_name(scenario: Mapping[str, Any]) -> dict[str, Any]:
 def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustment) -> WorkloadModels:
     r"""The workload's response model with the factor-adjusted CPU demand and eligible share.
 
-    The fitted demand :math:`D` becomes ``adjustment.adjusted_demand_ms`` and every bootstrap
-    draw :math:`D_b` becomes :math:`D_b \cdot D'/D`, so the band keeps its relative width; the
-    fixed delay is unchanged. The training points are dropped: they measured the workload before
-    the adjustment, so :func:`band_check` has nothing to hold the adjusted model to. Only closed
-    (MVA) response models have a CPU demand to adjust; the cost model is returned as is
+    The fitted demand :math:`D` becomes ``adjustment.adjusted_demand_ms`` and the band keeps its
+    relative width (the family's ``with_demand``). Only a family with a CPU demand of its own
+    (``factor_demand()`` not None) has one to adjust; the cost model is returned as is
     (:func:`forecast_scenario` adjusts its predictions).
     """
     res = models.response
-    if not isinstance(res, ClosedMVAResults):
+    if res is None or res.factor_demand() is None:
         return models
-    d = res.to_dict()
-    boot = np.array(res.boot_params, dtype=float).copy()
-    boot = boot.reshape(len(boot), -1) if boot.size else np.empty((0, 2))
-    boot[:, 1] *= adjustment.ratio
-    d.update(cpu_ms_per_tran=adjustment.adjusted_demand_ms, boot_params=boot,
-             ziip_eligible_fraction=adjustment.adjusted_eligible_fraction, train_points=None,
-             ziip_eligible_source=f"{res.ziip_eligible_source}; adjusted by catalogue factors")
-    return WorkloadModels(models.workload, ClosedMVAResults.from_dict(d), models.cost)
+    adjusted = res.with_demand(adjustment.adjusted_demand_ms, adjustment.adjusted_eligible_fraction,
+                               adjustment.ratio)
+    return WorkloadModels(models.workload, adjusted, models.cost)
 
 
 def factor_models(models: WorkloadModels, selections: Iterable[str | Mapping[str, Any]],
                   catalogue: Mapping[str, factor_catalogue.Factor]
                   ) -> tuple[WorkloadModels, factor_catalogue.Adjustment]:
-    """The workload's closed response model with catalogue factors applied, and the adjustment.
+    """The workload's response model with catalogue factors applied, and the adjustment.
 
     Raises
     ------
     ModelError
-        When the response model is not a closed (MVA) model with a CPU demand.
+        When the response model has no CPU demand of its own to adjust (a closed MVA fit has).
     kneecap.factors.FactorError
         When a factor cannot be applied (see :func:`kneecap.factors.adjust_demand`).
     """
     res = models.response
-    if not isinstance(res, ClosedMVAResults):
+    demand = res.factor_demand() if res is not None else None
+    if demand is None:
         raise ModelError(f"{models.workload}: factors change a closed model's CPU demand; "
                          f"the response model is {getattr(res, 'family', None)!r}")
-    adjustment = factor_catalogue.adjust_demand(res.cpu_ms_per_tran, res.ziip_eligible_fraction,
-                                                list(selections), catalogue)
+    cpu_ms_per_tran, ziip_eligible_fraction = demand
+    adjustment = factor_catalogue.adjust_demand(cpu_ms_per_tran, ziip_eligible_fraction, list(selections), catalogue)
     return adjusted_models(models, adjustment), adjustment
 
 
@@ -422,7 +334,7 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     if catalogue is None:
         raise ModelError("the scenario names factors but no factor catalogue was given")
     res = models.response
-    if isinstance(res, ClosedMVAResults):
+    if res is not None and res.factor_demand() is not None:
         adjusted_pair, adjustment = factor_models(models, selections, catalogue)
         adjusted = _answers(adjusted_pair, scenario, policy, growth)
         adjusted.setdefault("status", ANSWERED)
@@ -448,162 +360,19 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
 
 def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy,
              growth: GrowthPolicy | None = None) -> dict[str, Any]:
-    """The unadjusted answers of one scenario (see :func:`forecast_scenario`)."""
-    row: dict[str, Any] = {"workload": models.workload, "scenario": scenario.get("name", "")}
-    res = models.response
-    if isinstance(res, ClosedMVAResults):
-        base = default_configuration(res)
-        cfg = {key: scenario.get(key, base[key]) for key in ("n_gcp", "n_ziip", "think_time_ms")}
-        cfg = {"n_gcp": int(cfg["n_gcp"]), "n_ziip": int(cfg["n_ziip"]), "think_time_ms": float(cfg["think_time_ms"])}
-        row.update(cfg)
-        row["model"] = res.family
-        row["demand_ms_per_tran"] = res.cpu_ms_per_tran
-        row["ziip_eligible_fraction"] = res.ziip_eligible_fraction
-        row.update(band_calibration=res.calibration_sentence(),
-                   band_coverage_raw_pct=res.calibration.get("coverage_raw_pct", math.nan),
-                   band_coverage_pct=res.calibration.get("coverage_pct", math.nan))
-        if scenario.get("clients") is None and scenario.get("tps") is not None:
-            try:
-                clients_needed = clients_for_tps(res, float(scenario["tps"]), **cfg)
-            except Saturated as exc:  # no population gives the rate: the row says so, the knee still answers
-                row.update(status=SATURATED, status_message=saturation_message(
-                    exc.load_tps, exc.capacity_tps, cfg["n_gcp"], cfg["n_ziip"]))
-            else:
-                row["clients_for_tps"] = clients_needed
-                scenario = {**scenario, "clients": clients_needed}
-        if scenario.get("clients") is not None:
-            clients = float(scenario["clients"])
-            pred = res.predict(pd.DataFrame([{**cfg, "clients": clients}])).iloc[0]
-            row.update(clients=clients, **{c: float(pred[c]) for c in (
-                "resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi", "ziip_busy_pct",
-                "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct", "ziip_eligible_on_gcp_pct")})
-            row.update(extrapolation(res.train_ranges["clients"], clients, "clients",
-                                     configuration=(cfg["n_gcp"], cfg["n_ziip"], cfg["think_time_ms"]),
-                                     measured=res.train_ranges.get("configs")))
-            caveat = latched_help_caveat(res.dispatch(cfg["n_gcp"], cfg["n_ziip"]), res.cpu_ms_per_tran,
-                                         res.ziip_eligible_fraction, row["tps"], cfg["think_time_ms"],
-                                         row["resp_ms"])
-            if caveat is not None:
-                row["model_caveat"] = caveat
-        est = knee(res, n_gcp=cfg["n_gcp"], n_ziip=cfg["n_ziip"], think_time_ms=cfg["think_time_ms"], k=policy.knee_k)
-        row.update(knee_clients=est.load, knee_clients_lo=est.load_lo, knee_clients_hi=est.load_hi,
-                   saturation_clients=est.saturation, max_tps=est.max_tps, structures=res.structure_sentence())
-        row.update(structure_knees(res, k=policy.knee_k, **cfg))
-        if scenario.get("slo_resp_ms") is not None and scenario.get("clients") is not None:
-            plan = plan_ziip(res, clients=float(scenario["clients"]), think_time_ms=cfg["think_time_ms"],
-                             n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy)
-            row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
-                       recommended_n_gcp=plan.n_gcp_recommended,
-                       slo_margin_ms=plan.margin_ms, recommendation=plan.reason,
-                       binding_rule=plan.binding_rule, binding_sentence=plan.binding_sentence)
-        if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
-            row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est.load,
-                                                  float(scenario["growth_pct_per_year"]))
-    elif isinstance(res, OpenDispatchResults):
-        row.update(_class_answers(res, scenario, policy, growth))
-    elif res is not None:
-        row["model"] = res.family
-        frame = pd.DataFrame([{k: scenario[k] for k in ("clients", "tps", "think_time_ms") if k in scenario}])
-        if not frame.empty:
-            pred = res.predict(frame).iloc[0]
-            for col in ("resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi",
-                        "capacity_tps", "capacity_tps_lo", "capacity_tps_hi"):
-                if col in pred:
-                    row[col] = float(pred[col])
-            if "saturated" in pred:
-                # past the fitted capacity the response is no number: say so beside the capacity
-                row["saturated"] = bool(pred["saturated"])
-                if row["saturated"]:
-                    row.update(_no_response(), status=SATURATED, status_message=saturation_message(
-                        float(scenario["tps"]), row.get("capacity_tps")))
-    if isinstance(models.cost, CostResults):
-        needed = set(models.cost.design.numeric)
-        if needed <= set(scenario) | ({"tps"} if "tps" in row else set()):
-            frame = pd.DataFrame([{**{k: scenario.get(k, row.get(k)) for k in needed},
-                                   **{k: scenario[k] for k in FACTOR_KEYS if k in scenario},
-                                   "tps": scenario.get("tps", row.get("tps", np.nan))}])
-            pred = models.cost.predict(frame).iloc[0]
-            row.update(cpu_ms_per_tran=float(pred["cpu_ms_per_tran"]),
-                       cpu_ms_per_tran_lo=float(pred["cpu_ms_per_tran_lo"]),
-                       cpu_ms_per_tran_hi=float(pred["cpu_ms_per_tran_hi"]))
-    if res is None and models.cost is None:
-        raise ModelError(f"{models.workload}: no registered model")
-    return row
+    """The unadjusted answers of one scenario: the response family's, then the cost model's.
 
-
-def _no_response() -> dict[str, float]:
-    """A saturated row's response: no number (not ``inf`` read as one)."""
-    return {"resp_ms": math.nan, "resp_ms_lo": math.nan, "resp_ms_hi": math.nan}
-
-
-def _class_answers(res: OpenDispatchResults, scenario: Mapping[str, Any], policy: Policy,
-                   growth: GrowthPolicy | None = None) -> dict[str, Any]:
-    """A WLM class's answers: response at ``tps``, knee in tps, zIIP plan, years to the knee.
-
-    The LPAR is the class's base (engines most intervals had, the other classes' load at the
-    class's peak) unless the scenario gives ``n_gcp`` / ``n_ziip``; ``bg_load_factor`` scales
-    the other classes' load (1.2: they grow 20 %).
+    The cost model is asked at the scenario's ``tps``, or at the throughput the response model
+    answered with (see :func:`forecast_scenario`).
     """
-    lpar = {k: scenario[k] for k in ("n_gcp", "n_ziip", "bg_load_factor") if scenario.get(k) is not None}
-    lp = res.lpar(pd.DataFrame([lpar]) if lpar else pd.DataFrame(index=[0]))
-    row: dict[str, Any] = {"model": res.family, "n_gcp": int(lp["n_gcp"][0]), "n_ziip": int(lp["n_ziip"][0]),
-                           "bg_gcp_busy_pct": float(lp["bg_gcp_busy_pct"][0]),
-                           "bg_ziip_busy_pct": float(lp["bg_ziip_busy_pct"][0]),
-                           "demand_ms_per_tran": res.cpu_ms_per_tran,
-                           "ziip_eligible_fraction": res.ziip_eligible_fraction}
-    if scenario.get("clients") is not None:
-        raise ModelError(f"{res.family} models a WLM class's arrival rate: give tps, not clients")
-    saturated = False
-    if scenario.get("tps") is not None:
-        pred = res.predict(pd.DataFrame([{**lpar, "tps": float(scenario["tps"])}])).iloc[0]
-        row.update(**{c: float(pred[c]) for c in ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "ziip_busy_pct",
-                                                    "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
-                                                    "ziip_eligible_on_gcp_pct")})
-        trained = (res.train_ranges["tps_min"], res.train_ranges["tps_max"])
-        row.update(extrapolation(trained, float(scenario["tps"]), "tps"))
-        saturated = bool(pred["saturated"]) or not math.isfinite(row["resp_ms"])
-    est = res.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})
-    if saturated:  # the plan below may still find engines that carry it
-        row.update(_no_response(), status=SATURATED, status_message=saturation_message(
-            float(scenario["tps"]), est.max_tps, row["n_gcp"], row["n_ziip"]))
-    row.update(knee_tps=est.load, knee_tps_lo=est.load_lo, knee_tps_hi=est.load_hi,
-               max_tps=est.max_tps, unloaded_resp_ms=est.unloaded_resp_ms,
-               ziip_busy_pct_at_knee=est.busy_pct_at_knee["ziip"], gcp_busy_pct_at_knee=est.busy_pct_at_knee["gcp"])
-    row.update(structures=res.structure_sentence(), band_calibration=res.calibration_sentence(),
-               band_coverage_raw_pct=res.calibration.get("coverage_raw_pct", math.nan),
-               band_coverage_pct=res.calibration.get("coverage_pct", math.nan),
-               **{f"knee_tps_{rule}_help": value for rule, value in est.by_help_rule.items()})
-    if scenario.get("slo_resp_ms") is not None and scenario.get("tps") is not None:
-        plan = plan_ziip(res, tps=float(scenario["tps"]), n_gcp=row["n_gcp"],
-                         slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy,
-                         lpar={k: lpar[k] for k in ("bg_load_factor",) if k in lpar})
-        row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
-                   recommended_n_gcp=plan.n_gcp_recommended, slo_margin_ms=plan.margin_ms,
-                   recommendation=plan.reason, binding_rule=plan.binding_rule,
-                   binding_sentence=plan.binding_sentence)
-    if scenario.get("current_tps") is not None and scenario.get("growth_pct_per_year") is not None:
-        row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est.load,
-                                              float(scenario["growth_pct_per_year"]))
-    if res.history:
-        at_slo = (slo_tps(res, float(scenario["slo_resp_ms"]), lpar=lpar)
-                  if scenario.get("slo_resp_ms") is not None else None)
-        try:
-            grown = class_growth(res, knee_tps=est.load, knee_tps_lo=est.load_lo,
-                                 knee_tps_hi=est.load_hi, knee_tps_draws=est.draws,
-                                 slo_tps=at_slo, policy=growth, alpha=res.alpha)
-        except ValueError as exc:  # too short a history for a trend: said, not guessed
-            row["growth"] = f"no growth forecast: {exc}"
-        else:
-            row.update(growth=grown["summary"], peak_tps_last=float(grown["peaks"].dropna().iloc[-1]),
-                       peak_date_last=_iso(grown["peaks"].dropna().index[-1]))
-            for name in ("knee", "slo"):
-                if f"date_{name}" in grown:
-                    row.update({f"date_{name}{suffix}": _iso(grown[f"date_{name}{suffix}"])
-                                for suffix in DATE_SUFFIXES})
-                    row[f"{name}_unreached_pct"] = grown[f"{name}_unreached_pct"]
-                    row[f"{name}_already"] = grown[f"{name}_already"]
-            if at_slo is not None:
-                row["slo_tps"] = at_slo
+    row: dict[str, Any] = {"workload": models.workload, "scenario": scenario.get("name", "")}
+    if models.response is not None:
+        row.update(models.response.answer(scenario, policy, growth=growth))
+    if models.cost is not None:
+        answered_tps = {"tps": row["tps"]} if "tps" in row else {}
+        row.update(models.cost.answer({**answered_tps, **scenario}, policy))
+    if models.response is None and models.cost is None:
+        raise ModelError(f"{models.workload}: no registered model")
     return row
 
 
@@ -628,54 +397,6 @@ def structure_disagreement(knee_by_rule: Mapping[str, float]) -> str | None:
     knees = ", ".join(f"{x:,.0f} tps ({rule} help)" for rule, x in sorted(finite.items(), key=lambda kv: kv[1]))
     return (f"the GCP-help rules the intervals cannot tell apart put the knee at {knees}, "
             f"{100 * (high / low - 1):.1f} % apart: the band spans both")
-
-
-def latched_help_caveat(dispatch: Dispatch, cpu_ms_per_tran: float, ziip_eligible_fraction: float, tps: float,
-                        think_time_ms: float, resp_ms: float) -> str | None:
-    """A warning for closed load the dispatch model is known to answer far from the dispatcher, else None.
-
-    Where the zIIPs cannot run the class's eligible load (:meth:`Dispatch.ziips_fall_behind`) and
-    clients think for less than they wait in the system, GCP help under the pool rule can latch on:
-    with every client in the system the zIIP never finds its queue empty, help never stops, and the
-    dispatcher simulation's response falls as clients are added, which a model that may not predict
-    less for more load cannot follow. Measured with no think time (docs/benchmarks.md, "Closed
-    populations and a long ZIIPAWMT"): 14 GCPs + 1 zIIP, ZIIPAWMT 10 ms, simulated 22.4 ms at 15
-    clients and 3.0 ms at 25 against the model's 13.3 ms at both (-41 % and +341 %); 2 GCPs + 1
-    zIIP at the default ZIIPAWMT +88 % at 12 clients. With 200 ms of think time (the validation
-    grid's closed points, hundreds of clients) it is within 10 % up to 85 % busy.
-    """
-    if not think_time_ms < resp_ms or not dispatch.ziips_fall_behind(tps, cpu_ms_per_tran, ziip_eligible_fraction):
-        return None
-    return ("closed load with less think time than response where the zIIPs fall behind: GCP help can latch on, "
-            "and there the dispatcher simulation's response was from 68 % above to 4.4x below this model's "
-            "(docs/benchmarks.md, 'Closed populations and a long ZIIPAWMT'); `kneecap simulate` answers it")
-
-
-def extrapolation(trained: Sequence[float], load: float, unit: str, *,
-                  configuration: tuple[int, int, float] | None = None,
-                  measured: Iterable[Sequence[Any]] | None = None) -> dict[str, Any]:
-    """How far a prediction lies from what the model was fitted on.
-
-    ``extrapolation_x`` is ``load`` over the largest trained load (above 1: beyond the trained
-    range, where a model that measured its extrapolation error widens its band:
-    :func:`kneecap.modeling.base.widen_beyond_trained`), and
-    ``extrapolation`` says it in words, naming a closed model's engines and think time when that
-    configuration was never measured.
-    """
-    lo, hi = float(trained[0]), float(trained[1])
-    ratio = load / hi if hi > 0 else math.inf
-    if load > hi:
-        text = f"{ratio:.3g}x the largest trained load ({hi:g} {unit})"
-    elif load < lo:
-        text = f"below the trained range ({lo:g}-{hi:g} {unit})"
-    else:
-        text = f"inside the trained range ({lo:g}-{hi:g} {unit})"
-    if configuration is not None and measured is not None:
-        seen = {(int(g), int(z), float(t)) for g, z, t in measured}
-        if configuration not in seen:
-            n_gcp, n_ziip, think = configuration
-            text += f"; {n_gcp} GCP + {n_ziip} zIIP at think time {think:g} ms never measured"
-    return {"extrapolation_x": ratio, "extrapolation": text}
 
 
 #: An answer whose load is more than this multiple of the largest trained load gets a warning:
@@ -787,21 +508,14 @@ def _structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:
     return [found] if found else []
 
 
-def structure_knees(res: ClosedMVAResults, *, n_gcp: int, n_ziip: int, think_time_ms: float,
-                    k: float) -> dict[str, Any]:
+def structure_knees(res: Any, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float) -> dict[str, Any]:
     """The knees of the dispatcher structures a closed fit draws, as an answer's keys.
 
-    ``knee_clients_structure_lo`` / ``_hi`` (the lowest and highest of the structures' own knees,
-    :meth:`ClosedMVAResults.knee_by_structure`) and ``knee_clients_by_structure`` (each named);
-    empty for a fit of one structure. :data:`ANSWER_CHECKS` warns when they lie more than
-    :data:`STRUCTURE_DISAGREEMENT` apart.
+    ``knee_clients_structure_lo`` / ``_hi`` and ``knee_clients_by_structure``
+    (:meth:`kneecap.modeling.closed.ClosedMVAResults.structure_knees`); :data:`ANSWER_CHECKS`
+    warns when they lie more than :data:`STRUCTURE_DISAGREEMENT` apart.
     """
-    by_structure = res.knee_by_structure(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k)
-    if not by_structure:
-        return {}
-    return {"knee_clients_structure_lo": min(by_structure.values()),
-            "knee_clients_structure_hi": max(by_structure.values()),
-            "knee_clients_by_structure": "; ".join(f"{name} {x:,.0f}" for name, x in by_structure.items())}
+    return res.structure_knees(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k)
 
 
 def _closed_structures_disagree(results: Any, row: Mapping[str, Any]) -> list[str]:
@@ -843,77 +557,18 @@ def answer_warnings(results: Any, row: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _iso(value: Any) -> str | None:
-    return None if value is None or value is pd.NaT else pd.Timestamp(value).date().isoformat()
-
-
-def class_history(results: OpenDispatchResults) -> pd.DataFrame:
+def class_history(results: Any) -> pd.DataFrame:
     """The class's fitted intervals (``interval_start_at``, ``tps``) the model carries."""
-    return _history_frame(results.history)
+    return history_frame(results.history)
 
 
-def _history_frame(history: Iterable[Any]) -> pd.DataFrame:
-    frame = pd.DataFrame(list(history), columns=["interval_start_at", "tps"])
-    frame["interval_start_at"] = pd.to_datetime(frame["interval_start_at"])
-    return frame
+def slo_tps(results: Any, slo_resp_ms: float, *, lpar: Mapping[str, Any] | None = None,
+            tol: float = 1e-4) -> float:
+    """The class tps at which the predicted response reaches ``slo_resp_ms`` (NaN: unreachable).
 
-
-#: Suffixes of the crossing dates :func:`class_growth` returns for a target ``name``
-#: (``date_<name><suffix>``): median, earliest plausible (5 %), reached by with 90 %
-#: probability, and the (1 - alpha) range.
-DATE_SUFFIXES = ("", "_earliest", "_p90", "_lo", "_hi")
-
-
-def class_growth(results: OpenDispatchResults, *, knee_tps: float, knee_tps_lo: float | None = None,
-                 knee_tps_hi: float | None = None, knee_tps_draws: Sequence[float] | None = None,
-                 slo_tps: float | None = None, policy: GrowthPolicy | None = None,
-                 alpha: float = 0.05) -> dict[str, Any]:
-    """When the class's peak load reaches its knee (and the SLO's load), from its interval history.
-
-    The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is fitted by the
-    competing trend models (:func:`kneecap.growth.fit_growth`); whole future paths are drawn from
-    all of them by their rolling-origin weights (:meth:`kneecap.growth.GrowthResults.simulate`),
-    and each path's first reach of a draw of the knee (from ``knee_tps_draws`` when given, the refits'
-    own knees: :func:`kneecap.modeling.open_dispatch.knee_draws`; else a split log-normal through
-    ``knee_tps_lo``, ``knee_tps``, ``knee_tps_hi`` at ``alpha``) is one crossing
-    (:func:`kneecap.growth.crossing_date`). The dates are that distribution's quantiles put on
-    period starts (:func:`kneecap.growth.round_to_periods`: the early ends down, the rest up, so a
-    real spread never prints as one day): ``date_knee`` the median, ``date_knee_earliest`` the
-    5 % quantile, ``date_knee_p90`` the date by which it is reached with 90 % probability,
-    ``date_knee_lo`` / ``_hi`` the ``alpha/2`` and ``1 - alpha/2`` quantiles; ``None`` past the
-    horizon. ``knee_unreached_pct`` is the % of paths that do not reach it within the horizon
-    (over 10 % and ``date_knee_p90`` is ``None``). The SLO's load is a point, not an interval.
-
-    Returns
-    -------
-    dict
-        ``peaks`` (Series), ``forecast`` (DataFrame ``tps``, ``tps_lo``, ``tps_hi``: the chosen
-        model's band), ``method``, ``weights`` (each candidate's share of the paths),
-        ``competitors``, ``summary``, and ``date_knee`` with the suffixes of
-        :data:`DATE_SUFFIXES`, ``knee_unreached_pct``, ``knee_already``, plus the same for ``slo``
-        when ``slo_tps`` is given.
+    :meth:`kneecap.modeling.open_dispatch.OpenDispatchResults.slo_tps`.
     """
-    from kneecap import growth
-
-    policy = policy or GrowthPolicy()
-    horizon = int(policy.horizon)
-    peaks, fitted = _growth_fit(tuple(map(tuple, results.history)), policy, alpha)
-    paths = fitted.simulate(horizon)
-    out: dict[str, Any] = {"peaks": peaks.copy(), "forecast": fitted.forecast(horizon), "method": fitted.method,
-                           "weights": paths.weights.copy(), "competitors": fitted.competitors,
-                           "summary": fitted.summary()}
-    draws = None if knee_tps_draws is None or len(knee_tps_draws) == 0 else np.asarray(knee_tps_draws, dtype=float)
-    targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi, draws)}
-    if slo_tps is not None and math.isfinite(slo_tps):
-        targets["slo"] = (slo_tps, None, None, None)
-    for name, (mid, lo, hi, sample) in targets.items():
-        interval = {"threshold_draws": sample} if sample is not None else {"threshold_lo": lo, "threshold_hi": hi}
-        when = growth.round_to_periods(
-            growth.crossing_date(paths, mid, threshold_alpha=alpha, **interval), peaks.index)
-        out.update({f"date_{name}{suffix}": when[f"date{suffix}"] for suffix in DATE_SUFFIXES})
-        out[f"{name}_unreached_pct"] = 100.0 * when["unreached_share"]
-        out[f"{name}_already"] = bool(when["already"])
-    return out
+    return results.slo_tps(slo_resp_ms, lpar=lpar, tol=tol)
 
 
 def reach_sentence(answer: Mapping[str, Any], name: str, label: str, *, horizon_end: Any = None) -> str:
@@ -927,9 +582,9 @@ def reach_sentence(answer: Mapping[str, Any], name: str, label: str, *, horizon_
     """
     def day(key: str) -> str | None:
         value = answer.get(f"date_{name}{key}")
-        return None if value is None or (isinstance(value, float) and math.isnan(value)) else _iso(value)
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) else iso_day(value)
 
-    to = f" (forecast to {_iso(horizon_end)})" if horizon_end is not None else ""
+    to = f" (forecast to {iso_day(horizon_end)})" if horizon_end is not None else ""
     if answer.get(f"{name}_already"):
         first = day("")
         return f"{label} already reached" + (f": the peak first got there on {first}" if first else "")
@@ -942,43 +597,6 @@ def reach_sentence(answer: Mapping[str, Any], name: str, label: str, *, horizon_
         return (f"{label} may not be reached within the horizon{to}: {unreached:.0f} % of the simulated paths do "
                 f"not reach it; earliest {earliest}, {most}")
     return f"{label} reached by {by_p90} with 90 % probability, earliest {earliest}, {most}"
-
-
-# The trend fit (about a second: every candidate model refitted at each rolling origin) depends
-# only on the history and the policy, and a scenarios file often asks one class several questions
-@functools.lru_cache(maxsize=16)
-def _growth_fit(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy,
-                alpha: float) -> tuple[pd.Series, Any]:
-    from kneecap import growth
-
-    peaks = growth.peak_series(_history_frame(history), freq=policy.freq, stat=policy.stat, hours=policy.hours)
-    return peaks, growth.fit_growth(peaks, alpha=alpha)
-
-
-def slo_tps(results: OpenDispatchResults, slo_resp_ms: float, *, lpar: Mapping[str, Any] | None = None,
-            tol: float = 1e-4) -> float:
-    """The class tps at which the predicted response reaches ``slo_resp_ms``.
-
-    Found by bisection; NaN when even the unloaded response is over it.
-    """
-    lpar = dict(lpar or {})
-
-    def resp(x: float) -> float:
-        return float(results.predict(pd.DataFrame([{**lpar, "tps": x}]), max_draws=0)["resp_ms"].iloc[0])
-
-    top = results.max_tps(**{k: lpar[k] for k in ("n_gcp", "n_ziip", "bg_load_factor") if k in lpar})
-    lo, hi = 1e-9 * top, top * (1 - 1e-9)
-    if not top > 0 or resp(lo) > slo_resp_ms:
-        return math.nan
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if resp(mid) <= slo_resp_ms:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= tol * top:
-            break
-    return lo
 
 
 def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],

@@ -8,7 +8,6 @@ data. Each comes back with the metrics and parameters the train stage logs to ML
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,8 +17,7 @@ import pandas as pd
 
 from kneecap import modeling, schema
 from kneecap.config import Params
-from kneecap.modeling import ClosedMVAResults, ModelError, ModelingConfig, OpenDispatchResults, USLResults
-from kneecap.modeling.combine import CombinedResults, run_metrics
+from kneecap.modeling import ModelError, ModelingConfig
 
 RESPONSE = "response"
 COST = "cost"
@@ -61,86 +59,6 @@ def modeling_config(params: Params) -> ModelingConfig:
                           usl_method=params.train.usl_method)
 
 
-def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
-    """The configuration most of a workload's points were measured in (n_gcp, n_ziip, think)."""
-    cols = {"n_gcp": 1.0, "n_ziip": 0.0, "think_time_ms": 0.0}
-    frame = pd.DataFrame({c: pd.to_numeric(rows[c], errors="coerce").fillna(d) if c in rows else d
-                          for c, d in cols.items()}, index=rows.index)
-    top = frame.value_counts().index[0]
-    return {"n_gcp": int(top[0]), "n_ziip": int(top[1]), "think_time_ms": float(top[2])}
-
-
-def knee_metrics(results: ClosedMVAResults, rows: pd.DataFrame, k: float) -> tuple[dict[str, float], list[str]]:
-    """Model knee of the base configuration plus the observed (Kneedle) knee on its points."""
-    base = base_configuration(rows)
-    knee = results.knee(n_gcp=int(base["n_gcp"]), n_ziip=int(base["n_ziip"]), think_time_ms=base["think_time_ms"],
-                        k=k)
-    in_base = rows[(pd.to_numeric(rows.get("n_ziip"), errors="coerce").fillna(0) == base["n_ziip"])]
-    observed = modeling.observed_knee(in_base["clients"].to_numpy(dtype=float),
-                                      pd.to_numeric(in_base["resp_ms"], errors="coerce").to_numpy(dtype=float)) \
-        if "resp_ms" in in_base else None
-    metrics = {
-        "knee_saturation_clients": knee.saturation,
-        "knee_saturation_clients_lo": knee.saturation_lo,
-        "knee_saturation_clients_hi": knee.saturation_hi,
-        "knee_k_clients": knee.load,
-        "knee_k_clients_lo": knee.load_lo,
-        "knee_k_clients_hi": knee.load_hi,
-        "max_tps": knee.max_tps,
-    }
-    if observed is not None:
-        metrics["observed_knee_clients"] = observed
-    by_structure = results.knee_by_structure(n_gcp=int(base["n_gcp"]), n_ziip=int(base["n_ziip"]),
-                                             think_time_ms=base["think_time_ms"], k=k)
-    if by_structure:
-        # how far apart the structures the table cannot tell apart put the knee, logged with the model
-        metrics["knee_k_clients_structure_min"] = min(by_structure.values())
-        metrics["knee_k_clients_structure_max"] = max(by_structure.values())
-    metrics.update({f"{rule}_help_weight": sum(s["weight"] for s in results.structures if s["help_rule"] == rule)
-                    for rule in {s["help_rule"] for s in results.structures}})
-    if results.calibration:
-        # the band held out on the table's own later rows, logged with the model
-        metrics["band_coverage_raw_pct"] = results.calibration["coverage_raw_pct"]
-        metrics["band_calibration_points"] = float(results.calibration["points"])
-        if "coverage_pct" in results.calibration:
-            metrics["band_coverage_pct"] = results.calibration["coverage_pct"]
-            metrics["band_widening_beyond_trained"] = math.exp(results.calibration["q_log_widened"])
-    note = (f"knee ({base['n_gcp']} GCP, {base['n_ziip']} zIIP, Z={base['think_time_ms']:g} ms): "
-            f"N* = {knee.saturation:.0f} clients [{knee.saturation_lo:.0f}, "
-            f"{knee.saturation_hi:.0f}]; R > {k:g}x unloaded at {knee.load:.0f} clients "
-            f"[{knee.load_lo:.0f}, {knee.load_hi:.0f}]; observed (Kneedle) "
-            f"{'none' if observed is None else f'{observed:.0f}'}")
-    return metrics, [note, f"structures: {results.structure_sentence()}", f"band: {results.calibration_sentence()}"]
-
-
-def open_knee_metrics(results: OpenDispatchResults, k: float) -> tuple[dict[str, float], list[str]]:
-    """Knee of a WLM class on its base LPAR (engines and other classes' busy at the class's peak)."""
-    knee = results.knee(k=k)
-    metrics = {"cpu_ms_per_tran": results.cpu_ms_per_tran, "delay_ms": results.delay_ms,
-               "ziip_eligible_fraction": results.ziip_eligible_fraction,
-               "eligible_bursts": float(results.eligible_bursts),
-               "knee_tps": knee.load, "knee_tps_lo": knee.load_lo, "knee_tps_hi": knee.load_hi,
-               "max_tps": knee.max_tps, "unloaded_resp_ms": knee.unloaded_resp_ms,
-               "ziip_busy_pct_at_knee": knee.busy_pct_at_knee["ziip"],
-               "gcp_busy_pct_at_knee": knee.busy_pct_at_knee["gcp"],
-               **{f"knee_tps_{rule}_help": value for rule, value in knee.by_help_rule.items()},
-               "band_widening": results.widening(),
-               **{f"help_rule_{rule}_weight": sum(s["weight"] for s in results.structures if s["help_rule"] == rule)
-                  for rule in {s["help_rule"] for s in results.structures}}}
-    if results.calibration:
-        # the empirical coverage of the band on the class's own later days, logged with the model
-        metrics.update(band_coverage_raw_pct=results.calibration["coverage_raw_pct"],
-                       band_coverage_pct=results.calibration["coverage_pct"],
-                       band_calibration_points=float(results.calibration["points"]))
-    lpar = knee.configuration
-    note = (f"knee ({lpar['n_gcp']:g} GCP, {lpar['n_ziip']:g} zIIP, other classes {lpar['bg_gcp_busy_pct']:.0f} % / "
-            f"{lpar['bg_ziip_busy_pct']:.0f} % busy): R > {k:g}x unloaded ({knee.unloaded_resp_ms:.3g} ms) at "
-            f"{knee.load:.4g} tps [{knee.load_lo:.4g}, {knee.load_hi:.4g}]; saturation "
-            f"{knee.max_tps:.4g} tps; measured up to {results.train_ranges['tps_max']:.4g} tps")
-    return metrics, [note, f"structures: {results.structure_sentence()}",
-                     f"band: {results.calibration_sentence()}"]
-
-
 def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
     """MAPE of a fitted model on a workload's current measured rows.
 
@@ -151,10 +69,7 @@ def current_error_pct(results: Any, rows: pd.DataFrame, kind: str) -> float:
     try:
         if kind == COST:
             return float(modeling.cost.cost_mape(results, rows))
-        frame = rows.drop(columns=[c for c in ("resp_ms",) if c in rows])
-        if isinstance(results, OpenDispatchResults):
-            # each interval on its own LPAR state: the other classes it competed with
-            frame = frame.assign(**modeling.open_dispatch.other_classes_busy(rows))
+        frame = results.inputs_of(rows.drop(columns=[c for c in ("resp_ms",) if c in rows]))
         pred = results.predict(frame)
     except (ModelError, ValueError, KeyError):
         return float("nan")
@@ -184,39 +99,24 @@ def input_example(model: TrainedModel, rows: pd.DataFrame, n: int = 5) -> pd.Dat
 def fit_plot_tables(model: TrainedModel, rows: pd.DataFrame, points: int = 40) -> dict[str, pd.DataFrame]:
     """A response model's curve beside the points it was fitted on, one table per configuration.
 
-    Keyed ``<workload>__<configuration>`` (``2gcp_2ziip_z200`` for a closed workload, ``lpar``
-    for an SMF class), each table has ``load`` (clients, or tps), ``measured_resp_ms`` (empty
-    between measured loads), ``model_resp_ms`` with its band ``model_resp_ms_lo`` / ``_hi``, and
-    ``residual_pct`` (measured over predicted, %) on measured loads: what ``dvc plots`` draws.
-    Closed curves run to 1.25 x the largest measured population of each configuration, so the
-    knee region a planner reads just past the data is on the plot. Empty for cost models and for
-    families without a response curve.
+    Keyed ``<workload>__<configuration>`` (the family's ``plot_groups``: ``2gcp_2ziip_z200`` for a
+    closed workload, ``lpar`` for an SMF class), each table has ``load`` (clients, or tps),
+    ``measured_resp_ms`` (empty between measured loads), ``model_resp_ms`` with its band
+    ``model_resp_ms_lo`` / ``_hi``, and ``residual_pct`` (measured over predicted, %) on measured
+    loads: what ``dvc plots`` draws. Curves run to 1.25 x the largest measured load of each
+    configuration, so the knee region a planner reads just past the data is on the plot. Empty
+    for cost models and for families without a response curve.
     """
-    from kneecap.forecasting import response_curve
-
     res = model.results
     if model.kind != RESPONSE:
         return {}
+    load = res.load_unit
     tables: dict[str, pd.DataFrame] = {}
-    if isinstance(res, ClosedMVAResults):
-        keyed = rows.assign(n_ziip=column_or_zero(rows, "n_ziip"), think_time_ms=column_or_zero(rows, "think_time_ms"))
-        for (g, z, t), measured in keyed.groupby(["n_gcp", "n_ziip", "think_time_ms"]):
-            curve = response_curve(res, n_gcp=int(g), n_ziip=int(z), think_time_ms=float(t),
-                                   max_load=1.25 * float(measured["clients"].max()), points=points)
-            pred = res.predict(measured.drop(columns=["resp_ms"]).reset_index(drop=True))
-            tables[f"{model.workload}__{g:g}gcp_{z:g}ziip_z{t:g}"] = _plot_table(
-                curve["clients"], curve, measured["clients"], measured["resp_ms"], pred["resp_ms"])
-    elif isinstance(res, (OpenDispatchResults, modeling.OpenMMcResults)):
-        measured = rows[np.isfinite(pd.to_numeric(rows["resp_ms"], errors="coerce"))]
-        if measured.empty:
-            return {}
-        curve = response_curve(res, max_load=1.25 * float(measured["tps"].max()), points=points)
-        frame = measured.drop(columns=["resp_ms"])
-        if isinstance(res, OpenDispatchResults):
-            frame = frame.assign(**modeling.open_dispatch.other_classes_busy(measured))
-        pred = res.predict(frame.reset_index(drop=True))
-        tables[f"{model.workload}__lpar"] = _plot_table(curve["tps"], curve, measured["tps"],
-                                                        measured["resp_ms"], pred["resp_ms"])
+    for key, configuration, measured in res.plot_groups(rows):
+        curve = res.curve(max_load=1.25 * float(measured[load].max()), points=points, **configuration)
+        pred = res.predict(res.inputs_of(measured.drop(columns=["resp_ms"])).reset_index(drop=True))
+        tables[f"{model.workload}__{key}"] = _plot_table(curve[load], curve, measured[load], measured["resp_ms"],
+                                                         pred["resp_ms"])
     return tables
 
 
@@ -235,11 +135,6 @@ def preview_curves(fct: pd.DataFrame, params: Params) -> list[dict[str, Any]]:
                 previews.append({"workload": str(workload), "family": model.family, "key": key,
                                  "table": table, "note": "; ".join(model.notes)})
     return previews
-
-
-def column_or_zero(rows: pd.DataFrame, column: str) -> pd.Series:
-    """``rows[column]`` with missing values (and a missing column) as 0: no zIIP, no think time."""
-    return rows[column].fillna(0) if column in rows else pd.Series(0.0, index=rows.index)
 
 
 def _plot_table(curve_load: pd.Series, curve: pd.DataFrame, load: pd.Series, resp_ms: pd.Series,
@@ -305,24 +200,9 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
             metrics = {f"train_mape_{k}": v for k, v in getattr(res, "train_mape", {}).items()}
             if hasattr(res, "loo_mape_pct"):
                 metrics["loo_mape_pct"] = res.loo_mape_pct
-            notes: list[str] = []
-            if isinstance(res, ClosedMVAResults):
-                metrics.update({"cpu_ms_per_tran": res.cpu_ms_per_tran, "delay_ms": res.delay_ms,
-                                "ziip_eligible_fraction": res.ziip_eligible_fraction})
-                knee, notes = knee_metrics(res, response_rows, params.train.knee_k)
-                metrics.update(knee)
-            elif isinstance(res, OpenDispatchResults):
-                knee, notes = open_knee_metrics(res, params.train.knee_k)
-                metrics.update(knee)
-            extra: dict[str, Any] = {}
-            if isinstance(res, CombinedResults):
-                metrics.update(run_metrics(res))
-                extra = {"combine_members": ",".join(res.members), "combine_weight_power": res.weight_power,
-                         "combine_min_loads": res.min_loads, "combine_origins": res.n_origins,
-                         "combine_weights": ",".join(f"{n}={w:.4f}" for n, w in res.weights.items()),
-                         "usl_method": cfg.usl_method}
-            elif isinstance(res, USLResults):
-                extra = {"usl_method": cfg.usl_method}
+            report = res.fit_report(response_rows, knee_k=params.train.knee_k, config=cfg)
+            metrics.update(report.metrics)
+            notes, extra = report.notes, report.params
             yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
                                _finite(metrics), {**fit_params, "family": choice.family, **extra}, notes)
     cost_rows = modeling.cost.cost_table(rows)

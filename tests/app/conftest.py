@@ -96,7 +96,7 @@ def _closed_champion(rows: pd.DataFrame, knee_k: float) -> tuple[ClosedMVAResult
     model.extrapolation_spread = extrapolation_spread(rows, lambda: ClosedMVAModel(n_boot=0), "clients",
                                                       ("resp_ms", "tps"))
     metrics = {f"train_mape_{k}": v for k, v in model.train_mape.items()}
-    metrics.update(training.knee_metrics(model, rows, knee_k)[0])
+    metrics.update(model.fit_report(rows, knee_k=knee_k).metrics)
     return model, metrics
 
 
@@ -104,7 +104,7 @@ def _register_class(intervals: pd.DataFrame, smf_class: str, knee_k: float) -> N
     """The open dispatch model of one class's intervals (20 bootstrap draws), registered and promoted."""
     opened = OpenDispatchModel(n_boot=20, seed=1).fit(intervals)
     metrics = {f"train_mape_{k}": v for k, v in opened.train_mape.items()}
-    metrics.update(training.open_knee_metrics(opened, knee_k)[0])
+    metrics.update(opened.fit_report(intervals, knee_k=knee_k).metrics)
     name = tracking.model_name(smf_class, "response")
     tracking.log_model(opened, name=name, params={"n_boot": 20, "seed": 1, "family": opened.family}, metrics=metrics)
     tracking.promote(name)

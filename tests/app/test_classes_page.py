@@ -190,7 +190,7 @@ def test_knee_page_works_for_an_smf_class(app_env):
     # the response band runs along the whole curve, from the lowest load drawn to saturation, and
     # its width (a few % at low load: thinner than the line) is said in words
     max_tps = at.slider(key=_k("knee_max_tps")).value
-    curve = model.curve(points=80, max_tps=float(max_tps), n_gcp=2, n_ziip=3, bg_load_factor=3.0)
+    curve = model.curve(points=80, max_load=float(max_tps), n_gcp=2, n_ziip=3, bg_load_factor=3.0)
     banded = curve[np.isfinite(curve["resp_ms_lo"])]  # where some bootstrap draw still answers
     bounded = np.isfinite(banded["resp_ms_hi"])
     assert bounded.iloc[0] and (banded["resp_ms_hi"][bounded] > banded["resp_ms_lo"][bounded]).all()

@@ -99,15 +99,15 @@ def test_the_knee_curve_and_point_of_one_think_time_share_one_solve(fitted, monk
     monkeypatch.setattr(closed, "solve_closed", lambda *a, **kw: calls.append(kw) or real(*a, **kw))
     point = pd.DataFrame({"clients": [450], "n_gcp": [2], "n_ziip": [2], "think_time_ms": [330.0]})
     knee = fresh[0].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=3.0, solve_to=650)
-    curve = fresh[0].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_clients=650, points=80)
+    curve = fresh[0].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_load=650, points=80)
     at = fresh[0].predict(point)
     assert len(calls) == 1 and calls[0]["stop_ratio"] == 3.0 and calls[0]["n_min"] == 650
     assert knee == fresh[1].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=3.0)
-    pd.testing.assert_frame_equal(curve, fresh[2].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_clients=650,
+    pd.testing.assert_frame_equal(curve, fresh[2].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_load=650,
                                                         points=80), check_exact=True)
     pd.testing.assert_frame_equal(at, fresh[3].predict(point), check_exact=True)
     # a curve drawn further re-solves once, and keeps the knee's crossings: the knee asks for none
-    fresh[0].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_clients=1500, points=80)
+    fresh[0].curve(n_gcp=2, n_ziip=2, think_time_ms=330.0, max_load=1500, points=80)
     assert fresh[0].knee(n_gcp=2, n_ziip=2, think_time_ms=330.0, k=3.0) == knee
     assert len(calls) == 5
     # a larger k solves past the draws stopped at 3x, a smaller one finds its crossings before them
@@ -131,9 +131,9 @@ def test_a_fitted_model_keeps_only_its_latest_solves(fitted, monkeypatch):
         model.knee(n_gcp=2, n_ziip=2, think_time_ms=think, k=3.0, solve_to=100)
     assert len(model._cache) == closed.SOLVES_KEPT
     assert {key[2] for key in model._cache} == set(thinks[-closed.SOLVES_KEPT:])
-    model.curve(n_gcp=2, n_ziip=2, think_time_ms=thinks[-1], max_clients=100, points=10)
+    model.curve(n_gcp=2, n_ziip=2, think_time_ms=thinks[-1], max_load=100, points=10)
     assert len(calls) == len(thinks)
-    model.curve(n_gcp=2, n_ziip=2, think_time_ms=thinks[0], max_clients=100, points=10)
+    model.curve(n_gcp=2, n_ziip=2, think_time_ms=thinks[0], max_load=100, points=10)
     assert len(calls) == len(thinks) + 1
 
 

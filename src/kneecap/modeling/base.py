@@ -8,10 +8,14 @@ parameter uncertainty and measurement scatter together — statsmodels' ``obs_ci
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
+
+from kneecap.modeling.knee import Knee
 
 #: Confidence level of every band and interval (95 %), the bootstrap draws behind a banded fit and
 #: the seed of its random streams: the defaults of every model and of ``params.yaml`` ``common`` and
@@ -181,19 +185,153 @@ class ModelError(ValueError):
 
 
 class Results(Protocol):
-    """What every fitted model offers: its family, the columns it predicts, predictions, a document, a summary."""
+    """What every fitted model family offers its consumers; they call these, never test the class.
+
+    ``family`` names it in the registry (:data:`kneecap.modeling.serialise.FAMILIES`),
+    ``targets`` are the columns it predicts and ``load_unit`` what its load counts (``clients``
+    of a closed workload, ``tps`` of an open one).
+    """
 
     family: str
     targets: tuple[str, ...]
+    pools: bool
+
+    @property
+    def load_unit(self) -> str:
+        """``clients`` or ``tps``: the column of :meth:`curve`'s grid and of :class:`Knee`'s loads."""
 
     def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The ``targets`` (with ``_lo`` / ``_hi`` bands) for each scenario row of ``frame``."""
+
+    def curve(self, *, max_load: float, points: int = 60, max_draws: int | None = None,
+              **configuration: Any) -> pd.DataFrame:
+        """:meth:`predict` on a grid of ``load_unit`` up to ``max_load``, the grid as the first column.
+
+        ``configuration``: what the family lets a question vary besides the load (engines, think
+        time, the other classes' load); the family's defaults otherwise.
+        """
+
+    def knee(self, *, k: float, max_draws: int | None = None, **configuration: Any) -> Knee | None:
+        """Where the response passes ``k`` x unloaded (:func:`kneecap.modeling.knee.past_knee`).
+
+        None for a family that models no knee.
+        """
+
+    def answer(self, scenario: Mapping[str, Any], policy: Any, *, growth: Any = None) -> dict[str, Any]:
+        """The family's answers to one scenario, as a forecast row's columns (:mod:`kneecap.modeling.answers`).
+
+        ``policy`` is the :class:`kneecap.modeling.ziip.PlannerPolicy` (knee factor, planner
+        limits); ``growth`` how a history of peaks is read, for a family that carries one.
+        """
+
+    def factor_demand(self) -> tuple[float, float] | None:
+        """The CPU demand per transaction (ms) and zIIP-eligible share catalogue factors adjust.
+
+        None for a family whose answers do not go through such a demand.
+        """
+
+    def with_demand(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float, ratio: float) -> Any:
+        """The fit with its demand adjusted (only called where :meth:`factor_demand` is not None)."""
+
+    def inputs_of(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Measured rows as the family predicts them (a WLM class: each interval on its own LPAR state)."""
+
+    def plot_groups(self, rows: pd.DataFrame) -> list[tuple[str, dict[str, Any], pd.DataFrame]]:
+        """``(key, configuration, measured rows)`` of each fit plot (:func:`kneecap.training.fit_plot_tables`)."""
+
+    def fit_report(self, rows: pd.DataFrame, *, knee_k: float, config: Any) -> FitReport:
+        """What the train stage logs beside the fit: metrics, notes, params."""
+
+    def member_errors(self, frame: pd.DataFrame, actual: np.ndarray, target: str) -> dict[str, Any] | None:
+        """Per member of a combination of families, its weight and errors (the backtest's table)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored JSON document of the fit (read back by the class's ``from_dict``)."""
 
     def summary(self) -> str:
         """The fitted parameters and training error, for a person to read."""
+
+
+class ResultsBase:
+    """The defaults of :class:`Results`: a family that only predicts at a load.
+
+    Its curve is :meth:`predict` on a grid of load; it has no knee, no engine pools, no CPU demand
+    for catalogue factors, nothing to log beyond its fit, one plot of a tps-loaded fit. A results
+    class mixes this in, defines ``family``, ``targets``, ``load_unit`` and ``predict``, and
+    overrides a method where it knows more.
+    """
+
+    #: whether answers depend on the zIIP and GCP pools (``n_gcp``, ``n_ziip``): the planner's question
+    pools: ClassVar[bool] = False
+
+    def curve(self: Any, *, max_load: float, points: int = 60, max_draws: int | None = None,
+              **configuration: Any) -> pd.DataFrame:
+        """:meth:`predict` on ``points`` loads up to ``max_load``.
+
+        Clients: whole numbers from 1, with ``think_time_ms`` (0 by default); tps: an even grid
+        from ``max_load / points``. ``max_draws`` is not used (the band is not drawn).
+        """
+        if self.load_unit == "clients":
+            grid = np.unique(np.linspace(1, max_load, points).round())
+            frame = pd.DataFrame({"clients": grid, "think_time_ms": configuration.get("think_time_ms") or 0.0})
+        else:
+            frame = pd.DataFrame({"tps": np.linspace(max_load / points, max_load, points)})
+        return pd.concat([frame, self.predict(frame)], axis=1)
+
+    def knee(self, *, k: float, max_draws: int | None = None, **configuration: Any) -> Knee | None:
+        """None: the family models no knee."""
+        return None
+
+    def answer(self: Any, scenario: Mapping[str, Any], policy: Any, *, growth: Any = None) -> dict[str, Any]:
+        """Its targets at the scenario's load (:func:`kneecap.modeling.answers.predicted_answer`)."""
+        from kneecap.modeling.answers import predicted_answer  # the answers module imports this one
+
+        return predicted_answer(self, scenario)
+
+    def factor_demand(self) -> tuple[float, float] | None:
+        """None: no CPU demand of its own for catalogue factors to adjust."""
+        return None
+
+    def with_demand(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float, ratio: float) -> Any:
+        """Never called (:meth:`factor_demand` is None)."""
+        raise ModelError(f"a {getattr(self, 'family', type(self).__name__)} model has no CPU demand to adjust")
+
+    def inputs_of(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Measured rows as the family predicts them (their own columns: no state to add)."""
+        return rows
+
+    def plot_groups(self: Any, rows: pd.DataFrame) -> list[tuple[str, dict[str, Any], pd.DataFrame]]:
+        """``(key, configuration, measured rows)`` of each fit plot: one ``lpar`` plot of a tps load, else none.
+
+        The plot of a tps-loaded fit is of the rows with a measured response, on its base
+        configuration.
+        """
+        if self.load_unit != "tps":
+            return []
+        measured = rows[np.isfinite(pd.to_numeric(rows["resp_ms"], errors="coerce"))]
+        return [] if measured.empty else [("lpar", {}, measured)]
+
+    def fit_report(self, rows: pd.DataFrame, *, knee_k: float, config: Any) -> FitReport:
+        """What the train stage logs beside the fit (nothing beyond its own summary by default)."""
+        return FitReport()
+
+    def member_errors(self, frame: pd.DataFrame, actual: np.ndarray, target: str) -> dict[str, Any] | None:
+        """Per member of a combination of families, its weight and errors; None for one family."""
+        return None
+
+
+@dataclass
+class FitReport:
+    """What the train stage logs beside a fit: ``metrics`` (numbers), ``notes`` (lines), ``params``."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def predict_at(results: Any, point: Mapping[str, Any], **options: Any) -> pd.Series:
+    """``results.predict`` at one point (a scenario's columns), as one row."""
+    return results.predict(pd.DataFrame([dict(point)]), **options).iloc[0]
 
 
 def require_columns(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:

@@ -10,21 +10,27 @@ prediction and into the knee.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from kneecap import schema
+from kneecap.modeling.answers import SATURATED, Saturated, extrapolation, latched_help_caveat, saturation_message
 from kneecap.modeling.base import (
     ALPHA,
     MIN_STRUCTURE_WEIGHT,
     N_BOOT,
     SEED,
+    FitReport,
     ModelError,
+    ResultsBase,
     column_or,
     mape_pct,
+    predict_at,
     require_columns,
     structure_sentence,
     structure_weights,
@@ -41,9 +47,12 @@ from kneecap.modeling.dispatch import (
     DispatchSolution,
     solve_closed,
 )
-from kneecap.modeling.knee import Knee, past_knee
+from kneecap.modeling.knee import Knee, observed_knee, past_knee
 from kneecap.modeling.open import server_counts
 from kneecap.modeling.queueing import multiserver_mva
+
+if TYPE_CHECKING:
+    from kneecap.modeling.ziip import PlannerPolicy
 
 #: The zIIP-eligible share of CPU assumed when a table measures none (z/OS Connect and Liberty run
 #: almost all their work on zIIPs; params.yaml ``train.assumed_ziip_eligible_fraction``).
@@ -69,6 +78,15 @@ def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: i
     """
     x_max = Dispatch(n_gcp=n_gcp, n_ziip=n_ziip, honor_priority=honor_priority).max_tps(cpu_ms_per_tran, f)
     return 1000.0 / x_max if x_max > 0 else math.inf
+
+
+def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
+    """The configuration most of a workload's points were measured in (n_gcp, n_ziip, think)."""
+    cols = {"n_gcp": 1.0, "n_ziip": 0.0, "think_time_ms": 0.0}
+    frame = pd.DataFrame({c: pd.to_numeric(rows[c], errors="coerce").fillna(d) if c in rows else d
+                          for c, d in cols.items()}, index=rows.index)
+    top = frame.value_counts().index[0]
+    return {"n_gcp": int(top[0]), "n_ziip": int(top[1]), "think_time_ms": float(top[2])}
 
 
 @dataclass
@@ -238,7 +256,7 @@ class ClosedMVAModel:
 
 
 @dataclass
-class ClosedMVAResults:
+class ClosedMVAResults(ResultsBase):
     """A fitted :class:`ClosedMVAModel`; see :meth:`predict`, :meth:`knee`, :meth:`curve`."""
 
     delay_ms: float
@@ -260,6 +278,8 @@ class ClosedMVAResults:
     # results registered before the pool rule existed were fitted with the burst rule
     help_rule: str = "burst"
     family: str = FAMILY
+    load_unit: ClassVar[str] = "clients"
+    pools: ClassVar[bool] = True
     targets: tuple[str, ...] = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
                                 "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
     #: log-error spread per unit of log load ratio beyond the trained clients (see
@@ -435,27 +455,34 @@ class ClosedMVAResults:
             out.loc[beyond, "resp_ms_hi"] = out.loc[beyond, "resp_ms_hi"] * math.exp(q)
         return out
 
-    def curve(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int,
-              points: int = 60, max_draws: int | None = None) -> pd.DataFrame:
-        """Predictions on an even grid of clients ``1..max_clients`` for one configuration.
+    # the configuration keywords are the family's own, where ResultsBase takes any
+    def curve(self, *, max_load: float, points: int = 60, max_draws: int | None = None,  # type: ignore[override]
+              n_gcp: int | None = None, n_ziip: int | None = None,
+              think_time_ms: float | None = None) -> pd.DataFrame:
+        """Predictions on an even grid of clients ``1..max_load`` for one configuration.
 
-        ``max_draws`` bounds the bootstrap draws behind the band (all of them by default).
+        The configuration defaults to :meth:`default_configuration`; ``max_draws`` bounds the
+        bootstrap draws behind the band (all of them by default).
         """
-        grid = np.unique(np.linspace(1, max_clients, points).round().astype(int))
-        frame = pd.DataFrame({"clients": grid, "n_gcp": n_gcp, "n_ziip": n_ziip,
-                              "think_time_ms": think_time_ms})
+        cfg = self.configuration(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms)
+        grid = np.unique(np.linspace(1, int(max(max_load, 2)), points).round().astype(int))
+        frame = pd.DataFrame({"clients": grid, **cfg})
         return pd.concat([frame, self.predict(frame, max_draws=max_draws)], axis=1)
 
-    def knee(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0,
-             max_draws: int | None = None, solve_to: int = 0) -> Knee:
+    def knee(self, *, k: float = 3.0, max_draws: int | None = None,  # type: ignore[override]
+             solve_to: int = 0, n_gcp: int | None = None, n_ziip: int | None = None,
+             think_time_ms: float | None = None) -> Knee:
         """The first population past ``k`` x the one-client response, and saturation ``N*``, with intervals.
 
         The rule is :func:`kneecap.modeling.knee.past_knee` on each draw's response by clients.
         The intervals come from at most ``max_draws`` bootstrap draws when given. Each draw is
         solved until its response has passed ``k`` times its one-client response, and at least to
         ``solve_to`` clients: a curve or point up to that many clients in the same configuration
-        then reuses the solve (the estimate does not depend on it).
+        then reuses the solve (the estimate does not depend on it). The configuration defaults to
+        :meth:`default_configuration`.
         """
+        cfg = self.configuration(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms)
+        n_gcp, n_ziip, think_time_ms = int(cfg["n_gcp"]), int(cfg["n_ziip"]), float(cfg["think_time_ms"])
         thetas = self._thetas(max_draws)
         # X_max is capacity / D (Dispatch.max_tps), so D_max scales with each draw's demand
         per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
@@ -496,6 +523,186 @@ class ClosedMVAResults:
         configs = self.train_ranges.get("configs") or [(1, 0, 0.0)]
         idx = {"n_gcp": 0, "n_ziip": 1, "think_time_ms": 2}[column]
         return float(configs[0][idx])
+
+    def default_configuration(self) -> dict[str, float]:
+        """The first training configuration (n_gcp, n_ziip, think time): what a question starts at."""
+        configs = self.train_ranges.get("configs") or [(1, 0, 0.0)]
+        g, z, t = configs[0]
+        return {"n_gcp": int(g), "n_ziip": int(z), "think_time_ms": float(t)}
+
+    def configuration(self, **given: Any) -> dict[str, Any]:
+        """``n_gcp``, ``n_ziip`` (whole engines) and ``think_time_ms``: those given (not None), else the default."""
+        base = self.default_configuration()
+        cfg = {key: given[key] if given.get(key) is not None else base[key] for key in base}
+        return {"n_gcp": int(cfg["n_gcp"]), "n_ziip": int(cfg["n_ziip"]), "think_time_ms": float(cfg["think_time_ms"])}
+
+    def clients_for_tps(self, tps: float, *, n_gcp: int, n_ziip: int, think_time_ms: float) -> int:
+        """Fewest clients whose predicted throughput reaches ``tps`` (a closed workload asked by rate).
+
+        Throughput rises with clients towards the pools' capacity, so bisection on whole clients
+        finds it; a rate at or past what the configuration can carry (at
+        :data:`kneecap.schema.MAX_SCENARIO_CLIENTS` clients) raises :class:`Saturated`.
+        """
+        most = schema.MAX_SCENARIO_CLIENTS
+
+        def x(n: int) -> float:
+            point = {"clients": float(n), "n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms}
+            return float(predict_at(self, point, max_draws=0)["tps"])
+
+        if tps <= 0:
+            raise ModelError(f"tps must be > 0 to find the clients that give it, got {tps:g}")
+        top = x(most)
+        if tps >= top:
+            raise Saturated(f"{tps:g} tps is more than {n_gcp} GCP + {n_ziip} zIIP carry with think time "
+                            f"{think_time_ms:g} ms (at most {top:.4g} tps, at {most:,} clients)",
+                            load_tps=tps, capacity_tps=top)
+        lo, hi = 1, most
+        if x(lo) >= tps:
+            return lo
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if x(mid) >= tps:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def fit_report(self, rows: pd.DataFrame, *, knee_k: float, config: Any = None) -> FitReport:
+        """The fit's demand, the knee of the base configuration, the observed (Kneedle) knee, the band.
+
+        The base configuration is the one most of ``rows`` were measured in; the observed knee is
+        Kneedle on its points (:func:`kneecap.modeling.knee.observed_knee`, a diagnostic); the
+        structures' knees and help-rule weights, and the band's held-out coverage, are logged
+        beside it.
+        """
+        k = knee_k
+        base = base_configuration(rows)
+        knee = self.knee(n_gcp=int(base["n_gcp"]), n_ziip=int(base["n_ziip"]), think_time_ms=base["think_time_ms"],
+                         k=k)
+        in_base = rows[(pd.to_numeric(rows.get("n_ziip"), errors="coerce").fillna(0) == base["n_ziip"])]
+        observed = observed_knee(in_base["clients"].to_numpy(dtype=float),
+                                 pd.to_numeric(in_base["resp_ms"], errors="coerce").to_numpy(dtype=float)) \
+            if "resp_ms" in in_base else None
+        metrics = {
+            "cpu_ms_per_tran": self.cpu_ms_per_tran, "delay_ms": self.delay_ms,
+            "ziip_eligible_fraction": self.ziip_eligible_fraction,
+            "knee_saturation_clients": knee.saturation,
+            "knee_saturation_clients_lo": knee.saturation_lo,
+            "knee_saturation_clients_hi": knee.saturation_hi,
+            "knee_k_clients": knee.load,
+            "knee_k_clients_lo": knee.load_lo,
+            "knee_k_clients_hi": knee.load_hi,
+            "max_tps": knee.max_tps,
+        }
+        if observed is not None:
+            metrics["observed_knee_clients"] = observed
+        by_structure = self.knee_by_structure(n_gcp=int(base["n_gcp"]), n_ziip=int(base["n_ziip"]),
+                                              think_time_ms=base["think_time_ms"], k=k)
+        if by_structure:
+            # how far apart the structures the table cannot tell apart put the knee, logged with the model
+            metrics["knee_k_clients_structure_min"] = min(by_structure.values())
+            metrics["knee_k_clients_structure_max"] = max(by_structure.values())
+        metrics.update({f"{rule}_help_weight": sum(s["weight"] for s in self.structures if s["help_rule"] == rule)
+                        for rule in {s["help_rule"] for s in self.structures}})
+        if self.calibration:
+            # the band held out on the table's own later rows, logged with the model
+            metrics["band_coverage_raw_pct"] = self.calibration["coverage_raw_pct"]
+            metrics["band_calibration_points"] = float(self.calibration["points"])
+            if "coverage_pct" in self.calibration:
+                metrics["band_coverage_pct"] = self.calibration["coverage_pct"]
+                metrics["band_widening_beyond_trained"] = math.exp(self.calibration["q_log_widened"])
+        note = (f"knee ({base['n_gcp']} GCP, {base['n_ziip']} zIIP, Z={base['think_time_ms']:g} ms): "
+                f"N* = {knee.saturation:.0f} clients [{knee.saturation_lo:.0f}, "
+                f"{knee.saturation_hi:.0f}]; R > {k:g}x unloaded at {knee.load:.0f} clients "
+                f"[{knee.load_lo:.0f}, {knee.load_hi:.0f}]; observed (Kneedle) "
+                f"{'none' if observed is None else f'{observed:.0f}'}")
+        return FitReport(metrics, [note, f"structures: {self.structure_sentence()}",
+                                   f"band: {self.calibration_sentence()}"])
+
+    def plot_groups(self, rows: pd.DataFrame) -> list[tuple[str, dict[str, Any], pd.DataFrame]]:
+        """One fit plot per measured configuration, keyed ``2gcp_2ziip_z200``."""
+        keyed = rows.assign(n_ziip=rows["n_ziip"].fillna(0) if "n_ziip" in rows else 0.0,
+                            think_time_ms=rows["think_time_ms"].fillna(0) if "think_time_ms" in rows else 0.0)
+        return [(f"{g:g}gcp_{z:g}ziip_z{t:g}", {"n_gcp": int(g), "n_ziip": int(z), "think_time_ms": float(t)}, measured)
+                for (g, z, t), measured in keyed.groupby(["n_gcp", "n_ziip", "think_time_ms"])]
+
+    def answer(self, scenario: Mapping[str, Any], policy: PlannerPolicy, *, growth: Any = None) -> dict[str, Any]:
+        """Every answer of one scenario: response, knee, structures' knees, zIIP plan, years to the knee.
+
+        The response (with band) is at ``clients``, or at the clients ``tps`` needs; the plan is
+        for ``slo_resp_ms``; the years to the knee at ``growth_pct_per_year``. The configuration
+        is the scenario's ``n_gcp``, ``n_ziip``, ``think_time_ms``, else the first trained one. A
+        rate no population carries is ``saturated``; the knee still answers. ``growth`` is not
+        used (a closed fit carries no history of peaks).
+        """
+        from kneecap.modeling.ziip import plan_ziip, years_to_reach  # the planner imports this module
+
+        cfg = self.configuration(**{key: scenario.get(key) for key in ("n_gcp", "n_ziip", "think_time_ms")})
+        row: dict[str, Any] = dict(cfg)
+        row["model"] = self.family
+        row["demand_ms_per_tran"] = self.cpu_ms_per_tran
+        row["ziip_eligible_fraction"] = self.ziip_eligible_fraction
+        row.update(band_calibration=self.calibration_sentence(),
+                   band_coverage_raw_pct=self.calibration.get("coverage_raw_pct", math.nan),
+                   band_coverage_pct=self.calibration.get("coverage_pct", math.nan))
+        if scenario.get("clients") is None and scenario.get("tps") is not None:
+            try:
+                clients_needed = self.clients_for_tps(float(scenario["tps"]), **cfg)
+            except Saturated as exc:  # no population gives the rate: the row says so, the knee still answers
+                row.update(status=SATURATED, status_message=saturation_message(
+                    exc.load_tps, exc.capacity_tps, cfg["n_gcp"], cfg["n_ziip"]))
+            else:
+                row["clients_for_tps"] = clients_needed
+                scenario = {**scenario, "clients": clients_needed}
+        if scenario.get("clients") is not None:
+            clients = float(scenario["clients"])
+            pred = predict_at(self, {**cfg, "clients": clients})
+            row.update(clients=clients, **{c: float(pred[c]) for c in (
+                "resp_ms", "resp_ms_lo", "resp_ms_hi", "tps", "tps_lo", "tps_hi", "ziip_busy_pct",
+                "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct", "ziip_eligible_on_gcp_pct")})
+            row.update(extrapolation(self.train_ranges["clients"], clients, "clients",
+                                     configuration=(cfg["n_gcp"], cfg["n_ziip"], cfg["think_time_ms"]),
+                                     measured=self.train_ranges.get("configs")))
+            caveat = latched_help_caveat(self.dispatch(cfg["n_gcp"], cfg["n_ziip"]), self.cpu_ms_per_tran,
+                                         self.ziip_eligible_fraction, row["tps"], cfg["think_time_ms"],
+                                         row["resp_ms"])
+            if caveat is not None:
+                row["model_caveat"] = caveat
+        est = self.knee(k=policy.knee_k, **cfg)
+        row.update(knee_clients=est.load, knee_clients_lo=est.load_lo, knee_clients_hi=est.load_hi,
+                   saturation_clients=est.saturation, max_tps=est.max_tps, structures=self.structure_sentence())
+        row.update(self.structure_knees(k=policy.knee_k, **cfg))
+        if scenario.get("slo_resp_ms") is not None and scenario.get("clients") is not None:
+            plan = plan_ziip(self, clients=float(scenario["clients"]), think_time_ms=cfg["think_time_ms"],
+                             n_gcp=cfg["n_gcp"], slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy)
+            row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
+                       recommended_n_gcp=plan.n_gcp_recommended,
+                       slo_margin_ms=plan.margin_ms, recommendation=plan.reason,
+                       binding_rule=plan.binding_rule, binding_sentence=plan.binding_sentence)
+        if scenario.get("current_clients") is not None and scenario.get("growth_pct_per_year") is not None:
+            row["years_to_knee"] = years_to_reach(float(scenario["current_clients"]), est.load,
+                                                  float(scenario["growth_pct_per_year"]))
+        return row
+
+    def factor_demand(self) -> tuple[float, float]:
+        """The CPU demand per transaction (ms) and zIIP-eligible share catalogue factors change."""
+        return self.cpu_ms_per_tran, self.ziip_eligible_fraction
+
+    def with_demand(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float, ratio: float) -> ClosedMVAResults:
+        r"""The fit with the CPU demand :math:`D'` and eligible share a factor adjustment gives.
+
+        Every bootstrap draw :math:`D_b` becomes :math:`D_b \cdot` ``ratio`` (:math:`D'/D`), so the
+        band keeps its relative width; the fixed delay is unchanged. The training points are
+        dropped: they measured the workload before the adjustment, so nothing holds the adjusted
+        model to them.
+        """
+        d = self.to_dict()
+        boot = np.array(self.boot_params, dtype=float).copy()
+        boot = boot.reshape(len(boot), -1) if boot.size else np.empty((0, 2))
+        boot[:, 1] *= ratio
+        d.update(cpu_ms_per_tran=cpu_ms_per_tran, boot_params=boot, ziip_eligible_fraction=ziip_eligible_fraction,
+                 train_points=None, ziip_eligible_source=f"{self.ziip_eligible_source}; adjusted by catalogue factors")
+        return ClosedMVAResults.from_dict(d)
 
     def summary(self) -> str:
         """The fitted parameters, dispatch settings and training errors, one per line."""
@@ -542,6 +749,21 @@ class ClosedMVAResults:
             out[f"{r['help_rule']} help, {r['eligible_bursts']} bursts"] = \
                 float(above.argmax() + 1) if above.any() else math.inf
         return out
+
+    def structure_knees(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float) -> dict[str, Any]:
+        """The knees of the dispatcher structures the fit draws, as an answer's keys.
+
+        ``knee_clients_structure_lo`` / ``_hi`` (the lowest and highest of the structures' own
+        knees, :meth:`knee_by_structure`) and ``knee_clients_by_structure`` (each named); empty
+        for a fit of one structure. :data:`kneecap.forecasting.ANSWER_CHECKS` warns when they lie
+        more than :data:`kneecap.forecasting.STRUCTURE_DISAGREEMENT` apart.
+        """
+        by_structure = self.knee_by_structure(n_gcp=n_gcp, n_ziip=n_ziip, think_time_ms=think_time_ms, k=k)
+        if not by_structure:
+            return {}
+        return {"knee_clients_structure_lo": min(by_structure.values()),
+                "knee_clients_structure_hi": max(by_structure.values()),
+                "knee_clients_by_structure": "; ".join(f"{name} {x:,.0f}" for name, x in by_structure.items())}
 
     def calibration_sentence(self) -> str:
         """How often the band held the table's own later rows, refitted without them."""
@@ -877,7 +1099,7 @@ class MultiServerMVAModel:
 
 
 @dataclass
-class MultiServerMVAResults:
+class MultiServerMVAResults(ResultsBase):
     """A fitted :class:`MultiServerMVAModel`: ``c`` servers, demand ``D`` and delay ``R0`` (ms)."""
 
     n_servers: int
@@ -893,6 +1115,7 @@ class MultiServerMVAResults:
     n_train: int
     max_clients: float
     family: str = SERVERS_FAMILY
+    load_unit: ClassVar[str] = "clients"
     targets: tuple[str, ...] = ("tps", "resp_ms")
     #: log-error spread per unit of log load ratio beyond ``max_clients``
     #: (:func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kneecap.modeling.base import ModelError, mape_pct, to_jsonable
+from kneecap.modeling.base import FitReport, ModelError, ResultsBase, mape_pct, to_jsonable
 
 FAMILY = "combined"
 #: What the weights are built from: mean held-out MAPE over the rolling origins.
@@ -225,7 +225,7 @@ class CombinedModel:
 
 
 @dataclass
-class CombinedResults:
+class CombinedResults(ResultsBase):
     """A fitted :class:`CombinedModel`: the fitted members, their rolling-origin scores and weights."""
 
     members: dict[str, Any]
@@ -241,9 +241,32 @@ class CombinedResults:
     family: str = FAMILY
 
     @property
+    def load_unit(self) -> str:
+        """What the members' load counts (``clients`` or ``tps``)."""
+        return self.load
+
+    @property
     def label(self) -> str:
         """``combined:usl+closed_mva_c``: the family and its members, for tables."""
         return f"{self.family}:{'+'.join(self.members)}"
+
+    def fit_report(self, rows: pd.DataFrame, *, knee_k: float, config: Any = None) -> FitReport:
+        """The members' weights and rolling-origin scores (:func:`run_metrics`), and how they were combined."""
+        return FitReport(run_metrics(self), [], {
+            "combine_members": ",".join(self.members), "combine_weight_power": self.weight_power,
+            "combine_min_loads": self.min_loads, "combine_origins": self.n_origins,
+            "combine_weights": ",".join(f"{n}={w:.4f}" for n, w in self.weights.items()),
+            "usl_method": getattr(config, "usl_method", None)})
+
+    def member_errors(self, frame: pd.DataFrame, actual: np.ndarray, target: str) -> dict[str, Any]:
+        """Per member: weight, rolling-origin score on the training rows, MAPE against ``actual``.
+
+        The MAPE of each member on held-out rows is for the reader only: the weights never see them.
+        """
+        preds = self.member_predictions(frame)
+        return {name: {"weight": self.weights[name], "rolling_origin_mape": self.scores[name],
+                       "mape": mape_pct(actual, preds[name][target].to_numpy(dtype=float))}
+                for name in self.members}
 
     def member_predictions(self, frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
         """Each member's own prediction frame for ``frame`` (index reset to ``frame``'s)."""

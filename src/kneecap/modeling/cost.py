@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
-from kneecap.modeling.base import ModelError, column_or, mape_pct, to_jsonable
+from kneecap.modeling.base import ModelError, ResultsBase, column_or, mape_pct, predict_at, to_jsonable
 
 FAMILY = "cost_ols"
 #: Numeric drivers of cost a table may vary.
@@ -258,7 +259,7 @@ def _keep_columns(train: pd.DataFrame, target: str) -> list[str]:
 
 
 @dataclass
-class CostResults:
+class CostResults(ResultsBase):
     """A fitted :class:`CostModel`: the chosen design, OLS on its training rows, and the competing designs."""
 
     design: Design
@@ -268,6 +269,8 @@ class CostResults:
     selection_note: str = ""
     target: str = "cpu_ms_per_tran"
     family: str = FAMILY
+    #: a cost per transaction is asked at a rate
+    load_unit: ClassVar[str] = "tps"
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -287,6 +290,35 @@ class CostResults:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             self.ols = sm.OLS(y, x[self._columns]).fit()
+
+    def curve(self, *, max_load: float, points: int = 60, max_draws: int | None = None,
+              **configuration: Any) -> pd.DataFrame:
+        """No curve: a regression on its design's drivers has no one load to draw a response along."""
+        raise ModelError(f"no response curve for a {self.family} model")
+
+    def plot_groups(self, rows: pd.DataFrame) -> list[tuple[str, dict[str, Any], pd.DataFrame]]:
+        """None: no curve to draw beside the points (:meth:`curve`)."""
+        return []
+
+    def answer(self, scenario: Mapping[str, Any], policy: Any, *, growth: Any = None) -> dict[str, Any]:
+        """The CPU cost per transaction with its band where the scenario gives the design's drivers.
+
+        ``tps`` may come from the response model's answer (the caller puts it in ``scenario``);
+        the factor labels the design was fitted with are passed when given. A regression of
+        throughput on configurations (``target`` ``tps``) answers as a response model does
+        (:func:`kneecap.modeling.answers.predicted_answer`).
+        """
+        if self.target != "cpu_ms_per_tran":
+            return super().answer(scenario, policy, growth=growth)
+        needed = set(self.design.numeric)
+        if not needed <= set(scenario):
+            return {}
+        pred = predict_at(self, {**{k: scenario.get(k) for k in needed},
+                                 **{k: scenario[k] for k in FACTOR_DRIVERS if k in scenario},
+                                 "tps": scenario.get("tps", np.nan)})
+        return {"cpu_ms_per_tran": float(pred["cpu_ms_per_tran"]),
+                "cpu_ms_per_tran_lo": float(pred["cpu_ms_per_tran_lo"]),
+                "cpu_ms_per_tran_hi": float(pred["cpu_ms_per_tran_hi"])}
 
     @property
     def params(self) -> pd.Series:

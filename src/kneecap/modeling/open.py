@@ -7,13 +7,14 @@ the response's queued part is stretched by the M/M/c factor at utilisation ``tps
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import optimize
 
 from kneecap.modeling.base import (
+    ResultsBase,
     column_or,
     mape_pct,
     positive_pairs,
@@ -231,7 +232,7 @@ def _fit_capacity(x: np.ndarray, r: np.ndarray, c: int, start: np.ndarray | None
 
 
 @dataclass
-class OpenMMcResults:
+class OpenMMcResults(ResultsBase):
     """A fitted :class:`OpenMMcModel`: ``c`` servers, delay ``R0`` and service time ``S`` with bootstrap draws."""
 
     n_servers: int
@@ -245,6 +246,7 @@ class OpenMMcResults:
     n_train: int
     service_source: str = "fitted"
     family: str = FAMILY
+    load_unit: ClassVar[str] = "tps"
     targets: tuple[str, ...] = ("resp_ms",)
     #: log-error spread per unit of log load ratio beyond ``max_tps_trained`` (see
     #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured

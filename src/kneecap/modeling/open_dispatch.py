@@ -10,22 +10,27 @@ load on the same engines, and the engine counts, all through :mod:`kneecap.model
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import optimize
 
+from kneecap.modeling.answers import SATURATED, extrapolation, growth_answers, no_response, saturation_message
 from kneecap.modeling.base import (
     ALPHA,
     N_BOOT,
     SEED,
+    FitReport,
     ModelError,
+    ResultsBase,
     band_scores,
     calibration_quantile,
     column_or,
     mape_pct,
+    predict_at,
     require_columns,
     split_lognormal,
     structure_sentence,
@@ -34,6 +39,9 @@ from kneecap.modeling.base import (
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
 from kneecap.modeling.knee import Knee, knee_response_ms, past_knee
+
+if TYPE_CHECKING:
+    from kneecap.modeling.ziip import PlannerPolicy
 
 #: Transactions an interval must have ended to say something about queueing (params.yaml
 #: ``train.open_min_transactions``): a batch class or a quiet night ends a handful.
@@ -763,7 +771,7 @@ def _counts(values: np.ndarray) -> str:
 
 
 @dataclass
-class OpenDispatchResults:
+class OpenDispatchResults(ResultsBase):
     """A fitted :class:`OpenDispatchModel`: predictions, knee and bands for one WLM class."""
 
     cpu_ms_per_tran: float
@@ -794,6 +802,8 @@ class OpenDispatchResults:
     #: :meth:`OpenDispatchModel._calibration`'s result (``{}``: not calibrated)
     calibration: dict[str, Any] = field(default_factory=dict)
     family: str = FAMILY
+    load_unit: ClassVar[str] = "tps"
+    pools: ClassVar[bool] = True
     targets: tuple[str, ...] = ("resp_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
                                 "ziip_eligible_on_gcp_pct", "ziip_eligible_pct")
 
@@ -931,21 +941,30 @@ class OpenDispatchResults:
         row = self.lpar(pd.DataFrame([{k: (np.nan if v is None else float(v)) for k, v in given.items()}]))
         return {k: float(v[0]) for k, v in row.items()}
 
-    def curve(self, *, points: int = 60, max_tps: float | None = None, max_draws: int | None = None,
+    def curve(self, *, max_load: float | None = None, points: int = 60, max_draws: int | None = None,
               **lpar: Any) -> pd.DataFrame:
-        """Predictions on an even tps grid from near zero to ``max_tps`` (95 % of saturation by default)."""
+        """Predictions on an even tps grid from near zero to ``max_load`` (95 % of saturation by default).
+
+        ``lpar``: ``n_gcp``, ``n_ziip``, ``bg_gcp_busy_pct``, ``bg_ziip_busy_pct``, ``bg_load_factor``
+        (:meth:`lpar`; the base LPAR where not given).
+        """
+        unknown = sorted(set(lpar) - {"n_gcp", "n_ziip", "bg_gcp_busy_pct", "bg_ziip_busy_pct", "bg_load_factor",
+                                      "think_time_ms"})
+        if unknown:  # a misspelt keyword would otherwise leave the curve on the base LPAR, silently
+            raise TypeError(f"curve() got unexpected keyword(s) {', '.join(unknown)}")
         lp = self._lpar_args(*(lpar.get(k) for k in ("n_gcp", "n_ziip", "bg_gcp_busy_pct", "bg_ziip_busy_pct",
                                                       "bg_load_factor")))
-        top = max_tps if max_tps is not None else 0.95 * self._max_tps(lp, self.cpu_ms_per_tran,
-                                                                         self.ziip_eligible_fraction)
+        top = max_load if max_load is not None else 0.95 * self._max_tps(lp, self.cpu_ms_per_tran,
+                                                                           self.ziip_eligible_fraction)
         if not top > 0:
             raise ModelError("the other classes fill a pool this class needs: no load can be carried")
         grid = np.linspace(top / points, top, points)
         frame = pd.DataFrame({"tps": grid, **{k: v for k, v in lp.items()}})
         return self.predict(frame, max_draws=max_draws)
 
-    def knee(self, *, k: float = 3.0, max_draws: int | None = None, n_gcp: int | None = None,
-             n_ziip: int | None = None, bg_gcp_busy_pct: float | None = None,
+    # the LPAR keywords are the family's own, where ResultsBase takes any
+    def knee(self, *, k: float = 3.0, max_draws: int | None = None,  # type: ignore[override]
+             n_gcp: int | None = None, n_ziip: int | None = None, bg_gcp_busy_pct: float | None = None,
              bg_ziip_busy_pct: float | None = None, bg_load_factor: float | None = None) -> Knee:
         r"""Class tps at which response first exceeds ``k`` x its unloaded response, with an interval.
 
@@ -1004,6 +1023,131 @@ class OpenDispatchResults:
                                      self.alpha, self.seed + 2),
                     by_help_rule=by_rule,
                     busy_pct_at_knee={"ziip": at_knee[0] if lp["n_ziip"] > 0 else math.nan, "gcp": at_knee[1]})
+
+    def slo_tps(self, slo_resp_ms: float, *, lpar: Mapping[str, Any] | None = None, tol: float = 1e-4) -> float:
+        """The class tps at which the predicted response reaches ``slo_resp_ms`` on the LPAR ``lpar``.
+
+        Found by bisection; NaN when even the unloaded response is over it.
+        """
+        lpar = dict(lpar or {})
+
+        def resp(x: float) -> float:
+            return float(predict_at(self, {**lpar, "tps": x}, max_draws=0)["resp_ms"])
+
+        top = self.max_tps(**{k: lpar[k] for k in ("n_gcp", "n_ziip", "bg_load_factor") if k in lpar})
+        lo, hi = 1e-9 * top, top * (1 - 1e-9)
+        if not top > 0 or resp(lo) > slo_resp_ms:
+            return math.nan
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if resp(mid) <= slo_resp_ms:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= tol * top:
+                break
+        return lo
+
+    def answer(self, scenario: Mapping[str, Any], policy: PlannerPolicy, *, growth: Any = None) -> dict[str, Any]:
+        """A WLM class's answers: response at ``tps``, knee in tps, zIIP plan, years and dates to the knee.
+
+        The LPAR is the class's base (engines most intervals had, the other classes' load at the
+        class's peak) unless the scenario gives ``n_gcp`` / ``n_ziip``; ``bg_load_factor`` scales
+        the other classes' load (1.2: they grow 20 %). With a history, the dates its peaks reach
+        the knee (and the SLO's load) as ``growth`` reads them (:func:`growth_answers`).
+        """
+        from kneecap.modeling.ziip import plan_ziip, years_to_reach  # the planner imports the closed family
+
+        lpar = {k: scenario[k] for k in ("n_gcp", "n_ziip", "bg_load_factor") if scenario.get(k) is not None}
+        lp = self.lpar(pd.DataFrame([lpar]) if lpar else pd.DataFrame(index=[0]))
+        row: dict[str, Any] = {"model": self.family, "n_gcp": int(lp["n_gcp"][0]), "n_ziip": int(lp["n_ziip"][0]),
+                               "bg_gcp_busy_pct": float(lp["bg_gcp_busy_pct"][0]),
+                               "bg_ziip_busy_pct": float(lp["bg_ziip_busy_pct"][0]),
+                               "demand_ms_per_tran": self.cpu_ms_per_tran,
+                               "ziip_eligible_fraction": self.ziip_eligible_fraction}
+        if scenario.get("clients") is not None:
+            raise ModelError(f"{self.family} models a WLM class's arrival rate: give tps, not clients")
+        saturated = False
+        if scenario.get("tps") is not None:
+            pred = predict_at(self, {**lpar, "tps": float(scenario["tps"])})
+            row.update(**{c: float(pred[c]) for c in ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi", "ziip_busy_pct",
+                                                        "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
+                                                        "ziip_eligible_on_gcp_pct")})
+            trained = (self.train_ranges["tps_min"], self.train_ranges["tps_max"])
+            row.update(extrapolation(trained, float(scenario["tps"]), "tps"))
+            saturated = bool(pred["saturated"]) or not math.isfinite(row["resp_ms"])
+        est = self.knee(k=policy.knee_k, **{k: lpar[k] for k in lpar})
+        if saturated:  # the plan below may still find engines that carry it
+            row.update(no_response(), status=SATURATED, status_message=saturation_message(
+                float(scenario["tps"]), est.max_tps, row["n_gcp"], row["n_ziip"]))
+        row.update(knee_tps=est.load, knee_tps_lo=est.load_lo, knee_tps_hi=est.load_hi,
+                   max_tps=est.max_tps, unloaded_resp_ms=est.unloaded_resp_ms,
+                   ziip_busy_pct_at_knee=est.busy_pct_at_knee["ziip"],
+                   gcp_busy_pct_at_knee=est.busy_pct_at_knee["gcp"])
+        row.update(structures=self.structure_sentence(), band_calibration=self.calibration_sentence(),
+                   band_coverage_raw_pct=self.calibration.get("coverage_raw_pct", math.nan),
+                   band_coverage_pct=self.calibration.get("coverage_pct", math.nan),
+                   **{f"knee_tps_{rule}_help": value for rule, value in est.by_help_rule.items()})
+        if scenario.get("slo_resp_ms") is not None and scenario.get("tps") is not None:
+            plan = plan_ziip(self, tps=float(scenario["tps"]), n_gcp=row["n_gcp"],
+                             slo_resp_ms=float(scenario["slo_resp_ms"]), policy=policy,
+                             lpar={k: lpar[k] for k in ("bg_load_factor",) if k in lpar})
+            row.update(slo_resp_ms=float(scenario["slo_resp_ms"]), recommended_n_ziip=plan.n_ziip,
+                       recommended_n_gcp=plan.n_gcp_recommended, slo_margin_ms=plan.margin_ms,
+                       recommendation=plan.reason, binding_rule=plan.binding_rule,
+                       binding_sentence=plan.binding_sentence)
+        if scenario.get("current_tps") is not None and scenario.get("growth_pct_per_year") is not None:
+            row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est.load,
+                                                  float(scenario["growth_pct_per_year"]))
+        if self.history:
+            at_slo = (self.slo_tps(float(scenario["slo_resp_ms"]), lpar=lpar)
+                      if scenario.get("slo_resp_ms") is not None else None)
+            row.update(growth_answers(self, est, at_slo, growth))
+        return row
+
+    def inputs_of(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Each measured interval on its own LPAR state: the other classes it competed with.
+
+        (:func:`other_classes_busy`.)
+        """
+        return rows.assign(**other_classes_busy(rows))
+
+    def fit_report(self, rows: pd.DataFrame, *, knee_k: float, config: Any = None) -> FitReport:
+        """Knee of the class on its base LPAR (engines and other classes' busy at the class's peak), the band."""
+        k = knee_k
+        knee = self.knee(k=k)
+        metrics = {"cpu_ms_per_tran": self.cpu_ms_per_tran, "delay_ms": self.delay_ms,
+                   "ziip_eligible_fraction": self.ziip_eligible_fraction,
+                   "eligible_bursts": float(self.eligible_bursts),
+                   "knee_tps": knee.load, "knee_tps_lo": knee.load_lo, "knee_tps_hi": knee.load_hi,
+                   "max_tps": knee.max_tps, "unloaded_resp_ms": knee.unloaded_resp_ms,
+                   "ziip_busy_pct_at_knee": knee.busy_pct_at_knee["ziip"],
+                   "gcp_busy_pct_at_knee": knee.busy_pct_at_knee["gcp"],
+                   **{f"knee_tps_{rule}_help": value for rule, value in knee.by_help_rule.items()},
+                   "band_widening": self.widening(),
+                   **{f"help_rule_{rule}_weight": sum(s["weight"] for s in self.structures if s["help_rule"] == rule)
+                      for rule in {s["help_rule"] for s in self.structures}}}
+        if self.calibration:
+            # the empirical coverage of the band on the class's own later days, logged with the model
+            metrics.update(band_coverage_raw_pct=self.calibration["coverage_raw_pct"],
+                           band_coverage_pct=self.calibration["coverage_pct"],
+                           band_calibration_points=float(self.calibration["points"]))
+        lpar = knee.configuration
+        note = (f"knee ({lpar['n_gcp']:g} GCP, {lpar['n_ziip']:g} zIIP, other classes "
+                f"{lpar['bg_gcp_busy_pct']:.0f} % / {lpar['bg_ziip_busy_pct']:.0f} % busy)"
+                f": R > {k:g}x unloaded ({knee.unloaded_resp_ms:.3g} ms) at "
+                f"{knee.load:.4g} tps [{knee.load_lo:.4g}, {knee.load_hi:.4g}]; saturation "
+                f"{knee.max_tps:.4g} tps; measured up to {self.train_ranges['tps_max']:.4g} tps")
+        return FitReport(metrics, [note, f"structures: {self.structure_sentence()}",
+                                   f"band: {self.calibration_sentence()}"])
+
+    def factor_demand(self) -> tuple[float, float] | None:
+        """None: catalogue factors adjust a closed fit's demand, not a class's measured one."""
+        return None
+
+    def with_demand(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float, ratio: float) -> Any:
+        """Never called (:meth:`factor_demand` is None)."""
+        raise ModelError("a WLM class's CPU demand is measured: catalogue factors do not adjust it")
 
     def summary(self) -> str:
         """The measured and fitted parameters, base LPAR and training errors, one per line."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,9 @@ from scipy import optimize, stats
 from kneecap.modeling.base import (
     N_BOOT,
     SEED,
+    FitReport,
     ModelError,
+    ResultsBase,
     column_or,
     mape_pct,
     positive_pairs,
@@ -236,7 +238,7 @@ def _quadratic_start(n: np.ndarray, x: np.ndarray, gamma_x1: float | None, coher
 
 
 @dataclass
-class USLResults:
+class USLResults(ResultsBase):
     """A fitted :class:`USLModel`: ``params`` ``(alpha, beta, gamma)`` with covariance; ``alpha`` is the band level."""
 
     params: np.ndarray  # alpha (contention), beta (coherency), gamma (tps at one client)
@@ -248,6 +250,7 @@ class USLResults:
     train_mape: dict[str, float]
     n_train: int
     family: str = FAMILY
+    load_unit: ClassVar[str] = "clients"
     targets: tuple[str, ...] = ("tps", "resp_ms")
     #: log-error spread per unit of log load ratio beyond ``max_clients`` (see
     #: :func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured
@@ -265,6 +268,10 @@ class USLResults:
     #: the training rows (``clients``, ``think_time_ms``, measured ``tps``): what the band can be
     #: checked against (:func:`kneecap.forecasting.band_check`); None in fits stored before
     train_points: dict[str, list[float]] | None = None
+
+    def fit_report(self, rows: pd.DataFrame, *, knee_k: float, config: Any = None) -> FitReport:
+        """How the USL was fitted (``usl_method``), logged beside it."""
+        return FitReport(params={"usl_method": getattr(config, "usl_method", None)})
 
     @property
     def flags(self) -> tuple[str, ...]:
