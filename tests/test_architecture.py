@@ -111,3 +111,44 @@ def test_the_decoders_write_no_files() -> None:
                 found += [f"{path.relative_to(SRC)}:{node.lineno}: open(..., {m!r})"
                           for m in modes if set(m) & set("wax+")]
     assert not found, found
+
+
+
+def _result_class_tests(source: str, name: str, classes: set[str], families: set[str]) -> list[str]:
+    """``isinstance(x, <results class>)`` and comparisons with a family's name in one file's ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance",
+                                                                                                "issubclass"):
+            kinds = node.args[1].elts if len(node.args) == 2 and isinstance(node.args[1], ast.Tuple) else node.args[1:]
+            named = {k.id if isinstance(k, ast.Name) else k.attr
+                     for k in kinds if isinstance(k, (ast.Name, ast.Attribute))}
+            if named & classes:
+                found.append(f"{name}:{node.lineno}: {node.func.id}(..., {', '.join(sorted(named))})")
+        if isinstance(node, ast.Compare) and families:
+            names = {c.value for c in (node.left, *node.comparators)
+                     if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            if names & families:
+                found.append(f"{name}:{node.lineno}: compares with family {sorted(names & families)}")
+    return found
+
+
+def test_consumers_call_the_family_and_never_test_its_class() -> None:
+    """Outside kneecap.modeling, a results object is asked (curve, knee, answer, pools, load_unit, ...),
+    never tested for its class or compared with a family's name: a new family then touches its
+    module, the registry and the selection only (tests/modeling/test_families.py)."""
+    from kneecap.modeling.serialise import FAMILIES
+
+    classes = {cls.__name__ for cls in FAMILIES.values()}
+    consumers = [p for p in sorted(SRC.rglob("*.py")) if "modeling" not in p.relative_to(SRC).parts]
+    consumers += sorted((REPO / "app").rglob("*.py"))
+    # app/resources.py still compares a champion's family with "closed_mva" (fit_curves): that
+    # function leaves the desk for the library in the desk's own change, so its family names are
+    # not checked here; its isinstance tests are
+    found = [line for path in consumers
+             for line in _result_class_tests(path.read_text(encoding="utf-8"), path.name, classes,
+                                             set() if path.name == "resources.py" else set(FAMILIES))]
+    assert not found, found
+    # the check finds what it looks for: tests of the kind forecasting.py had before this contract
+    sample = "if isinstance(res, (ClosedMVAResults, modeling.OpenDispatchResults)) or res.family == 'usl':\n    pass\n"
+    assert len(_result_class_tests(sample, "sample", classes, set(FAMILIES))) == 2

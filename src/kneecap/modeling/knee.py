@@ -9,8 +9,9 @@ with :math:`R_0` the response with (almost) no load of the class: one client for
 workload, the arrival rate going to zero for an open one, the other classes still present.
 :func:`past_knee` is the rule, written once: every family's ``knee()`` applies it to its curve
 (:meth:`kneecap.modeling.closed.ClosedMVAResults.knee` on clients,
-:meth:`kneecap.modeling.open_dispatch.OpenDispatchResults.knee` on tps), and the closed solver can
-stop a population recursion as soon as it holds. :class:`Knee` is the one estimate they return,
+:meth:`kneecap.modeling.open_dispatch.OpenDispatchResults.knee` on tps), and the closed solver
+stops a population's recursion once it holds (``stop_ratio`` of
+:func:`kneecap.modeling.dispatch.solve_closed`). :class:`Knee` is the one estimate they return,
 and :func:`knee_sentence` the one sentence the desk prints of it.
 
 The *observed knee* (:func:`observed_knee`) is a diagnostic beside it: Kneedle on the measured

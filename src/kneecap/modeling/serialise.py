@@ -46,7 +46,6 @@ FAMILIES: dict[str, type[_Results]] = {
     "open_dispatch": OpenDispatchResults,
     "cost_ols": CostResults,
 }
-_CLASSES = {cls.__name__: family for family, cls in FAMILIES.items()}
 _COST_FIELDS = ("family", "design", "train", "alpha", "selection_note", "target")
 # protocol 2+ pickles open with PROTO (0x80); protocol 0/1 ones are not JSON and fail the parse
 _PICKLE_MAGIC = (b"\x80",)
@@ -131,11 +130,13 @@ def loads(data: bytes | str, *, source: str = "model") -> Any:
     if doc.get("format_version") != FORMAT_VERSION:
         raise ModelFormatError(f"{source}: format version {doc.get('format_version')!r}; this kneecap reads "
                                f"version {FORMAT_VERSION} (re-register with `make pipeline promote`)")
+    # read from FAMILIES at each load, so that the registry is the one table a family is added to
+    classes = {cls.__name__: family for family, cls in FAMILIES.items()}
     name = doc.get("class")
-    if not isinstance(name, str) or name not in _CLASSES:
-        raise ModelFormatError(f"{source}: unknown results class {name!r}; known: {sorted(_CLASSES)}")
+    if not isinstance(name, str) or name not in classes:
+        raise ModelFormatError(f"{source}: unknown results class {name!r}; known: {sorted(classes)}")
     body = doc.get("results")
-    if not isinstance(body, dict) or body.get("family") != _CLASSES[name]:
+    if not isinstance(body, dict) or body.get("family") != classes[name]:
         raise ModelFormatError(f"{source}: class {name} does not match family "
                                f"{body.get('family') if isinstance(body, dict) else None!r}")
     return results_from_dict(body)
