@@ -1,10 +1,13 @@
 """The one place questions get answered: the app's pages, ``kneecap forecast`` and the backtest call these.
 
 Pure functions over fitted results objects (loading them from the registry is the caller's job,
-through :mod:`kneecap.tracking`). A *scenario* is a mapping: ``workload`` plus any of ``clients``,
-``tps``, ``think_time_ms``, ``n_gcp``, ``n_ziip``, ``req_bytes``, ``resp_bytes``, ``slo_resp_ms``,
-``current_clients``, ``growth_pct_per_year`` and the factor labels a cost model was fitted with
-(``transport``, ``pooling``, ``release``, ``api``, ``config``).
+through :mod:`kneecap.tracking`). Each model family answers a scenario itself (its ``answer``,
+:class:`kneecap.modeling.base.Results`); this module checks the scenario, asks the response and
+cost models, applies catalogue factors and adds the warnings. A *scenario* is a mapping:
+``workload`` plus any of ``clients``, ``tps``, ``think_time_ms``, ``n_gcp``, ``n_ziip``,
+``req_bytes``, ``resp_bytes``, ``slo_resp_ms``, ``current_clients``, ``growth_pct_per_year`` and
+the factor labels a cost model was fitted with (``transport``, ``pooling``, ``release``, ``api``,
+``config``).
 
 Two more keys describe a what-if rather than a model input:
 

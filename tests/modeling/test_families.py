@@ -19,10 +19,11 @@ import pytest
 
 from kneecap import backtest, config, forecasting, modeling, training
 from kneecap.modeling import serialise
-from kneecap.modeling.base import ResultsBase, to_jsonable
+from kneecap.modeling.base import to_jsonable
 from kneecap.modeling.closed import ClosedMVAModel, MultiServerMVAModel
 from kneecap.modeling.combine import CombinedModel
 from kneecap.modeling.cost import CostModel
+from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import LOAD_UNITS, Knee, past_knee
 from kneecap.modeling.open import OpenMMcModel
 from kneecap.modeling.open_dispatch import OpenDispatchModel

@@ -1,7 +1,8 @@
 """kneecap's statistics and queueing: response-time, throughput and CPU-cost models, knee, zIIPs.
 
 statsmodels-style pairs: ``Model(...).fit(table) -> Results`` with ``predict(frame)``,
-``summary()`` and ``to_dict()``; :mod:`kneecap.modeling.serialise` stores any results object as a
+``summary()`` and ``to_dict()``, and what every consumer asks a family (:class:`base.Results`:
+``curve``, ``knee``, ``answer``, ``load_unit``, ...); :mod:`kneecap.modeling.serialise` stores any results object as a
 JSON document and rebuilds it with kneecap's own classes (how the registered MLflow models are
 saved and loaded; no pickles).
 """

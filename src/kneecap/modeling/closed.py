@@ -27,7 +27,6 @@ from kneecap.modeling.base import (
     SEED,
     FitReport,
     ModelError,
-    ResultsBase,
     column_or,
     mape_pct,
     predict_at,
@@ -47,6 +46,7 @@ from kneecap.modeling.dispatch import (
     DispatchSolution,
     solve_closed,
 )
+from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import Knee, observed_knee, past_knee
 from kneecap.modeling.open import server_counts
 from kneecap.modeling.queueing import multiserver_mva

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kneecap.modeling.base import FitReport, ModelError, ResultsBase, mape_pct, to_jsonable
+from kneecap.modeling.base import FitReport, ModelError, mape_pct, to_jsonable
+from kneecap.modeling.family import ResultsBase
 
 FAMILY = "combined"
 #: What the weights are built from: mean held-out MAPE over the rolling origins.

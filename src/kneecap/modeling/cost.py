@@ -24,7 +24,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
-from kneecap.modeling.base import ModelError, ResultsBase, column_or, mape_pct, predict_at, to_jsonable
+from kneecap.modeling.base import ModelError, column_or, mape_pct, predict_at, to_jsonable
+from kneecap.modeling.family import ResultsBase
 
 FAMILY = "cost_ols"
 #: Numeric drivers of cost a table may vary.

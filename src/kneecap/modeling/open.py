@@ -14,7 +14,6 @@ import pandas as pd
 from scipy import optimize
 
 from kneecap.modeling.base import (
-    ResultsBase,
     column_or,
     mape_pct,
     positive_pairs,
@@ -22,6 +21,7 @@ from kneecap.modeling.base import (
     to_jsonable,
     widen_beyond_trained,
 )
+from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.queueing import mmc_resp_ms_array
 
 FAMILY = "open_mmc"

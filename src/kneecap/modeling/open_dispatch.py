@@ -25,7 +25,6 @@ from kneecap.modeling.base import (
     SEED,
     FitReport,
     ModelError,
-    ResultsBase,
     band_scores,
     calibration_quantile,
     column_or,
@@ -38,6 +37,7 @@ from kneecap.modeling.base import (
     to_jsonable,
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
+from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import Knee, knee_response_ms, past_knee
 
 if TYPE_CHECKING:

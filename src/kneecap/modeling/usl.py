@@ -15,7 +15,6 @@ from kneecap.modeling.base import (
     SEED,
     FitReport,
     ModelError,
-    ResultsBase,
     column_or,
     mape_pct,
     positive_pairs,
@@ -23,6 +22,7 @@ from kneecap.modeling.base import (
     to_jsonable,
     widen_beyond_trained,
 )
+from kneecap.modeling.family import ResultsBase
 
 FAMILY = "usl"
 #: How :class:`USLModel` fits: ``nls`` as R's ``usl`` package (absolute errors, fixed start,

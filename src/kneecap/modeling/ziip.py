@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from kneecap.modeling.base import to_jsonable
-from kneecap.modeling.closed import ClosedMVAResults
 
 
 @dataclass(frozen=True)
@@ -217,7 +216,7 @@ def _binding_when_none_passes(tried: pd.DataFrame, n_gcp: int, slo_resp_ms: floa
 
 
 def plan_ziip(
-    results: ClosedMVAResults | Any,
+    results: Any,
     *,
     clients: float | None = None,
     think_time_ms: float = 0.0,
