@@ -708,7 +708,6 @@ def test_a_class_asked_several_questions_fits_its_growth_once(monkeypatch):
     from types import SimpleNamespace
 
     from kneecap import forecasting
-    from kneecap.modeling import answers
 
     stamps = pd.date_range(START, periods=30 * 24, freq="h")
     rng = np.random.default_rng(11)
@@ -718,7 +717,7 @@ def test_a_class_asked_several_questions_fits_its_growth_once(monkeypatch):
     real_fit = growth.fit_growth
     monkeypatch.setattr(growth, "fit_growth", lambda *a, **k: calls.append(1) or real_fit(*a, **k))
     policy = forecasting.GrowthPolicy(horizon=120)
-    answers._growth_fit.cache_clear()
+    forecasting._growth_fit.cache_clear()
     near = forecasting.class_growth(results, knee_tps=320.0, policy=policy)
     far = forecasting.class_growth(results, knee_tps=400.0, policy=policy)
     assert len(calls) == 1
@@ -735,13 +734,12 @@ def test_a_six_day_class_gets_a_date_range_and_one_sentence():
     from types import SimpleNamespace
 
     from kneecap import forecasting
-    from kneecap.modeling import answers
 
     stamps = pd.date_range(START, periods=6 * 24, freq="h")
     rng = np.random.default_rng(12)
     tps = 2000.0 + 40.0 * np.arange(len(stamps)) / 24 + rng.normal(0.0, 20.0, len(stamps))
     results = SimpleNamespace(history=[[s.isoformat(), float(x)] for s, x in zip(stamps, tps, strict=True)])
-    answers._growth_fit.cache_clear()
+    forecasting._growth_fit.cache_clear()
     grown = forecasting.class_growth(results, knee_tps=2402.0, knee_tps_lo=2390.0, knee_tps_hi=2415.0,
                                      policy=forecasting.GrowthPolicy(horizon=120))
     assert len(grown["peaks"]) == 6 and len(grown["weights"]) >= 2

@@ -3,41 +3,25 @@
 A results class answers one scenario with :meth:`answer` (:class:`kneecap.modeling.base.Results`);
 :func:`kneecap.forecasting.forecast_scenario` adds the factor adjustments, the warnings and the
 cost model's answer around it. The pieces several families use live here: the row's ``status``
-values, :class:`Saturated`, :func:`saturation_message`, :func:`extrapolation`,
+values, :class:`Saturated`, :func:`saturation_message`, :func:`extrapolation` and
 :func:`predicted_answer` (the answer of a family whose only answer is its prediction at the
-scenario's load) and :func:`class_growth` (when a history of peaks reaches a knee).
+scenario's load). When a history of peaks reaches a knee is the caller's to say
+(:func:`kneecap.forecasting.growth_answers`, passed to ``answer`` as ``growth``): the trend
+models are not the families'.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from kneecap.modeling.base import ModelError
 
 if TYPE_CHECKING:
     from kneecap.modeling.dispatch import Dispatch
-
-
-@dataclass(frozen=True)
-class GrowthPolicy:
-    """How a class's growth is read from its history (params.yaml ``growth``).
-
-    ``freq``: ``"D"`` daily or ``"W"`` weekly peaks; ``stat``: ``"max"`` or ``"pNN"`` (a percentile
-    of the period's intervals); ``hours``: ``[first, last)`` hours of day the peak is taken in;
-    ``horizon``: periods ahead a crossing is looked for (beyond it the date is ``None``).
-    """
-
-    freq: str = "D"
-    stat: str = "max"
-    hours: tuple[int, int] | None = None
-    horizon: int = 730
 
 
 #: A forecast row's ``status``: answered, past what the configuration can carry, or not answered.
@@ -148,113 +132,4 @@ def predicted_answer(results: Any, scenario: Mapping[str, Any]) -> dict[str, Any
         if row["saturated"]:
             row.update(no_response(), status=SATURATED, status_message=saturation_message(
                 float(scenario["tps"]), row.get("capacity_tps")))
-    return row
-
-
-def iso_day(value: Any) -> str | None:
-    """A date (or timestamp) as ``YYYY-MM-DD``; None for none."""
-    return None if value is None or value is pd.NaT else pd.Timestamp(value).date().isoformat()
-
-
-def history_frame(history: Iterable[Any]) -> pd.DataFrame:
-    """A results object's ``history`` (``[[interval_start_at ISO, tps], ...]``) as a frame."""
-    frame = pd.DataFrame(list(history), columns=["interval_start_at", "tps"])
-    frame["interval_start_at"] = pd.to_datetime(frame["interval_start_at"])
-    return frame
-
-
-#: Suffixes of the crossing dates :func:`class_growth` returns for a target ``name``
-#: (``date_<name><suffix>``): median, earliest plausible (5 %), reached by with 90 %
-#: probability, and the (1 - alpha) range.
-DATE_SUFFIXES = ("", "_earliest", "_p90", "_lo", "_hi")
-
-
-def class_growth(results: Any, *, knee_tps: float, knee_tps_lo: float | None = None,
-                 knee_tps_hi: float | None = None, knee_tps_draws: Sequence[float] | None = None,
-                 slo_tps: float | None = None, policy: GrowthPolicy | None = None,
-                 alpha: float = 0.05) -> dict[str, Any]:
-    """When the class's peak load reaches its knee (and the SLO's load), from its interval history.
-
-    The peak interval tps per ``freq`` period (:func:`kneecap.growth.peak_series`) is fitted by the
-    competing trend models (:func:`kneecap.growth.fit_growth`); whole future paths are drawn from
-    all of them by their rolling-origin weights (:meth:`kneecap.growth.GrowthResults.simulate`),
-    and each path's first reach of a draw of the knee (from ``knee_tps_draws`` when given, the refits'
-    own knees: :func:`kneecap.modeling.open_dispatch.knee_draws`; else a split log-normal through
-    ``knee_tps_lo``, ``knee_tps``, ``knee_tps_hi`` at ``alpha``) is one crossing
-    (:func:`kneecap.growth.crossing_date`). The dates are that distribution's quantiles put on
-    period starts (:func:`kneecap.growth.round_to_periods`: the early ends down, the rest up, so a
-    real spread never prints as one day): ``date_knee`` the median, ``date_knee_earliest`` the
-    5 % quantile, ``date_knee_p90`` the date by which it is reached with 90 % probability,
-    ``date_knee_lo`` / ``_hi`` the ``alpha/2`` and ``1 - alpha/2`` quantiles; ``None`` past the
-    horizon. ``knee_unreached_pct`` is the % of paths that do not reach it within the horizon
-    (over 10 % and ``date_knee_p90`` is ``None``). The SLO's load is a point, not an interval.
-
-    Returns
-    -------
-    dict
-        ``peaks`` (Series), ``forecast`` (DataFrame ``tps``, ``tps_lo``, ``tps_hi``: the chosen
-        model's band), ``method``, ``weights`` (each candidate's share of the paths),
-        ``competitors``, ``summary``, and ``date_knee`` with the suffixes of
-        :data:`DATE_SUFFIXES`, ``knee_unreached_pct``, ``knee_already``, plus the same for ``slo``
-        when ``slo_tps`` is given.
-    """
-    from kneecap import growth
-
-    policy = policy or GrowthPolicy()
-    horizon = int(policy.horizon)
-    peaks, fitted = _growth_fit(tuple(map(tuple, results.history)), policy, alpha)
-    paths = fitted.simulate(horizon)
-    out: dict[str, Any] = {"peaks": peaks.copy(), "forecast": fitted.forecast(horizon), "method": fitted.method,
-                           "weights": paths.weights.copy(), "competitors": fitted.competitors,
-                           "summary": fitted.summary()}
-    draws = None if knee_tps_draws is None or len(knee_tps_draws) == 0 else np.asarray(knee_tps_draws, dtype=float)
-    targets = {"knee": (knee_tps, knee_tps_lo, knee_tps_hi, draws)}
-    if slo_tps is not None and math.isfinite(slo_tps):
-        targets["slo"] = (slo_tps, None, None, None)
-    for name, (mid, lo, hi, sample) in targets.items():
-        interval = {"threshold_draws": sample} if sample is not None else {"threshold_lo": lo, "threshold_hi": hi}
-        when = growth.round_to_periods(
-            growth.crossing_date(paths, mid, threshold_alpha=alpha, **interval), peaks.index)
-        out.update({f"date_{name}{suffix}": when[f"date{suffix}"] for suffix in DATE_SUFFIXES})
-        out[f"{name}_unreached_pct"] = 100.0 * when["unreached_share"]
-        out[f"{name}_already"] = bool(when["already"])
-    return out
-
-
-# The trend fit (about a second: every candidate model refitted at each rolling origin) depends
-# only on the history and the policy, and a scenarios file often asks one class several questions
-@functools.lru_cache(maxsize=16)
-def _growth_fit(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy,
-                alpha: float) -> tuple[pd.Series, Any]:
-    from kneecap import growth
-
-    peaks = growth.peak_series(history_frame(history), freq=policy.freq, stat=policy.stat, hours=policy.hours)
-    return peaks, growth.fit_growth(peaks, alpha=alpha)
-
-
-def growth_answers(results: Any, knee: Any, slo_tps: float | None, policy: GrowthPolicy | None) -> dict[str, Any]:
-    """When the peaks of ``results.history`` reach ``knee`` and ``slo_tps``, as a forecast row's columns.
-
-    ``knee`` is a :class:`kneecap.modeling.knee.Knee` in tps; the dates come from
-    :func:`class_growth`. The columns: ``growth`` (the trend's summary), ``peak_tps_last`` and
-    ``peak_date_last``, and per target (``knee``, ``slo``) ``date_<target><suffix>`` for :data:`DATE_SUFFIXES`,
-    ``<target>_unreached_pct`` and ``<target>_already``; a history too short for a trend gives
-    ``growth`` = ``no growth forecast: ...`` and nothing else.
-    """
-    row: dict[str, Any] = {}
-    try:
-        grown = class_growth(results, knee_tps=knee.load, knee_tps_lo=knee.load_lo, knee_tps_hi=knee.load_hi,
-                             knee_tps_draws=knee.draws, slo_tps=slo_tps, policy=policy, alpha=results.alpha)
-    except ValueError as exc:  # too short a history for a trend: said, not guessed
-        row["growth"] = f"no growth forecast: {exc}"
-        return row
-    row.update(growth=grown["summary"], peak_tps_last=float(grown["peaks"].dropna().iloc[-1]),
-               peak_date_last=iso_day(grown["peaks"].dropna().index[-1]))
-    for name in ("knee", "slo"):
-        if f"date_{name}" in grown:
-            row.update({f"date_{name}{suffix}": iso_day(grown[f"date_{name}{suffix}"]) for suffix in DATE_SUFFIXES})
-            row[f"{name}_unreached_pct"] = grown[f"{name}_unreached_pct"]
-            row[f"{name}_already"] = grown[f"{name}_already"]
-    if slo_tps is not None:
-        row["slo_tps"] = slo_tps
     return row

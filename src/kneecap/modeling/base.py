@@ -222,7 +222,9 @@ class Results(Protocol):
         """The family's answers to one scenario, as a forecast row's columns (:mod:`kneecap.modeling.answers`).
 
         ``policy`` is the :class:`kneecap.modeling.ziip.PlannerPolicy` (knee factor, planner
-        limits); ``growth`` how a history of peaks is read, for a family that carries one.
+        limits); ``growth``, for a family that carries a history of peaks, a function
+        ``(results, knee, slo_tps) -> columns`` that dates their reach of the knee
+        (:func:`kneecap.forecasting.growth_answers`: the trend models are not the families').
         """
 
     def factor_demand(self) -> tuple[float, float] | None:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from kneecap.modeling.answers import SATURATED, extrapolation, growth_answers, no_response, saturation_message
+from kneecap.modeling.answers import SATURATED, extrapolation, no_response, saturation_message
 from kneecap.modeling.base import (
     ALPHA,
     N_BOOT,
@@ -1053,8 +1053,9 @@ class OpenDispatchResults(ResultsBase):
 
         The LPAR is the class's base (engines most intervals had, the other classes' load at the
         class's peak) unless the scenario gives ``n_gcp`` / ``n_ziip``; ``bg_load_factor`` scales
-        the other classes' load (1.2: they grow 20 %). With a history, the dates its peaks reach
-        the knee (and the SLO's load) as ``growth`` reads them (:func:`growth_answers`).
+        the other classes' load (1.2: they grow 20 %). With a history and ``growth`` (a function
+        ``(results, knee, slo_tps) -> columns``, :func:`kneecap.forecasting.growth_answers`), the
+        dates its peaks reach the knee and the SLO's load.
         """
         from kneecap.modeling.ziip import plan_ziip, years_to_reach  # the planner imports the closed family
 
@@ -1099,10 +1100,10 @@ class OpenDispatchResults(ResultsBase):
         if scenario.get("current_tps") is not None and scenario.get("growth_pct_per_year") is not None:
             row["years_to_knee"] = years_to_reach(float(scenario["current_tps"]), est.load,
                                                   float(scenario["growth_pct_per_year"]))
-        if self.history:
+        if self.history and growth is not None:
             at_slo = (self.slo_tps(float(scenario["slo_resp_ms"]), lpar=lpar)
                       if scenario.get("slo_resp_ms") is not None else None)
-            row.update(growth_answers(self, est, at_slo, growth))
+            row.update(growth(self, est, at_slo))
         return row
 
     def inputs_of(self, rows: pd.DataFrame) -> pd.DataFrame:
