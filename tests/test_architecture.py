@@ -126,10 +126,14 @@ def _result_class_tests(source: str, name: str, classes: set[str], families: set
             if named & classes:
                 found.append(f"{name}:{node.lineno}: {node.func.id}(..., {', '.join(sorted(named))})")
         if isinstance(node, ast.Compare) and families:
-            names = {c.value for c in (node.left, *node.comparators)
-                     if isinstance(c, ast.Constant) and isinstance(c.value, str)}
-            if names & families:
-                found.append(f"{name}:{node.lineno}: compares with family {sorted(names & families)}")
+            sides = (node.left, *node.comparators)
+            names = {c.value for c in sides if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            # a family module's name for itself (closed.FAMILY, CLASS_FAMILY)
+            names |= {c.attr if isinstance(c, ast.Attribute) else c.id for c in sides
+                      if isinstance(c, (ast.Attribute, ast.Name))
+                      and (c.attr if isinstance(c, ast.Attribute) else c.id).endswith("FAMILY")}
+            if names & families or any(n.endswith("FAMILY") for n in names):
+                found.append(f"{name}:{node.lineno}: compares with family {sorted(names)}")
     return found
 
 
@@ -142,13 +146,10 @@ def test_consumers_call_the_family_and_never_test_its_class() -> None:
     classes = {cls.__name__ for cls in FAMILIES.values()}
     consumers = [p for p in sorted(SRC.rglob("*.py")) if "modeling" not in p.relative_to(SRC).parts]
     consumers += sorted((REPO / "app").rglob("*.py"))
-    # app/resources.py still compares a champion's family with "closed_mva" (fit_curves): that
-    # function leaves the desk for the library in the desk's own change, so its family names are
-    # not checked here; its isinstance tests are
     found = [line for path in consumers
-             for line in _result_class_tests(path.read_text(encoding="utf-8"), path.name, classes,
-                                             set() if path.name == "resources.py" else set(FAMILIES))]
+             for line in _result_class_tests(path.read_text(encoding="utf-8"), path.name, classes, set(FAMILIES))]
     assert not found, found
     # the check finds what it looks for: tests of the kind forecasting.py had before this contract
-    sample = "if isinstance(res, (ClosedMVAResults, modeling.OpenDispatchResults)) or res.family == 'usl':\n    pass\n"
-    assert len(_result_class_tests(sample, "sample", classes, set(FAMILIES))) == 2
+    sample = ("if isinstance(res, (ClosedMVAResults, modeling.OpenDispatchResults)) or res.family == 'usl':\n"
+              "    pass\nelif res.family != closed.FAMILY:\n    pass\n")
+    assert len(_result_class_tests(sample, "sample", classes, set(FAMILIES))) == 3

@@ -15,15 +15,15 @@ from typing import Any
 import pandas as pd
 
 from kneecap import forecasting
-from kneecap.modeling import closed, observed_knee, open_dispatch
+from kneecap.modeling import observed_knee, open_dispatch
 
 #: The targets a residual is computed for, the first one a model predicts and the points measure.
 RESIDUAL_TARGETS = ("resp_ms", "tps", "cpu_ms_per_tran")
 
 
 def is_class_model(model: Any) -> bool:
-    """True for a WLM class's response model (load in tps, the LPAR's other classes around it)."""
-    return getattr(model, "family", None) == open_dispatch.FAMILY
+    """True for a WLM class's response model: load in tps on the zIIP and GCP pools, the other classes around it."""
+    return model is not None and model.pools and model.load_unit == "tps"
 
 
 def measured_configuration_curves(model: Any, points: pd.DataFrame, *, most: int = 6,
@@ -37,7 +37,8 @@ def measured_configuration_curves(model: Any, points: pd.DataFrame, *, most: int
     configuration (``'2 GCP / 2 zIIP / Z 200 ms'``) and its three values. Empty for a model that is
     not a closed MVA model (its load is not clients) and for no points.
     """
-    if model is None or model.family != closed.FAMILY or points.empty:
+    # curves by engines and think time: a closed model of the zIIP and GCP pools
+    if model is None or not (model.pools and model.load_unit == "clients") or points.empty:
         return pd.DataFrame()
     base = forecasting.default_configuration(model)
     configs = (points[["n_gcp", "n_ziip", "think_time_ms"]]
