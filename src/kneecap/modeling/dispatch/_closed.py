@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from kneecap.modeling import knee
 from kneecap.modeling.dispatch._closed_help import (
     closed_class,
     closed_cycle_table,
@@ -285,14 +286,15 @@ def _advance_mva(mva, n, x, t_z, r_g, d_z, d_g, z_loop, ziip_open, gcp_open):
         p[k, 0] *= x / x_without if x_without > 0.0 and np.isfinite(x_without) else 0.0
 
 
+# the knee rule every family's knee() applies (kneecap.modeling.knee.past_knee), compiled for the
+# recursion: the early stop and the knee read off the solve cannot disagree
+_knee_rule = numba.njit(cache=True, inline="always")(knee.past_knee)
+
+
 @numba.njit(cache=True, inline="always")
 def past_knee(resp_ms, unloaded_ms, stop_ratio):
-    """The early stop's knee rule: response past ``stop_ratio`` times the one-client response.
-
-    The rule "the knee is where response reaches k times its unloaded value" with ``k =
-    stop_ratio``; 0 never stops.
-    """
-    return stop_ratio > 0.0 and resp_ms > stop_ratio * unloaded_ms
+    """The early stop: :func:`kneecap.modeling.knee.past_knee` with ``k = stop_ratio``; 0 never stops."""
+    return stop_ratio > 0.0 and _knee_rule(resp_ms, unloaded_ms, stop_ratio)
 
 
 @numba.njit(cache=True)
