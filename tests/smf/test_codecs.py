@@ -21,10 +21,13 @@ from kneecap.smf.codecs import (
     smf_date,
     stck_datetime,
 )
-from kneecap.smf.framing import SMFDataError
+from kneecap.smf.framing import SMFDataError, _anchors, _descriptors, _detect, _gunzip, _records
 
 
-@pytest.mark.parametrize("module", [codecs, framing, layout, header])
+# the framing package's doctests: the public classes' in the package (they carry its name), the
+# functions' in the modules that define them
+@pytest.mark.parametrize("module", [codecs, framing, _records, _descriptors, _anchors, _detect, _gunzip, layout,
+                                    header])
 def test_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

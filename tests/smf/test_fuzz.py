@@ -348,12 +348,12 @@ def test_record_cut_short_at_bytes_that_pass_for_a_bare_descriptor_yields_its_ne
     # as above, but record 3's length now ends at "01 00 00 00" in record 4: any two bytes before
     # two zero bytes pass for a record descriptor, and record 3 was taken to end there, with
     # record 4 swallowed (campaign seed 14, input 3587, where it was "40 00 03 00")
-    from kneecap.smf.framing import _valid_rdw
+    from kneecap.smf.framing._descriptors import valid_rdw
 
     recs = _records(8)
     ends = np.cumsum([len(r) for r in recs]).tolist()
     k = 23
-    assert _valid_rdw(recs[4], k)  # the premise
+    assert valid_rdw(recs[4], k)  # the premise
     data = bytearray(fuzzing.synth.frame_rdw(recs))
     data[ends[4]:ends[4]] = b"\x07" * 3
     del data[ends[3] - 60:ends[3] - 60 + k]
@@ -520,13 +520,13 @@ def test_continuation_whose_data_passes_for_a_continuation_is_not_taken_for_a_bl
     # four bytes before a "continuation", was taken for a second, damaged, block descriptor and
     # its record lost (campaign seed 14, inputs 51105, 26330, 33519 and 79435, the last three in
     # duplicated spanned records, where it happened without a block descriptor)
-    from kneecap.smf.framing import _valid_rdw
+    from kneecap.smf.framing._descriptors import valid_rdw
 
     recs = _records(12)
     clean = fuzzing.synth.frame_bdw(recs, blksize=475, spanned=True)
     p = _blocks(clean)[7]
     assert clean[p + 4:p + 12].hex(" ") == "01 d7 03 00 54 00 03 00"  # the premise
-    assert _valid_rdw(clean, p + 8)
+    assert valid_rdw(clean, p + 8)
     data = bytearray(clean)
     data[p + 3] = 0x10
     _s, got, bad = _delivered(bytes(data))
