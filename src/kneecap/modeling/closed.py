@@ -16,9 +16,27 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
 
 from kneecap import schema
+from kneecap.modeling._closed_fit import (
+    SCREEN_ITERATIONS,
+    base_configuration,
+    eligible_fraction,
+    fit_structures,
+    measured_demand,
+    observations,
+    parameter_bounds,
+    residual_bootstrap,
+    structure_draws,
+    training_design,
+)
+from kneecap.modeling._closed_metrics import bottleneck_demand_ms, point_metrics
+from kneecap.modeling._closed_servers import (
+    SERVERS_FAMILY,
+    MultiServerMVAModel,
+    MultiServerMVAResults,
+    servers_delay_curve,
+)
 from kneecap.modeling.answers import SATURATED, Saturated, extrapolation, latched_help_caveat, saturation_message
 from kneecap.modeling.base import (
     ALPHA,
@@ -32,11 +50,9 @@ from kneecap.modeling.base import (
     predict_at,
     require_columns,
     structure_sentence,
-    structure_weights,
     to_jsonable,
     widen_beyond_trained,
 )
-from kneecap.modeling.cost import cost_table
 from kneecap.modeling.dispatch import (
     HELP_RULE,
     HELP_RULES,
@@ -48,8 +64,6 @@ from kneecap.modeling.dispatch import (
 )
 from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import Knee, observed_knee, past_knee
-from kneecap.modeling.open import server_counts
-from kneecap.modeling.queueing import multiserver_mva
 
 if TYPE_CHECKING:
     from kneecap.modeling.ziip import PlannerPolicy
@@ -64,29 +78,24 @@ FAMILY = "closed_mva"
 #: solves a fitted model keeps (:meth:`ClosedMVAResults._solve_all`); the oldest goes first
 SOLVES_KEPT = 8
 PARAM_NAMES = ("delay_ms", "cpu_ms_per_tran", "ziip_eligible_fraction")
-#: Levenberg-Marquardt steps that screen a structure before it is fitted in full
-SCREEN_ITERATIONS = 40
 
-
-def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: int,
-                         honor_priority: bool = True) -> float:
-    """``D_max = 1 / X_max``: demand per engine at the bottleneck, ms.
-
-    With help (IIPHONORPRIORITY=YES) or no zIIP, eligible work can use every engine and the pools
-    saturate together; without help each kind is limited by its own pool
-    (:meth:`kneecap.modeling.dispatch.Dispatch.max_tps`).
-    """
-    x_max = Dispatch(n_gcp=n_gcp, n_ziip=n_ziip, honor_priority=honor_priority).max_tps(cpu_ms_per_tran, f)
-    return 1000.0 / x_max if x_max > 0 else math.inf
-
-
-def base_configuration(rows: pd.DataFrame) -> dict[str, float]:
-    """The configuration most of a workload's points were measured in (n_gcp, n_ziip, think)."""
-    cols = {"n_gcp": 1.0, "n_ziip": 0.0, "think_time_ms": 0.0}
-    frame = pd.DataFrame({c: pd.to_numeric(rows[c], errors="coerce").fillna(d) if c in rows else d
-                          for c, d in cols.items()}, index=rows.index)
-    top = frame.value_counts().index[0]
-    return {"n_gcp": int(top[0]), "n_ziip": int(top[1]), "think_time_ms": float(top[2])}
+# the c-server family and the helpers live in private modules; these are the names this module offers
+__all__ = [
+    "ASSUMED_ZIIP_ELIGIBLE_FRACTION",
+    "ELIGIBLE_BURSTS",
+    "FAMILY",
+    "PARAM_NAMES",
+    "SCREEN_ITERATIONS",
+    "SERVERS_FAMILY",
+    "SOLVES_KEPT",
+    "ClosedMVAModel",
+    "ClosedMVAResults",
+    "MultiServerMVAModel",
+    "MultiServerMVAResults",
+    "base_configuration",
+    "bottleneck_demand_ms",
+    "servers_delay_curve",
+]
 
 
 @dataclass
@@ -163,55 +172,25 @@ class ClosedMVAModel:
     def fit(self, table: pd.DataFrame) -> ClosedMVAResults:
         """Fit ``R0`` (and ``D`` unless measured) to the clients, response and throughput; bootstrap the draws."""
         require_columns(table, ("clients", "n_gcp"), "the closed MVA model")
-        data = _design(table)
+        data = training_design(table)
         if not (np.isfinite(data["resp_ms"]).any() or np.isfinite(data["tps"]).any()):
             raise ModelError("the closed MVA model needs resp_ms or tps on the training rows")
         n_obs = int(np.isfinite(data["resp_ms"]).sum() + np.isfinite(data["tps"]).sum())
         if n_obs < 2:
             raise ModelError(f"the closed MVA model needs at least 2 measured values, got {n_obs}")
-        f, f_source = _eligible_fraction(table, self.ziip_eligible_fraction)
-        measured_d = _measured_demand(table)
-        obs = _observations(data)
+        f, f_source = eligible_fraction(table, self.ziip_eligible_fraction)
+        measured_d = measured_demand(table)
+        obs = observations(data)
         pairs = self.structures()
-        solvers: list[_Solver] = []
-        thetas: list[np.ndarray] = []
-        costs: list[float] = []
-        for rule, bursts in pairs:
-            solver = _Solver(data, f, {**self._dispatch_options(), "help_rule": rule, "eligible_bursts": bursts})
-            # the configured structure is fitted from a grid of starts; the others are screened from
-            # its fit (neighbouring structures fit nearby), and those the screen leaves any weight
-            # refitted from the grid too, so a structure is never kept down by a short search
-            theta = (_fit_point(solver, obs, measured_d) if not thetas else
-                     _lm(solver, obs[None, :], thetas[0][None, :], measured_d, iterations=SCREEN_ITERATIONS)[0])
-            solvers.append(solver)
-            thetas.append(theta)
-            costs.append(_cost(solver, theta, obs))
-        for i in np.flatnonzero(structure_weights(np.array(costs), len(obs)) >= MIN_STRUCTURE_WEIGHT / 10):
-            if i > 0:
-                thetas[i] = _fit_point(solvers[i], obs, measured_d, warm=thetas[i])
-                costs[i] = _cost(solvers[i], thetas[i], obs)
-        weights = structure_weights(np.array(costs), len(obs))
+        solvers, thetas, costs, weights = fit_structures(data, f, obs, measured_d, pairs, self._dispatch_options())
         best = int(np.argmax(weights))
         solver, theta = solvers[best], thetas[best]
         help_rule, eligible_bursts = pairs[best]
-        resid = solver.residuals(theta[None, :], obs[None, :])[0]
         rng = np.random.default_rng(self.seed)
-        n_free = 1 if measured_d is not None else 2
-        scale = math.sqrt(len(resid) / max(len(resid) - n_free, 1))
-        n_r = solver.n_resp
-        # resp and tps scatter differently (tps is pinned by Little's law): resample each on its own
-        centred = {"resp_ms": _centre(resid[:n_r]) * scale, "tps": _centre(resid[n_r:]) * scale}
-        boot_arr = np.empty((0, 2))
-        if self.n_boot > 0:
-            noise = np.concatenate([
-                rng.choice(centred[t], size=(self.n_boot, len(centred[t])), replace=True)
-                if len(centred[t]) else np.empty((self.n_boot, 0)) for t in ("resp_ms", "tps")], axis=1)
-            fitted_obs = solver.fitted(theta[None, :])[0]
-            fake = fitted_obs[None, :] * np.exp(-noise)
-            boot_arr = _lm(solver, fake, np.repeat(theta[None, :], self.n_boot, axis=0), measured_d)
-            if len(pairs) > 1:
-                boot_arr = _structure_draws(boot_arr, theta, thetas, weights, pairs, rng,
-                                            _bounds(obs, solver.n_resp), measured_d)
+        centred, boot_arr = residual_bootstrap(solver, theta, obs, measured_d, self.n_boot, rng)
+        if self.n_boot > 0 and len(pairs) > 1:
+            boot_arr = structure_draws(boot_arr, theta, thetas, weights, pairs, rng,
+                                       parameter_bounds(obs, solver.n_resp), measured_d)
         fitted = solver.predict(theta[None, :])
         fitted = (fitted[0][0], fitted[1][0])
         measured_r = solver.ok_r
@@ -419,7 +398,7 @@ class ClosedMVAResults(ResultsBase):
             rows = [i for i, k in enumerate(keys) if k == key]
             ns = np.round(clients[rows]).astype(int)
             sol = self._solve_all(int(key[0]), int(key[1]), float(key[2]), int(ns.max()), max_draws)
-            draws[:, rows, :] = _point_metrics(sol, ns, thetas[:, 1], self.ziip_eligible_fraction, int(key[1]))
+            draws[:, rows, :] = point_metrics(sol, ns, thetas[:, 1], self.ziip_eligible_fraction, int(key[1]))
         names = ("resp_ms", "tps", "cpu_total_pct", "cpu_ziip_pct", "cpu_gcp_pct",
                  "ziip_eligible_on_gcp_pct", "ziip_eligible_on_gcp_share_pct", "ziip_eligible_pct")
         columns: dict[str, np.ndarray] = {}
@@ -811,375 +790,5 @@ class ClosedMVAResults(ResultsBase):
         d["boot_params"] = boot if boot.ndim == 2 else boot.reshape(-1, 2)
         d["residuals"] = {k: np.array(v, dtype=float) for k, v in d["residuals"].items()}
         d["train_ranges"]["configs"] = [tuple(c) for c in d["train_ranges"]["configs"]]
-        d["train_mape"] = {k: (np.nan if v is None else v) for k, v in d["train_mape"].items()}
-        return cls(**d)
-
-
-def _centre(values: np.ndarray) -> np.ndarray:
-    return values - values.mean() if len(values) else values
-
-
-def _point_metrics(sol: DispatchSolution, ns: np.ndarray, d: np.ndarray, f: float, n_ziip: int) -> np.ndarray:
-    """(B, R, 8): resp, tps, CPU% total / zIIP / GCP / IIPCP, spill%, eligible CPU% at populations ``ns``."""
-    cols = np.asarray(ns, dtype=int) - 1
-    d = d[:, None]
-    x_per_ms = sol.tps[:, cols] / 1000.0
-    s = sol.spill_fraction[:, cols]
-    eligible_ms = f * d
-    on_ziip_ms = eligible_ms * (1.0 - s) if n_ziip > 0 else np.zeros_like(s)
-    iipcp_ms = eligible_ms - on_ziip_ms
-    gcp_ms = (1.0 - f) * d + iipcp_ms
-    to_pct = x_per_ms * 100.0
-    return np.stack([sol.resp_ms[:, cols], sol.tps[:, cols], d * to_pct, on_ziip_ms * to_pct,
-                     gcp_ms * to_pct, iipcp_ms * to_pct, s * 100.0, eligible_ms * to_pct], axis=2)
-
-
-def _design(table: pd.DataFrame) -> dict[str, np.ndarray]:
-    clients = column_or(table, "clients", np.nan)
-    if np.any(~np.isfinite(clients)) or np.any(clients < 1):
-        raise ModelError("the closed MVA model needs clients >= 1 on every training row")
-    n_gcp = column_or(table, "n_gcp", np.nan)
-    if np.any(~np.isfinite(n_gcp)) or np.any(n_gcp < 1):
-        raise ModelError("the closed MVA model needs n_gcp >= 1 on every training row")
-    return {
-        "clients": clients.round().astype(int),
-        "n_gcp": n_gcp.astype(int),
-        "n_ziip": column_or(table, "n_ziip", 0.0).astype(int),
-        "think_time_ms": column_or(table, "think_time_ms", 0.0),
-        "resp_ms": column_or(table, "resp_ms", np.nan),
-        "tps": column_or(table, "tps", np.nan),
-    }
-
-
-def _eligible_fraction(table: pd.DataFrame, assumed: float) -> tuple[float, str]:
-    if {"ziip_eligible_pct", "cpu_total_pct"} <= set(table.columns):
-        elig = pd.to_numeric(table["ziip_eligible_pct"], errors="coerce")
-        total = pd.to_numeric(table["cpu_total_pct"], errors="coerce")
-        ok = elig.notna() & total.notna() & (total > 0)
-        if ok.any():
-            return float(np.clip(elig[ok].sum() / total[ok].sum(), 0.0, 1.0)), "measured"
-    return float(assumed), "assumed"
-
-
-def _measured_demand(table: pd.DataFrame) -> float | None:
-    """The median measured CPU per transaction, ms, or None when the table measures no CPU.
-
-    ``cpu_ms_per_tran``, or where a row lacks it IBM's ``APPL% x 10 / TPS`` from ``cpu_total_pct``
-    and ``tps`` (:func:`kneecap.modeling.cost.cost_table`, the cost model's own reading): a table
-    that measures CPU fixes ``D``. Fitted to response and throughput alone below saturation, ``D``
-    and ``R0`` trade against each other (a simulated 2 GCPs + 1 zIIP curve fitted at 50-200
-    clients: ``D`` 0.782 ms and ``R0`` 0.337 against the true 0.8 and 0.3), and the eligible work
-    spilled onto GCPs past the zIIP's capacity, the small difference of two large ones, inherits
-    that error three times over (IIPCP 8.5 % low at 300 clients).
-    """
-    cost = cost_table(table)["cpu_ms_per_tran"] if {"cpu_ms_per_tran", "cpu_total_pct"} & set(table.columns) \
-        else pd.Series(dtype=float)
-    return float(cost.median()) if len(cost) else None
-
-
-def _observations(data: dict[str, np.ndarray]) -> np.ndarray:
-    ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
-    ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
-    return np.concatenate([data["resp_ms"][ok_r], data["tps"][ok_x]])
-
-
-class _Solver:
-    """Model values at the training points for many parameter sets at once."""
-
-    def __init__(self, data: dict[str, np.ndarray], f: float, options: dict[str, Any]) -> None:
-        self.data, self.f, self.options = data, f, options
-        self.ok_r = np.isfinite(data["resp_ms"]) & (data["resp_ms"] > 0)
-        self.ok_x = np.isfinite(data["tps"]) & (data["tps"] > 0)
-        self.n_resp = int(self.ok_r.sum())
-        keys = list(zip(data["n_gcp"], data["n_ziip"], data["think_time_ms"]))
-        self.groups = {key: np.array([i for i, k in enumerate(keys) if k == key]) for key in set(keys)}
-
-    def predict(self, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        b = len(thetas)
-        resp = np.empty((b, len(self.data["clients"])))
-        tps = np.empty_like(resp)
-        for key, rows in self.groups.items():
-            ns = self.data["clients"][rows]
-            sol = solve_closed(thetas[:, 1], thetas[:, 0], self.f,
-                               Dispatch(n_gcp=int(key[0]), n_ziip=int(key[1]), **self.options),
-                               think_time_ms=float(key[2]), n_max=int(ns.max()))
-            resp[:, rows] = sol.resp_ms[:, ns - 1]
-            tps[:, rows] = sol.tps[:, ns - 1]
-        return resp, tps
-
-    def fitted(self, thetas: np.ndarray) -> np.ndarray:
-        resp, tps = self.predict(thetas)
-        return np.concatenate([resp[:, self.ok_r], tps[:, self.ok_x]], axis=1)
-
-    def residuals(self, thetas: np.ndarray, obs: np.ndarray) -> np.ndarray:
-        return np.log(np.maximum(self.fitted(thetas), 1e-12) / obs)
-
-
-def _cost(solver: _Solver, theta: np.ndarray, obs: np.ndarray) -> float:
-    """Mean squared log residual of one parameter set."""
-    return float(np.mean(solver.residuals(theta[None, :], obs[None, :])[0] ** 2))
-
-
-def _bounds(obs: np.ndarray, n_resp: int) -> tuple[np.ndarray, np.ndarray]:
-    r_min = float(np.min(obs[:n_resp])) if n_resp else 1.0
-    return np.array([0.0, 1e-6]), np.array([max(10 * r_min, 1.0), max(100 * r_min, 10.0)])
-
-
-def _lm(solver: _Solver, obs: np.ndarray, start: np.ndarray, measured_d: float | None,
-        iterations: int = 60) -> np.ndarray:
-    """Projected Levenberg-Marquardt on ``B`` independent problems at once.
-
-    Minimises ``sum(log(model / obs)^2)`` per row of ``obs`` within box bounds; with a measured
-    demand only ``R0`` moves.
-    """
-    lo, hi = _bounds(obs[0], solver.n_resp)
-    theta = np.clip(start.astype(float), lo, hi)
-    if measured_d is not None:
-        theta[:, 1] = measured_d
-    free = [0] if measured_d is not None else [0, 1]
-    r = solver.residuals(theta, obs)
-    cost = np.sum(r**2, axis=1)
-    lam = np.full(len(theta), 1e-3)
-    for _ in range(iterations):
-        jac = np.empty((len(theta), r.shape[1], len(free)))
-        for j, col in enumerate(free):
-            h = 1e-6 * np.maximum(np.abs(theta[:, col]), 1e-3)
-            bumped = theta.copy()
-            bumped[:, col] += h
-            jac[:, :, j] = (solver.residuals(bumped, obs) - r) / h[:, None]
-        a = np.einsum("bni,bnj->bij", jac, jac)
-        g = np.einsum("bni,bn->bi", jac, r)
-        diag = np.diagonal(a, axis1=1, axis2=2)[:, :, None]
-        damp = a + lam[:, None, None] * (np.eye(len(free))[None] * (diag + 1e-12))
-        step = -np.linalg.solve(damp, g[:, :, None])[:, :, 0]
-        cand = theta.copy()
-        cand[:, free] = theta[:, free] + step
-        cand = np.clip(cand, lo, hi)
-        rc = solver.residuals(cand, obs)
-        cost_c = np.sum(rc**2, axis=1)
-        better = cost_c < cost
-        moved = np.max(np.abs(cand - theta) / np.maximum(np.abs(theta), 1e-9), axis=1)
-        theta[better], r[better], cost[better] = cand[better], rc[better], cost_c[better]
-        lam = np.where(better, lam / 3.0, lam * 4.0)
-        if np.all((moved < 1e-9) | (lam > 1e8)):
-            break
-    return theta
-
-
-def _fit_point(solver: _Solver, obs: np.ndarray, measured_d: float | None,
-               warm: np.ndarray | None = None) -> np.ndarray:
-    """The least-squares ``(R0, D)`` from a grid of starts, or from ``warm`` and two of them."""
-    r_min = float(np.min(obs[: solver.n_resp])) if solver.n_resp else 1.0
-    starts = np.array([(r_min * a, r_min * b) for a in (0.1, 0.5) for b in (0.2, 0.6, 1.5)])
-    if warm is not None:
-        starts = np.vstack([np.asarray(warm, dtype=float)[None, :], starts[[1, 4]]])
-    fits = _lm(solver, np.repeat(obs[None, :], len(starts), axis=0), starts, measured_d, iterations=200)
-    cost = np.sum(solver.residuals(fits, np.repeat(obs[None, :], len(fits), axis=0)) ** 2, axis=1)
-    return fits[int(np.argmin(cost))]
-
-
-def _structure_draws(boot: np.ndarray, theta: np.ndarray, thetas: list[np.ndarray], weights: np.ndarray,
-                     pairs: list[tuple[str, int]], rng: np.random.Generator,
-                     bounds: tuple[np.ndarray, np.ndarray], measured_d: float | None) -> np.ndarray:
-    r"""Bootstrap draws ``(R0, D, help rule index, eligible bursts)`` spread over the structures by weight.
-
-    Draw ``b`` takes structure ``s`` with probability ``w_s`` (renormalised over those of at least
-    :data:`MIN_STRUCTURE_WEIGHT`) and the parameters :math:`\theta_s + (\theta^*_b - \hat\theta)`:
-    that structure's fit moved as the best structure's refit moved, held in the fit's bounds.
-    """
-    keep = np.where(weights >= MIN_STRUCTURE_WEIGHT, weights, 0.0)
-    if not keep.sum() > 0:
-        keep = np.eye(len(weights))[int(np.argmax(weights))]
-    chosen = rng.choice(len(pairs), size=len(boot), p=keep / keep.sum())
-    lo, hi = bounds
-    out = np.empty((len(boot), 4))
-    shifted = np.stack([thetas[s] for s in chosen]) + (boot - theta[None, :])
-    out[:, :2] = np.clip(shifted, lo, hi)
-    if measured_d is not None:
-        out[:, 1] = measured_d
-    out[:, 2] = [HELP_RULES.index(pairs[s][0]) for s in chosen]
-    out[:, 3] = [pairs[s][1] for s in chosen]
-    return out
-
-
-SERVERS_FAMILY = "closed_mva_c"
-
-
-def servers_delay_curve(n_max: int, demand_ms: float, delay_ms: float, n_servers: int,
-                        think_time_ms: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    r"""Throughput (tps) and response (ms, without think time) at ``1..n_max`` clients.
-
-    One station of ``c`` identical servers with demand ``D`` per transaction, plus a pure delay
-    ``R0`` (network, locks, I/O not modelled as a queue), solved by exact multi-server MVA
-    (:func:`kneecap.modeling.queueing.multiserver_mva`). Throughput rises as
-    :math:`N / (D + R_0 + Z)` while servers are free and bends onto the ceiling
-    :math:`X_{max} = c / D`; it never falls, so this family cannot draw a retrograde curve.
-    """
-    sol = multiserver_mva((float(demand_ms),), (int(n_servers),), delay_ms=float(delay_ms),
-                          think_time_ms=float(think_time_ms), n_max=int(n_max))
-    return sol.tps, sol.resp_ms
-
-
-@dataclass
-class MultiServerMVAModel:
-    r"""Closed MVA with ``c`` servers and a delay, fitted to ``(clients, tps)`` and, if measured, ``resp_ms``.
-
-    The family of a load test without zIIP pools: one multi-server CPU station and a fixed delay,
-    the textbook alternative to the USL for throughput against concurrency (Gunther, *Guerrilla
-    Capacity Planning*, 2007, ch. 4-5, compares the two). ``c`` is the table's ``n_gcp`` when it
-    gives one constant count (the machine's processors), else chosen among
-    :func:`kneecap.modeling.open.server_counts` up to the largest trained population (beyond
-    it the training rows cannot tell counts apart). For each ``c`` the demand ``D`` and delay
-    ``R0`` are fitted by least squares on log residuals of throughput and response (relative
-    errors, as :class:`ClosedMVAModel`), in log parameters so both stay positive.
-
-    Notes
-    -----
-    .. math:: \min_{\log D, \log R_0} \sum_i \Big[\log \frac{X(N_i)}{X_i}\Big]^2
-              + \Big[\log \frac{R(N_i)}{R_i}\Big]^2
-
-    The band is the delta method on the log scale, as the USL's:
-    :math:`\log \hat X \pm t_{dof}\sqrt{g^\top \Sigma g + s^2}` with :math:`\Sigma = s^2 (J^\top J)^{-1}`
-    and ``dof`` the observations less the fitted parameters (``c`` counts when it was chosen).
-
-    References
-    ----------
-    Reiser, M. and Lavenberg, S. S. (1980), "Mean-value analysis of closed multichain queuing
-    networks", *J. ACM* 27(2). Menascé, Almeida and Dowdy (2004), *Performance by Design*, ch. 14.
-    """
-
-    alpha: float = ALPHA
-
-    def fit(self, table: pd.DataFrame) -> MultiServerMVAResults:
-        """Fit ``D`` and ``R0`` for each candidate ``c``; keep the ``c`` with the smallest log residual cost."""
-        require_columns(table, ("clients",), "the c-server MVA model")
-        n = column_or(table, "clients", np.nan)
-        x = column_or(table, "tps", np.nan)
-        r = column_or(table, "resp_ms", np.nan)
-        ok_n = np.isfinite(n) & (n >= 1)
-        ok_x, ok_r = ok_n & np.isfinite(x) & (x > 0), ok_n & np.isfinite(r) & (r > 0)
-        if len(np.unique(n[ok_x | ok_r])) < 3:
-            raise ModelError("the c-server MVA model needs (clients, tps or resp_ms) at 3 or more populations")
-        think = float(np.nanmedian(column_or(table, "think_time_ms", 0.0)))
-        ns_x, ns_r = np.round(n[ok_x]).astype(int), np.round(n[ok_r]).astype(int)
-        n_max = int(max(ns_x.max(initial=1), ns_r.max(initial=1)))
-        obs = np.log(np.concatenate([x[ok_x], r[ok_r]]))
-
-        def fun(q: np.ndarray, c: int) -> np.ndarray:
-            tps, resp = servers_delay_curve(n_max, math.exp(q[0]), math.exp(q[1]), c, think)
-            return np.log(np.maximum(np.concatenate([tps[ns_x - 1], resp[ns_r - 1]]), 1e-300)) - obs
-
-        gcp = column_or(table, "n_gcp", np.nan)[ok_x | ok_r]
-        measured_c = bool(np.isfinite(gcp).all() and len(np.unique(gcp)) == 1 and gcp[0] >= 1)
-        counts = [int(gcp[0])] if measured_c else server_counts(n_max)
-        # start: the first point's cycle time N / X splits into D and R0, the ceiling c / D from the top tps
-        first = int(np.argmin(n[ok_x])) if ok_x.any() else None
-        cycle = (1000.0 * n[ok_x][first] / x[ok_x][first] - think) if first is not None else float(np.min(r[ok_r]))
-        cycle = max(cycle, 1e-6)
-        best: tuple[float, int, Any] | None = None
-        for c in counts:
-            d0 = min(1000.0 * c / float(np.max(x[ok_x])), 0.9 * cycle) if ok_x.any() else 0.5 * cycle
-            q0 = np.log([max(d0, 1e-9 * cycle), max(cycle - d0, 1e-3 * cycle)])
-            fit = optimize.least_squares(fun, q0, args=(c,), bounds=([-np.inf, math.log(1e-9 * cycle)], np.inf))
-            if best is None or fit.cost < best[0] - 1e-12:
-                best = (float(fit.cost), c, fit)
-        assert best is not None  # at least one count is always tried
-        _, c, fit = best
-        n_obs = len(obs)
-        dof = max(n_obs - 2 - (0 if measured_c else 1), 1)
-        s2 = float(2.0 * fit.cost / dof)
-        cov = np.linalg.pinv(fit.jac.T @ fit.jac) * s2
-        tps, resp = servers_delay_curve(n_max, math.exp(fit.x[0]), math.exp(fit.x[1]), c, think)
-        return MultiServerMVAResults(
-            n_servers=c, demand_ms=float(math.exp(fit.x[0])), delay_ms=float(math.exp(fit.x[1])),
-            think_time_ms=think, cov=cov, s2=s2, dof=dof, alpha=self.alpha,
-            servers_source="measured" if measured_c else "fitted",
-            train_mape={"tps": mape_pct(x[ok_x], tps[ns_x - 1]), "resp_ms": mape_pct(r[ok_r], resp[ns_r - 1])},
-            n_train=int((ok_x | ok_r).sum()), max_clients=float(n_max))
-
-
-@dataclass
-class MultiServerMVAResults(ResultsBase):
-    """A fitted :class:`MultiServerMVAModel`: ``c`` servers, demand ``D`` and delay ``R0`` (ms)."""
-
-    n_servers: int
-    demand_ms: float
-    delay_ms: float
-    think_time_ms: float
-    cov: np.ndarray  # of (log D, log R0)
-    s2: float  # log-residual variance
-    dof: int
-    alpha: float
-    servers_source: str
-    train_mape: dict[str, float]
-    n_train: int
-    max_clients: float
-    family: str = SERVERS_FAMILY
-    load_unit: ClassVar[str] = "clients"
-    targets: tuple[str, ...] = ("tps", "resp_ms")
-    #: log-error spread per unit of log load ratio beyond ``max_clients``
-    #: (:func:`kneecap.modeling.base.widen_beyond_trained`); None: not measured
-    extrapolation_spread: dict[str, float] | None = None
-
-    @property
-    def max_tps(self) -> float:
-        """The throughput ceiling ``1000 c / D``."""
-        return 1000.0 * self.n_servers / self.demand_ms
-
-    def _log_tps(self, ns: np.ndarray, q: np.ndarray, think: float) -> np.ndarray:
-        tps, _ = servers_delay_curve(int(ns.max()), math.exp(q[0]), math.exp(q[1]), self.n_servers, think)
-        return np.log(tps[ns - 1])
-
-    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """``tps`` and ``resp_ms`` (without think time) with delta-method bands at each row's clients."""
-        require_columns(frame, ("clients",), "c-server MVA prediction")
-        clients = column_or(frame, "clients", np.nan)
-        if np.any(~np.isfinite(clients)) or np.any(clients < 1):
-            raise ModelError("prediction needs clients >= 1 on every row")
-        ns = np.round(clients).astype(int)
-        think = column_or(frame, "think_time_ms", self.think_time_ms)
-        q = np.log([self.demand_ms, self.delay_ms])
-        out = pd.DataFrame(index=frame.index)
-        t = stats.t.ppf(1 - self.alpha / 2, self.dof)
-        for z in np.unique(think):
-            rows = think == z
-            mean = self._log_tps(ns[rows], q, float(z))
-            grad = np.empty((int(rows.sum()), 2))
-            for i in range(2):
-                step = q.copy()
-                step[i] += 1e-6
-                grad[:, i] = (self._log_tps(ns[rows], step, float(z)) - mean) / 1e-6
-            se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.cov, grad) + self.s2, 0.0))
-            out.loc[rows, "tps"] = np.exp(mean)
-            out.loc[rows, "tps_lo"] = np.exp(mean - t * se)
-            out.loc[rows, "tps_hi"] = np.exp(mean + t * se)
-        # Little's law, as the USL: the response a closed population of N sees at throughput X
-        out["resp_ms"] = clients / out["tps"] * 1000.0 - think
-        out["resp_ms_lo"] = np.maximum(clients / out["tps_hi"] * 1000.0 - think, 0.0)
-        out["resp_ms_hi"] = clients / out["tps_lo"] * 1000.0 - think
-        return widen_beyond_trained(out, clients, self.max_clients, self.extrapolation_spread)
-
-    def summary(self) -> str:
-        """Servers, demand, delay, ceiling and training error in one line."""
-        return (f"Closed MVA, c servers + delay: c = {self.n_servers} ({self.servers_source}), "
-                f"demand {self.demand_ms:.4g} ms, delay {self.delay_ms:.4g} ms; ceiling {self.max_tps:.4g} tps; "
-                f"train MAPE tps {self.train_mape.get('tps', float('nan')):.1f} %")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stored JSON document of the fit (read back by :meth:`from_dict`)."""
-        return to_jsonable({"family": self.family, "n_servers": self.n_servers, "demand_ms": self.demand_ms,
-                            "delay_ms": self.delay_ms, "think_time_ms": self.think_time_ms, "cov": self.cov,
-                            "s2": self.s2, "dof": self.dof, "alpha": self.alpha,
-                            "servers_source": self.servers_source, "train_mape": self.train_mape,
-                            "n_train": self.n_train, "max_clients": self.max_clients,
-                            **({"extrapolation_spread": self.extrapolation_spread}
-                               if self.extrapolation_spread is not None else {})})
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> MultiServerMVAResults:
-        """The fit from its stored document (:meth:`to_dict`)."""
-        d = dict(d)
-        d.pop("family", None)
-        d["cov"] = np.array(d["cov"], dtype=float).reshape(2, 2)
         d["train_mape"] = {k: (np.nan if v is None else v) for k, v in d["train_mape"].items()}
         return cls(**d)
