@@ -139,8 +139,8 @@ def test_demand_is_ibms_cost_formula_over_the_history(fitted):
     ended = table["tps"] * table["interval_s"]
     model = OpenDispatchModel(n_boot=0)
     rows, _ = model.select_rows(table)
-    from kneecap.modeling.open_dispatch import _intervals
-    d, f = demand_and_eligibility(_intervals(table, rows)[0])
+    from kneecap.modeling._open_dispatch_intervals import read_intervals
+    d, f = demand_and_eligibility(read_intervals(table, rows)[0])
     assert d == pytest.approx(1000 * cpu_s.sum() / ended.sum(), rel=1e-12)
     elig = (table["cpu_ziip_pct"] + table["ziip_eligible_on_gcp_pct"]) * table["interval_s"]
     assert f == pytest.approx(elig.sum() / ((table["cpu_gcp_pct"] + table["cpu_ziip_pct"]) * table["interval_s"]).sum())

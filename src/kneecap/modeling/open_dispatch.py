@@ -16,8 +16,32 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 
+from kneecap.modeling._open_dispatch_intervals import (
+    MIN_USING_SAMPLES,
+    base_lpar,
+    class_intervals,
+    demand_and_eligibility,
+    has_interval_cpu,
+    other_classes_busy,
+    peak_history,
+    read_intervals,
+)
+from kneecap.modeling._open_dispatch_knee import KNEE_DRAWS_PER_REFIT, first_crossing, knee_draws
+from kneecap.modeling._open_dispatch_scoring import (
+    CPU_DELAY_TOLERANCE,
+    MIN_DELAY_SAMPLES,
+    MODEL_ERROR_LOG,
+    SPILL_FLOOR,
+    best_structure,
+    bootstrap_draws,
+    cpu_delay_check,
+    cpu_delay_notes,
+    predicted_delay_samples,
+    sample_cost,
+    spill_cost,
+    value_counts_text,
+)
 from kneecap.modeling.answers import SATURATED, extrapolation, no_response, saturation_message
 from kneecap.modeling.base import (
     ALPHA,
@@ -31,14 +55,13 @@ from kneecap.modeling.base import (
     mape_pct,
     predict_at,
     require_columns,
-    split_lognormal,
     structure_sentence,
     structure_weights,
     to_jsonable,
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
 from kneecap.modeling.family import ResultsBase
-from kneecap.modeling.knee import Knee, knee_response_ms, past_knee
+from kneecap.modeling.knee import Knee
 
 if TYPE_CHECKING:
     from kneecap.modeling.ziip import PlannerPolicy
@@ -53,34 +76,9 @@ FAMILY = "open_dispatch"
 #: draw chooses again, so a band carries the doubt about the count: two counts can fit a history
 #: almost equally well and still put the knee hundreds of tps apart.
 ELIGIBLE_BURST_CANDIDATES = (1, 2, 3, 4, 6, 8)
-#: Busy per engine above which a background estimate is capped: a pool the other classes fill
-#: leaves the class nothing, which no measured interval with ended transactions can show.
-_MAX_BG_PCT = 99.0
 # points per draw on the load axis when a knee is searched; the crossing is interpolated between
 _KNEE_GRID = 801
-#: Fewest zIIP using samples (eligible work on a zIIP or a CP) an interval needs before its zIIP
-#: delay samples count as a second signal: with 250 ms sampling, 100 samples are 25 s of CPU.
-MIN_USING_SAMPLES = 100
-#: How far the measured CPU delay may be from the model's before the fit flags it: a factor of 2 either
-#: way. A queue's wait scales with ``(1 + C^2) / 2`` of its service times' squared coefficient of
-#: variation ``C^2`` (Pollaczek-Khinchine), so 2 spans bursts from constant (``C^2 = 0``, half the
-#: exponential's wait) to very irregular (``C^2 = 3``, twice it); further off, something the model
-#: does not have is at work (dispatching priority, a local lock, capping).
-CPU_DELAY_TOLERANCE = 2.0
-#: Fewest CPU delay samples (measured or predicted, the larger) a comparison needs before it can
-#: flag anything: with 100 the Poisson scatter of the sum is 10 %, a factor of 2 is 7 of it.
-MIN_DELAY_SAMPLES = 100
-#: Floor of the eligible work's share on GCPs in the spill cost (1 point): an interval where
-#: neither the model nor RMF has any IIPCP costs nothing, and a few tenths of a point of
-#: measurement noise near zero do not outweigh the busy intervals.
-SPILL_FLOOR = 0.01
-#: The analytic dispatch model's own error against the dispatcher simulation, log scale: the 95th
-#: percentile of |log(model / simulated response)| over the 103 points of the LPAR grid with
-#: IIPHONORPRIORITY=YES and the busier pool at most 95 % busy (``python benchmarks/bench_dispatch.py
-#: --full --sim-from benchmarks/reference/dispatch_grid_sim.csv --precision 0.02 --save t.csv``,
-#: measured 2026-11-28: 0.0378; 0.0304 over all 279 such points). No history scores the model near
-#: the knee before the load gets there, so every band is at least this wide beyond its parameters'.
-MODEL_ERROR_LOG = 0.0378
+
 #: Fewest days of intervals before the bands are calibrated on the class's own history (train on
 #: the first days, forecast the next): with 4 days, origins after days 3; with 6, after 3, 4, 5.
 MIN_CALIBRATION_DAYS = 4
@@ -92,333 +90,35 @@ CALIBRATION_BOOT = 40
 #: peak hours, where a forecast is read.
 CALIBRATION_PEAK_SHARE = 0.1
 
-
-def class_intervals(table: pd.DataFrame) -> np.ndarray:
-    """Rows an open dispatch fit can use: tps and response > 0, GCPs known, APPL% CP measured."""
-    tps = column_or(table, "tps", np.nan)
-    resp = column_or(table, "resp_ms", np.nan)
-    n_gcp = column_or(table, "n_gcp", np.nan)
-    cp = column_or(table, "cpu_gcp_pct", np.nan)
-    with np.errstate(invalid="ignore"):
-        return (np.isfinite(tps) & (tps > 0) & np.isfinite(resp) & (resp > 0) & np.isfinite(n_gcp)
-                & (n_gcp >= 1) & np.isfinite(cp) & (cp >= 0))
-
-
-def has_interval_cpu(table: pd.DataFrame, min_points: int = 3) -> bool:
-    """True when at least ``min_points`` rows carry what :class:`OpenDispatchModel` needs."""
-    return int(class_intervals(table).sum()) >= min_points
-
-
-@dataclass(frozen=True)
-class _Intervals:
-    """The measured columns of the rows a fit uses, as arrays (one entry per RMF interval)."""
-
-    tps: np.ndarray
-    resp_ms: np.ndarray
-    n_gcp: np.ndarray
-    n_ziip: np.ndarray
-    cp_pct: np.ndarray        # APPL% CP, IIPCP included
-    iip_pct: np.ndarray       # APPL% IIP
-    iipcp_pct: np.ndarray     # APPL% IIPCP
-    weight_s: np.ndarray      # interval length: a mean over the history weights by time
-    bg_gcp_pct: np.ndarray
-    bg_ziip_pct: np.ndarray
-    day: np.ndarray           # bootstrap block: intervals of one day share that day's conditions
-    ziip_using_samples: np.ndarray   # eligible work using a zIIP or a CP (NaN: no usable samples)
-    ziip_delay_samples: np.ndarray
-    cpu_using_samples: np.ndarray    # R723CCUS: work on a GCP, IIPCP included (NaN: not usable)
-    cpu_delay_samples: np.ndarray    # R723CCDE
-
-    def take(self, idx: np.ndarray) -> _Intervals:
-        return _Intervals(**{k: getattr(self, k)[idx] for k in self.__dataclass_fields__})
-
-
-def other_classes_busy(table: pd.DataFrame) -> pd.DataFrame:
-    """Each interval's other classes' busy per engine of each pool, %: what the class competed with.
-
-    ``bg = LPAR busy per engine (70.1) - the class's APPL% / engines`` (APPL% CP includes IIPCP),
-    clipped to ``[0, 99]``; 0 where the interval has no 70.1 busy, and for zIIPs where none is
-    online. Columns ``bg_gcp_busy_pct``, ``bg_ziip_busy_pct``, on ``table``'s index.
-    """
-    n_gcp = column_or(table, "n_gcp", np.nan)
-    n_ziip = np.nan_to_num(column_or(table, "n_ziip", 0.0), nan=0.0)
-    cp = column_or(table, "cpu_gcp_pct", np.nan)
-    iip = np.nan_to_num(column_or(table, "cpu_ziip_pct", 0.0), nan=0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bg_g = np.clip(column_or(table, "lpar_gcp_busy_pct", np.nan) - cp / n_gcp, 0.0, _MAX_BG_PCT)
-        bg_z = np.where(n_ziip > 0, np.clip(column_or(table, "lpar_ziip_busy_pct", np.nan)
-                                            - iip / np.maximum(n_ziip, 1), 0.0, _MAX_BG_PCT), 0.0)
-    return pd.DataFrame({"bg_gcp_busy_pct": np.nan_to_num(bg_g, nan=0.0),
-                         "bg_ziip_busy_pct": np.nan_to_num(bg_z, nan=0.0)}, index=table.index)
-
-
-def _intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[_Intervals, list[str]]:
-    notes: list[str] = []
-    t = table.loc[rows]
-    n_gcp = column_or(t, "n_gcp", np.nan)
-    n_ziip = np.nan_to_num(column_or(t, "n_ziip", 0.0), nan=0.0)
-    cp = column_or(t, "cpu_gcp_pct", np.nan)
-    iip = np.nan_to_num(column_or(t, "cpu_ziip_pct", 0.0), nan=0.0)
-    iipcp = np.nan_to_num(column_or(t, "ziip_eligible_on_gcp_pct", 0.0), nan=0.0)
-    interval_s = column_or(t, "interval_s", np.nan)
-    weight = np.where(np.isfinite(interval_s) & (interval_s > 0), interval_s, 1.0)
-    missing = ~np.isfinite(column_or(t, "lpar_gcp_busy_pct", np.nan))
-    if missing.any():
-        notes.append(f"{int(missing.sum())} interval(s) without SMF 70.1 LPAR busy: other classes taken as 0 % busy")
-    other = other_classes_busy(t)
-    bg_g, bg_z = other["bg_gcp_busy_pct"].to_numpy(), other["bg_ziip_busy_pct"].to_numpy()
-    if "interval_start_at" in t and t["interval_start_at"].notna().any():
-        day = pd.to_datetime(t["interval_start_at"]).dt.strftime("%Y-%m-%d").fillna("?").to_numpy()
-    else:
-        day = np.array(["?"] * len(t))
-    using = column_or(t, "ziip_using_samples", np.nan) + np.nan_to_num(column_or(t, "ziip_on_cp_using_samples", 0.0))
-    delay = column_or(t, "ziip_delay_samples", np.nan)
-    usable = (n_ziip > 0) & np.isfinite(using) & (using >= MIN_USING_SAMPLES) & np.isfinite(delay) & (delay >= 0)
-    cpu_using = column_or(t, "cpu_using_samples", np.nan)
-    cpu_delay = column_or(t, "cpu_delay_samples", np.nan)
-    with np.errstate(invalid="ignore"):
-        cpu_usable = (np.isfinite(cpu_using) & (cpu_using >= 0) & np.isfinite(cpu_delay) & (cpu_delay >= 0)
-                      & (cp > 0))
-    return _Intervals(column_or(t, "tps", np.nan), column_or(t, "resp_ms", np.nan), n_gcp, n_ziip,
-                      cp, iip, iipcp, weight, bg_g, bg_z, day, np.where(usable, using, np.nan),
-                      np.where(usable, delay, np.nan), np.where(cpu_usable, cpu_using, np.nan),
-                      np.where(cpu_usable, cpu_delay, np.nan)), notes
-
-
-def demand_and_eligibility(iv: _Intervals) -> tuple[float, float]:
-    r"""The class's CPU per transaction and zIIP-eligible share over a set of intervals.
-
-    .. math::
-
-        D = \frac{10 \sum_i (CP_i + IIP_i)\, t_i}{\sum_i X_i t_i}, \qquad
-        f = \frac{\sum_i (IIP_i + IIPCP_i)\, t_i}{\sum_i (CP_i + IIP_i)\, t_i}
-
-    with APPL% per interval, ``X`` in tps and ``t`` the interval length: IBM's CPU cost per
-    transaction (CPU seconds over transactions ended) over the whole history, so a busy interval
-    counts for the transactions it ran. APPL% CP already includes IIPCP.
-
-    References
-    ----------
-    IBM, *z/OS RMF Report Analysis*, Workload Activity report: APPL% CP, IIPCP, IIP.
-    """
-    cpu = (iv.cp_pct + iv.iip_pct) * iv.weight_s
-    ended = iv.tps * iv.weight_s
-    total = float(cpu.sum())
-    d = 10.0 * total / float(ended.sum())
-    f = float(((iv.iip_pct + iv.iipcp_pct) * iv.weight_s).sum() / total) if total > 0 else 0.0
-    return d, min(max(f, 0.0), 1.0)
-
-
-def _solve_intervals(iv: _Intervals, d: float, f: float, rules: Dispatch):
-    return solve_open_rows(iv.tps, d, f, n_gcp=iv.n_gcp, n_ziip=iv.n_ziip, bg_gcp_busy_pct=iv.bg_gcp_pct,
-                           bg_ziip_busy_pct=iv.bg_ziip_pct, dispatch=rules)
-
-
-def sample_cost(iv: _Intervals, ziip_wait_ms: np.ndarray, d: float, f: float) -> tuple[float, int]:
-    r"""How far the predicted zIIP waits are from the zIIP delay samples: ``(mean cost, intervals)``.
-
-    WLM samples each unit of work every 250 ms, so by Little's law delay and using samples stand
-    in the ratio of the time spent queued for a zIIP to the eligible CPU time, whatever the
-    sampling rate. With ``u`` the eligible using samples (on a zIIP or a CP) and ``w_Z`` the
-    predicted queued time per transaction, the predicted delay samples are ``u w_Z / (f D)``; the
-    cost is the inverse-variance weighted mean of :math:`e^2 = \log^2((\hat n + 1)/(n + 1))` over
-    intervals with at least :data:`MIN_USING_SAMPLES` using samples (the 1 keeps an interval with
-    no delay finite):
-
-    .. math::
-
-        c = \frac{\sum_i v_i^{-1} e_i^2}{\sum_i v_i^{-1}}, \qquad
-        v_i = \frac{1}{n_i + 1} + \sigma_M^2, \qquad \sigma_M = \frac{\epsilon_{95}}{1.96}
-
-    A count of ``n`` Poisson samples scatters by :math:`1/(n + 1)` on the log scale (delta
-    method), so a quiet interval with a handful of delay samples says little, and no count says
-    more than the model itself can: :math:`\sigma_M` is the analytic model's own log error
-    against the dispatcher simulation (:data:`MODEL_ERROR_LOG`, a 95th percentile, as a normal
-    standard deviation). Unweighted, the quiet intervals' scatter decided between burst counts:
-    on one eligible burst beside 0.5 ms background bursts (``tests/smf/simdays.py`` ``VARIANTS
-    ["burst_k1"]``, seeds 101-102) it gave the simulated structure 21-22 % of the weight and the
-    second rank, weighted 83 % and the first; on 4 GCPs + 3 zIIPs with a steeper week
-    (``bench_smf_class.py --variant pool_4g3z --ratio 1.4``) 24-25 %, weighted 36-38 %, first
-    either way; the simulated structure's weight rose on every LPAR and week tried.
-    ``(0, 0)`` where fewer than 3 intervals qualify.
-
-    References
-    ----------
-    McCullagh & Nelder (1989), *Generalized Linear Models*, 2nd ed., ch. 6 (Poisson counts, the
-    variance of their log).
-    """
-    ok, predicted = _predicted_delay_samples(iv, ziip_wait_ms, d, f)
-    if ok.sum() < 3:
-        return 0.0, 0
-    measured = iv.ziip_delay_samples[ok]
-    precision = 1.0 / (1.0 / (measured + 1.0) + (MODEL_ERROR_LOG / 1.96) ** 2)
-    cost = np.log((predicted + 1.0) / (measured + 1.0)) ** 2
-    return float(np.sum(precision * cost) / np.sum(precision)), int(ok.sum())
-
-
-def _predicted_delay_samples(iv: _Intervals, ziip_wait_ms: np.ndarray, d: float, f: float
-                             ) -> tuple[np.ndarray, np.ndarray]:
-    """``(intervals with usable samples, their predicted zIIP delay samples u w_Z / (f D))``."""
-    ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(ziip_wait_ms) & (f * d > 0)
-    return ok, iv.ziip_using_samples[ok] * ziip_wait_ms[ok] / (f * d) if ok.any() else np.empty(0)
-
-
-def cpu_delay_check(iv: _Intervals, gcp_wait_ms: np.ndarray) -> dict[str, Any]:
-    r"""The model's GCP waits against the 72.3 CPU delay samples: a check on the GCP side of the fit.
-
-    WLM samples every unit of work every 250 ms (``R723MTVL``) and counts the class's units
-    waiting to be dispatched on a CP in ``R723CCDE`` (CPU delay) and those running on one in
-    ``R723CCUS`` (CPU using; zIIP-eligible work running on a CP included, as APPL% CP includes
-    IIPCP). A state's samples over an interval of length ``t`` are ``N t / 0.25 s``, ``N`` the
-    time-average number of the class's transactions in it, and by Little's law ``N = X w`` with
-    ``X`` the tps and ``w`` a transaction's time in the state. So the sampling rate cancels in the
-    ratio of the two states, which is the ratio of the times:
-
-    .. math::
-
-        \frac{\mathrm{CCDE}_i}{\mathrm{CCUS}_i} = \frac{w_{G,i}}{D_{CP,i}}, \qquad
-        D_{CP,i} = \frac{10\, CP_i}{X_i}\ \text{ms (APPL\% CP, IIPCP included)},
-        \qquad \widehat{\mathrm{CCDE}}_i = \mathrm{CCUS}_i\, \frac{\hat w_{G,i}}{D_{CP,i}}
-
-    with ``\hat w_G`` the model's time per transaction with a burst queued for a GCP
-    (:class:`~kneecap.modeling.dispatch.DispatchSolution` ``gcp_wait_ms``: GCP-only bursts, and all
-    of them without zIIPs; helped eligible work queued for a GCP is zIIP delay, as WLM's
-    ``R723SUPD``). Over the history the measured and the model's GCP delay per transaction are
-
-    .. math::
-
-        \bar w_G = \frac{\sum_i \mathrm{CCDE}_i}{\sum_i \mathrm{CCUS}_i}\, \bar D_{CP}, \qquad
-        \hat{\bar w}_G = \frac{\sum_i \widehat{\mathrm{CCDE}}_i}{\sum_i \mathrm{CCUS}_i}\, \bar D_{CP},
-        \qquad \bar D_{CP} = \frac{10 \sum_i CP_i t_i}{\sum_i X_i t_i}
-
-    (transaction-weighted means, by Little's law again), and their ratio
-    ``sum CCDE / sum CCDE-hat`` is the check, overall and over the busiest tenth of the intervals
-    by tps (where a knee is read). It is not fitted: the CPU delay hardly depends on the one thing
-    the samples could choose, the eligible burst count (on the simulated days of
-    ``tests/smf/simdays.py`` every count from 1 to 8 predicts the same GCP delay within 2.4 %,
-    leaning to 1, while the predicted zIIP delay samples move 1.8-fold between them; scored beside
-    the zIIP delay samples it changed no choice and no figure of ``benchmarks/bench_smf_class.py``),
-    and ``D`` and ``f`` are measured. A ratio beyond :data:`CPU_DELAY_TOLERANCE` either way, with at least
-    :data:`MIN_DELAY_SAMPLES` samples, is ``flagged``: the GCP side of the model is missing
-    something (the class below the other work in dispatching priority, TCBs waiting for the local
-    lock, which ``R723CCDE`` also counts, bursts far from exponential), and its GCP waits, and a
-    knee the GCPs set, are that far off. CPU capping delay (``R723CCCA``) is not part of
-    ``R723CCDE`` and not compared.
-
-    Parameters
-    ----------
-    iv : the fitted intervals (their ``cpu_using_samples`` / ``cpu_delay_samples`` NaN where absent).
-    gcp_wait_ms : the model's GCP wait per transaction in each interval, ms.
-
-    Returns
-    -------
-    dict
-        ``{}`` when fewer than 3 intervals carry the samples or they have no CPU using samples;
-        else ``intervals``, ``measured_samples``, ``model_samples``, ``measured_ms_per_tran``,
-        ``model_ms_per_tran``, ``ratio`` (measured over model), ``peak_intervals``,
-        ``peak_ratio``, ``share_of_resp_pct`` (the measured GCP delay as a share of the measured
-        mean response, both per transaction), ``flagged``.
-
-    References
-    ----------
-    IBM, *z/OS MVS System Management Facilities (SMF)*, record type 72 subtype 3, Service/Report
-    Class Period Data Section: ``R723CCUS`` (CPU using samples), ``R723CCDE`` (CPU delay: "a TCB or
-    SRB is waiting to be dispatched or a TCB is waiting for local lock"), ``R723CCCA``;
-    Workload Manager Control Section ``R723MTVL`` (sample interval). IBM, *z/OS RMF Report
-    Analysis*, Workload Activity report (USING% / DELAY% CPU, APPL% CP). Little (1961).
-    """
-    ok = np.isfinite(iv.cpu_using_samples) & np.isfinite(gcp_wait_ms)
-    if ok.sum() < 3 or not np.nansum(iv.cpu_using_samples[ok]) > 0:
-        return {}
-    using, measured = iv.cpu_using_samples[ok], iv.cpu_delay_samples[ok]
-    d_cp = 10.0 * iv.cp_pct[ok] / iv.tps[ok]
-    predicted = using * gcp_wait_ms[ok] / d_cp
-    ended = iv.tps[ok] * iv.weight_s[ok]
-    d_cp_mean = float(np.sum(d_cp * ended) / np.sum(ended))
-    peak = iv.tps[ok] >= np.quantile(iv.tps[ok], 0.9)
-
-    def ratio(m: np.ndarray, p: np.ndarray) -> float:
-        total_m, total_p = float(m.sum()), float(p.sum())
-        return total_m / total_p if total_p > 0 else (math.inf if total_m > 0 else 1.0)
-
-    def off(m: np.ndarray, p: np.ndarray) -> bool:
-        r = ratio(m, p)
-        return max(float(m.sum()), float(p.sum())) >= MIN_DELAY_SAMPLES and not (
-            1.0 / CPU_DELAY_TOLERANCE <= r <= CPU_DELAY_TOLERANCE)
-
-    measured_ms = float(measured.sum() / using.sum()) * d_cp_mean
-    share = 100.0 * measured_ms / float(np.sum(iv.resp_ms[ok] * ended) / np.sum(ended))
-    return {"intervals": int(ok.sum()), "measured_samples": float(measured.sum()),
-            "model_samples": float(predicted.sum()), "measured_ms_per_tran": measured_ms,
-            "model_ms_per_tran": float(predicted.sum() / using.sum()) * d_cp_mean,
-            "ratio": ratio(measured, predicted), "peak_intervals": int(peak.sum()),
-            "peak_ratio": ratio(measured[peak], predicted[peak]), "share_of_resp_pct": share,
-            "flagged": bool(off(measured, predicted) or off(measured[peak], predicted[peak]))}
-
-
-def cpu_delay_notes(check: dict[str, Any]) -> list[str]:
-    """The notes a :func:`cpu_delay_check` gives the fit: the comparison, and what a flag means."""
-    if not check:
-        return []
-    notes = [f"CPU delay samples (R723CCDE) of {check['intervals']} interval(s), a check on the GCP side "
-             f"(not fitted): model {check['model_ms_per_tran']:.4g} vs measured "
-             f"{check['measured_ms_per_tran']:.4g} ms of GCP delay per transaction, measured/model "
-             f"{check['ratio']:.2f} ({check['peak_ratio']:.2f} in the busiest {check['peak_intervals']}); "
-             f"{check['measured_samples']:.0f} samples measured, {check['model_samples']:.0f} predicted"
-             f"; measured, {check['share_of_resp_pct']:.2g} % of the response"]
-    if check["flagged"]:
-        worst = check["ratio"] if abs(math.log(max(check["ratio"], 1e-12))) >= abs(
-            math.log(max(check["peak_ratio"], 1e-12))) else check["peak_ratio"]
-        if worst > 1:
-            notes.append(f"CPU delay samples contradict the model: measured GCP delay {worst:.3g}x the "
-                         "model's. The class waits for a CP longer than the dispatcher model says (lower "
-                         "dispatching priority than the other work, TCBs waiting for the local lock, "
-                         "irregular bursts): its GCP waits, and a knee the GCPs set, are optimistic")
-        else:
-            notes.append(f"CPU delay samples contradict the model: measured GCP delay {worst:.3g}x the "
-                         "model's. The class waits for a CP less than the dispatcher model says (dispatched "
-                         "ahead of the other work, regular bursts): its GCP waits, and a knee the GCPs "
-                         "set, are pessimistic")
-    return notes
-
-
-def _fit_delay(residence: np.ndarray, resp_ms: np.ndarray) -> tuple[float, float]:
-    """``R0 >= 0`` minimising the squared log error of ``R0 + residence`` (finite rows)."""
-    ok = np.isfinite(residence)
-    if not ok.any():
-        return math.nan, math.inf
-    c, r = residence[ok], resp_ms[ok]
-
-    def cost(r0: float) -> float:
-        return float(np.sum(np.log((r0 + c) / r) ** 2))
-
-    upper = float(np.max(r))
-    res = optimize.minimize_scalar(cost, bounds=(0.0, upper), method="bounded",
-                                   options={"xatol": 1e-9 * max(upper, 1.0)})
-    r0 = float(res.x) if cost(float(res.x)) <= cost(0.0) else 0.0
-    return r0, cost(r0) / ok.sum()
-
-
-def spill_cost(iv: _Intervals, spill_fraction: np.ndarray) -> tuple[float, int]:
-    r"""How far the predicted share of eligible work on GCPs is from RMF's: ``(mean cost, intervals)``.
-
-    RMF's APPL% IIPCP over IIP + IIPCP is the share of the class's zIIP-eligible work that GCPs
-    ran; the dispatch model predicts it (``spill_fraction``). The help rule and the eligible
-    burst count move it far more than they move the response below the knee, so it is the
-    signal that tells them apart. The cost is the mean of
-    :math:`\log^2((\hat s + s_0)/(s + s_0))` over intervals with zIIPs online and eligible work,
-    :math:`s_0` = :data:`SPILL_FLOOR`. ``(0, 0)`` with fewer than 3 such intervals.
-
-    References
-    ----------
-    IBM, *z/OS RMF Report Analysis*, Workload Activity report: APPL% IIP, IIPCP.
-    """
-    eligible = iv.iip_pct + iv.iipcp_pct
-    ok = (iv.n_ziip > 0) & (eligible > 0) & np.isfinite(spill_fraction)
-    if ok.sum() < 3:
-        return 0.0, 0
-    measured = iv.iipcp_pct[ok] / eligible[ok]
-    return float(np.mean(np.log((spill_fraction[ok] + SPILL_FLOOR) / (measured + SPILL_FLOOR)) ** 2)), int(ok.sum())
+# the intervals, the structures' scoring and the knee draws live in private modules; these are the
+# names this module offers
+__all__ = [
+    "CALIBRATION_BOOT",
+    "CALIBRATION_PEAK_SHARE",
+    "CPU_DELAY_TOLERANCE",
+    "ELIGIBLE_BURST_CANDIDATES",
+    "FAMILY",
+    "KNEE_DRAWS_PER_REFIT",
+    "MIN_CALIBRATION_DAYS",
+    "MIN_DELAY_SAMPLES",
+    "MIN_ORIGIN_DAYS",
+    "MIN_TRANSACTIONS",
+    "MIN_USING_SAMPLES",
+    "MODEL_ERROR_LOG",
+    "SPILL_FLOOR",
+    "OpenDispatchModel",
+    "OpenDispatchResults",
+    "class_intervals",
+    "cpu_delay_check",
+    "cpu_delay_notes",
+    "demand_and_eligibility",
+    "has_interval_cpu",
+    "knee_draws",
+    "other_classes_busy",
+    "peak_history",
+    "sample_cost",
+    "spill_cost",
+]
 
 
 @dataclass
@@ -531,17 +231,17 @@ class OpenDispatchModel:
         if rows.sum() < 3:
             raise ModelError(f"the open dispatch model needs at least 3 intervals with tps, resp_ms, n_gcp "
                              f"and APPL% CP; {int(rows.sum())} qualify")
-        iv, more = _intervals(table, rows)
+        iv, more = read_intervals(table, rows)
         notes += more
         d, f = demand_and_eligibility(iv)
         if not (d > 0 and math.isfinite(d)):
             raise ModelError(f"the class used no CPU in its {len(iv.tps)} intervals: no CPU demand to queue")
         structures = self.structures()
-        best, r0, sol, costs = _best_structure(iv, d, f, structures, self._rules)
+        best, r0, sol, costs = best_structure(iv, d, f, structures, self._rules)
         residence = sol.resp_ms[0]
         _, n_sampled = sample_cost(iv, sol.ziip_wait_ms[0], d, f)
         if n_sampled:
-            ok, predicted = _predicted_delay_samples(iv, sol.ziip_wait_ms[0], d, f)
+            ok, predicted = predicted_delay_samples(iv, sol.ziip_wait_ms[0], d, f)
             some = iv.ziip_delay_samples[ok] > 0
             notes.append(f"zIIP delay samples of {n_sampled} interval(s) chose the structure with the response; "
                          f"predicted vs measured delay samples "
@@ -567,14 +267,14 @@ class OpenDispatchModel:
         # weighed 3 eligible bursts at 100 % and put the knee 17.7 % low with an interval excluding
         # the truth; by day the 2- and 4-burst structures keep their share and the interval holds it
         weights = structure_weights(np.array(costs), max(len(np.unique(iv.day)), 1))
-        draws = _bootstrap(iv, structures, weights, self._rules, self.n_boot, self.seed)
+        draws = bootstrap_draws(iv, structures, weights, self._rules, self.n_boot, self.seed)
         results = OpenDispatchResults(
             cpu_ms_per_tran=d, ziip_eligible_fraction=f, delay_ms=r0, eligible_bursts=int(best[1]),
             gcp_bursts=int(self.gcp_bursts), honor_priority=self.honor_priority,
             help_wait_ms=self.help_wait_ms, help_rule=HELP_RULES[best[0]], boot_params=draws,
             residuals=resid, alpha=self.alpha, seed=self.seed,
             train_mape={"resp_ms": mape_pct(iv.resp_ms[ok], fitted[ok])}, n_train=int(ok.sum()),
-            base=_base_lpar(iv), train_ranges={"tps_min": float(np.min(iv.tps)), "tps_max": float(np.max(iv.tps)),
+            base=base_lpar(iv), train_ranges={"tps_min": float(np.min(iv.tps)), "tps_max": float(np.max(iv.tps)),
                                                "days": int(len(np.unique(iv.day)))},
             history=peak_history(table, rows), notes=notes, cpu_delay=delay_check,
             structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
@@ -625,149 +325,6 @@ class OpenDispatchModel:
                 "coverage_raw_pct": 100.0 * float(within.mean()), "q_log": q,
                 "coverage_pct": 100.0 * float(np.mean(score <= max(q, MODEL_ERROR_LOG))), "x_max": float(x.max()),
                 "scores": np.column_stack([x, score])}
-
-
-def _structure_fit(iv: _Intervals, d: float, f: float, structure: tuple[int, int], rules):
-    """``(R0, its response cost, the intervals' solution)`` of one structure."""
-    sol = _solve_intervals(iv, d, f, rules(structure))
-    return (*_fit_delay(sol.resp_ms[0], iv.resp_ms), sol)
-
-
-def _structure_costs(iv: _Intervals, d: float, f: float, structure: tuple[int, int], rules):
-    """``(R0, cost, the intervals' solution)`` of one structure: response, spill and delay samples."""
-    r0, cost, sol = _structure_fit(iv, d, f, structure, rules)
-    cost += spill_cost(iv, sol.spill_fraction[0])[0]
-    # response confounds the delay outside the CPU with queueing, the samples do not
-    cost += sample_cost(iv, sol.ziip_wait_ms[0], d, f)[0]
-    return r0, cost, sol
-
-
-def _best_structure(iv: _Intervals, d: float, f: float, structures: tuple[tuple[int, int], ...], rules):
-    """``(structure, R0, the intervals' solution, every structure's cost)`` of the best fit."""
-    best = None
-    costs = []
-    for structure in structures:
-        r0, cost, sol = _structure_costs(iv, d, f, structure, rules)
-        costs.append(cost)
-        if best is None or cost < best[2] - 1e-12:
-            best = (structure, r0, cost, sol)
-    assert best is not None  # the fit always has a structure
-    return best[0], best[1], best[3], costs
-
-
-def _bootstrap(iv: _Intervals, structures: tuple[tuple[int, int], ...], weights: np.ndarray, rules,
-               n_boot: int, seed: int) -> np.ndarray:
-    """``(B, 5)`` bootstrap draws of ``(R0, D, f, eligible bursts, help rule index)``.
-
-    Days are resampled with replacement (rows when there are fewer than 5 days); each draw takes a
-    structure with its weight and fits ``R0`` to the resample with it.
-    """
-    rng = np.random.default_rng(seed)
-    days = np.unique(iv.day)
-    by_day = [np.flatnonzero(iv.day == day) for day in days]
-    out = []
-    for _ in range(n_boot):
-        if len(days) >= 5:
-            idx = np.concatenate([by_day[i] for i in rng.integers(0, len(days), len(days))])
-        else:
-            idx = rng.integers(0, len(iv.tps), len(iv.tps))
-        structure = structures[int(rng.choice(len(structures), p=weights))]
-        sample = iv.take(idx)
-        d, f = demand_and_eligibility(sample)
-        r0, _, _ = _structure_fit(sample, d, f, structure, rules)
-        if math.isfinite(r0):
-            out.append((r0, d, f, structure[1], structure[0]))
-    return np.array(out, dtype=float).reshape(-1, 5)
-
-
-def _base_lpar(iv: _Intervals) -> dict[str, float]:
-    """The LPAR a forecast starts from.
-
-    The engines most intervals had and the other classes' busy in the busiest tenth of the class's
-    intervals (what they do while the class peaks).
-    """
-    configs = pd.DataFrame({"n_gcp": iv.n_gcp, "n_ziip": iv.n_ziip}).value_counts()
-    n_gcp, n_ziip = configs.index[0]
-    same = (iv.n_gcp == n_gcp) & (iv.n_ziip == n_ziip)
-    peak = same & (iv.tps >= np.quantile(iv.tps[same], 0.9))
-    return {"n_gcp": int(n_gcp), "n_ziip": int(n_ziip),
-            "bg_gcp_busy_pct": float(np.median(iv.bg_gcp_pct[peak])),
-            "bg_ziip_busy_pct": float(np.median(iv.bg_ziip_pct[peak])) if n_ziip > 0 else 0.0}
-
-
-def peak_history(table: pd.DataFrame, rows: np.ndarray) -> list[list[Any]]:
-    """``[[interval_start_at ISO, tps], ...]`` of the intervals fitted: what a growth trend reads."""
-    if "interval_start_at" not in table:
-        return []
-    t = table.loc[rows, ["interval_start_at", "tps"]].dropna()
-    t = t.assign(interval_start_at=pd.to_datetime(t["interval_start_at"])).sort_values("interval_start_at")
-    return [[ts.isoformat(), float(x)] for ts, x in zip(t["interval_start_at"], t["tps"])]
-
-
-def _first_crossing(grid: np.ndarray, resp: np.ndarray, unloaded_ms: float, k: float, sat: float,
-                    side: str = "") -> float:
-    """The load where ``resp`` first passes ``k`` x ``unloaded_ms`` (:func:`past_knee`), interpolated on ``grid``.
-
-    ``sat`` when the grid (which stops short of saturation) never passes it. ``side`` ``"lo"`` /
-    ``"hi"``: the grid point before / after the crossing instead, for an interval's ends. Near
-    saturation the curve is steep and convex, where the chord crosses early: an interpolated
-    upper end lay up to a grid step (a 1/800th of saturation) inside what the curve allows, and
-    fell 0.1 tps short of the simulated knee on a pool-rule LPAR (bench_smf_class seed 72).
-    """
-    above = np.flatnonzero(past_knee(resp, unloaded_ms, k))
-    if len(above) == 0:
-        return float(sat)
-    j = int(above[0])
-    if j == 0:
-        return float(grid[0])
-    if side:
-        return float(grid[j - 1] if side == "lo" else grid[j])
-    r_lo, r_hi = resp[j - 1], resp[j]
-    target = knee_response_ms(unloaded_ms, k)
-    return float(grid[j] if not np.isfinite(r_hi)
-                 else grid[j - 1] + (grid[j] - grid[j - 1]) * (target - r_lo) / (r_hi - r_lo))
-
-
-#: Draws of the knee per bootstrap draw in :func:`knee_draws`.
-KNEE_DRAWS_PER_REFIT = 10
-
-
-def knee_draws(knees: np.ndarray, early: np.ndarray, late: np.ndarray, alpha: float, seed: int) -> tuple[float, ...]:
-    r"""Draws of the knee that keep the refits' mixture of structures, each widened as its interval is.
-
-    Refit ``i`` crossed at ``knees[i]``, at ``early[i]`` with its curve widened up and at
-    ``late[i]`` widened down (:meth:`OpenDispatchResults.knee`). Each refit gives
-    :data:`KNEE_DRAWS_PER_REFIT` draws from a split log-normal whose ``alpha/2`` and
-    ``1 - alpha/2`` quantiles are those ends:
-
-    .. math::
-
-        k = k_i \exp\big(z\, \sigma_i(z)\big), \qquad
-        \sigma_i = \frac{\log(k_i / e_i)}{z_{1-\alpha/2}}\ (z < 0), \quad
-        \frac{\log(\ell_i / k_i)}{z_{1-\alpha/2}}\ (z \ge 0), \qquad z \sim N(0, 1)
-
-    A knee date drawn from these (:func:`kneecap.growth.crossing_date`) keeps what a split
-    log-normal through the interval's ends loses: where structures the history cannot tell apart
-    put the knee far apart the draws are two humps, and the later one holds a real share of the
-    dates. On 4 GCPs + 3 zIIPs with a steep week (``bench_smf_class.py --variant pool_4g3z
-    --ratio 1.48``) the interval, 3,527-4,968 tps, held the simulated 4,786, but the best
-    structure's 3,872 as its median left the simulated crossing a day past the 90 % date on
-    every seed.
-    """
-    knees, early, late = (np.asarray(a, dtype=float) for a in (knees, early, late))
-    ok = np.isfinite(knees) & np.isfinite(early) & np.isfinite(late) & (early > 0) & (knees > 0)
-    if not ok.any():
-        return ()
-    k, e, ell = knees[ok], np.minimum(early[ok], knees[ok]), np.maximum(late[ok], knees[ok])
-    z = np.random.default_rng(seed).standard_normal((len(k), KNEE_DRAWS_PER_REFIT))
-    return tuple(float(v) for v in split_lognormal(z, k[:, None], e[:, None], ell[:, None], alpha).ravel())
-
-
-def _counts(values: np.ndarray) -> str:
-    if not len(values):
-        return "-"
-    kinds, n = np.unique(values.astype(int), return_counts=True)
-    return ", ".join(f"{k}: {c}" for k, c in zip(kinds, n))
 
 
 @dataclass
@@ -999,11 +556,11 @@ class OpenDispatchResults(ResultsBase):
             rows = {key: np.repeat(v, len(grid)) for key, v in lpar_rows.items()}
             sol = self._solve(grid, rows, th)
             resp = th[0] + sol.resp_ms[0]
-            x = _first_crossing(grid, resp, resp[0], k, sat)
+            x = first_crossing(grid, resp, resp[0], k, sat)
             knees.append(x)
             # the draw's curve as far off as the model's error allows, its unloaded response held
-            early.append(_first_crossing(grid, resp * widen, resp[0], k, sat, side="lo"))
-            late.append(_first_crossing(grid, resp / widen, resp[0], k, sat, side="hi"))
+            early.append(first_crossing(grid, resp * widen, resp[0], k, sat, side="lo"))
+            late.append(first_crossing(grid, resp / widen, resp[0], k, sat, side="hi"))
             unloaded.append(float(resp[0]))
             sats.append(float(sat))
             if i == 0:
@@ -1166,7 +723,7 @@ class OpenDispatchResults(ResultsBase):
             f"{self.train_ranges['tps_min']:.4g}-{self.train_ranges['tps_max']:.4g} tps",
             f"  train MAPE resp_ms     {self.train_mape.get('resp_ms', float('nan')):8.1f} %",
             f"  bootstrap refits       {len(self.boot_params)} (days resampled; burst counts chosen "
-            f"{_counts(self.boot_params[:, 3])})",
+            f"{value_counts_text(self.boot_params[:, 3])})",
             f"  structures             {self.structure_sentence()}",
             f"  band calibration       {self.calibration_sentence()}",
         ]
