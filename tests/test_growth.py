@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kneecap import growth
+from kneecap.growth import _fit as growth_fit
 from kneecap.growth import crossing_date, fit_growth, peak_series
+from kneecap.growth._crossing import draw_thresholds
 
 START = pd.Timestamp("2026-01-05")  # a Monday
 DAY = pd.Timedelta(days=1)
@@ -227,14 +229,14 @@ def test_short_history_fits_non_seasonal() -> None:
 @pytest.fixture
 def damped_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     """The damped-trend candidate's fit raises, as a singular design does."""
-    real_fit = growth._fit_candidate
+    real_fit = growth_fit.fit_candidate
 
     def fit_or_fail(method: str, y: np.ndarray):
         if method == "ets_damped":
             raise np.linalg.LinAlgError("singular matrix")
         return real_fit(method, y)
 
-    monkeypatch.setattr(growth, "_fit_candidate", fit_or_fail)
+    monkeypatch.setattr(growth_fit, "fit_candidate", fit_or_fail)
 
 
 def test_failing_candidate_is_recorded_not_raised(damped_fails: None) -> None:
@@ -430,12 +432,12 @@ def test_ets_paths_are_wider_than_its_fixed_parameter_interval() -> None:
 def test_split_lognormal_passes_through_the_interval() -> None:
     alpha = 0.05
     u = np.array([alpha / 2, 0.5, 1 - alpha / 2])
-    np.testing.assert_allclose(growth._threshold_draws(u, 100.0, 90.0, 120.0, alpha, None),
+    np.testing.assert_allclose(draw_thresholds(u, 100.0, 90.0, 120.0, alpha, None),
                                [90.0, 100.0, 120.0], rtol=1e-12)
-    assert np.all(growth._threshold_draws(u, 100.0, 100.0, 100.0, alpha, None) == 100.0)
+    assert np.all(draw_thresholds(u, 100.0, 100.0, 100.0, alpha, None) == 100.0)
     draws = np.arange(1.0, 101.0)
-    np.testing.assert_array_equal(growth._threshold_draws(np.array([0.01, 0.5, 1.0]), 0.0, 0.0, 0.0,
-                                                          alpha, draws), [1.0, 50.0, 100.0])
+    np.testing.assert_array_equal(draw_thresholds(np.array([0.01, 0.5, 1.0]), 0.0, 0.0, 0.0,
+                                                  alpha, draws), [1.0, 50.0, 100.0])
 
 
 def test_bootstrap_draws_of_the_knee(six_paths: growth.PeakPaths) -> None:
