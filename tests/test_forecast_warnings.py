@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kneecap import _answer_checks as answer_checks
 from kneecap import cli, forecasting
 from kneecap.modeling import ClosedMVAModel, ClosedMVAResults, results_from_dict
 from kneecap.modeling.open import OpenMMcModel
@@ -54,8 +55,8 @@ def test_a_training_point_outside_the_band_is_counted_and_the_worst_named(bumped
 
 def test_the_band_check_is_computed_once_per_model(bumped, monkeypatch):
     calls = []
-    check = forecasting._band_check
-    monkeypatch.setattr(forecasting, "_band_check", lambda results: calls.append(results) or check(results))
+    check = answer_checks.cached_band_check
+    monkeypatch.setattr(answer_checks, "cached_band_check", lambda results: calls.append(results) or check(results))
     fresh = ClosedMVAResults.from_dict(bumped.to_dict())
     table = forecasting.forecast_scenarios([{"workload": "own", "name": n, "clients": c}
                                             for n, c in (("a", 100), ("b", 200), ("c", 250))],
