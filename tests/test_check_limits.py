@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kneecap import cli, schema, warehouse
+from kneecap import cli, measurement_csv, schema, warehouse
 from kneecap.modeling.dispatch import MAX_ENGINES
 from tests.conftest import closed_rows, write_reference_csv
 
@@ -88,7 +88,7 @@ def test_many_bad_rows_print_the_first_problems_and_a_total(tmp_path, capsys):
 
 def test_csv_over_the_size_limit_is_refused_before_reading(tmp_path, capsys, monkeypatch):
     path = write_reference_csv(tmp_path / "t.csv", closed_rows("t"))
-    monkeypatch.setattr(warehouse, "MAX_CSV_BYTES", 100)
+    monkeypatch.setattr(measurement_csv, "MAX_CSV_BYTES", 100)
     status, _, err = _check(capsys, path)
     assert status == 1
     assert re.search(re.escape(f"{path}: (file): ") + r"\d+ bytes is over the 100-byte limit", err)
