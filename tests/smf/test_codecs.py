@@ -11,7 +11,7 @@ import synth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kneecap.smf import codecs, framing, header, layout
+from kneecap.smf import codecs, framing, header, layout, record_keys
 from kneecap.smf.codecs import (
     ebcdic,
     hfp,
@@ -27,7 +27,7 @@ from kneecap.smf.framing import SMFDataError, _anchors, _descriptors, _detect, _
 # the framing package's doctests: the public classes' in the package (they carry its name), the
 # functions' in the modules that define them
 @pytest.mark.parametrize("module", [codecs, framing, _records, _descriptors, _anchors, _detect, _gunzip, layout,
-                                    header])
+                                    header, record_keys])
 def test_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
