@@ -44,6 +44,10 @@ BENCHES = [
     ("smf_ingest_92", "kneecap ingest as a whole process vs sha256sum on the 92 MB mix of issue 35 (the same mix), "
      "median of 5 pairs",
      ["bench_smf_decode.py", "--mb", "92", "--mix", "lpar", "--ingest", "--pairs", "5"]),
+    # and on 70.1 + 72.3 alone (the class mix: 72.3 classes with one 70.1 an interval, no SMF 30)
+    ("smf_ingest_92_class", "kneecap ingest as a whole process vs sha256sum on 92 MB of 70.1 + 72.3 (class mix), "
+     "median of 5 pairs",
+     ["bench_smf_decode.py", "--mb", "92", "--mix", "class", "--ingest", "--pairs", "5"]),
     ("partitions", "decoded folders by month against by day: files and ingest speed of one 70.1 a day for ten "
      "years and of a dense LPAR-day (issue 35 item 7)",
      ["bench_partitions.py", "--save", "benchmarks/results/partitions.csv"]),

@@ -156,6 +156,29 @@ def test_ingest_is_idempotent_and_names_failures(tmp_path):
     assert "1 already ingested" in third.stdout
 
 
+def test_an_ingest_process_ends_without_teardown_but_runs_its_exit_handlers_and_flushes(tmp_path):
+    # kneecap.cli.run ends an ingest with os._exit: the exit handlers must still run (logging,
+    # multiprocessing, temporary folders) and a piped stdout must still reach the reader
+    report = REPO / "data" / "raw" / "rmf-samples" / "rmfpp-cpu-small-RPRT-20220412.xml"
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: print('exit handler ran'))\n"
+              "from kneecap.cli import run\n"
+              f"sys.argv = ['kneecap', 'ingest', {str(report)!r}, '--out', {str(tmp_path / 'out')!r}, '-q']\n"
+              "run()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2] == f"ingest: 1 ingested, 0 already ingested, 0 failed -> {tmp_path / 'out'}"
+    assert lines[-1] == "exit handler ran"
+    assert len(pd.concat(pd.read_parquet(p) for p in (tmp_path / "out" / "rmf_cpu").rglob("*.parquet"))) > 0
+    # another command exits as before, through sys.exit: its code, and the handlers run once
+    missing = subprocess.run([sys.executable, "-c", script.replace("'ingest', ", "'check', ").replace(
+        ", '--out', " + repr(str(tmp_path / "out")), "").replace(str(report), str(tmp_path / "none.csv"))],
+        capture_output=True, text=True, timeout=600)
+    assert missing.returncode == 2, missing.stderr
+    assert missing.stdout.splitlines()[-1] == "exit handler ran"
+
+
 def test_a_users_own_unreadable_file_still_fails_where_a_bundled_sample_is_refused_as_intended(tmp_path):
     samples = REPO / "data" / "raw" / "rmf-samples"
     mine = tmp_path / "mine"

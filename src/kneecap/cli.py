@@ -18,6 +18,8 @@ A model is named as ``kneecap models`` lists it (``ZCONRPT-response``); the regi
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import functools
 import logging
 import math
@@ -27,6 +29,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 log = logging.getLogger("kneecap")
 
@@ -869,7 +872,36 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit codes: 0 done, 1 some items failed, 2 bad request, 130 interrupted.
     """
-    args = parse_args(argv)
+    return _run_command(parse_args(argv))
+
+
+#: Commands whose process ends without the interpreter's teardown (:func:`run`).
+QUICK_EXIT_COMMANDS = frozenset({"ingest"})
+
+
+def run() -> NoReturn:
+    """The ``kneecap`` console command: :func:`main` on ``sys.argv``, then the end of the process.
+
+    When ``kneecap ingest`` returns, every file it wrote is closed, fsynced and committed (the
+    manifest line last) and its child processes are reaped; what the interpreter's shutdown does
+    after that is unload modules and free memory the kernel takes back anyway, about 30 ms of a
+    0.5 s ingest of 92 MB, most of it pyarrow's C++ runtime. So after an ingest the Python exit
+    handlers run (logging, multiprocessing, weakref finalizers such as temporary folders), the
+    standard streams are flushed and the process ends with :func:`os._exit`. Every other command,
+    and an ingest that raised, exits as usual.
+    """
+    args = parse_args(None)
+    code = _run_command(args)
+    if args.command not in QUICK_EXIT_COMMANDS:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream has nothing to flush
+            stream.flush()
+    os._exit(code)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(message)s"))
     log.handlers[:] = [handler]
@@ -894,4 +926,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
