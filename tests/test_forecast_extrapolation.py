@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kneecap import cli, forecasting
+from kneecap import forecast_text, forecasting
 from tests.test_factors import POLICY, SCENARIO, seed004_models  # noqa: F401 - a fixture
 
 
@@ -35,12 +35,12 @@ def test_the_forecast_command_names_the_scenarios_it_extrapolates(seed004_models
     table = forecasting.forecast_scenarios(
         [{**SCENARIO, "name": "inside", "clients": 300}, {**SCENARIO, "name": "near", "clients": 600},
          {**SCENARIO, "name": "far", "clients": 2500}], lambda w: seed004_models, POLICY)
-    lines = cli._extrapolation_lines(table)
+    lines = forecast_text.extrapolation_lines(table)
     # 1.2x an information line; 5x, beyond 1.3x, is a warning (tests/test_forecast_warnings.py)
     assert len(lines) == 1 and "zosconnect_cics_diag / near: extrapolating, 1.2x the largest" in lines[0]
     assert "zosconnect_cics_diag / far: warning: beyond 1.3x the trained load: 5x the largest" in \
-        cli._warning_lines(table)[0]
-    assert cli._extrapolation_lines(pd.DataFrame({"error": [None]})) == []
+        forecast_text.warning_lines(table)[0]
+    assert forecast_text.extrapolation_lines(pd.DataFrame({"error": [None]})) == []
 
 
 def test_closed_load_without_think_time_where_the_ziips_fall_behind_carries_a_caveat(seed004_models):  # noqa: F811
@@ -58,7 +58,7 @@ def test_closed_load_without_think_time_where_the_ziips_fall_behind_carries_a_ca
     assert keeping_up["tps"] * model.cpu_ms_per_tran * model.ziip_eligible_fraction / 1000.0 < 8
     assert "model_caveat" not in keeping_up
     table = forecasting.forecast_scenarios([no_think], lambda w: seed004_models, POLICY)
-    lines = cli._caveat_lines(table)
+    lines = forecast_text.caveat_lines(table)
     assert len(lines) == 1 and lines[0].startswith("forecast: zosconnect_cics_diag / no_think: caution, closed load")
 
 

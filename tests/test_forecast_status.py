@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from kneecap import cli, forecasting
+from kneecap import forecast_text, forecasting
 from kneecap.modeling import PlannerPolicy
 from kneecap.modeling.open import OpenMMcModel
 from kneecap.modeling.open_dispatch import OpenDispatchModel
@@ -45,7 +45,8 @@ def test_a_class_past_saturation_is_saturated_with_the_saturation_load(smf_class
     assert past["max_tps"] == pytest.approx(top, rel=1e-9)
     # the plan still answers: more engines carry the load
     assert past["recommended_n_ziip"] > 2 or past["recommended_n_gcp"] > 2
-    assert cli._saturated_lines(table.reset_index()) == [f"forecast: ZCON / past: saturated: {past['status_message']}"]
+    assert forecast_text.saturated_lines(table.reset_index()) == [
+        f"forecast: ZCON / past: saturated: {past['status_message']}"]
 
 
 def test_a_closed_workload_asked_past_its_capacity_is_saturated_and_by_clients_never(seed004_models):  # noqa: F811

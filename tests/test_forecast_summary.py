@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from kneecap import cli, forecasting
+from kneecap import cli, forecast_text, forecasting
 from kneecap.forecasting import answer_summary, sig3
 from tests.test_cli import KNEECAP, REPO, _run, project  # noqa: F401 - a fixture
 from tests.test_factors import POLICY, SCENARIO, seed004_models  # noqa: F401 - a fixture
@@ -60,7 +60,7 @@ def test_a_closed_workloads_answers_read_with_their_configuration_units_and_band
     assert typo["status"] == "failed" and typo["notes"] == rows.loc["typo", "error"]
     assert "clients must be between 1 and" in typo["notes"]
     # printed: one header and one line per scenario, columns no scenario answers left out
-    text = cli._summary_text(answer_summary(table)).splitlines()
+    text = forecast_text.summary_text(answer_summary(table)).splitlines()
     assert len(text) == 1 + len(scenarios) and "CPU cost" not in text[0] and text[0].startswith("scenario")
     assert all(line.startswith(f"zosconnect_cics_diag / {s['name']}") for line, s in zip(text[1:], scenarios))
 
@@ -95,7 +95,7 @@ def test_an_empty_scenarios_list_is_a_bad_request(tmp_path, capsys):
     assert cli.main(["forecast", "--scenarios", str(scenarios), "--out", str(tmp_path / "f.csv")]) == 2
     assert "the 'scenarios' list is empty" in capsys.readouterr().err and not (tmp_path / "f.csv").exists()
     # and the table of no answers is its header alone
-    assert cli._summary_text(answer_summary(pd.DataFrame())) == "scenario  status"
+    assert forecast_text.summary_text(answer_summary(pd.DataFrame())) == "scenario  status"
 
 
 def test_every_example_scenario_is_answered_or_saturated_with_a_message(project):  # noqa: F811

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from kneecap import _answer_checks as answer_checks
-from kneecap import cli, forecasting
+from kneecap import forecast_text, forecasting
 from kneecap.modeling import ClosedMVAModel, ClosedMVAResults, results_from_dict
 from kneecap.modeling.open import OpenMMcModel
 from tests.modeling.test_open import _flat_then_sharp
@@ -120,8 +120,8 @@ def test_the_forecast_command_prints_each_warning_under_its_answer(seed004_model
         lambda w: seed004_models if w == "zosconnect_cics_diag" else forecasting.WorkloadModels(w, bumped, None),
         POLICY)
     # up to 1.3x the trained load an information line; beyond it a warning
-    assert [line.split(": ")[1] for line in cli._extrapolation_lines(table)] == ["zosconnect_cics_diag / near"]
-    lines = cli._warning_lines(table)
+    assert [line.split(": ")[1] for line in forecast_text.extrapolation_lines(table)] == ["zosconnect_cics_diag / near"]
+    lines = forecast_text.warning_lines(table)
     assert len(lines) == 2
     assert lines[0].startswith("forecast: zosconnect_cics_diag / far: warning: beyond 1.3x the trained load: 5x")
     assert lines[1].startswith("forecast: own / bump: warning: training point 250 clients")

@@ -22,7 +22,6 @@ import atexit
 import contextlib
 import functools
 import logging
-import math
 import os
 import signal
 import sys
@@ -411,7 +410,7 @@ file, bad --out suffix, bad params or factor catalogue); 130 interrupted.
 
 
 def _cmd_forecast(args: argparse.Namespace) -> int:
-    from kneecap import config, forecasting, policies, tracking
+    from kneecap import config, forecast_text, forecasting, policies, tracking
     from kneecap.csvsafe import neutralise_frame
 
     scenarios = _read_scenarios(args.scenarios, "forecast")
@@ -459,29 +458,16 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     # each answer's lines together, its warnings under them
     for i in range(len(table)):
         one = table.iloc[[i]]
-        for line in [*_class_lines(one), *_band_lines(one), *_plan_lines(one), *_factor_lines(one),
-                     *_extrapolation_lines(one), *_caveat_lines(one)]:
+        for line in [*forecast_text.class_lines(one), *forecast_text.band_lines(one), *forecast_text.plan_lines(one),
+                     *forecast_text.factor_lines(one), *forecast_text.extrapolation_lines(one),
+                     *forecast_text.caveat_lines(one)]:
             log.info(line)
-        for line in [*_saturated_lines(one), *_warning_lines(one)]:
+        for line in [*forecast_text.saturated_lines(one), *forecast_text.warning_lines(one)]:
             log.warning(line)
-    print(_summary_text(forecasting.answer_summary(table)))
+    print(forecast_text.summary_text(forecasting.answer_summary(table)))
     counts = "".join(f", {n} {what}" for n, what in ((saturated, "saturated"), (failed, "failed")) if n)
     print(f"forecast: {len(table) - failed - saturated} of {len(table)} scenarios answered{counts} -> {out}")
     return 1 if failed else 0
-
-
-def _summary_text(summary) -> str:
-    """The answers as a left-aligned text table; a column no scenario has a value in is left out.
-
-    ``notes`` comes last and unpadded, so a long warning wraps in the terminal without widening
-    every row.
-    """
-    shown = [c for c in summary.columns if c in ("scenario", "status") or (~summary[c].isin(("-", ""))).any()]
-    widths = {c: max([len(c), *(len(v) for v in summary[c])]) for c in shown}
-    def line(cells: dict) -> str:
-        return "  ".join(str(cells[c]).ljust(widths[c]) if c != shown[-1] else str(cells[c]) for c in shown)
-
-    return "\n".join([line({c: c for c in shown}), *(line(r) for r in summary.to_dict("records"))])
 
 
 class _Progress:
@@ -508,125 +494,6 @@ class _Progress:
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.stop()
-
-
-def _plan_lines(table) -> list[str]:
-    """One line per scenario with a zIIP plan: the rule that decided it, with its numbers."""
-    if "binding_sentence" not in table:
-        return []
-    planned = table[table["binding_sentence"].notna() & table["error"].isna()]
-    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: zIIP plan: {row['binding_sentence']}"
-            for _, row in planned.iterrows()]
-
-
-def _saturated_lines(table) -> list[str]:
-    """One line per scenario past what its configuration carries (``status`` saturated)."""
-    from kneecap.forecasting import SATURATED
-
-    if "status" not in table:
-        return []
-    past = table[table["status"] == SATURATED]
-    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: saturated: {row['status_message']}"
-            for _, row in past.iterrows()]
-
-
-def _warning_lines(table) -> list[str]:
-    """One line per warning of each answered scenario (``warnings``, :func:`kneecap.forecasting.answer_warnings`)."""
-    from kneecap.forecasting import WARNINGS_SEPARATOR
-
-    if "warnings" not in table:
-        return []
-    warned = table[table["warnings"].notna() & table["error"].isna()]
-    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: warning: {warning}"
-            for _, row in warned.iterrows() for warning in str(row["warnings"]).split(WARNINGS_SEPARATOR)]
-
-
-def _extrapolation_lines(table) -> list[str]:
-    """One line per scenario asked beyond the load its model was fitted on, up to where that is a warning.
-
-    Beyond :data:`kneecap.forecasting.EXTRAPOLATION_WARN_X` times the trained load the row's
-    ``warnings`` say it (:func:`_warning_lines`).
-    """
-    from kneecap.forecasting import EXTRAPOLATION_WARN_X
-
-    if "extrapolation_x" not in table:
-        return []
-    beyond = table[table["extrapolation_x"].gt(1.0) & table["extrapolation_x"].le(EXTRAPOLATION_WARN_X)
-                   & table["error"].isna()]
-    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: extrapolating, {row['extrapolation']}"
-            for _, row in beyond.iterrows()]
-
-
-def _caveat_lines(table) -> list[str]:
-    """One line per scenario whose model is known to be far from the dispatcher there (``model_caveat``)."""
-    if "model_caveat" not in table:
-        return []
-    flagged = table[table["model_caveat"].notna()]
-    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: caution, {row['model_caveat']}"
-            for _, row in flagged.iterrows()]
-
-
-def _class_lines(table) -> list[str]:
-    """One line per WLM-class scenario: its knee in tps with the interval, and when growth reaches it."""
-    from kneecap.forecasting import reach_sentence
-
-    if "knee_tps" not in table:
-        return []
-    lines = []
-    for _, row in table[table["knee_tps"].notna()].iterrows():
-        line = (f"forecast: {row['workload']} / {row['scenario'] or '-'}: knee {row['knee_tps']:.4g} tps "
-                f"[{row['knee_tps_lo']:.4g}, {row['knee_tps_hi']:.4g}] on {row['n_gcp']:g} GCP + "
-                f"{row['n_ziip']:g} zIIP")
-        if isinstance(row.get("growth"), str) and row["growth"].startswith("no growth"):
-            line += f"; {row['growth']}"
-        elif isinstance(row.get("peak_date_last"), str):
-            line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, "
-                     + reach_sentence(row, "knee", "knee"))
-        lines.append(line)
-    return lines
-
-
-def _band_lines(table) -> list[str]:
-    """Per scenario: how the band held out on the model's own data; for a WLM class also its structures.
-
-    A WLM class: the response with its band, how the band was calibrated and what it covered on the
-    class's own later days, and the dispatcher structures it carries with their weights. A closed
-    workload: how often the band held its own table's higher client counts, refitted without them.
-    """
-    if "band_calibration" not in table:
-        return []
-    lines = []
-    for _, row in table[table["band_calibration"].notna() & table["error"].isna()].iterrows():
-        head = f"forecast: {row['workload']} / {row['scenario'] or '-'}:"
-        is_class = isinstance(row.get("structures"), str)
-        if is_class and all(isinstance(row.get(c), float) and math.isfinite(row[c]) for c in ("resp_ms", "tps")):
-            lines.append(f"{head} response {row['resp_ms']:.3g} ms (95 % band {row['resp_ms_lo']:.3g}-"
-                         f"{row['resp_ms_hi']:.3g} ms) at {row['tps']:,.0f} tps")
-        lines.append(f"{head} band: {row['band_calibration']}")
-        if is_class:
-            lines.append(f"{head} structures: {row['structures']}")
-    return lines
-
-
-def _factor_lines(table) -> list[str]:
-    """One line per scenario answered with factors: each answer unadjusted -> adjusted."""
-    if "factors" not in table:
-        return []
-    def show(value: float, fmt: str) -> str:
-        return "none" if value is None or value != value else fmt.format(value)
-
-    lines = []
-    for _, row in table[table["factors"].notna() & table["error"].isna()].iterrows():
-        parts = []
-        for label, col, fmt in (("CPU demand ms/tran", "demand_ms_per_tran", "{:.4g}"),
-                                ("cost ms/tran", "cpu_ms_per_tran", "{:.4g}"),
-                                ("knee clients", "knee_clients", "{:.0f}"),
-                                ("response ms", "resp_ms", "{:.3g}"),
-                                ("zIIPs", "recommended_n_ziip", "{:.0f}")):
-            if col in row and f"{col}_adjusted" in row and row.notna()[col]:
-                parts.append(f"{label} {show(row[col], fmt)} -> {show(row[f'{col}_adjusted'], fmt)}")
-        lines.append(f"forecast: {row['workload']} / {row['scenario']}: with {row['factors']}: " + "; ".join(parts))
-    return lines
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
