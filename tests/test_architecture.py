@@ -153,3 +153,15 @@ def test_consumers_call_the_family_and_never_test_its_class() -> None:
     sample = ("if isinstance(res, (ClosedMVAResults, modeling.OpenDispatchResults)) or res.family == 'usl':\n"
               "    pass\nelif res.family != closed.FAMILY:\n    pass\n")
     assert len(_result_class_tests(sample, "sample", classes, set(FAMILIES))) == 3
+
+
+#: Longest module of the library, in lines (issue 36): past it a module holds more than one idea
+MAX_MODULE_LINES = 800
+
+
+def test_no_library_module_is_longer_than_the_house_allows() -> None:
+    lengths = {str(path.relative_to(SRC)): len(path.read_text(encoding="utf-8").splitlines())
+               for path in SRC.rglob("*.py")}
+    assert len(lengths) > 50
+    too_long = {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES}
+    assert not too_long, f"split these by concept (no module over {MAX_MODULE_LINES} lines): {too_long}"
