@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from kneecap import (
     warehouse,
     workloads,
 )
+from kneecap.report.words import metric_label
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -424,6 +424,23 @@ def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, k
                                     policy=replace(growth_policy(), horizon=int(horizon)), alpha=model.alpha)
 
 
+@st.cache_data(max_entries=16, show_spinner="Writing the capacity report")
+def report_html(workload: str, key: str) -> str:
+    """The workload's capacity report as one HTML file: what ``kneecap report --workload`` writes.
+
+    :func:`kneecap.report.capacity_report` on the champions, the registry and the marts (read
+    afresh, so the generation it records is that of the tables it used), at the largest trained
+    load, without an SLO.
+    """
+    from kneecap.report import capacity_report  # noqa: PLC0415 - only the Knee page's download needs it
+
+    snapshot = warehouse.read_snapshot(marts_dir())
+    lock = ROOT / "dvc.lock"
+    return capacity_report(models(workload, key), registry=registered(), marts=snapshot.tables, policy=policy(),
+                           growth=growth_policy(), generation=snapshot.generation,
+                           lock_text=lock.read_text(encoding="utf-8") if lock.is_file() else None)
+
+
 def listed_name(name: str) -> str:
     """A registered model's name as ``kneecap models`` lists it (:func:`kneecap.tracking.listed_name`)."""
     return tracking.listed_name(name)
@@ -560,64 +577,6 @@ COLUMN_LABELS: dict[str, str] = {
     "why_not": "why not", "section": "section", "table_or_figure": "table or figure", "pattern": "pattern",
     "meaning": "meaning", "connect_per_tran": "connects per transaction",
 }
-
-#: A registered metric's label and unit (``knee_k_clients`` -> ``knee``, ``clients``); ``_lo`` and
-#: ``_hi`` are the 95 % band's ends of the metric without them.
-METRIC_LABELS: dict[str, tuple[str, str]] = {
-    "train_mape_resp_ms": ("training error, response", "MAPE %"),
-    "train_mape_tps": ("training error, throughput", "MAPE %"),
-    "train_mape_cpu_ms_per_tran": ("training error, CPU per transaction", "MAPE %"),
-    "loo_mape_pct": ("leave-one-out error", "MAPE %"), "cpu_ms_per_tran": ("CPU per transaction", "ms"),
-    "delay_ms": ("fixed delay R0", "ms"), "ziip_eligible_fraction": ("zIIP-eligible share of CPU", ""),
-    "eligible_bursts": ("eligible bursts per transaction", ""), "knee_tps": ("knee", "tps"),
-    "max_tps": ("saturation throughput", "tps"), "unloaded_resp_ms": ("unloaded response", "ms"),
-    "ziip_busy_pct_at_knee": ("zIIP busy at the knee", "%"), "gcp_busy_pct_at_knee": ("GCP busy at the knee", "%"),
-    "band_widening": ("band widened by", "x"), "help_rule_pool_weight": ("weight of the pool help rule", ""),
-    "band_coverage_raw_pct": ("held-out points inside the band, as fitted", "%"),
-    "band_coverage_pct": ("held-out points inside the band, widened", "%"),
-    "band_calibration_points": ("points the band was held out on", ""),
-    "knee_saturation_clients": ("saturation N*", "clients"), "knee_k_clients": ("knee", "clients"),
-    "observed_knee_clients": ("observed knee (Kneedle)", "clients"), "n_rows": ("rows fitted", ""),
-}
-
-_METRIC_PATTERNS = (
-    (re.compile(r"^knee_tps_(?P<x>.+)_help$"), "knee with {x} help", "tps"),
-    (re.compile(r"^combine_weight\.(?P<x>.+)$"), "combination weight, {x}", ""),
-    (re.compile(r"^combine_rolling_origin_mape_pct\.(?P<x>.+)$"), "rolling-origin error, {x}", "MAPE %"),
-)
-
-_UNIT_SUFFIXES = (("_pct", "%"), ("_ms", "ms"), ("_tps", "tps"), ("_clients", "clients"), ("_bytes", "bytes"),
-                  ("_s", "s"))
-
-
-def _labelled(text: str, unit: str) -> str:
-    return f"{text} ({unit})" if unit else text
-
-
-def _metric_parts(name: str) -> tuple[str, str]:
-    if name in METRIC_LABELS:
-        return METRIC_LABELS[name]
-    for pattern, text, unit in _METRIC_PATTERNS:
-        m = pattern.match(name)
-        if m:
-            return text.format(x=m["x"].replace("_", " ")), unit
-    for suffix, unit in _UNIT_SUFFIXES:  # a metric kneecap adds later still reads as words with a unit
-        if name.endswith(suffix):
-            return name[:-len(suffix)].replace("_", " "), unit
-    return name.replace("_", " "), ""
-
-
-def metric_label(name: str) -> str:
-    """A registered metric's name as words with its unit.
-
-    ``knee_saturation_clients_lo`` -> ``'saturation N*, 95% band low (clients)'``.
-    """
-    for end, words in (("_lo", "95% band low"), ("_hi", "95% band high")):
-        if name.endswith(end) and not name.endswith(f"_help{end}"):
-            text, unit = _metric_parts(name[:-len(end)])
-            return _labelled(f"{text}, {words}", unit)
-    return _labelled(*_metric_parts(name))
-
 
 def column_label(name: str) -> str:
     """A table column's label with its unit (:data:`COLUMN_LABELS`, else the metric rule).

@@ -45,6 +45,15 @@ def band_delta(at: dict) -> str | None:
     return f"95% band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms"
 
 
+def report_button(workload: str, key: str) -> None:
+    """The capacity report's download: the file `kneecap report --workload` writes, made when pressed."""
+    st.download_button("Download capacity report (HTML)", lambda: res.report_html(workload, key),
+                       file_name=f"{workload}-capacity-report.html", mime="text/html", key="knee_report",
+                       on_click="ignore", help="the question, the data, the model and its errors, the knee and "
+                       "when it is reached, the PI, the charts, the caveats and the versions, in one file that "
+                       "opens without a network (`kneecap report`)")
+
+
 def class_knee_page(workload: str, key: str, model) -> None:
     """The knee of a WLM class from its RMF intervals: load in tps, the LPAR's other classes around it."""
     base = model.base
@@ -154,6 +163,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     charts.show(util, key="util_chart")
     st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
                        mime="text/csv", key="knee_download", on_click="ignore")
+    report_button(workload, key)
 
 
 st.title("Knee & what-if")
@@ -281,3 +291,4 @@ charts.show(util, key="util_chart")
 # the CSV is written when the button is pressed, not on every slider step
 st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
                    mime="text/csv", key="knee_download", on_click="ignore")
+report_button(workload, key)

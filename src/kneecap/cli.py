@@ -1,4 +1,4 @@
-"""The ``kneecap`` command: ingest evidence, check tables, backtest, forecast, manage models.
+"""The ``kneecap`` command: ingest evidence, check tables, backtest, forecast, report, manage models.
 
 Heavy imports happen inside each sub-command so ``kneecap --help`` stays fast.
 
@@ -470,6 +470,12 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from kneecap.report.command import run_cli
+
+    return run_cli(args, load_champions=_load_champions)
+
+
 class _Progress:
     """A progress bar on stderr (rich) while rows are answered.
 
@@ -646,6 +652,25 @@ def build_parser() -> argparse.ArgumentParser:
                             "every column to --out.")
     forecast.epilog = _FORECAST_HELP
 
+    report = sub.add_parser("report", parents=[loud_after, registry_after],
+                            help="write one workload's capacity report: one self-contained HTML file")
+    report.add_argument("--workload", required=True, help="the workload or WLM class (`kneecap models` lists them)")
+    report.add_argument("--out", required=True, help="the report, .html")
+    report.add_argument("--load", type=float, default=None,
+                        help="the load the question is asked at: clients, or tps for a WLM class (default: the "
+                             "largest load the model was fitted on)")
+    report.add_argument("--slo-ms", type=float, default=None,
+                        help="response-time SLO in ms: the report gives the zIIP plan that meets it")
+    report.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")
+    report.add_argument("--marts", default="data/processed", help="the published marts (default data/processed)")
+    report.add_argument("--lock", default="dvc.lock", help="dvc.lock, whose hash the report records (if present)")
+    report.set_defaults(func=_cmd_report)
+    report.description = ("The question, the data used, the fitted model and its held-out errors, the knee with its "
+                          "band, when growth reaches it, the Performance Index, the zIIP plan, the charts, the "
+                          "caveats and the versions, in one HTML file that opens without a network.")
+    report.epilog = ("exit codes: 0 written; 1 the forecast could not answer (named on stderr); 2 bad request "
+                     "(no champion for the workload, no published marts, a bad option or params file).")
+
     simulate = sub.add_parser("simulate", parents=[loud_after, registry_after],
                               help="simulate an LPAR's GCP and zIIP dispatching per scenario")
     simulate.add_argument("--scenarios", required=True, help="scenarios YAML")
@@ -673,7 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: The commands that read or write the model registry (the ones that take --tracking-uri).
-REGISTRY_COMMANDS = ("forecast", "simulate", "promote", "models")
+REGISTRY_COMMANDS = ("forecast", "report", "simulate", "promote", "models")
 
 
 def _loudness_options(parser: argparse.ArgumentParser, default) -> None:
@@ -686,9 +711,9 @@ def _loudness_options(parser: argparse.ArgumentParser, default) -> None:
 
 def _tracking_option(parser: argparse.ArgumentParser, default) -> None:
     parser.add_argument("--tracking-uri", default=default,
-                        help="MLflow tracking/registry URI for forecast, simulate, promote and models (default: "
-                             "$MLFLOW_TRACKING_URI or the local store ./mlflow.db); a server that does not answer "
-                             "in seconds is an error (exit 2)")
+                        help="MLflow tracking/registry URI for forecast, report, simulate, promote and models "
+                             "(default: $MLFLOW_TRACKING_URI or the local store ./mlflow.db); a server that does not "
+                             "answer in seconds is an error (exit 2)")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

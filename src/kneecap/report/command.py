@@ -1,0 +1,66 @@
+"""``kneecap report``: the command's checks and messages around :func:`kneecap.report.capacity_report`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def run_cli(args: argparse.Namespace, *, load_champions: Callable[[str], Any]) -> int:
+    """What ``kneecap report`` does: the report of ``args.workload`` written to ``args.out``.
+
+    ``load_champions`` gives the workload's champion models (the CLI's registry loader) or raises
+    :class:`LookupError` naming what is missing. Exit codes: 0 written, 1 the forecast could not
+    answer, 2 a wrong request (output not ``.html``, no marts, no champion, a load or SLO out of
+    range), each with one line on stderr.
+    """
+    out = Path(args.out)
+    if out.suffix.lower() not in (".html", ".htm"):
+        print(f"report: {out}: output must end in .html", file=sys.stderr)
+        return 2
+    from kneecap import config, policies, tracking, warehouse
+
+    try:
+        params = config.load_params(args.params)
+    except (OSError, ValueError) as exc:
+        print(f"report: {args.params}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        snapshot = warehouse.read_snapshot(args.marts)
+    except (OSError, ValueError) as exc:
+        print(f"report: {args.marts}: {exc}", file=sys.stderr)
+        return 2
+    if "fct_measurements" not in snapshot.tables:
+        print(f"report: {args.marts}: no published marts (run `make run`, or name the folder with --marts)",
+              file=sys.stderr)
+        return 2
+    lock = Path(args.lock)
+    lock_text = lock.read_text(encoding="utf-8") if lock.is_file() else None
+    tracking.configure(args.tracking_uri)
+    try:
+        models = load_champions(args.workload)
+    except LookupError as exc:
+        print(f"report: {exc.args[0]}", file=sys.stderr)
+        return 2
+    from kneecap.modeling import ModelError
+    from kneecap.report import capacity_report
+    from kneecap.report.content import ReportRequestError
+
+    try:
+        html = capacity_report(models, registry=tracking.registered_models(), marts=snapshot.tables,
+                               policy=policies.planner_policy(params), growth=policies.growth_policy(params),
+                               load=args.load, slo_resp_ms=args.slo_ms, generation=snapshot.generation,
+                               lock_text=lock_text)
+    except ReportRequestError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    except ModelError as exc:
+        print(f"report: {args.workload}: not answered: {exc}", file=sys.stderr)
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
+    print(f"report: {args.workload} -> {out} ({len(html.encode('utf-8')) / 1e6:.1f} MB, one file, opens offline)")
+    return 0
