@@ -1,6 +1,7 @@
 """A small published project in a temp dir, built with the pipeline's own code: marts from the
-bundled reference tables plus a synthetic SMF week (72.3 for service class ZCONHI and report class
-RZCON, 70.1 for the LPAR; tests/smf/synth.py), their validation report, a backtest report from two
+bundled reference tables plus a synthetic SMF week (72.3 for service class ZCONHI, with its
+measured Performance Index, and report class RZCON, 70.1 for the LPAR; tests/smf/synth.py), their
+validation report, a backtest report from two
 bundled cases, a SQLite MLflow registry with champions fitted on seed 004 (and a second, unpromoted
 version), an own table added as a user adds one (``kneecap add-table``: 3 GCPs + 1 zIIP, think time
 100 ms, so the desk has two closed workloads measured on different machines) with its champion,
@@ -128,7 +129,8 @@ def build_project(root: Path) -> dict[str, str]:
     measurements, sources = warehouse.read_reference_dir(reference)
     tables = warehouse.build_marts(measurements, sources, smf_dumps(), sql_root=REPO / "pipelines" / "sql")
     marts = root / "processed"
-    published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources")}
+    # fct_performance_index: the measured PI of the SMF week's class periods (the capacity report shows it)
+    published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources", "fct_performance_index")}
     warehouse.write_tables(published, marts)
 
     reports = root / "reports"

@@ -1,0 +1,175 @@
+"""The capacity report (``kneecap report``, kneecap.report) on the test project's champions.
+
+Two reports, written once by the CLI as a user would: the bundled seed-004 champion (a table of
+runs, closed workload) with a 2 ms SLO, and the synthetic SMF week's class ZCONHI (its RMF
+intervals, a growth forecast and a measured Performance Index). Each report's numbers are held
+to what :mod:`kneecap.forecasting` answers for the same question, computed here on its own.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kneecap import cli, config, forecasting, policies, tracking, warehouse
+from kneecap.report import figures
+from tests.app.conftest import DIAG, SMF_CLASS
+
+SECTIONS = ("question", "answer", "growth", "performance-index", "plan", "model", "data", "caveats", "versions")
+
+
+class _Tags(HTMLParser):
+    """Every tag's name and attributes, and the text of the page outside scripts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data):
+        if not self._in_script:
+            self.text.append(data)
+
+
+def _words(page: str) -> str:
+    """The page's text as a reader sees it: entities decoded, white space collapsed."""
+    return " ".join(html.unescape(" ".join(_parse(page).text)).split())
+
+
+def _parse(page: str) -> _Tags:
+    parser = _Tags()
+    parser.feed(page)
+    return parser
+
+
+def write_reports(project: dict[str, str], out: Path) -> dict[str, Path]:
+    """Both reports written by ``kneecap report`` against the project; their paths by workload."""
+    marts = project["KNEECAP_MARTS"]
+    written = {}
+    for workload, extra in ((DIAG, ["--slo-ms", "2"]), (SMF_CLASS, [])):
+        path = out / f"{workload}.html"
+        code = cli.main(["report", "--workload", workload, "--out", str(path), "--marts", marts,
+                         "--params", project["KNEECAP_PARAMS"], "--tracking-uri", project["MLFLOW_TRACKING_URI"],
+                         "--lock", str(out / "no-dvc.lock"), *extra])
+        assert code == 0
+        written[workload] = path
+    return written
+
+
+@pytest.fixture(scope="module")
+def reports(app_project, tmp_path_factory) -> dict[str, Path]:
+    return write_reports(app_project, tmp_path_factory.mktemp("reports"))
+
+
+def _answer(project: dict[str, str], workload: str, **asked) -> pd.DataFrame:
+    """What ``kneecap forecast`` answers for the report's question, computed apart from the report."""
+    tracking.configure(project["MLFLOW_TRACKING_URI"])
+    params = config.load_params(project["KNEECAP_PARAMS"])
+    models = forecasting.WorkloadModels(workload, tracking.load_champion(tracking.model_name(workload, "response")))
+    return forecasting.forecast_scenarios([{"workload": workload, "name": "report", **asked}], lambda _: models,
+                                          policies.planner_policy(params), growth=policies.growth_policy(params))
+
+
+def test_the_closed_report_gives_the_forecasts_knee_plan_and_sources(app_project, reports):
+    page = reports[DIAG].read_text(encoding="utf-8")
+    text = _words(page)
+    table = _answer(app_project, DIAG, clients=500.0, slo_resp_ms=2.0)
+    row = table.iloc[0]
+    said = forecasting.answer_summary(table).iloc[0]
+    # the knee and its band as the forecast prints them, in the knee's own cell
+    knee_cell = re.search(r'<td id="knee-value">(.*?)</td>', page).group(1)
+    assert html.unescape(knee_cell) == said["knee (95 % band)"]
+    assert said["knee (95 % band)"] == (f"{forecasting.sig3(row['knee_clients'])} clients "
+                                        f"({forecasting.sig3(row['knee_clients_lo'])}-"
+                                        f"{forecasting.sig3(row['knee_clients_hi'])})")
+    assert f"at about {row['knee_clients']:.0f} clients" in text
+    # the plan and the rule that decided it, as `kneecap forecast` prints them
+    assert said["plan"] in text and row["binding_sentence"] in text
+    # the data: the bundled table's citation; the versions: the champion's run
+    assert "Table 1. Recorded average response times" in text
+    champion = tracking.registered_models().query("name == @tracking.model_name(@DIAG, 'response')")
+    run_id = champion[champion["aliases"].str.contains("champion")]["run_id"].iloc[0]
+    assert run_id in text
+    assert "No growth forecast" in text and "hold no Performance Index" in text
+    # the caveats: where the load lies against the trained one, and every warning the forecast gives
+    assert f"The load asked is {row['extrapolation']}" in text
+    warnings = row["warnings"] if isinstance(row["warnings"], str) else ""
+    for warning in filter(None, warnings.split(forecasting.WARNINGS_SEPARATOR)):
+        assert warning in text
+
+
+def test_the_class_report_gives_the_knee_dates_and_the_measured_pi(app_project, reports):
+    page = reports[SMF_CLASS].read_text(encoding="utf-8")
+    text = _words(page)
+    model = tracking.load_champion(tracking.model_name(SMF_CLASS, "response"))
+    row = _answer(app_project, SMF_CLASS, tps=float(model.train_ranges["tps_max"])).iloc[0]
+    assert f"about {row['knee_tps']:.4g} tps (95% band {row['knee_tps_lo']:.4g}-{row['knee_tps_hi']:.4g})" in text
+    # the date range growth reaches the knee in, the sentence `kneecap forecast` prints
+    assert forecasting.reach_sentence(row.to_dict(), "knee", "knee") in text
+    # the PI per class period, counted here from the published mart
+    pi = warehouse.read_snapshot(app_project["KNEECAP_MARTS"]).tables["fct_performance_index"]
+    mine = pi[(pi["class_name"] == SMF_CLASS) & pi["performance_index"].notna()]
+    assert len(mine) > 0
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>",
+                                                  page[page.index('id="pi-table"'):page.index('id="pi-chart"')])]
+    assert str(len(mine)) in cells and f"average response {mine['goal_resp_ms'].iloc[0]:g} ms" in cells
+    assert forecasting.sig3(mine["performance_index"].max()) in cells
+    # the intervals the model stands on: system, count and dates
+    assert "SYSA" in text and "2 GCP + 2 zIIP" in text
+
+
+@pytest.mark.parametrize("workload", [DIAG, SMF_CLASS])
+def test_a_report_is_one_self_contained_file(reports, workload):
+    page = reports[workload].read_text(encoding="utf-8")
+    tags = _parse(page).tags
+    ids = {attrs.get("id") for tag, attrs in tags if tag == "section"}
+    assert set(SECTIONS) <= ids
+    # nothing fetched when it opens: no script, stylesheet, image or frame from elsewhere
+    for tag, attrs in tags:
+        for attr in ("src", "href"):
+            assert not (attrs.get(attr) or "").strip(), (tag, attrs)
+    # plotly.js inlined once, however many charts
+    assert page.count(figures.plotly_js()[:500]) == 1
+    assert len(re.findall(r'<div id="chart-', page)) == (2 if workload == SMF_CLASS else 1)
+
+
+def test_the_report_command_says_what_is_missing(app_project, tmp_path, capsys):
+    common = ["--tracking-uri", app_project["MLFLOW_TRACKING_URI"], "--params", app_project["KNEECAP_PARAMS"]]
+    out = str(tmp_path / "r.html")
+    marts = ["--marts", app_project["KNEECAP_MARTS"]]
+    assert cli.main(["report", "--workload", "NOSUCH", "--out", out, *marts, *common]) == 2
+    assert "no champion model registered for workload 'NOSUCH'" in capsys.readouterr().err
+    assert cli.main(["report", "--workload", DIAG, "--out", out, "--marts", str(tmp_path / "none"), *common]) == 2
+    assert "no published marts" in capsys.readouterr().err
+    assert cli.main(["report", "--workload", DIAG, "--out", str(tmp_path / "r.pdf"), *marts, *common]) == 2
+    assert "output must end in .html" in capsys.readouterr().err
+    assert cli.main(["report", "--workload", DIAG, "--out", out, "--load", "1e9", *marts, *common]) == 2
+    assert "clients must be between 1 and 50,000" in capsys.readouterr().err
+    assert not Path(out).exists()
+
+
+def test_the_desk_offers_the_same_report(app_env):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import REPO, app_resources
+
+    at = AppTest.from_file(str(REPO / "app" / "streamlit_app.py"), default_timeout=120).run()  # the Knee page
+    assert not at.exception, at.exception
+    assert "knee_report" in {d.key for d in at.get("download_button")}
+    resources = app_resources()
+    page = resources.report_html(DIAG, resources.champion_key(DIAG))
+    assert f"Capacity report: {DIAG}" in page and "chart-response" in page
