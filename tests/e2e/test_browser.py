@@ -40,9 +40,15 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def project(tmp_path_factory) -> dict[str, str]:
+    """The temp project (marts, registry, params): the env vars that point the desk at it."""
+    return build_project(tmp_path_factory.mktemp("e2e_project"))
+
+
+@pytest.fixture(scope="module")
+def served(project):
     """`make serve`'s command line on a free port, pointed at the temp project; yields the URL."""
-    env_vars = build_project(tmp_path_factory.mktemp("e2e_project"))
+    env_vars = project
     port = _free_port()
     env = {**os.environ, **env_vars, "MLFLOW_DISABLE_TELEMETRY": "true"}
     streamlit = Path(sys.executable).parent / "streamlit"
@@ -99,6 +105,30 @@ def page(browser, served):
     yield tab
     context.close()
     assert not errors, f"JavaScript errors in the page: {errors}"
+
+
+def test_capacity_reports_open_in_chromium_without_errors(browser, project, tmp_path):
+    """Both reports `kneecap report` writes (a table of runs, an SMF class) open from file:// and draw their charts."""
+    from tests.app.test_report import write_reports
+
+    for workload, path in write_reports(project, tmp_path).items():
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        tab = context.new_page()
+        problems: list[str] = []
+        tab.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        tab.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}")
+               if msg.type in ("error", "warning") else None)
+        # no network is needed: any request for something other than the file itself fails the test
+        tab.on("request", lambda req: problems.append(f"request: {req.url}")
+               if not req.url.startswith(("file://", "data:", "blob:")) else None)
+        tab.goto(path.as_uri())
+        tab.locator("svg.main-svg").first.wait_for(timeout=30_000)
+        charts = tab.locator(".js-plotly-plot")
+        assert charts.count() == (2 if workload == SMF_CLASS else 1)
+        assert tab.locator("#response-chart .scatterlayer .trace").count() >= 4  # band, model, points, knee
+        tab.screenshot(path=str(ARTIFACTS / f"report-{workload}.png"), full_page=True)
+        context.close()
+        assert not problems, (workload, problems)
 
 
 def _knee(page) -> int:
