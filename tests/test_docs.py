@@ -38,7 +38,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_mkdocs_build_strict_writes_every_page(site: Path) -> None:
-    for page in ("index", "own-data", "cli", "desk", "results", "bands", "backtests", "benchmarks", "models",
+    for page in ("index", "own-data", "cli", "desk", "report", "results", "bands", "backtests", "benchmarks", "models",
                  "smf", "pipeline", "cluster", "factors", "layout"):
         assert (site / f"{page}.html").is_file(), page
     # no marker of benchmarks/report_tables.py left unrendered
