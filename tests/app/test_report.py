@@ -173,3 +173,21 @@ def test_the_desk_offers_the_same_report(app_env):
     resources = app_resources()
     page = resources.report_html(DIAG, resources.champion_key(DIAG))
     assert f"Capacity report: {DIAG}" in page and "chart-response" in page
+
+
+def test_names_and_sentences_are_text_never_markup(app_project, reports):
+    """Autoescape: a workload or a source title holding markup is shown as the characters it has."""
+    from dataclasses import replace
+
+    from kneecap.report import render_html, report_content
+
+    tracking.configure(app_project["MLFLOW_TRACKING_URI"])
+    params = config.load_params(app_project["KNEECAP_PARAMS"])
+    models = forecasting.WorkloadModels(DIAG, tracking.load_champion(tracking.model_name(DIAG, "response")))
+    content = report_content(models, registry=tracking.registered_models(), policy=policies.planner_policy(params),
+                             marts=warehouse.read_snapshot(app_project["KNEECAP_MARTS"]).tables)
+    hostile = "<img src=x onerror=alert(1)>"
+    data = {**content.data, "sources": [{**s, "title": hostile} for s in content.data["sources"]]}
+    page = render_html(replace(content, workload=hostile, data=data))
+    assert hostile not in page and html.escape(hostile, quote=False) in page
+    assert not any(tag == "img" for tag, _ in _parse(page).tags)
