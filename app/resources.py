@@ -35,6 +35,7 @@ from kneecap import (
     warehouse,
     workloads,
 )
+from kneecap.report import figures  # noqa: F401 - the desk's charts' shared pieces (app/charts.py)
 from kneecap.report.words import metric_label
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -162,12 +162,11 @@ def _trained_range(results: Any) -> tuple[str, tuple[float, float]]:
 
 
 def champion_rows(registry: pd.DataFrame, workload: str) -> pd.DataFrame:
-    """The registry rows (:func:`kneecap.tracking.registered_models`) of ``workload``'s champions."""
+    """The registry rows (:func:`kneecap.tracking.registered_models`) of ``workload``'s champions, one per kind."""
     if registry.empty:
         return registry
-    names = {tracking.model_name(workload, kind) for kind in ("response", "cost")}
-    champion = registry["aliases"].fillna("").str.split(",").map(lambda aliases: tracking.CHAMPION in aliases)
-    return registry[champion & registry["name"].isin(names)].reset_index(drop=True)
+    rows = [tracking.champion_row(registry, workload, kind) for kind in tracking.MODEL_KINDS]
+    return pd.DataFrame([row for row in rows if row is not None]).reset_index(drop=True)
 
 
 def _errors(champions: pd.DataFrame) -> list[dict[str, Any]]:
