@@ -212,6 +212,35 @@ def _data(workload: str, marts: Mapping[str, pd.DataFrame], points: pd.DataFrame
             "intervals": measured_fit.provenance(points).to_dict("records")}
 
 
+def _growth_words(row: Mapping[str, Any]) -> dict[str, Any]:
+    """When growth reaches the knee (and the SLO's load), in the sentences ``kneecap forecast`` prints.
+
+    ``summary`` (the growth model, or why there is none), ``sentences`` (``knee``, ``slo``:
+    :func:`kneecap.forecasting.reach_sentence`), ``peak`` (the last daily peak) and ``range`` (the
+    knee's crossing dates by :data:`kneecap.forecasting.DATE_SUFFIXES`); empty for a workload with
+    no history.
+    """
+    dates = {}
+    if "date_knee_earliest" in row or row.get("knee_already"):
+        dates = {"knee": forecasting.reach_sentence(row, "knee", "knee")}
+        if "date_slo_earliest" in row or row.get("slo_already"):
+            label = f"the load at the SLO ({row.get('slo_tps', math.nan):.4g} tps)"
+            dates["slo"] = forecasting.reach_sentence(row, "slo", label)
+    return {"summary": row.get("growth"), "sentences": dates,
+            "peak": (f"daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}"
+                     if "peak_tps_last" in row else None),
+            "range": {s: row[f"date_knee{s}"] for s in forecasting.DATE_SUFFIXES if row.get(f"date_knee{s}")}}
+
+
+def _caveats(row: Mapping[str, Any]) -> list[str]:
+    """The sentences ``kneecap forecast`` prints under an answer: saturated, each warning, the caution."""
+    found = [str(row["status_message"])] if row.get("status") == forecasting.SATURATED else []
+    found += [w for w in str(row.get("warnings") or "").split(forecasting.WARNINGS_SEPARATOR) if w]
+    if row.get("model_caveat"):
+        found.append(str(row["model_caveat"]))
+    return found
+
+
 def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame,
                    marts: Mapping[str, pd.DataFrame], policy: forecasting.Policy,
                    growth: forecasting.GrowthPolicy | None = None, load: float | None = None,
@@ -298,28 +327,10 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
         "band": forecasting.band_sentence(curve, unit, unit, mid) if math.isfinite(mid) else None}
     same = _same_configuration(points, n_gcp, n_ziip)
 
-    dates = {}
-    if "date_knee_earliest" in row or row.get("knee_already"):
-        dates = {"knee": forecasting.reach_sentence(row, "knee", "knee")}
-        if "date_slo_earliest" in row or row.get("slo_already"):
-            label = f"the load at the SLO ({row.get('slo_tps', math.nan):.4g} tps)"
-            dates["slo"] = forecasting.reach_sentence(row, "slo", label)
-    growth_words = {
-        "summary": row.get("growth"), "sentences": dates,
-        "peak": (f"daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}"
-                 if "peak_tps_last" in row else None),
-        "range": {s: row.get(f"date_knee{s}") for s in forecasting.DATE_SUFFIXES if row.get(f"date_knee{s}")},
-        "years": row.get("years_to_knee")}
-
     plan = {key: row.get(key) for key in ("slo_resp_ms", "recommended_n_ziip", "recommended_n_gcp", "slo_margin_ms",
                                            "recommendation", "binding_rule", "binding_sentence")}
     plan["words"] = said["plan"]
 
-    # the sentences `kneecap forecast` prints under the answer: saturated, warnings, caution
-    caveats = [str(row["status_message"])] if row.get("status") == forecasting.SATURATED else []
-    caveats += [w for w in str(row.get("warnings") or "").split(forecasting.WARNINGS_SEPARATOR) if w]
-    if row.get("model_caveat"):
-        caveats.append(str(row["model_caveat"]))
     extrapolation = row.get("extrapolation")
 
     champions = champion_rows(registry, workload)
@@ -347,6 +358,6 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
                             "run_id": r.get("run_id"), "created_at": str(r.get("created_at", ""))[:19],
                             "family": r.get("family")}
                            for r in champions.to_dict("records")]}
-    return ReportContent(workload=workload, load=unit, question=question, row=row, knee=knee, growth=growth_words,
-                         plan=plan, model=model, data=_data(workload, marts, points), caveats=caveats,
+    return ReportContent(workload=workload, load=unit, question=question, row=row, knee=knee, growth=_growth_words(row),
+                         plan=plan, model=model, data=_data(workload, marts, points), caveats=_caveats(row),
                          versions=versions, curve=curve, points=points, same_config=same, pi=pi, pi_summary=goals)
