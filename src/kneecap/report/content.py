@@ -212,6 +212,20 @@ def _data(workload: str, marts: Mapping[str, pd.DataFrame], points: pd.DataFrame
             "intervals": measured_fit.provenance(points).to_dict("records")}
 
 
+def _drawn_to(base: float, asked: float) -> float:
+    """How far the response chart's load axis goes: ``base``, or on to the load asked when that is near.
+
+    A load asked far beyond (a saturated what-if at 20x the knee) would squeeze the curve into the
+    first pixels; the text says that answer, the chart keeps to where the curve bends.
+
+    Examples
+    --------
+    >>> _drawn_to(100.0, 150.0), _drawn_to(100.0, 1000.0), _drawn_to(100.0, 50.0)
+    (165.0, 100.0, 100.0)
+    """
+    return max(base, asked * 1.1) if asked * 1.1 <= 2 * base else base
+
+
 def _growth_words(row: Mapping[str, Any]) -> dict[str, Any]:
     """When growth reaches the knee (and the SLO's load), in the sentences ``kneecap forecast`` prints.
 
@@ -224,7 +238,7 @@ def _growth_words(row: Mapping[str, Any]) -> dict[str, Any]:
     if "date_knee_earliest" in row or row.get("knee_already"):
         dates = {"knee": forecasting.reach_sentence(row, "knee", "knee")}
         if "date_slo_earliest" in row or row.get("slo_already"):
-            label = f"the load at the SLO ({row.get('slo_tps', math.nan):.4g} tps)"
+            label = f"The load at the SLO ({row.get('slo_tps', math.nan):.4g} tps)"
             dates["slo"] = forecasting.reach_sentence(row, "slo", label)
     return {"summary": row.get("growth"), "sentences": dates,
             "peak": (f"daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}"
@@ -314,12 +328,12 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     sentence = knee_sentence(estimate, None if unit == "clients" else trained[1])
     if unit == "clients":
         # as far as the desk's Knee page draws by default: past the trained load and the knee's band
-        top = max(trained[1] * 1.3, asked * 1.1, hi * 1.1 if math.isfinite(hi) else 0.0)
+        top = _drawn_to(max(trained[1] * 1.3, hi * 1.1 if math.isfinite(hi) else 0.0), asked)
         curve = forecasting.response_curve(results, n_gcp=n_gcp, n_ziip=n_ziip,
                                            think_time_ms=float(row["think_time_ms"]), max_load=top)
     else:
         # as the desk draws a class: up to where a pool it needs is full (no response beyond)
-        top = max(saturation, asked * 1.1) if math.isfinite(saturation) else max(trained[1], asked) * 1.3
+        top = _drawn_to(saturation if math.isfinite(saturation) else trained[1] * 1.3, asked)
         curve = forecasting.response_curve(results, n_gcp=n_gcp, n_ziip=n_ziip, max_load=top)
     knee: dict[str, Any] = {
         "mid": mid, "lo": lo, "hi": hi, "k": k, "sentence": sentence, "configuration": said["configuration"],
@@ -331,7 +345,9 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
                                            "recommendation", "binding_rule", "binding_sentence")}
     plan["words"] = said["plan"]
 
-    extrapolation = row.get("extrapolation")
+    # beyond EXTRAPOLATION_WARN_X the warnings say it (as `kneecap forecast` prints it once)
+    extrapolation = (row.get("extrapolation") if _finite(row.get("extrapolation_x")) <= forecasting.EXTRAPOLATION_WARN_X
+                     else None)
 
     champions = champion_rows(registry, workload)
     summary = getattr(results, "summary", None)
