@@ -149,16 +149,21 @@ def _finite(value: Any) -> float:
 
 
 def _trained_range(results: Any) -> tuple[str, tuple[float, float]]:
-    """The load unit a champion answers in and the load range it was fitted on."""
+    """The load unit a champion answers in (its ``load_unit``) and the load range it was fitted on.
+
+    A closed fit keeps the range as ``train_ranges[unit]``, a WLM class's as ``<unit>_min`` and
+    ``<unit>_max``.
+    """
+    unit = getattr(results, "load_unit", None)
     ranges = getattr(results, "train_ranges", None) or {}
-    if "clients" in ranges:
-        lo, hi = ranges["clients"]
-        return "clients", (float(lo), float(hi))
-    if "tps_max" in ranges:
-        return "tps", (float(ranges["tps_min"]), float(ranges["tps_max"]))
-    family = getattr(results, "family", type(results).__name__)
-    raise ReportRequestError(f"the report needs a model with a knee (a closed workload's or a WLM class's); the "
-                             f"champion is a {family} model")
+    given = ranges.get(unit)
+    pair = list(given) if isinstance(given, (list, tuple)) else [ranges.get(f"{unit}_min"), ranges.get(f"{unit}_max")]
+    bounds = [_finite(x) for x in pair]
+    if unit is None or len(bounds) != 2 or not all(math.isfinite(x) for x in bounds):
+        family = getattr(results, "family", type(results).__name__)
+        raise ReportRequestError(f"the report needs a model with a knee and its trained load range (a closed "
+                                 f"workload's or a WLM class's); the champion is a {family} model")
+    return str(unit), (bounds[0], bounds[1])
 
 
 def champion_rows(registry: pd.DataFrame, workload: str) -> pd.DataFrame:
@@ -319,6 +324,8 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     points = _measured_points(marts, workload, unit)
     k = float(policy.knee_k)
     mid, lo, hi = (_finite(row.get(f"knee_{unit}{end}")) for end in ("", "_lo", "_hi"))
+    if not math.isfinite(mid):
+        raise ReportRequestError(f"{workload}: the champion ({getattr(results, 'family', '?')}) gives no knee")
     n_gcp, n_ziip = int(row["n_gcp"]), int(row["n_ziip"])
     # the forecast's knee as the one Knee estimate, for the one knee sentence (nothing solved again)
     saturation = _finite(row.get("saturation_clients" if unit == "clients" else "max_tps"))
