@@ -123,8 +123,9 @@ def pi_figure(pi: pd.DataFrame) -> go.Figure:
                                  marker={"size": 3}, line={"width": 1}, name=f"{system} period {period}"))
     fig.add_hline(y=1.0, line_dash="dash", line_color="#d62728",
                   annotation_text="PI 1: goal met exactly", annotation_position="top left")
+    # the legend names the system and period even when there is one line (plotly hides a lone trace's)
     fig.update_layout(template=TEMPLATE, xaxis_title="interval start", yaxis_title="Performance Index", height=360,
-                      yaxis_rangemode="tozero")
+                      yaxis_rangemode="tozero", showlegend=True)
     return fig
 
 
