@@ -252,40 +252,11 @@ def _cmd_models(args: argparse.Namespace) -> int:
         wide = frame.assign(name=frame["name"].map(tracking.listed_name)).rename(columns={"name": "model"})
         print(wide.to_string(index=False))
     else:
-        print(models_table(frame, tracking.listed_name).to_string(index=False))
+        print(tracking.models_table(frame).to_string(index=False))
     return 0
 
 
 #: The error each kind of model is judged by, in the order ``kneecap models`` looks for one.
-_ERROR_METRICS = (("metric.loo_mape_pct", "leave-one-out"), ("metric.train_mape_resp_ms", "fit, response"),
-                  ("metric.train_mape_tps", "fit, tps"))
-
-
-def models_table(frame, listed_name):
-    """The registry as a planner reads it: one narrow row per version (``--wide`` prints all).
-
-    ``listed_name`` turns a registered name into the one kneecap shows (:func:`kneecap.tracking.listed_name`).
-    """
-    import pandas as pd
-
-    def error(row) -> str:
-        for column, what in _ERROR_METRICS:
-            value = row.get(column)
-            if value is not None and pd.notna(value):
-                return f"{value:.1f} % ({what})"
-        return "-"
-
-    return pd.DataFrame({
-        "model": frame["name"].map(listed_name),
-        "version": frame["version"],
-        "champion": frame["aliases"].str.contains("champion", na=False).map({True: "*", False: ""}),
-        "family": frame.get("family", pd.Series("", index=frame.index)).fillna("-"),
-        "created": pd.to_datetime(frame["created_at"]).dt.strftime("%Y-%m-%d %H:%M"),
-        "error": [error(row) for row in frame.to_dict("records")],
-        "note": frame.get("note", pd.Series("", index=frame.index)).fillna(""),
-    })
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the process is so that it unwinds as on Ctrl-C: cleanups run.
 

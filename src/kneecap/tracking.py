@@ -162,6 +162,34 @@ def listed_name(name: str) -> str:
     return name.removeprefix(MODEL_PREFIX)
 
 
+_ERROR_METRICS = (("metric.loo_mape_pct", "leave-one-out"), ("metric.train_mape_resp_ms", "fit, response"),
+                  ("metric.train_mape_tps", "fit, tps"))
+
+
+def models_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The registry (:func:`registered_models`) as a planner reads it: one narrow row per version.
+
+    ``kneecap models`` prints it (``--wide`` prints the registry frame itself); the names are the ones
+    kneecap shows (:func:`listed_name`), the error the first of the registered errors there is.
+    """
+    def error(row) -> str:
+        for column, what in _ERROR_METRICS:
+            value = row.get(column)
+            if value is not None and pd.notna(value):
+                return f"{value:.1f} % ({what})"
+        return "-"
+
+    return pd.DataFrame({
+        "model": frame["name"].map(listed_name),
+        "version": frame["version"],
+        "champion": frame["aliases"].str.contains("champion", na=False).map({True: "*", False: ""}),
+        "family": frame.get("family", pd.Series("", index=frame.index)).fillna("-"),
+        "created": pd.to_datetime(frame["created_at"]).dt.strftime("%Y-%m-%d %H:%M"),
+        "error": [error(row) for row in frame.to_dict("records")],
+        "note": frame.get("note", pd.Series("", index=frame.index)).fillna(""),
+    })
+
+
 def resolve_name(name: str, registered: Iterable[str]) -> str | None:
     """The registered name ``name`` stands for, as listed (``ZCONRPT-response``) or in full; None if neither.
 
