@@ -16,6 +16,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from kneecap import _answer_checks as answer_checks
 from kneecap import config, forecasting, modeling, policies, tracking, warehouse
 from tests.app.conftest import SMF_CLASS, SMF_DAYS, widget_key
 from tests.app.conftest import plotly_values as _values
@@ -128,7 +129,7 @@ def test_classes_page_shows_what_the_model_warns_of(app_env, monkeypatch):
     assert not [w.value for w in at.warning if w.value.startswith("The knee and the SLO load")]
     # a check added to the library's list (as dispatcher structures that disagree will be) is shown
     said = "two dispatcher structures disagree by more than the band"
-    monkeypatch.setattr(forecasting, "ANSWER_CHECKS", (*forecasting.ANSWER_CHECKS, lambda results, row: [said]))
+    monkeypatch.setattr(answer_checks, "ANSWER_CHECKS", (*answer_checks.ANSWER_CHECKS, lambda results, row: [said]))
     st.cache_data.clear()  # the desk keeps the answer it had
     at = _page("classes")
     assert f"The knee and the SLO load: {said}." in [w.value for w in at.warning]
