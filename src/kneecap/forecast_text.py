@@ -45,15 +45,37 @@ def saturated_lines(table) -> list[str]:
             for _, row in past.iterrows()]
 
 
-def warning_lines(table) -> list[str]:
-    """One line per warning of each answered scenario (``warnings``, :func:`kneecap.forecasting.answer_warnings`)."""
+def warning_sentences(row) -> list[str]:
+    """The warnings of one answer: its ``warnings`` cell split at :data:`kneecap.forecasting.WARNINGS_SEPARATOR`."""
     from kneecap.forecasting import WARNINGS_SEPARATOR
 
+    text = row.get("warnings")
+    return [w for w in str(text).split(WARNINGS_SEPARATOR) if w] if isinstance(text, str) else []
+
+
+def caution_sentences(row) -> list[str]:
+    """What qualifies one answer, as ``kneecap forecast`` prints it under the answer.
+
+    Its saturation message (``status`` saturated), each warning (:func:`warning_sentences`) and the
+    model's known distance from the dispatcher there (``model_caveat``); the capacity report lists
+    the same sentences.
+    """
+    from kneecap.forecasting import SATURATED
+
+    found = [str(row["status_message"])] if row.get("status") == SATURATED else []
+    found += warning_sentences(row)
+    if row.get("model_caveat"):
+        found.append(str(row["model_caveat"]))
+    return found
+
+
+def warning_lines(table) -> list[str]:
+    """One line per warning of each answered scenario (``warnings``, :func:`kneecap.forecasting.answer_warnings`)."""
     if "warnings" not in table:
         return []
     warned = table[table["warnings"].notna() & table["error"].isna()]
     return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: warning: {warning}"
-            for _, row in warned.iterrows() for warning in str(row["warnings"]).split(WARNINGS_SEPARATOR)]
+            for _, row in warned.iterrows() for warning in warning_sentences(row)]
 
 
 def extrapolation_lines(table) -> list[str]:

@@ -21,7 +21,7 @@ import pandas as pd
 import yaml
 
 import kneecap
-from kneecap import forecasting, measured_fit, tracking
+from kneecap import forecast_text, forecasting, measured_fit, tracking
 from kneecap.modeling import ModelError
 from kneecap.modeling.knee import Knee, knee_sentence
 from kneecap.report.words import metric_label
@@ -251,15 +251,6 @@ def _growth_words(row: Mapping[str, Any]) -> dict[str, Any]:
             "range": {s: row[f"date_knee{s}"] for s in forecasting.DATE_SUFFIXES if row.get(f"date_knee{s}")}}
 
 
-def _caveats(row: Mapping[str, Any]) -> list[str]:
-    """The sentences ``kneecap forecast`` prints under an answer: saturated, each warning, the caution."""
-    found = [str(row["status_message"])] if row.get("status") == forecasting.SATURATED else []
-    found += [w for w in str(row.get("warnings") or "").split(forecasting.WARNINGS_SEPARATOR) if w]
-    if row.get("model_caveat"):
-        found.append(str(row["model_caveat"]))
-    return found
-
-
 def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame,
                    marts: Mapping[str, pd.DataFrame], policy: forecasting.Policy,
                    growth: forecasting.GrowthPolicy | None = None, load: float | None = None,
@@ -382,5 +373,6 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
                             "family": r.get("family")}
                            for r in champions.to_dict("records")]}
     return ReportContent(workload=workload, load=unit, question=question, row=row, knee=knee, growth=_growth_words(row),
-                         plan=plan, model=model, data=_data(workload, marts, points), caveats=_caveats(row),
+                         plan=plan, model=model, data=_data(workload, marts, points),
+                         caveats=forecast_text.caution_sentences(row),
                          versions=versions, curve=curve, points=points, same_config=same, pi=pi, pi_summary=goals)
