@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kneecap.forks import release_held_signals, signals_held_over_fork
+
 __all__ = ["LOCK", "MANIFEST", "FileResult", "HashAhead", "append_manifest", "committed_sizes",
            "drop_ingest_times", "flock_holders", "keep_from_children", "lock_holders", "locked", "manifest_entry",
            "parse_manifest", "read_manifest", "release_to_children", "sha256_file", "without_ingest_times"]
@@ -333,7 +335,8 @@ class HashAhead:
         """Start the hashing process (:func:`_hash_in_child`), reading its results from a pipe."""
         read_end, write_end = os.pipe()
         parent = os.getpid()
-        pid = os.fork()
+        with signals_held_over_fork():
+            pid = os.fork()
         if pid == 0:  # the hashing process: never returns
             os.close(read_end)
             _hash_in_child(self._order, write_end, parent)
@@ -423,6 +426,7 @@ def _hash_in_child(paths: list[Path], write_end: int, parent: int) -> None:
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler: a terminated helper just ends
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the whole process group
+        release_held_signals()  # held while the parent forked (kneecap.forks)
 
         def parent_alive() -> bool:
             return os.getppid() == parent

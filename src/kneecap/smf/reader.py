@@ -72,6 +72,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from kneecap.forks import release_held_signals, signals_held_over_fork
 from kneecap.smf import type70, type72
 from kneecap.smf.codecs import ebcdic_array
 from kneecap.smf.framing import DECODER_FAILURES, RecordBatch, RecordStream, SMFDataError, distinct_ints
@@ -529,6 +530,7 @@ def _frame_in_child(conn: Any, source: str | os.PathLike[str], name: str, batch_
     if parent_end is not None:
         parent_end.close()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    release_held_signals()  # held while the parent forked (kneecap.forks)
     if parent is not None:
         _die_with_parent(parent)
     added0, dups0 = len(keys.added), keys.duplicates
@@ -563,7 +565,8 @@ def _batches_from_child(source: str | os.PathLike[str], name: str, batch_bytes: 
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_frame_in_child, args=(send, source, name, batch_bytes, keys, recv, os.getpid()),
                        name="kneecap-smf-framing", daemon=True)
-    proc.start()
+    with signals_held_over_fork():
+        proc.start()
     send.close()  # the child holds the only write end: its exit ends the pipe
     fh = open(source, "rb")  # noqa: SIM115 - closed below; batches the child read from the file
     try:
