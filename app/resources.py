@@ -426,19 +426,22 @@ def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, k
 
 
 @st.cache_data(max_entries=16, show_spinner="Writing the capacity report")
-def report_html(workload: str, key: str) -> str:
+def report_html(workload: str, key: str, load: float | None = None,
+                configuration: dict[str, float] | None = None) -> str:
     """The workload's capacity report as one HTML file: what ``kneecap report --workload`` writes.
 
     :func:`kneecap.report.capacity_report` on the champions, the registry and the marts (read
-    afresh, so the generation it records is that of the tables it used), at the largest trained
-    load, without an SLO.
+    afresh, so the generation it records is that of the tables it used), asked at ``load`` on
+    ``configuration`` (the page's what-if point and sliders; default the largest trained load on the
+    model's own machine), without an SLO.
     """
     from kneecap.report import capacity_report  # noqa: PLC0415 - only the Knee page's download needs it
 
     snapshot = warehouse.read_snapshot(marts_dir())
     lock = ROOT / "dvc.lock"
     return capacity_report(models(workload, key), registry=registered(), marts=snapshot.tables, policy=policy(),
-                           growth=growth_policy(), generation=snapshot.generation,
+                           growth=growth_policy(), generation=snapshot.generation, load=load,
+                           configuration=configuration,
                            lock_text=lock.read_text(encoding="utf-8") if lock.is_file() else None)
 
 

@@ -45,13 +45,18 @@ def band_delta(at: dict) -> str | None:
     return f"95% band {at['resp_ms_lo']:.2f}-{at['resp_ms_hi']:.2f} ms"
 
 
-def report_button(workload: str, key: str) -> None:
-    """The capacity report's download: the file `kneecap report --workload` writes, made when pressed."""
-    st.download_button("Download capacity report (HTML)", lambda: res.report_html(workload, key),
+def report_button(workload: str, key: str, load: float, configuration: dict[str, float]) -> None:
+    """The capacity report's download, asked at the what-if point on the sliders' machine.
+
+    The file `kneecap report --workload --load --n-gcp --n-ziip ...` writes, made when pressed.
+    """
+    st.download_button("Download capacity report (HTML)",
+                       lambda: res.report_html(workload, key, load, configuration),
                        file_name=f"{workload}-capacity-report.html", mime="text/html", key="knee_report",
                        on_click="ignore", help="the question, the data, the model and its errors, the knee and "
-                       "when it is reached, the PI, the charts, the caveats and the versions, in one file that "
-                       "opens without a network (`kneecap report`)")
+                       "when it is reached, the PI, the charts, the caveats and the versions, asked at the what-if "
+                       "point on the machine the sliders set, in one file that opens without a network "
+                       "(`kneecap report`)")
 
 
 def class_knee_page(workload: str, key: str, model) -> None:
@@ -163,7 +168,8 @@ def class_knee_page(workload: str, key: str, model) -> None:
     charts.show(util, key="util_chart")
     st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
                        mime="text/csv", key="knee_download", on_click="ignore")
-    report_button(workload, key)
+    report_button(workload, key, max(float(tps), 1e-9 * float(max_tps)),
+                  {"n_gcp": n_gcp, "n_ziip": n_ziip, "bg_load_factor": float(bg)})
 
 
 st.title("Knee & what-if")
@@ -291,4 +297,4 @@ charts.show(util, key="util_chart")
 # the CSV is written when the button is pressed, not on every slider step
 st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
                    mime="text/csv", key="knee_download", on_click="ignore")
-report_button(workload, key)
+report_button(workload, key, float(clients), {"n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": float(think)})

@@ -632,6 +632,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "largest load the model was fitted on)")
     report.add_argument("--slo-ms", type=float, default=None,
                         help="response-time SLO in ms: the report gives the zIIP plan that meets it")
+    for flag, kind, what in (("--n-gcp", int, "GCPs"), ("--n-ziip", int, "zIIPs"), ("--think-time-ms", float,
+                             "think time in ms (a closed workload)"), ("--other-load", float,
+                             "the other classes' load factor (a WLM class; 1: as measured)")):
+        report.add_argument(flag, type=kind, default=None, help=f"{what} the question is asked on (default: the "
+                            "model's own)")
     report.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")
     report.add_argument("--marts", default="data/processed", help="the published marts (default data/processed)")
     report.add_argument("--lock", default="dvc.lock", help="dvc.lock, whose hash the report records (if present)")

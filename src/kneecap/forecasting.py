@@ -349,6 +349,8 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     row = _answers(models, scenario, policy, growth)
     row.setdefault("status", ANSWERED)
     row["warnings"] = WARNINGS_SEPARATOR.join(answer_warnings(models.response, row)) or None
+    if scenario.get("bg_load_factor") is not None:  # the machine asked about, said in the answer's first words
+        row["bg_load_factor"] = float(scenario["bg_load_factor"])
     if scenario.get("cs_workload") is not None:
         parsed = cs_workloads.parse_workload_name(scenario["cs_workload"])
         row.update(cs_workload=cs_workloads.format_workload_name(parsed), pattern=parsed.pattern,
@@ -657,12 +659,19 @@ def _with_band(row: Mapping[str, Any], column: str, unit: str) -> str:
 
 
 def _configuration_words(row: Mapping[str, Any]) -> str:
-    """'2 GCP + 2 zIIP, Z 200 ms' (closed), '2 GCP + 2 zIIP' (a class), '-' when the model has none."""
+    """The machine an answer is for: '2 GCP + 2 zIIP, Z 200 ms' (closed), '2 GCP + 2 zIIP' (a class).
+
+    A class's other classes' load is named when not as measured (', other classes x1.5'); '-' when
+    the model has no engines.
+    """
     gcp, ziip = _number(row, "n_gcp"), _number(row, "n_ziip")
     if gcp is None:
         return "-"
     words = f"{gcp:g} GCP + {ziip or 0:g} zIIP"
     think = _number(row, "think_time_ms")
+    other = _number(row, "bg_load_factor")
+    if other is not None and other != 1:
+        words += f", other classes x{other:g}"
     return words if think is None else f"{words}, Z {sig3(think)} ms"
 
 

@@ -191,3 +191,36 @@ def test_names_and_sentences_are_text_never_markup(app_project, reports):
     page = render_html(replace(content, workload=hostile, data=data))
     assert hostile not in page and html.escape(hostile, quote=False) in page
     assert not any(tag == "img" for tag, _ in _parse(page).tags)
+
+
+def test_a_report_asked_on_another_machine_answers_for_it(app_project, tmp_path, capsys):
+    """--n-gcp / --n-ziip / --think-time-ms (the desk's sliders) set the machine the report answers for."""
+    common = ["--tracking-uri", app_project["MLFLOW_TRACKING_URI"], "--params", app_project["KNEECAP_PARAMS"],
+              "--marts", app_project["KNEECAP_MARTS"], "--lock", str(tmp_path / "no-dvc.lock")]
+    out = tmp_path / "other.html"
+    asked = ["--load", "400", "--n-gcp", "4", "--n-ziip", "1", "--think-time-ms", "150"]
+    assert cli.main(["report", "--workload", DIAG, "--out", str(out), *asked, *common]) == 0
+    page = out.read_text(encoding="utf-8")
+    table = _answer(app_project, DIAG, clients=400.0, n_gcp=4, n_ziip=1, think_time_ms=150.0)
+    said = forecasting.answer_summary(table).iloc[0]
+    assert said["configuration"].startswith("4 GCP + 1 zIIP, Z 150 ms")
+    assert said["configuration"] in _words(page)
+    knee_cell = re.search(r'<td id="knee-value">(.*?)</td>', page).group(1)
+    assert html.unescape(knee_cell) == said["knee (95 % band)"]
+    # and differs from the model's own machine's knee: the question really moved
+    own = forecasting.answer_summary(_answer(app_project, DIAG, clients=400.0)).iloc[0]
+    assert own["knee (95 % band)"] != said["knee (95 % band)"]
+    # a class's other-load factor on a closed workload is a wrong question, said in one line
+    wrong = tmp_path / "wrong.html"
+    assert cli.main(["report", "--workload", DIAG, "--out", str(wrong), "--other-load", "2", *common]) == 2
+    assert "bg_load_factor cannot be set for a model whose load is clients" in capsys.readouterr().err
+    assert not wrong.exists()
+
+
+def test_the_desk_report_follows_the_class_sliders(app_env):
+    from tests.app.conftest import app_resources
+
+    resources = app_resources()
+    key = resources.champion_key(SMF_CLASS)
+    page = resources.report_html(SMF_CLASS, key, 100.0, {"n_gcp": 3, "n_ziip": 2, "bg_load_factor": 1.5})
+    assert "3 GCP + 2 zIIP, other classes x1.5" in _words(page)

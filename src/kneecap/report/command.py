@@ -53,6 +53,8 @@ def run_cli(args: argparse.Namespace, *, load_champions: Callable[[str], Any]) -
         html = capacity_report(models, registry=tracking.registered_models(), marts=snapshot.tables,
                                policy=policies.planner_policy(params), growth=policies.growth_policy(params),
                                load=args.load, slo_resp_ms=args.slo_ms, generation=snapshot.generation,
+                               configuration={"n_gcp": args.n_gcp, "n_ziip": args.n_ziip,
+                                              "think_time_ms": args.think_time_ms, "bg_load_factor": args.other_load},
                                lock_text=lock_text)
     except ReportRequestError as exc:
         print(f"report: {exc}", file=sys.stderr)

@@ -148,6 +148,20 @@ def _finite(value: Any) -> float:
     return number if math.isfinite(number) else math.nan
 
 
+#: Scenario keys a report's question may set besides the load and SLO, by the load's unit.
+CONFIGURATION_KEYS = {"clients": ("n_gcp", "n_ziip", "think_time_ms"), "tps": ("n_gcp", "n_ziip", "bg_load_factor")}
+
+
+def _configuration(asked: Mapping[str, float | None], unit: str) -> dict[str, float]:
+    """The scenario keys of ``asked`` (None dropped); one the model's load unit does not take is a wrong question."""
+    given = {key: value for key, value in asked.items() if value is not None}
+    wrong = sorted(set(given) - set(CONFIGURATION_KEYS[unit]))
+    if wrong:
+        raise ReportRequestError(f"{', '.join(wrong)} cannot be set for a model whose load is {unit} "
+                                 f"(it takes {', '.join(CONFIGURATION_KEYS[unit])})")
+    return {key: float(value) for key, value in given.items()}
+
+
 def _trained_range(results: Any) -> tuple[str, tuple[float, float]]:
     """The load unit a champion answers in (its ``load_unit``) and the load range it was fitted on.
 
@@ -254,7 +268,8 @@ def _growth_words(row: Mapping[str, Any]) -> dict[str, Any]:
 def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame,
                    marts: Mapping[str, pd.DataFrame], policy: forecasting.Policy,
                    growth: forecasting.GrowthPolicy | None = None, load: float | None = None,
-                   slo_resp_ms: float | None = None, generation: str | None = None, lock_text: str | None = None,
+                   slo_resp_ms: float | None = None, configuration: Mapping[str, float] | None = None,
+                   generation: str | None = None, lock_text: str | None = None,
                    written_at: pd.Timestamp | None = None) -> ReportContent:
     """Gather one workload's capacity report: one forecast scenario, its curve, data, PI and versions.
 
@@ -274,6 +289,10 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
         load the champion was fitted on.
     slo_resp_ms : float, optional
         The response-time SLO: the zIIP plan is made for it.
+    configuration : mapping, optional
+        The machine the question is asked on, as scenario keys (:data:`CONFIGURATION_KEYS`:
+        ``n_gcp``, ``n_ziip``, ``think_time_ms`` for a closed workload, ``bg_load_factor`` for a WLM
+        class); a key left out or None keeps the champion's own (the desk passes its sliders).
     generation, lock_text
         The marts' generation and the text of ``dvc.lock``, recorded with kneecap's version.
     written_at : Timestamp, optional
@@ -299,11 +318,15 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     scenario: dict[str, Any] = {"workload": workload, "name": SCENARIO_NAME, unit: asked}
     if slo_resp_ms is not None:
         scenario["slo_resp_ms"] = float(slo_resp_ms)
-    try:  # a load or SLO out of range is a wrong question, not a failed answer
+    try:
+        scenario.update(_configuration(configuration or {}, unit))
+    except ReportRequestError as exc:
+        raise ReportRequestError(f"{workload}: {exc}") from exc
+    try:  # a load, SLO or engine count out of range is a wrong question, not a failed answer
         forecasting.check_scenario(scenario, SCENARIO_NAME)
     except ModelError as exc:
         problem = str(exc).split(": ", 1)[-1]  # without the scenario's name: the report asks one
-        raise ReportRequestError(f"{workload}: {problem} (--load / --slo-ms)") from exc
+        raise ReportRequestError(f"{workload}: {problem} (--load / --slo-ms / --n-gcp / --n-ziip ...)") from exc
     table = forecasting.forecast_scenarios([scenario], lambda _: models, policy, growth=growth)
     row = {k: v for k, v in table.iloc[0].to_dict().items()
            if not (isinstance(v, float) and math.isnan(v)) and v is not None}
@@ -332,7 +355,8 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     else:
         # as the desk draws a class: up to where a pool it needs is full (no response beyond)
         top = _drawn_to(saturation if math.isfinite(saturation) else trained[1] * 1.3, asked)
-        curve = forecasting.response_curve(results, n_gcp=n_gcp, n_ziip=n_ziip, max_load=top)
+        curve = forecasting.response_curve(results, n_gcp=n_gcp, n_ziip=n_ziip, max_load=top,
+                                           bg_load_factor=scenario.get("bg_load_factor"))
     knee: dict[str, Any] = {
         "mid": mid, "lo": lo, "hi": hi, "k": k, "sentence": sentence, "configuration": said["configuration"],
         "words": said["knee (95 % band)"],
