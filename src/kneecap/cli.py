@@ -626,7 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", parents=[loud_after, registry_after],
                             help="write one workload's capacity report: one self-contained HTML file")
     report.add_argument("--workload", required=True, help="the workload or WLM class (`kneecap models` lists them)")
-    report.add_argument("--out", required=True, help="the report, .html")
+    report.add_argument("--out", required=True, help="the report, .html (or .pdf, printed by chromium)")
     report.add_argument("--load", type=float, default=None,
                         help="the load the question is asked at: clients, or tps for a WLM class (default: the "
                              "largest load the model was fitted on)")

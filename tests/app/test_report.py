@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -155,8 +156,8 @@ def test_the_report_command_says_what_is_missing(app_project, tmp_path, capsys):
     assert "no champion model registered for workload 'NOSUCH'" in capsys.readouterr().err
     assert cli.main(["report", "--workload", DIAG, "--out", out, "--marts", str(tmp_path / "none"), *common]) == 2
     assert "no published marts" in capsys.readouterr().err
-    assert cli.main(["report", "--workload", DIAG, "--out", str(tmp_path / "r.pdf"), *marts, *common]) == 2
-    assert "output must end in .html" in capsys.readouterr().err
+    assert cli.main(["report", "--workload", DIAG, "--out", str(tmp_path / "r.docx"), *marts, *common]) == 2
+    assert "output must end in .html or .pdf" in capsys.readouterr().err
     assert cli.main(["report", "--workload", DIAG, "--out", out, "--load", "1e9", *marts, *common]) == 2
     assert "clients must be between 1 and 50,000" in capsys.readouterr().err
     assert not Path(out).exists()
@@ -224,3 +225,24 @@ def test_the_desk_report_follows_the_class_sliders(app_env):
     key = resources.champion_key(SMF_CLASS)
     page = resources.report_html(SMF_CLASS, key, 100.0, {"n_gcp": 3, "n_ziip": 2, "bg_load_factor": 1.5})
     assert "3 GCP + 2 zIIP, other classes x1.5" in _words(page)
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
+                    reason="no chromium binary on PATH (Debian: apt-get install -y chromium)")
+def test_a_pdf_report_is_the_html_printed_by_chromium(app_project, tmp_path, monkeypatch):
+    monkeypatch.delenv("KNEECAP_CHROMIUM", raising=False)
+    common = ["--tracking-uri", app_project["MLFLOW_TRACKING_URI"], "--params", app_project["KNEECAP_PARAMS"],
+              "--marts", app_project["KNEECAP_MARTS"], "--lock", str(tmp_path / "no-dvc.lock")]
+    out = tmp_path / "diag.pdf"
+    assert cli.main(["report", "--workload", DIAG, "--out", str(out), "--slo-ms", "2", *common]) == 0
+    pdf = out.read_bytes()
+    assert pdf.startswith(b"%PDF-")
+    # the HTML's title as the document's, and the sections over several pages
+    assert f"/Title (Capacity report: {DIAG})".encode() in pdf
+    assert len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 3
+    assert [p.name for p in tmp_path.iterdir()] == ["diag.pdf"]  # the page and profile printed from are gone
+    # a browser that fails leaves no file and says so
+    monkeypatch.setenv("KNEECAP_CHROMIUM", "/bin/false")
+    failed = tmp_path / "failed.pdf"
+    assert cli.main(["report", "--workload", DIAG, "--out", str(failed), *common]) == 1
+    assert not failed.exists() and [p.name for p in tmp_path.iterdir()] == ["diag.pdf"]

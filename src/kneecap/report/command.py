@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,9 +22,16 @@ def run_cli(args: argparse.Namespace, *, load_champions: Callable[[str], Any]) -
     range), each with one line on stderr.
     """
     out = Path(args.out)
-    if out.suffix.lower() not in (".html", ".htm"):
-        print(f"report: {out}: output must end in .html", file=sys.stderr)
+    if out.suffix.lower() not in (".html", ".htm", ".pdf"):
+        print(f"report: {out}: output must end in .html or .pdf", file=sys.stderr)
         return 2
+    browser = None
+    if out.suffix.lower() == ".pdf":
+        browser = pdf_browser()
+        if browser is None:
+            print(f"report: {out}: a PDF is printed by chromium, which is not on PATH (Debian: apt-get install "
+                  "chromium; or set KNEECAP_CHROMIUM); write .html instead", file=sys.stderr)
+            return 2
     from kneecap import config, policies, tracking, warehouse
 
     try:
@@ -63,6 +74,40 @@ def run_cli(args: argparse.Namespace, *, load_champions: Callable[[str], Any]) -
         print(f"report: {args.workload}: not answered: {exc}", file=sys.stderr)
         return 1
     out.parent.mkdir(parents=True, exist_ok=True)
+    if browser is not None:
+        try:
+            print_pdf(html, out, browser)
+        except (OSError, subprocess.SubprocessError) as exc:
+            print(f"report: {out}: chromium did not print the PDF: {exc}", file=sys.stderr)
+            return 1
+        print(f"report: {args.workload} -> {out} ({out.stat().st_size / 1e6:.1f} MB, printed by {browser})")
+        return 0
     out.write_text(html, encoding="utf-8")
     print(f"report: {args.workload} -> {out} ({len(html.encode('utf-8')) / 1e6:.1f} MB, one file, opens offline)")
     return 0
+
+
+def pdf_browser() -> str | None:
+    """The chromium that prints a report to PDF: ``$KNEECAP_CHROMIUM``, else ``chromium`` on PATH."""
+    return os.environ.get("KNEECAP_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def print_pdf(html: str, out: Path, browser: str, *, timeout_s: float = 120.0) -> None:
+    """Print the report ``html`` to ``out`` with headless chromium, as its print view lays it out.
+
+    The page's scripts (the inlined plotly.js drawing the charts) run before printing
+    (``--virtual-time-budget``); the HTML is written next to ``out`` and removed after, so nothing
+    is fetched. The PDF is written to a temporary name and renamed: a failed print leaves no file.
+    """
+    with tempfile.TemporaryDirectory(prefix=".kneecap-report-", dir=out.parent) as scratch:
+        page, pdf = Path(scratch) / "report.html", Path(scratch) / "report.pdf"
+        page.write_text(html, encoding="utf-8")
+        command = [browser, "--headless", "--disable-gpu", "--no-pdf-header-footer", "--virtual-time-budget=20000",
+                   f"--user-data-dir={scratch}/profile", f"--print-to-pdf={pdf}", page.as_uri()]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.insert(1, "--no-sandbox")  # chromium refuses root without it; the page is our own file
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
+        if done.returncode != 0 or not pdf.is_file() or pdf.stat().st_size == 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise subprocess.SubprocessError(f"exit {done.returncode}: {last}")
+        os.replace(pdf, out)
