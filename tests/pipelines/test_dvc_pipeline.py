@@ -137,7 +137,8 @@ def test_the_published_snapshot_is_all_dvc_sees(project: tuple[Path, dict[str, s
     generation = warehouse.current_generation(processed)
     assert sorted(p.name for p in processed.iterdir()) == sorted([warehouse.MANIFEST, generation])
     assert sorted(warehouse.read_snapshot(processed).tables) == [
-        "dim_sources", "dim_workloads", "fct_cpu_intervals", "fct_measurements", "fct_performance_index",
+        "dim_sources", "dim_workloads", "fct_cpu_intervals", "fct_measurements", "fct_msu_intervals",
+        "fct_performance_index",
         "fct_rmf_duplicates", "fct_rt_buckets", "quarantine_measurements"]
     # nothing changes after the stages finish: DVC finds every output as it recorded it
     status = _run(["dvc", "status"], root, env)

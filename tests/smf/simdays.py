@@ -142,6 +142,12 @@ RESP_QUANTILE_TRANSACTIONS = 40000
 RESP_QUANTILE_SECONDS = 57.0
 
 
+#: The simulated machine's 70.1 capacity fields: synthetic values, not a real processor's rating. An
+#: adjustment factor of 5,760,000 / 10,000 = 576 sixteenths of a microsecond per service unit
+#: (SMF70CPA_actual / SMF70CPA_scaling_factor) is 16 / 576 MSU per CPU second: 100 MSU/h per busy GCP.
+CAPACITY = synth.Capacity(cpa_actual=5_760_000, cpa_scaling_factor=10_000, wla=200, mcr=600)
+
+
 @dataclass(frozen=True)
 class SimDaysConfig:
     """The simulated LPAR, class and background: the constants the data was generated from."""
@@ -561,7 +567,9 @@ class SimDaysTruth:
     simulation's mean response at ``tps_offered``), ``resp_ms`` (written, with sampling noise),
     the class's APPL% ``appl_cp_pct`` / ``appl_iip_pct`` / ``appl_iipcp_pct`` and the background's
     ``bg_appl_cp_pct`` / ``bg_appl_iip_pct`` / ``bg_appl_iipcp_pct`` as written, and the LPAR busy
-    per pool ``gcp_busy_pct`` / ``ziip_busy_pct`` (class + background, per engine); the class's
+    per pool ``gcp_busy_pct`` / ``ziip_busy_pct`` (class + background, per engine), the LPAR's MSU/h
+    ``lpar_msu_per_h`` (its CP dispatch time at :data:`CAPACITY`'s MSU per CPU second) and the
+    SMF70LAC written ``lac_msu_per_h`` (:func:`synth.rolling_lac`); the class's
     true (noise-free) time-average numbers of transactions in each WLM CPU state, :data:`STATES`
     (``n_gcp_using`` ...), and the sample counts written, the keys of :data:`SAMPLE_FIELDS`
     (``cpu_using_samples`` ... as kneecap's reader names them), Poisson draws around
@@ -660,6 +668,11 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         rt = {f"rt_bucket_{j + 1:02d}_count": rt_counts[:, j] for j in range(synth.RT_ENTRIES)}
         rt["resp_p90_ms_true"] = q_ms[:, RESP_QUANTILE_PROBS.index(0.9)]
     k = synth.Coefficients()
+    # the LPAR's MSU/h from the CP dispatch time written below (whole microseconds), and the LAC of
+    # the intervals ending in the last four hours (synth.rolling_lac)
+    cp_dispatch_s = np.array([config.n_gcp * round(gcp_busy[i] / 100 * interval_s * 1e6) / 1e6 for i in range(n)])
+    lpar_msu = cp_dispatch_s * 3600.0 / interval_s * CAPACITY.msu_per_cpu_s
+    lac = synth.rolling_lac(lpar_msu.tolist(), interval_s)
     records: list[bytes] = []
     for i, t0 in enumerate(starts):
         t = interval_s
@@ -698,13 +711,14 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         other = synth.Partition("LPAR2", config.lpar_no + 1,
                                 [synth.LogicalCPU("CP", t, 0.5 * t) for _ in range(4)])
         records.append(synth.record_70_1(config.system_id, config.sysplex, t0, t, [own, other],
-                                         own_number=config.lpar_no))
+                                         own_number=config.lpar_no, capacity=replace(CAPACITY, lac=lac[i])))
     per = pd.DataFrame({
         "interval_start_at": pd.to_datetime(starts), "day": day_no, "tps_offered": tps,
         "ended": ended, "tps": x, "resp_ms_true": resp_true, "resp_ms": resp,
         "appl_cp_pct": cp, "appl_iip_pct": iip, "appl_iipcp_pct": iipcp,
         "bg_appl_cp_pct": bg_cp, "bg_appl_iip_pct": bg_iip, "bg_appl_iipcp_pct": bg_iipcp,
         "gcp_busy_pct": gcp_busy, "ziip_busy_pct": ziip_busy,
+        "lpar_msu_per_h": lpar_msu, "lac_msu_per_h": lac,
         **states, **written, **rt,
     })
     knee = true_knee_tps(grid, config.knee_k)

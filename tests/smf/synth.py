@@ -22,7 +22,8 @@ Layouts (offsets include the 4-byte RDW, as in IBM's tables):
 * 70.1 - SMF manual record type 70 subtype 1 "CPU Data Section" (WAT 0, CID 8, CNF 10, TYP 15,
   PAT 32), "PR/SM Partition Data Section" (LPM 0, LPN 8, BDN 10, BDS 12), "PR/SM Logical
   Processor Data Section" (PDT 0, VPA 8, CIX 14, EDT 16, ONT 40), "CPU Identification Section"
-  (CIN 0, CTN 16).
+  (CIN 0, CTN 16), "CPU control section" (MOD 0, STF 5, CPA 28, WLA 32, LAC 36, SUP 64; MCR 148,
+  CPA_actual 224, CPA_scaling_factor 228 from ERBSMFR's SMF70CTL as franfcwong's C header has it).
 """
 
 from __future__ import annotations
@@ -287,6 +288,39 @@ class Partition:
     cpus: list[LogicalCPU] = field(default_factory=list)
 
 
+@dataclass
+class Capacity:
+    """The capacity fields of a 70.1 CPU control section (binary, as IBM's "CPU control section" has them)."""
+
+    cpa: int = 0                  # SMF70CPA, 1/16 us of CPU per service unit (replaced by the next two)
+    cpa_actual: int = 0           # SMF70CPA_actual
+    cpa_scaling_factor: int = 0   # SMF70CPA_scaling_factor: adjustment factor = actual / scaling factor
+    wla: int = 0                  # SMF70WLA, MSU/h available to the image
+    lac: int = 0                  # SMF70LAC, the long-term (4-hour) average, MSU/h
+    mcr: int = 0                  # SMF70MCR, model capacity rating, MSU/h
+    stf: int = 0x10               # SMF70STF; x'10' (bit 3): SMF70LAC without CPU wait
+
+    @property
+    def msu_per_cpu_s(self) -> float:
+        """MSU per CPU second, 16 / adjustment factor (SMF 30's text: 1/16 us per service unit)."""
+        factor = self.cpa_actual / self.cpa_scaling_factor if self.cpa_actual else self.cpa
+        return 16.0 / factor
+
+
+def rolling_lac(msu_per_h: Sequence[float], interval_s: float, hours: float = 4.0) -> list[int]:
+    """The LAC a writer puts in each interval: the mean MSU/h of the intervals ending in the last ``hours``.
+
+    Every interval the same length; the first intervals average what there is. Whole MSU (SMF70LAC is
+    binary), rounded half up.
+    """
+    n = max(1, int(round(hours * 3600 / interval_s)))
+    out = []
+    for i in range(len(msu_per_h)):
+        window = msu_per_h[max(0, i - n + 1): i + 1]
+        out.append(int(math.floor(sum(window) / len(window) + 0.5)))
+    return out
+
+
 CPU_DATA_LEN = 72
 PARTITION_LEN = 84
 LPD_LEN = 88
@@ -297,8 +331,9 @@ _TYP = {"CP": 0, "AAP": 1, "IIP": 2}
 
 def record_70_1(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
                 partitions: Sequence[Partition], own_number: int,
-                cpu_types: Sequence[str] = ("CP", "ICF", "IFL", "IIP")) -> bytes:
-    """One 70.1 record: own image CPU data + PR/SM data for ``partitions`` (+ PHYSICAL)."""
+                cpu_types: Sequence[str] = ("CP", "ICF", "IFL", "IIP"),
+                capacity: Capacity | None = None) -> bytes:
+    """One 70.1 record: own image CPU data + PR/SM data for ``partitions`` (+ PHYSICAL), capacity fields."""
     own = next(p for p in partitions if p.number == own_number)
     parts = list(partitions) + [Partition("PHYSICAL", 0, [])]
     lps = [c for p in parts for c in p.cpus]
@@ -325,6 +360,11 @@ def record_70_1(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
     ctl = bytearray(CPU_CONTROL_LEN)
     struct.pack_into(">H", ctl, 0, 8562)
     struct.pack_into(">H", ctl, 64, sum(c.cpu_type == "IIP" for c in own.cpus))
+    cap = capacity or Capacity()
+    ctl[5] = cap.stf
+    struct.pack_into(">III", ctl, 28, cap.cpa, cap.wla, cap.lac)
+    struct.pack_into(">I", ctl, 148, cap.mcr)
+    struct.pack_into(">II", ctl, 224, cap.cpa_actual, cap.cpa_scaling_factor)
     cpu = bytearray()
     for i, c in enumerate(own.cpus):
         b = bytearray(CPU_DATA_LEN)

@@ -10,6 +10,7 @@ from kneecap import schema, warehouse
 from kneecap.ingest.catalogue import DECODED_TABLES
 from kneecap.validation.suites import (
     FCT_CPU_INTERVALS_COLUMNS,
+    FCT_MSU_INTERVALS_COLUMNS,
     FCT_PERFORMANCE_INDEX_COLUMNS,
     FCT_RMF_DUPLICATES_COLUMNS,
     FCT_RT_BUCKETS_COLUMNS,
@@ -22,6 +23,7 @@ EXPECTED = {
     "fct_measurements": list(schema.FCT_MEASUREMENTS_COLUMNS),
     "int_smf_measurements": list(schema.FCT_MEASUREMENTS_COLUMNS),
     "fct_cpu_intervals": list(FCT_CPU_INTERVALS_COLUMNS),
+    "fct_msu_intervals": list(FCT_MSU_INTERVALS_COLUMNS),
     "fct_rmf_duplicates": list(FCT_RMF_DUPLICATES_COLUMNS),
     "fct_rt_buckets": list(FCT_RT_BUCKETS_COLUMNS),
     "fct_performance_index": list(FCT_PERFORMANCE_INDEX_COLUMNS),

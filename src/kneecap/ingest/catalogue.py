@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from kneecap.rmf import postprocessor
-from kneecap.smf import type70, type72
+from kneecap.smf import type70, type70_capacity, type72
 
 
 def _smf72_dtype(column: str) -> str:
@@ -41,6 +41,7 @@ def _empty_smf72() -> pd.DataFrame:
 #: table name -> factory of its empty frame
 DECODED_TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     type70.TABLE: lambda: type70.finalize(pd.DataFrame()),
+    type70_capacity.TABLE: lambda: pd.DataFrame(type70_capacity.empty_columns()),
     type72.TABLE: _empty_smf72,
     "rmf_cpu": lambda: postprocessor.empty_table(postprocessor.CPU_COLUMNS),
     "rmf_partition": lambda: postprocessor.empty_table(postprocessor.PARTITION_COLUMNS),

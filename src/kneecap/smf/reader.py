@@ -73,7 +73,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from kneecap.forks import release_held_signals, signals_held_over_fork
-from kneecap.smf import type70, type72
+from kneecap.smf import type70, type70_capacity, type72
 from kneecap.smf.codecs import ebcdic_array
 from kneecap.smf.framing import DECODER_FAILURES, RecordBatch, RecordStream, SMFDataError, distinct_ints
 from kneecap.smf.header import FLAG_SUBTYPES, HEADER_LEN, HEADER_LEN_SUBTYPES
@@ -178,7 +178,7 @@ class DecodeResult:
     Attributes
     ----------
     tables : dict of str to DataFrame
-        ``smf70_cpu``, ``smf72_workload`` and any plugin tables (always present for the
+        ``smf70_cpu``, ``smf70_capacity``, ``smf72_workload`` and any plugin tables (always present for the
         built-in decoders, possibly empty).
     counts : DataFrame
         Records by ``record_type``, ``subtype`` with ``decoded`` (a decoder exists).
@@ -663,6 +663,8 @@ def _empty_table(tname: str) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype="float64") for c in type72.COLUMNS})
     if tname == type70.TABLE:
         return type70.finalize(pd.DataFrame())
+    if tname == type70_capacity.TABLE:
+        return pd.DataFrame(type70_capacity.empty_columns())
     return pd.DataFrame()
 
 
@@ -720,7 +722,7 @@ def decode_file(
     for out_name, (in_name, fn) in FINALIZERS.items():
         if in_name in tables:
             tables[out_name] = fn(tables.pop(in_name))
-    for tname in (type70.TABLE, type72.TABLE):
+    for tname in (type70.TABLE, type70_capacity.TABLE, type72.TABLE):
         tables.setdefault(tname, _empty_table(tname))
     q = quarantine_frame(quarantine)
     return DecodeResult(

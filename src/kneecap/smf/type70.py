@@ -9,7 +9,9 @@ One 70.1 record per RMF interval and system carries (sections located by triplet
   ``SMF70BDN`` and index ``SMF70BDS`` of its logical-processor sections;
 * *PR/SM logical processor data sections*: dispatch time ``SMF70PDT`` (µs), online time
   ``SMF70ONT`` and the 1-based index ``SMF70CIX`` into the CPU-identification section;
-* *CPU-identification name sections*: ``SMF70CIN`` ("CP", "IIP", "AAP", "IFL", "ICF").
+* *CPU-identification name sections*: ``SMF70CIN`` ("CP", "IIP", "AAP", "IFL", "ICF");
+* the *CPU control section*: the capacity fields MSU is reckoned from, table ``smf70_capacity``
+  (:mod:`kneecap.smf.type70_capacity`).
 
 The measured image is the partition whose ``SMF70LPN`` equals the product section's
 ``SMF70PTN``.
@@ -69,6 +71,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+from kneecap.smf import type70_capacity as capacity
 from kneecap.smf.codecs import rmf_interval_s, smf_date
 from kneecap.smf.framing import DECODER_FAILURES, SMFDataError
 from kneecap.smf.header import (
@@ -253,7 +256,10 @@ def _sections(rec: bytes, trip_at: int, name: str, layout: Layout) -> list[int]:
 
 
 def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict[str, Any]]]:
-    """Decode one 70.1 record into additive per-type parts (table ``smf70_cpu_parts``).
+    """Decode one 70.1 record into additive per-type parts (table ``smf70_cpu_parts``) and its capacity row.
+
+    The capacity row (table ``smf70_capacity``) comes from the CPU control section:
+    :mod:`kneecap.smf.type70_capacity`.
 
     The ingest decodes 70.1 a batch at a time with :class:`Type70Subtype1`, which gives the same rows and hands
     the records its checks do not vouch for to this function.
@@ -270,6 +276,9 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
     if interval_us <= 0:
         raise SMFDataError("SMF70INT interval length is zero", offset=prod_t.offset + 18)
     _check_sections(rec)
+    keys = {"system_id": hdr.system_id, "sysplex": prod.sysplex, "interval_start_at": prod.interval_start_at,
+            "interval_s": prod.interval_s}
+    capacity_rows = capacity.decode_control(rec, keys)
 
     parts: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(_PART_SUMS, 0.0))
 
@@ -336,7 +345,7 @@ def decode_record(rec: bytes, *, codepage: str = "cp037") -> dict[str, list[dict
             "cpu_type": cpu_type,
             **p,
         })
-    return {PARTS_TABLE: rows}
+    return {PARTS_TABLE: rows, capacity.TABLE: capacity_rows}
 
 
 def finalize(parts: pd.DataFrame) -> pd.DataFrame:
@@ -539,7 +548,7 @@ class Type70Subtype1:
 
     record_type = 70
     subtype = 1
-    tables = (PARTS_TABLE,)
+    tables = (PARTS_TABLE, capacity.TABLE)
 
     def decode_batch(
         self,
@@ -550,7 +559,7 @@ class Type70Subtype1:
         codepage: str = "cp037",
         system_ids: np.ndarray,
     ) -> tuple[dict[str, dict[str, np.ndarray]], list[tuple[int, int, str]]]:
-        """The ``smf70_cpu_parts`` columns of the records at ``starts`` and the bad records.
+        """The ``smf70_cpu_parts`` and ``smf70_capacity`` columns of the records at ``starts``, and the bad records.
 
         Parameters
         ----------
@@ -566,48 +575,44 @@ class Type70Subtype1:
         Returns
         -------
         tables : dict
-            ``{"smf70_cpu_parts": columns}``, one array per column of :func:`decode_record`'s rows.
+            ``{"smf70_cpu_parts": columns, "smf70_capacity": columns}``, one array per column of
+            :func:`decode_record`'s rows.
         bad : list of tuple
             ``(index into starts, offset within the record, reason)`` per quarantined record.
         """
         starts = np.asarray(starts, dtype=np.int64)
         lengths = np.asarray(lengths, dtype=np.int64)
         try:
-            cols, fallback = self._vectorised(u8, starts, lengths, codepage, system_ids)
+            cols, cap, fallback = self._vectorised(u8, starts, lengths, codepage, system_ids)
         except DECODER_FAILURES:
             # odd data the vectorised path did not foresee: the record decoder says what is wrong
-            cols, fallback = None, np.arange(starts.size)
-        rows: list[dict[str, Any]] = []
-        row_rec: list[int] = []
+            cols, cap, fallback = _empty_parts(), _empty_capacity(), np.arange(starts.size)
+        got_rows: dict[str, list[dict[str, Any]]] = {PARTS_TABLE: [], capacity.TABLE: []}
+        got_rec: dict[str, list[int]] = {PARTS_TABLE: [], capacity.TABLE: []}
         bad: list[tuple[int, int, str]] = []
         for i in fallback.tolist():
             s0 = int(starts[i])
             rec = u8[s0 : s0 + int(lengths[i])].tobytes()
             try:
-                got = decode_record(rec, codepage=codepage)[PARTS_TABLE]
+                got = decode_record(rec, codepage=codepage)
             except SMFDataError as exc:
                 bad.append((i, exc.offset if exc.offset is not None else 0, exc.reason))
                 continue
             except DECODER_FAILURES as exc:
                 bad.append((i, 0, f"decoder failed: {exc!r}"))
                 continue
-            rows.extend(got)
-            row_rec.extend([i] * len(got))
-        if cols is None:
-            cols = _empty_parts()
-        if rows:
-            # put the record decoder's rows where their records are, as a record-by-record decode would
-            extra = _rows_to_columns(rows)
-            order = np.argsort(np.concatenate([cols.pop("_rec"), np.array(row_rec, dtype=np.int64)]), kind="stable")
-            cols = {c: np.concatenate([cols[c], extra[c]])[order] for c in _PART_COLUMNS}
-        cols.pop("_rec", None)
-        return {PARTS_TABLE: cols}, bad
+            for name, table_rows in got.items():
+                got_rows[name].extend(table_rows)
+                got_rec[name].extend([i] * len(table_rows))
+        # put the record decoder's rows where their records are, as a record-by-record decode would
+        return {PARTS_TABLE: _merge(cols, got_rows[PARTS_TABLE], got_rec[PARTS_TABLE], _PART_COLUMNS),
+                capacity.TABLE: _merge(cap, got_rows[capacity.TABLE], got_rec[capacity.TABLE], capacity.COLUMNS)}, bad
 
     @staticmethod
     def _vectorised(
         u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray, codepage: str, system_ids: np.ndarray
-    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Parts of every record the checks vouch for, plus ``_rec`` (record of each row); and the other records."""
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
+        """Parts and capacity rows of the records the checks vouch for (``_rec``: each row's record); the others."""
         n = starts.size
         L = lengths
         # the last triplet ends at 84; a shorter record fails in decode_record's read_triplet
@@ -638,6 +643,10 @@ class Type70Subtype1:
         ok &= _sections_ok(t, "bvs", ("bvl", "bvn"), L, LOGICAL_PROCESSOR.size)
         ok &= _sections_ok(t, "bcs", ("bcl", "bcn"), L, PARTITION.size)
         ok &= ~_sections_overlap(t)
+        # the CPU control section inside the record; a section shorter than the current layout (an older
+        # release) goes to decode_record
+        has_ctl = t["ccn"] >= 1
+        ok &= _sections_ok(t, "ccs", ("ccl", "ccn"), L, 0) & ~(has_ctl & (t["ccl"] < capacity.CONTROL_FULL.size))
 
         def positions(s: str, ln: str, num: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             counts = np.where(ok, t[num].astype(np.int64), 0)
@@ -725,7 +734,11 @@ class Type70Subtype1:
         for s in _PART_SUMS:
             cols[s] = sums[s][touched]
         cols["_rec"] = rec
-        return cols, np.flatnonzero(~ok)
+        crec = np.flatnonzero(ok & has_ctl)
+        cap = {"system_id": np.asarray(system_ids, dtype=object)[crec], "sysplex": prod_v["sysplex"][crec],
+               "interval_start_at": start_at[crec], "interval_s": interval_s[crec],
+               **capacity.control_columns(u8, (starts + t["ccs"].astype(np.int64))[crec]), "_rec": crec}
+        return cols, cap, np.flatnonzero(~ok)
 
 
 def _empty_parts() -> dict[str, np.ndarray]:
@@ -737,7 +750,16 @@ def _empty_parts() -> dict[str, np.ndarray]:
     return cols
 
 
-def _rows_to_columns(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """decode_record's rows as the batch decoder's columns (same dtypes)."""
-    cols = _empty_parts()
-    return {c: np.array([r[c] for r in rows], dtype=cols[c].dtype) for c in _PART_COLUMNS}
+def _empty_capacity() -> dict[str, np.ndarray]:
+    return {**capacity.empty_columns(), "_rec": np.zeros(0, dtype=np.int64)}
+
+
+def _merge(cols: dict[str, np.ndarray], rows: list[dict[str, Any]], rows_rec: list[int],
+           columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """The vectorised ``cols`` (with ``_rec``) and decode_record's ``rows`` of records ``rows_rec``, in record order."""
+    rec = cols.pop("_rec")
+    if not rows:
+        return {c: cols[c] for c in columns}
+    extra = {c: np.array([r[c] for r in rows], dtype=cols[c].dtype) for c in columns}
+    order = np.argsort(np.concatenate([rec, np.array(rows_rec, dtype=np.int64)]), kind="stable")
+    return {c: np.concatenate([cols[c], extra[c]])[order] for c in columns}

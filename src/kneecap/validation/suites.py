@@ -79,6 +79,21 @@ def fct_cpu_intervals(config: ValidationConfig) -> gx.ExpectationSuite:
     return suite
 
 
+def fct_msu_intervals(config: ValidationConfig) -> gx.ExpectationSuite:
+    """One row per system and interval; MSU per CPU second positive, the MSU/h figures non-negative.
+
+    ``msu_per_cpu_s`` is empty where the record had no adjustment factor (nothing is reckoned then).
+    """
+    suite = gx.ExpectationSuite(name="fct_msu_intervals")
+    suite.add_expectation(gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(FCT_MSU_INTERVALS_COLUMNS)))
+    _not_null_unique(suite, ["system_id", "interval_start_at"])
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="interval_s", min_value=0, strict_min=True))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="msu_per_cpu_s", min_value=0, strict_min=True))
+    for column in ("gcp_dispatch_s", "lpar_msu_per_h", "lac_msu_per_h", "wla_msu_per_h", "model_capacity_msu_per_h"):
+        suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0))
+    return suite
+
+
 def fct_rmf_duplicates(config: ValidationConfig) -> gx.ExpectationSuite:
     """RMF intervals stored more than once: a count, never a failure (the staging models kept one row per key).
 
@@ -136,6 +151,10 @@ FCT_PERFORMANCE_INDEX_COLUMNS = ("system_id", "sysplex", "interval_start_at", "i
 
 FCT_RMF_DUPLICATES_COLUMNS = ("table_name", "resource_name", "interval_start_at", "copies", "rows_dropped")
 
+FCT_MSU_INTERVALS_COLUMNS = ("system_id", "sysplex", "interval_start_at", "interval_s", "msu_per_cpu_s", "n_gcp",
+                             "gcp_dispatch_s", "lpar_msu_per_h", "lac_msu_per_h", "wla_msu_per_h",
+                             "model_capacity_msu_per_h", "is_lac_without_wait")
+
 FCT_CPU_INTERVALS_COLUMNS = ("source_id", "system_id", "interval_start_at", "interval_s", "cpu_type", "n_online",
                              "lpar_busy_pct", "mvs_busy_pct", "busy_engines")
 
@@ -145,6 +164,7 @@ SUITES = {
     "dim_sources": dim_sources,
     "dim_workloads": dim_workloads,
     "fct_cpu_intervals": fct_cpu_intervals,
+    "fct_msu_intervals": fct_msu_intervals,
     "fct_rmf_duplicates": fct_rmf_duplicates,
     "fct_rt_buckets": fct_rt_buckets,
     "fct_performance_index": fct_performance_index,
