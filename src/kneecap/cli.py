@@ -324,6 +324,9 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     with _Progress(len(scenarios), "forecast") as step:
         table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue,
                                                growth=policies.growth_policy(params), on_row=step)
+    from kneecap.cli_msu import with_msu_columns  # the MSU of SMF classes, from the published marts
+    table = with_msu_columns(table, scenarios, _load_champions, args.marts,
+                             growth_policy=policies.growth_policy(params))
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".parquet":
         table.to_parquet(out, index=False)
@@ -341,7 +344,7 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         one = table.iloc[[i]]
         for line in [*forecast_text.class_lines(one), *forecast_text.band_lines(one), *forecast_text.plan_lines(one),
                      *forecast_text.factor_lines(one), *forecast_text.extrapolation_lines(one),
-                     *forecast_text.caveat_lines(one)]:
+                     *forecast_text.msu_lines(one), *forecast_text.caveat_lines(one)]:
             log.info(line)
         for line in [*forecast_text.saturated_lines(one), *forecast_text.warning_lines(one)]:
             log.warning(line)
@@ -525,6 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--scenarios", required=True, help="scenarios YAML")
     forecast.add_argument("--out", required=True, help="output .parquet, .csv or .json")
     forecast.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")
+    forecast.add_argument("--marts", default="data/processed", help="published marts: msu_* columns of SMF classes")
     forecast.add_argument("--factors", default="data/reference/factors.csv",
                           help="factor catalogue for scenarios with `factors` (default: the bundled one)")
     forecast.set_defaults(func=_cmd_forecast)

@@ -164,3 +164,21 @@ def factor_lines(table) -> list[str]:
                 parts.append(f"{label} {show(row[col], fmt)} -> {show(row[f'{col}_adjusted'], fmt)}")
         lines.append(f"forecast: {row['workload']} / {row['scenario']}: with {row['factors']}: " + "; ".join(parts))
     return lines
+
+
+def msu_lines(table) -> list[str]:
+    """One line per SMF class scenario priced in MSU (``kneecap forecast``'s ``msu_*`` columns)."""
+    if "msu_peak_r4ha" not in table:
+        return []
+    lines = []
+    for _, row in table[table["msu_peak_r4ha"].notna()].iterrows():
+        line = (f"forecast: {row['workload']} / {row['scenario'] or '-'}: MSU on {row['msu_system_id']}: peak R4HA "
+                f"{row['msu_peak_r4ha']:.4g} MSU/h at {row['msu_peak_hour']} (SMF70LAC {row['msu_peak_lac']:.4g}); "
+                f"zIIP-eligible work on GCPs {row['msu_eligible_on_gcp_at_peak']:.3g} MSU/h of it; one more zIIP "
+                f"removes {row['msu_saved_one_ziip']:.3g} [{row['msu_saved_one_ziip_lo']:.3g}, "
+                f"{row['msu_saved_one_ziip_hi']:.3g}] MSU/h from the peak")
+        if isinstance(row.get("msu_forecast_date"), str):
+            line += (f"; peak R4HA {row['msu_peak_r4ha_forecast']:.4g} [{row['msu_peak_r4ha_forecast_lo']:.4g}, "
+                     f"{row['msu_peak_r4ha_forecast_hi']:.4g}] at the load forecast for {row['msu_forecast_date']}")
+        lines.append(line)
+    return lines

@@ -67,7 +67,7 @@ WINDOW_H = 4.0
 
 #: Columns of :func:`class_msu`.
 CLASS_MSU_COLUMNS = ("workload", "system_id", "interval_start_at", "interval_s", "tps", "n_gcp", "n_ziip",
-                     "msu_per_cpu_s", "msu_gcp_per_h", "msu_eligible_on_gcp_per_h")
+                     "msu_per_cpu_s", "msu_gcp_per_h", "msu_eligible_on_gcp_per_h", "msu_eligible_per_h")
 
 
 def msu_per_h(appl_pct: np.ndarray | float, msu_per_cpu_s: np.ndarray | float) -> np.ndarray:
@@ -89,8 +89,9 @@ def class_msu(measurements: pd.DataFrame, msu_intervals: pd.DataFrame) -> pd.Dat
     measurements : pandas.DataFrame
         ``fct_measurements`` rows (``source_id`` ``smf``: the WLM classes from SMF 72.3), with
         ``workload``, ``system_id``, ``interval_start_at``, ``interval_s``, ``tps``, ``n_gcp``,
-        ``n_ziip``, ``cpu_gcp_pct`` (APPL% CP, IIPCP included) and ``ziip_eligible_on_gcp_pct``
-        (APPL% IIPCP).
+        ``n_ziip``, ``cpu_gcp_pct`` (APPL% CP, IIPCP included), ``ziip_eligible_on_gcp_pct``
+        (APPL% IIPCP) and ``ziip_eligible_pct`` (APPL% IIP + IIPCP: all the zIIP-eligible work, priced as
+        if it ran on GCPs).
     msu_intervals : pandas.DataFrame
         ``fct_msu_intervals``: ``system_id``, ``interval_start_at``, ``msu_per_cpu_s``.
 
@@ -108,6 +109,7 @@ def class_msu(measurements: pd.DataFrame, msu_intervals: pd.DataFrame) -> pd.Dat
     out["msu_gcp_per_h"] = msu_per_h(joined["cpu_gcp_pct"].fillna(0.0), joined["msu_per_cpu_s"])
     out["msu_eligible_on_gcp_per_h"] = msu_per_h(joined["ziip_eligible_on_gcp_pct"].fillna(0.0),
                                                   joined["msu_per_cpu_s"])
+    out["msu_eligible_per_h"] = msu_per_h(joined["ziip_eligible_pct"].fillna(0.0), joined["msu_per_cpu_s"])
     return out.sort_values(["workload", "system_id", "interval_start_at"], kind="stable").reset_index(drop=True)
 
 
