@@ -28,6 +28,8 @@ from kneecap import (
     forecasting,
     measured_fit,
     modeling,
+    msu,
+    msu_answer,
     policies,
     schema,
     tracking,
@@ -423,6 +425,19 @@ def class_growth(workload: str, key: str, knee_tps: float, knee_tps_lo: float, k
     return forecasting.class_growth(model, knee_tps=knee_tps, knee_tps_lo=knee_tps_lo, knee_tps_hi=knee_tps_hi,
                                     knee_tps_draws=knee_tps_draws, slo_tps=slo_tps if slo_tps == slo_tps else None,
                                     policy=replace(growth_policy(), horizon=int(horizon)), alpha=model.alpha)
+
+
+@st.cache_data(max_entries=32, show_spinner="Pricing the class in MSU")
+def class_msu(workload: str, key: str, n_gcp: int, n_ziip: int) -> dict[str, Any]:
+    """The class's MSU answers: what ``kneecap forecast``'s ``msu_*`` columns hold for the same engines."""
+    return msu_answer.class_msu_answer(workload, table("fct_measurements"), table("fct_msu_intervals"),
+                                       models(workload, key).response, {"n_gcp": n_gcp, "n_ziip": n_ziip},
+                                       growth_policy=growth_policy())
+
+
+def lpar_r4ha(system_id: str) -> pd.DataFrame:
+    """The LPAR's interval MSU, its rolling four-hour average and SMF70LAC (:func:`kneecap.msu.lpar_r4ha`)."""
+    return msu.lpar_r4ha(table("fct_msu_intervals"), system_id)
 
 
 @st.cache_data(max_entries=16, show_spinner="Writing the capacity report")

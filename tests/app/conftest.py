@@ -67,7 +67,8 @@ def smf_week() -> dict[str, object]:
         sys.path.remove(str(REPO / "tests" / "smf"))
     records, _ = synth.week_of_intervals(days=SMF_DAYS)
     decoded = decode_file(io.BytesIO(synth.frame_rdw(records)))
-    return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload}
+    return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload,
+            "smf70_capacity": decoded.tables["smf70_capacity"]}
 
 
 def smf_second_lpar() -> dict[str, object]:
@@ -80,7 +81,8 @@ def smf_second_lpar() -> dict[str, object]:
 
     records, _ = simdays.variant_days(SMF_CLASS_2_VARIANT, seed=5, days=SMF_DAYS, system_id=SMF_CLASS_2_SYSTEM)
     decoded = decode_file(io.BytesIO(synth.frame_rdw(records)))
-    return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload}
+    return {"smf70_cpu": decoded.smf70_cpu, "smf72_workload": decoded.smf72_workload,
+            "smf70_capacity": decoded.tables["smf70_capacity"]}
 
 
 def smf_dumps() -> dict[str, object]:
@@ -130,7 +132,9 @@ def build_project(root: Path) -> dict[str, str]:
     tables = warehouse.build_marts(measurements, sources, smf_dumps(), sql_root=REPO / "pipelines" / "sql")
     marts = root / "processed"
     # fct_performance_index: the measured PI of the SMF week's class periods (the capacity report shows it)
-    published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources", "fct_performance_index")}
+    # fct_msu_intervals: the LPARs' MSU and SMF70LAC (the MSU cost page prices the classes with it)
+    published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources", "fct_performance_index",
+                                         "fct_msu_intervals")}
     warehouse.write_tables(published, marts)
 
     reports = root / "reports"

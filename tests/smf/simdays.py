@@ -142,10 +142,8 @@ RESP_QUANTILE_TRANSACTIONS = 40000
 RESP_QUANTILE_SECONDS = 57.0
 
 
-#: The simulated machine's 70.1 capacity fields: synthetic values, not a real processor's rating. An
-#: adjustment factor of 5,760,000 / 10,000 = 576 sixteenths of a microsecond per service unit
-#: (SMF70CPA_actual / SMF70CPA_scaling_factor) is 16 / 576 MSU per CPU second: 100 MSU/h per busy GCP.
-CAPACITY = synth.Capacity(cpa_actual=5_760_000, cpa_scaling_factor=10_000, wla=200, mcr=600)
+#: The simulated machine's 70.1 capacity fields (synthetic: 100 MSU/h per busy GCP, synth.SYNTHETIC_CAPACITY).
+CAPACITY = synth.SYNTHETIC_CAPACITY
 
 
 @dataclass(frozen=True)

@@ -307,6 +307,12 @@ class Capacity:
         return 16.0 / factor
 
 
+#: A machine's 70.1 capacity fields for the simulated weeks: synthetic values, not a real processor's rating.
+#: An adjustment factor of 5,760,000 / 10,000 = 576 sixteenths of a microsecond per service unit
+#: (SMF70CPA_actual / SMF70CPA_scaling_factor) is 16 / 576 MSU per CPU second: 100 MSU/h per busy GCP.
+SYNTHETIC_CAPACITY = Capacity(cpa_actual=5_760_000, cpa_scaling_factor=10_000, wla=200, mcr=600)
+
+
 def rolling_lac(msu_per_h: Sequence[float], interval_s: float, hours: float = 4.0) -> list[int]:
     """The LAC a writer puts in each interval: the mean MSU/h of the intervals ending in the last ``hours``.
 
@@ -610,6 +616,8 @@ def week_of_intervals(
     n = int(days * 86400 / interval_s)
     truth = WeekTruth(cpu_ms_per_tran, ziip_eligible_fraction, 2, 2, interval_s)
     records: list[bytes] = []
+    lpar_msu: list[float] = []
+    lac_window = max(1, int(round(4 * 3600 / interval_s)))
     k = Coefficients()
     for i in range(n):
         t0 = start + dt.timedelta(seconds=i * interval_s)
@@ -653,11 +661,15 @@ def week_of_intervals(
             LogicalCPU("IIP", interval_s, ziip_s / 2, interval_s - ziip_s / 2),
         ])
         other = Partition("LPAR2", 2, [LogicalCPU("CP", interval_s, 0.3 * interval_s)])
-        records.append(record_70_1(sid, sysplex, t0, interval_s, [own, other], own_number=1))
+        # the LPAR's MSU/h from its CP dispatch time as written (whole microseconds), and its trailing LAC
+        cp_dispatch_s = sum(round(c.dispatch_s * 1e6) / 1e6 for c in own.cpus if c.cpu_type == "CP")
+        lpar_msu.append(cp_dispatch_s * 3600.0 / interval_s * SYNTHETIC_CAPACITY.msu_per_cpu_s)
+        capacity = replace(SYNTHETIC_CAPACITY, lac=rolling_lac(lpar_msu[-lac_window:], interval_s)[-1])
+        records.append(record_70_1(sid, sysplex, t0, interval_s, [own, other], own_number=1, capacity=capacity))
         truth.per_interval.append({
             "interval_start_at": t0, "ended": ended, "cpu_s": cpu_s, "ziip_s": ziip_s,
             "ziip_on_cp_s": on_cp_s, "resp_ms": resp_ms, "cp_s": cp_s,
-            "cpu_ms_per_tran_true": d_ms,
+            "cpu_ms_per_tran_true": d_ms, "lpar_msu_per_h": lpar_msu[-1], "lac_msu_per_h": capacity.lac,
         })
     return records, truth
 
