@@ -25,7 +25,7 @@ RATE = 16 / 576  # MSU per CPU second: 100 MSU/h per busy GCP
 
 @dataclass
 class ShareStub:
-    """A class model whose eligible share on GCPs is 80 f % on n zIIPs and 20 f % on n + 1 (f its eligible fraction)."""
+    """A class model whose eligible share on GCPs is 80 f % on n zIIPs and 80 f^2 % on n + 1 (f its eligible fraction)."""
 
     boot_params: np.ndarray
     delay_ms: float = 1.0
@@ -38,7 +38,8 @@ class ShareStub:
     targets: tuple = ("resp_ms", "cpu_gcp_pct", "ziip_eligible_on_gcp_pct")
 
     def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
-        share = np.where(frame["n_ziip"] > 2, 20.0, 80.0) * self.ziip_eligible_fraction
+        f = self.ziip_eligible_fraction
+        share = np.where(frame["n_ziip"] > 2, 80.0 * f * f, 80.0 * f)
         return pd.DataFrame({"ziip_eligible_on_gcp_share_pct": share, "cpu_gcp_pct": frame["tps"] * 0.1,
                              "saturated": False}, index=frame.index)
 
@@ -58,10 +59,11 @@ def test_one_more_ziip_saves_the_eligible_msu_the_model_moves_off_the_gcps():
     fractions = [0.4, 0.5, 0.6]
     stub = ShareStub(boot_params=np.array([[1.0, 1.0, f, 1, 0] for f in fractions]))
     ans = msu_answer.msu_answer(rows, lpar, stub, growth_policy=GrowthPolicy())
-    # a flat LPAR: the peak falls by what moves in every interval, 20 MSU/h x (80 f - 20 f) / 100
+    # a flat LPAR: the peak falls by what moves in every interval, the 8 MSU/h of eligible work on GCPs
+    # times 1 - (80 f^2) / (80 f) = 1 - f
     assert ans["msu_peak_r4ha"] == pytest.approx(90.0)
-    assert ans["msu_saved_one_ziip"] == pytest.approx(20.0 * 0.60 * 0.5)
-    draws = [20.0 * 0.60 * f for f in fractions]
+    assert ans["msu_saved_one_ziip"] == pytest.approx(8.0 * (1 - 0.5))
+    draws = [8.0 * (1 - f) for f in fractions]
     assert ans["msu_saved_one_ziip_lo"] == pytest.approx(np.quantile(draws, 0.025))
     assert ans["msu_saved_one_ziip_hi"] == pytest.approx(np.quantile(draws, 0.975))
     assert ans["msu_eligible_on_gcp_at_peak"] == pytest.approx(8.0)
@@ -105,6 +107,9 @@ def test_the_simulated_week_is_priced_at_its_peak(week_answer):
     assert ans["msu_system_id"] == truth.config.system_id and ans["msu_per_cpu_s"] == pytest.approx(RATE)
     assert abs(ans["msu_peak_r4ha"] - ans["msu_peak_lac"]) <= 0.5 + 1e-9  # SMF70LAC is whole MSU
     assert 0.0 <= ans["msu_saved_one_ziip_lo"] <= ans["msu_saved_one_ziip"] <= ans["msu_saved_one_ziip_hi"]
+    # what moves in an interval is at most what was measured on GCPs there, so the peak falls by at most
+    # the eligible MSU on GCPs at the old peak
+    assert ans["msu_saved_one_ziip_hi"] <= ans["msu_eligible_on_gcp_at_peak"] + 1e-9
     assert 0.0 <= ans["msu_eligible_on_gcp_at_peak"] <= ans["msu_class_gcp_at_peak"] <= ans["msu_peak_r4ha"]
     # the class grows: its forecast peak is above today's, and never above the 2 GCPs' 200 MSU/h
     assert ans["msu_peak_r4ha"] <= ans["msu_peak_r4ha_forecast_lo"] <= ans["msu_peak_r4ha_forecast"]

@@ -9,14 +9,16 @@ gives the ``msu_*`` columns of :data:`MSU_COLUMNS`:
 * the class's GCP MSU and its zIIP-eligible MSU on GCPs at that peak: the R4HA of its own interval
   MSU, averaged over the peak hour (the average is linear, so this is its share of the peak);
 * ``msu_saved_one_ziip``: how much lower the month's peak R4HA is when the LPAR has one more zIIP.
-  Per interval :math:`i` the eligible work's MSU :math:`E_i` (measured) moves off the GCPs by the
-  model's change of its share on GCPs, :math:`E_i\,(s_i(n) - s_i(n+1))/100`, ``s`` the model's
-  ``ziip_eligible_on_gcp_share_pct`` at the interval's tps on ``n`` and ``n + 1`` zIIPs; the LPAR's
-  R4HA less the R4HA of those savings gives the new peak, and the saving is old peak minus new. The
-  band repeats it for each bootstrap refit of the class model (its CPU demand, eligible share, burst
-  count and help rule drawn), at the ``alpha/2`` and ``1 - alpha/2`` quantiles. Without a class model
-  every MSU of eligible work on GCPs at the peak is what a zIIP could take at most: the answer is then
-  that upper bound with the band ``[0, bound]``, and ``msu_note`` says so;
+  Per interval :math:`i` the measured eligible MSU on GCPs :math:`G_i` (APPL% IIPCP) shrinks by the
+  part the model moves off the GCPs, :math:`G_i\,(1 - s_i(n+1)/s_i(n))`, ``s`` the model's
+  ``ziip_eligible_on_gcp_share_pct`` at the interval's tps on ``n`` and ``n + 1`` zIIPs (none where
+  the model has no spill on ``n``: what it cannot explain it does not move); the LPAR's interval MSU
+  less those savings, averaged again, gives the new peak, and the saving is old peak minus new (at
+  most the eligible MSU on GCPs in the peak's window). The band repeats it for each bootstrap refit of
+  the class model (its CPU demand, eligible share, burst count and help rule drawn), at the
+  ``alpha/2`` and ``1 - alpha/2`` quantiles. Without a class model every MSU of eligible work on GCPs
+  at the peak is what a zIIP could take at most: the answer is then that upper bound with the band
+  ``[0, bound]``, and ``msu_note`` says so;
 * ``msu_peak_r4ha_forecast``: the month's peak R4HA when the class's load has grown as its growth
   model forecasts ``horizon_days`` ahead (:func:`kneecap.growth.fit_growth` on its daily peaks): each
   interval's tps times the forecast's ratio to the last peak, the class's GCP MSU changed by the model's
@@ -155,12 +157,14 @@ def msu_answer(rows: pd.DataFrame, lpar: pd.DataFrame, results: Any = None, *, n
         for draw in _draws(model, max_draws):
             now = column_or(draw.predict(_frame(rows, n_gcp, n_ziip)), "ziip_eligible_on_gcp_share_pct", 0.0)
             more = column_or(draw.predict(_frame(rows, n_gcp, n_ziip + 1)), "ziip_eligible_on_gcp_share_pct", 0.0)
-            moved = rows["msu_eligible_per_h"].to_numpy(dtype=float) * np.clip(now - more, 0.0, None) / 100.0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                absorbed = np.where(now > 0, np.clip(1.0 - more / np.where(now > 0, now, 1.0), 0.0, 1.0), 0.0)
+            moved = rows["msu_eligible_on_gcp_per_h"].to_numpy(dtype=float) * absorbed
             savings.append(peak - _changed_peak(lpar, rows, -moved, month))
         lo, hi = _quantiles(savings[0], savings[1:], alpha)
         out.update(msu_saved_one_ziip=savings[0], msu_saved_one_ziip_lo=lo, msu_saved_one_ziip_hi=hi)
-        notes.append(f"one more zIIP: {n_gcp} GCP + {n_ziip} -> {n_ziip + 1} zIIP, the class model's eligible share on "
-                     f"GCPs on the measured eligible work, band over {len(savings) - 1} bootstrap refits")
+        notes.append(f"one more zIIP: {n_gcp} GCP + {n_ziip} -> {n_ziip + 1} zIIP, the measured eligible work on GCPs "
+                     f"less the share of it the class model moves to zIIPs, band over {len(savings) - 1} bootstrap refits")
     else:
         out.update(msu_saved_one_ziip=on_gcp, msu_saved_one_ziip_lo=0.0, msu_saved_one_ziip_hi=on_gcp)
         notes.append("one more zIIP: no class model with an IIPCP share, so the whole eligible-on-GCP MSU at the "
