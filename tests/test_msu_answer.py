@@ -25,7 +25,7 @@ RATE = 16 / 576  # MSU per CPU second: 100 MSU/h per busy GCP
 
 @dataclass
 class ShareStub:
-    """A class model whose eligible share on GCPs is 80 f % on n zIIPs and 80 f^2 % on n + 1 (f its eligible fraction)."""
+    """A class model whose eligible share on GCPs is 80 f % on n zIIPs, 80 f^2 % on n + 1 (f: its eligible fraction)."""
 
     boot_params: np.ndarray
     delay_ms: float = 1.0

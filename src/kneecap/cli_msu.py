@@ -2,7 +2,7 @@
 
 ``kneecap forecast --marts data/processed`` (the default) reads ``fct_measurements`` and
 ``fct_msu_intervals`` once (:func:`kneecap.warehouse.read_snapshot`) and adds, to the row of every
-scenario answered by a WLM class's open dispatch model, the columns of
+scenario answered by a WLM class's model (:func:`kneecap.measured_fit.is_class_model`), the columns of
 :data:`kneecap.msu_answer.MSU_COLUMNS` (:func:`kneecap.msu_answer.class_msu_answer`): the same numbers
 the desk's MSU cost page shows. Marts without ``fct_msu_intervals`` (published before it existed, or
 none at all) leave the table as it is.
@@ -17,11 +17,9 @@ from typing import Any
 import pandas as pd
 
 from kneecap import msu_answer, warehouse
+from kneecap.measured_fit import is_class_model
 
 __all__ = ["with_msu_columns"]
-
-#: The family whose rows get MSU columns (a WLM class from SMF).
-CLASS_FAMILY = "open_dispatch"
 
 
 def with_msu_columns(table: pd.DataFrame, scenarios: Sequence[Mapping[str, Any]], load: Callable[[str], Any],
@@ -30,24 +28,31 @@ def with_msu_columns(table: pd.DataFrame, scenarios: Sequence[Mapping[str, Any]]
 
     ``load`` is the champion loader of ``kneecap forecast`` (workload -> models with ``response``).
     """
-    if table.empty or "model" not in table or not (table["model"] == CLASS_FAMILY).any():
-        return table
+    if table.empty or "knee_tps" not in table or not table["knee_tps"].notna().any():
+        return table  # no WLM class answered
     try:
         snap = warehouse.read_snapshot(marts, ["fct_measurements", "fct_msu_intervals"]).tables
     except (FileNotFoundError, OSError):
         return table
     done: dict[tuple[Any, ...], dict[str, Any]] = {}
+    models: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
     for i, scenario in enumerate(scenarios):
         row = table.iloc[i]
-        if row.get("model") != CLASS_FAMILY or (isinstance(row.get("error"), str) and row.get("error")):
+        if isinstance(row.get("error"), str) and row.get("error"):
             rows.append({})
             continue
         workload = str(row["workload"])
+        if workload not in models:
+            models[workload] = load(workload).response
+        model = models[workload]
+        if not is_class_model(model):
+            rows.append({})
+            continue
         key = (workload, scenario.get("n_gcp"), scenario.get("n_ziip"))
         if key not in done:
             done[key] = msu_answer.class_msu_answer(workload, snap["fct_measurements"], snap["fct_msu_intervals"],
-                                                    load(workload).response, scenario, growth_policy=growth_policy)
+                                                    model, scenario, growth_policy=growth_policy)
         rows.append(done[key])
     extra = pd.DataFrame(rows, index=table.index, columns=list(msu_answer.MSU_COLUMNS))
     return pd.concat([table, extra], axis=1)

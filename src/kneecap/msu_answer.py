@@ -163,8 +163,9 @@ def msu_answer(rows: pd.DataFrame, lpar: pd.DataFrame, results: Any = None, *, n
             savings.append(peak - _changed_peak(lpar, rows, -moved, month))
         lo, hi = _quantiles(savings[0], savings[1:], alpha)
         out.update(msu_saved_one_ziip=savings[0], msu_saved_one_ziip_lo=lo, msu_saved_one_ziip_hi=hi)
-        notes.append(f"one more zIIP: {n_gcp} GCP + {n_ziip} -> {n_ziip + 1} zIIP, the measured eligible work on GCPs "
-                     f"less the share of it the class model moves to zIIPs, band over {len(savings) - 1} bootstrap refits")
+        notes.append(f"one more zIIP: {n_gcp} GCP + {n_ziip} -> {n_ziip + 1} zIIP, the measured eligible work on "
+                     f"GCPs less the share of it the class model moves to zIIPs, band over {len(savings) - 1} "
+                     "bootstrap refits")
     else:
         out.update(msu_saved_one_ziip=on_gcp, msu_saved_one_ziip_lo=0.0, msu_saved_one_ziip_hi=on_gcp)
         notes.append("one more zIIP: no class model with an IIPCP share, so the whole eligible-on-GCP MSU at the "
