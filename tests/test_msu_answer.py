@@ -114,3 +114,16 @@ def test_the_simulated_week_is_priced_at_its_peak(week_answer):
     # the class grows: its forecast peak is above today's, and never above the 2 GCPs' 200 MSU/h
     assert ans["msu_peak_r4ha"] <= ans["msu_peak_r4ha_forecast_lo"] <= ans["msu_peak_r4ha_forecast"]
     assert ans["msu_peak_r4ha_forecast"] <= ans["msu_peak_r4ha_forecast_hi"] <= 200.0 + 1e-9
+
+
+def test_kneecap_forecast_prints_one_msu_line_per_priced_class():
+    from kneecap import forecast_text
+
+    rows, lpar = _flat()
+    ans = msu_answer.msu_answer(rows, lpar, None, growth_policy=GrowthPolicy())
+    table = pd.DataFrame([{"workload": "C", "scenario": "peak", **ans},
+                          {"workload": "D", "scenario": "", **dict.fromkeys(msu_answer.MSU_COLUMNS)}])
+    (line,) = forecast_text.msu_lines(table)
+    assert line.startswith("forecast: C / peak: MSU on SYSA: peak R4HA 90 MSU/h at 2026-03")
+    assert "one more zIIP removes 8 [0, 8] MSU/h from the peak" in line
+    assert forecast_text.msu_lines(pd.DataFrame([{"workload": "E"}])) == []
