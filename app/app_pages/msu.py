@@ -31,7 +31,9 @@ if answer["msu_peak_r4ha"] is None:
 st.markdown(f"**{answer['msu_system_id']}, reporting month {answer['msu_month']}:** peak R4HA at "
             f"{answer['msu_peak_hour']}, {answer['msu_per_cpu_s'] * 3600:.4g} MSU per GCP hour.")
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Peak R4HA (MSU/h)", f"{answer['msu_peak_r4ha']:.4g}", help=f"SMF70LAC peak {answer['msu_peak_lac']:.4g}")
+lac = answer["msu_peak_lac"]
+m1.metric("Peak R4HA (MSU/h)", f"{answer['msu_peak_r4ha']:.4g}",
+          help=f"SMF70LAC peak {lac:.4g}" if lac == lac else "SMF70LAC not recorded")
 m2.metric("Eligible work on GCPs at the peak (MSU/h)", f"{answer['msu_eligible_on_gcp_at_peak']:.3g}",
           help=f"the class's GCP time at the peak: {answer['msu_class_gcp_at_peak']:.3g} MSU/h")
 m3.metric("One more zIIP saves (MSU/h)", f"{answer['msu_saved_one_ziip']:.3g}",

@@ -172,8 +172,9 @@ def msu_lines(table) -> list[str]:
         return []
     lines = []
     for _, row in table[table["msu_peak_r4ha"].notna()].iterrows():
+        lac = f"SMF70LAC {row['msu_peak_lac']:.4g}" if row["msu_peak_lac"] == row["msu_peak_lac"] else "no SMF70LAC"
         line = (f"forecast: {row['workload']} / {row['scenario'] or '-'}: MSU on {row['msu_system_id']}: peak R4HA "
-                f"{row['msu_peak_r4ha']:.4g} MSU/h at {row['msu_peak_hour']} (SMF70LAC {row['msu_peak_lac']:.4g}); "
+                f"{row['msu_peak_r4ha']:.4g} MSU/h at {row['msu_peak_hour']} ({lac}); "
                 f"zIIP-eligible work on GCPs {row['msu_eligible_on_gcp_at_peak']:.3g} MSU/h of it; one more zIIP "
                 f"removes {row['msu_saved_one_ziip']:.3g} [{row['msu_saved_one_ziip_lo']:.3g}, "
                 f"{row['msu_saved_one_ziip_hi']:.3g}] MSU/h from the peak")
