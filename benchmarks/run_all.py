@@ -34,6 +34,8 @@ BENCHES = [
      "simulation, beside the least worst error any curve that never falls with load can have",
      ["bench_dispatch_curves.py", "--sim-from", "benchmarks/reference/dispatch_curves_sim.csv",
       "--save", "benchmarks/results/dispatch_curves.csv"]),
+    ("dispatch_closed", "zIIP/GCP dispatch, closed solve of 200 sets x 1,500 clients: the paths without help (no "
+     "zIIP, IIPHONORPRIORITY=NO) against the zIIP path", ["bench_dispatch_closed.py"]),
     ("smf_decode", "SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)",
      ["bench_smf_decode.py", "--mb", "200"]),
     ("smf_ingest", "kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "

@@ -18,6 +18,7 @@ from kneecap.modeling.dispatch._closed_help import (
 from kneecap.modeling.dispatch._memo import forget
 from kneecap.modeling.dispatch._pool_rule import pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import rejoining_bursts, residual_ratio
+from kneecap.schema import MAX_ENGINES
 
 
 @numba.njit(cache=True)
@@ -68,32 +69,35 @@ def _blank_past(out, solved, width):
 
 
 
-class MvaState(NamedTuple):
-    """The exact MVA state one parameter set carries from population to population.
-
-    Station 0 is the zIIP pool, 1 the GCP pool, each of ``servers[k]`` engines.
-    """
-
-    #: ``p[k, j] = P(j busy at station k | population)``, carried for ``j < m_k``; ``q`` the queues
-    p: np.ndarray
-    q: np.ndarray
-    #: the same two stations, each alone with the delay: the network without the other station,
-    #: whose throughput gives ``p(0 | n)`` by a ratio instead of by subtraction (see solve_closed)
-    p_alone: np.ndarray
-    q_alone: np.ndarray
-    x_alone: np.ndarray
-    servers: np.ndarray
+#: The exact MVA state one parameter set carries from population to population, one structured
+#: record (passed by reference: a NamedTuple of these arrays had numba count references to each
+#: at every call, and the closed solves that never help, no zIIP or IIPHONORPRIORITY=NO, took
+#: twice as long). Station 0 is the zIIP pool, 1 the GCP pool, each of ``servers[k]`` engines:
+#:
+#: - ``p[k, j] = P(j busy at station k | population)``, carried for ``j < servers[k]``; ``q`` the
+#:   queues;
+#: - ``p_alone``, ``q_alone``, ``x_alone``: the same two stations, each alone with the delay: the
+#:   network without the other station, whose throughput gives ``p(0 | n)`` by a ratio instead of
+#:   by subtraction (see solve_closed).
+MVA_STATE = np.dtype([("p", np.float64, (2, MAX_ENGINES)), ("q", np.float64, (2,)),
+                      ("p_alone", np.float64, (2, MAX_ENGINES)), ("q_alone", np.float64, (2,)),
+                      ("x_alone", np.float64, (2,)), ("servers", np.int64, (2,))])
 
 
 @numba.njit(cache=True)
-def _new_mva(n_g, n_z):
-    """The :class:`MvaState` of an empty network (no client: every engine idle)."""
-    m_max = max(n_g, n_z, 1)
-    p = np.zeros((2, m_max))
-    p_alone = np.zeros((2, m_max))
-    p[:, 0] = 1.0
-    p_alone[:, 0] = 1.0
-    return MvaState(p, np.zeros(2), p_alone, np.zeros(2), np.zeros(2), np.array([max(n_z, 1), n_g]))
+def _empty_network(mva, n_g, n_z):
+    """Set ``mva`` (an :data:`MVA_STATE` record) to the empty network: no client, every engine idle."""
+    mva.servers[0] = max(n_z, 1)
+    mva.servers[1] = n_g
+    for k in range(2):
+        for j in range(mva.servers[k]):
+            mva.p[k, j] = 0.0
+            mva.p_alone[k, j] = 0.0
+        mva.p[k, 0] = 1.0
+        mva.p_alone[k, 0] = 1.0
+        mva.q[k] = 0.0
+        mva.q_alone[k] = 0.0
+        mva.x_alone[k] = 0.0
 
 
 class GcpMixture(NamedTuple):
@@ -253,7 +257,7 @@ def _helped_demands(cls, spill):
 @numba.njit(cache=True, inline="always")
 def _advance_mva(mva, n, x, t_z, r_g, d_z, d_g, z_loop, ziip_open, gcp_open):
     """Step the MVA state to population ``n`` at throughput ``x``: queues, busy marginals, idle probabilities."""
-    p, q, p_alone, q_alone, x_alone, servers = mva
+    p, q, p_alone, q_alone, x_alone, servers = mva.p, mva.q, mva.p_alone, mva.q_alone, mva.x_alone, mva.servers
     q[0] = x * t_z
     q[1] = x * r_g
     for k in range(2):
@@ -298,9 +302,12 @@ def past_knee(resp_ms, unloaded_ms, stop_ratio):
 
 
 @numba.njit(cache=True)
-def _solve_set(cls, z, r0, n_max, stop_ratio, n_min, memo, x_out, resp_out, spill_out, zb_out,
-               gb_out):
-    """Populations ``1..n_max`` of one parameter set into its rows of the outputs; returns the last solved.
+def _solve_set(cls, r0, run, memo, mva, out):
+    """Populations ``1..n_max`` of one parameter set into ``out``; returns the last population solved.
+
+    ``run`` is the recursion's :class:`Populations`, ``r0`` the set's fixed delay (ms), ``memo`` and
+    ``mva`` its :data:`LPAR_MEMO` and :data:`MVA_STATE` records; ``out`` (``5 x n_max``) gets the
+    throughput (tran/ms), response (ms), spill and the zIIP and GCP busy per engine by population.
 
     Each population: the zIIP pool's time (:func:`_ziip_time`); then, while GCPs help, the
     throughput solved with the open times (:func:`_help_solve`), otherwise the GCP pool's MVA time
@@ -309,8 +316,10 @@ def _solve_set(cls, z, r0, n_max, stop_ratio, n_min, memo, x_out, resp_out, spil
     the first population ``N >= n_min`` past the knee rule (:func:`past_knee`).
     """
     d, n_g, n_z, bg_g, bg_z = cls.d, cls.n_g, cls.n_z, cls.bg_g, cls.bg_z
-    mva = _new_mva(n_g, n_z)
-    p, q = mva.p, mva.q  # read every population: taken out of the tuple once
+    z, n_max, stop_ratio, n_min = run
+    x_out, resp_out, spill_out, zb_out, gb_out = out[0], out[1], out[2], out[3], out[4]
+    _empty_network(mva, n_g, n_z)
+    p, q = mva.p, mva.q
     mix = _gcp_mixture(cls)
     z_loop = z + r0
     x_prev = 0.0
@@ -375,24 +384,43 @@ def _solve_set(cls, z, r0, n_max, stop_ratio, n_min, memo, x_out, resp_out, spil
     return n_max
 
 
+class Populations(NamedTuple):
+    """The populations a closed solve runs (:func:`solve_closed`)."""
+
+    #: think time, ms
+    z: float
+    #: the largest population, and the early stop: past ``stop_ratio`` times the one-client
+    #: response from ``n_min`` clients on (0: never)
+    n_max: int
+    stop_ratio: float
+    n_min: int
+
+
+def new_mva_states(count: int) -> np.recarray:
+    """``count`` :data:`MVA_STATE` records (set to the empty network by the solve itself).
+
+    A record array, so that its fields read as attributes in Python too (``NUMBA_DISABLE_JIT=1``).
+    """
+    return np.zeros(count, dtype=MVA_STATE).view(np.recarray)
+
+
 # parallel over parameter sets (bootstrap draws): each solve is independent, and the desk's
 # band and knee solve two hundred of them per slider step
 @numba.njit(cache=True, parallel=True)
-def closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, rules, memos):
+def closed_kernel(ds, r0s, f, rules, run, memos, mvas):
     """The recursion of :func:`solve_closed` for every demand of ``ds`` (delay ``r0s``), in parallel.
 
-    ``memos`` holds an :data:`LPAR_MEMO` record per demand, owned by the caller.
+    ``run`` is the :class:`Populations` to solve; ``memos`` and ``mvas`` hold an :data:`LPAR_MEMO`
+    and an :data:`MVA_STATE` record per demand, owned by the caller. Returns the throughput
+    (tran/ms), response, spill, zIIP and GCP busy arrays ``(B, width)`` and each set's last
+    population solved.
     """
     b = ds.shape[0]
-    x_out = np.empty((b, n_max))
-    resp_out = np.empty((b, n_max))
-    spill_out = np.empty((b, n_max))
-    zb_out = np.empty((b, n_max))
-    gb_out = np.empty((b, n_max))
+    n_max, stop_ratio = run.n_max, run.stop_ratio
+    out = np.empty((5, b, n_max))
     solved = np.full(b, n_max, dtype=np.int64)
     for i in numba.prange(b):
-        solved[i] = _solve_set(closed_class(ds[i], f, rules), z, r0s[i], n_max, stop_ratio, n_min, memos[i], x_out[i],
-                               resp_out[i], spill_out[i], zb_out[i], gb_out[i])
+        solved[i] = _solve_set(closed_class(ds[i], f, rules), r0s[i], run, memos[i], mvas[i], out[:, i])
     # the knee's bound on the populations (the bottleneck bound of the slowest set) is often twice
     # the last crossing: the arrays end at the widest solve and the columns past it are never
     # written (filling them with NaN took a tenth of the desk's 200-set knee solve), and each set's
@@ -400,6 +428,6 @@ def closed_kernel(ds, r0s, z, n_max, stop_ratio, n_min, f, rules, memos):
     width = n_max
     if stop_ratio > 0.0 and b > 0:
         width = solved.max()
-        for out in (x_out, resp_out, spill_out, zb_out, gb_out):
-            _blank_past(out, solved, width)
-    return x_out[:, :width], resp_out[:, :width], spill_out[:, :width], zb_out[:, :width], gb_out[:, :width], solved
+        for k in range(5):
+            _blank_past(out[k], solved, width)
+    return out[0, :, :width], out[1, :, :width], out[2, :, :width], out[3, :, :width], out[4, :, :width], solved

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from kneecap.modeling.dispatch._closed import closed_kernel
+from kneecap.modeling.dispatch._closed import Populations, closed_kernel, new_mva_states
 from kneecap.modeling.dispatch._memo import new_memo, new_memos
 from kneecap.modeling.dispatch._open import open_kernel, open_residence, rows_kernel
 from kneecap.modeling.dispatch._rules import Dispatch, DispatchSolution, rules_of
@@ -231,10 +231,10 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
     if not (math.isfinite(stop_ratio) and stop_ratio >= 0):
         raise ValueError(f"stop_ratio must be >= 0, got {stop_ratio}")
     d, r0, _ = _broadcast(cpu_ms_per_tran, delay_ms, np.ones(1), "clients")
-    x, resp, spill, zb, gb, solved = closed_kernel(d, r0, float(think_time_ms), int(n_max), float(stop_ratio),
-                                                    int(n_min), float(ziip_eligible_fraction), rules_of(dispatch),
-                                                    new_memos(len(d)))
-    x *= 1000.0  # tran/ms to tps, in place: the array is the kernel's own
+    run = Populations(float(think_time_ms), int(n_max), float(stop_ratio), int(n_min))
+    x, resp, spill, zb, gb, solved = closed_kernel(d, r0, float(ziip_eligible_fraction), rules_of(dispatch), run,
+                                                    new_memos(len(d)), new_mva_states(len(d)))
+    x = x * 1000.0  # tran/ms to tps
     return DispatchSolution(x, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool), solved=solved)
 
 
