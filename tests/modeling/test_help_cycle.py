@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from kneecap.modeling.dispatch import Dispatch, solve_open
-from kneecap.modeling.dispatch._help_cycle import help_cycle_waits
+from kneecap.modeling.dispatch._help_cycle import Cycle, help_cycle_waits
 from kneecap.modeling.dispatch._memo import new_memo
 from kneecap.modeling.dispatch._open import open_residence
 from kneecap.modeling.dispatch._open_queues import queue_residence
@@ -93,7 +93,7 @@ def _raw_and_model(n_gcp, n_ziip, d, f, bursts, tau, lams):
     raw = []
     for lam in lams:
         r = queue_residence(lam, d, f, rules, memo)[0]
-        e, g, _, _ = help_cycle_waits(lam, s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau)
+        e, g, _, _ = help_cycle_waits(lam, Cycle(s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau))
         raw.append(min(r, d + e + g))  # the cycle's weight is 1 here (ZIIPAWMT spans 17 bursts)
     return np.array(raw), model
 

@@ -126,7 +126,8 @@ def _gcp_mixture(cls):
     s_native = (1.0 - cls.f) * cls.d / cls.kg if cls.kg > 0 else 0.0
     s_eligible = cls.f * cls.d / cls.ke if cls.ke > 0 else 0.0
     rejoin = rejoining_bursts(cls.kg, cls.ke, 1.0)
-    ratio = residual_ratio(cls.kg, s_native, cls.ke, s_eligible, 0.0, cls.bg_s, rejoin) if cls.n_z == 0 else 1.0
+    ratio = (residual_ratio(cls.kg, s_native, cls.ke, s_eligible, 0.0, cls.rules.bg_s, rejoin) if cls.rules.n_z == 0
+             else 1.0)
     return GcpMixture(visits, s_native, s_eligible, rejoin, ratio, cls.d / visits if visits > 0 else 0.0)
 
 
@@ -139,8 +140,8 @@ def _ziip_time(cls, p, q, x_prev, spill_prev, q_help, memo):
     the pool is timed by the open queue beside other classes' zIIP work; ``help_near``: that open
     queue spills, but its wait is still above the exact one, so help is not solved yet.
     """
-    d, f, ke, n_g, n_z = cls.d, cls.f, cls.ke, cls.n_g, cls.n_z
-    honor, tau, pool, bg_z, a_bg_g = cls.honor, cls.tau, cls.pool, cls.bg_z, cls.a_bg_g
+    d, f, ke, n_g, n_z = cls.d, cls.f, cls.ke, cls.rules.n_g, cls.rules.n_z
+    honor, tau, pool, bg_z, a_bg_g = cls.rules.honor, cls.rules.tau, cls.rules.pool, cls.rules.bg_z, cls.a_bg_g
     spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
     if not (n_z > 0 and f > 0.0):
         return spill, 0.0, 0.0, False, False, q_help
@@ -199,13 +200,13 @@ def _gcp_mva_time(cls, p, q, mix, spill, x_prev):
     bursts of several sizes: without zIIPs, and beside other classes' work at the mixture the
     population before carried.
     """
-    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
-    a_bg_g, bg_s = cls.a_bg_g, cls.bg_s
-    d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - cls.bg_g)
+    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.rules.n_g
+    a_bg_g, bg_s = cls.a_bg_g, cls.rules.bg_s
+    d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - cls.rules.bg_g)
     r_g = d_g / n_g * _mva_bracket(p[1], q[1], n_g)
     ratio_g = mix.ratio  # 1 (exponential) for bursts of one size or beside zIIPs
     s_mix = mix.s_mean
-    if cls.n_z == 0 and a_bg_g > 0.0:
+    if cls.rules.n_z == 0 and a_bg_g > 0.0:
         # beside background work, the mixture at the throughput the population before carried
         rate_g = x_prev * mix.visits + a_bg_g / bg_s
         s_mix = (x_prev * d + a_bg_g) / rate_g
@@ -242,8 +243,8 @@ def _help_solve(n, z, r0, cls, p, q, q_help, seen, memo, weight):
 
     The GCP pool's MVA time per ms of demand bounds the open one.
     """
-    n_g = cls.n_g
-    gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - cls.bg_g))
+    n_g = cls.rules.n_g
+    gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - cls.rules.bg_g))
     return help_throughput(n, z + r0, gcp_mva, q_help, cls, seen, memo, weight)
 
 
@@ -251,7 +252,7 @@ def _help_solve(n, z, r0, cls, p, q, q_help, seen, memo, weight):
 def _helped_demands(cls, spill):
     """(zIIP demand, GCP demand) per transaction in the MVA state with a share ``spill`` helped."""
     d, f = cls.d, cls.f
-    return (1.0 - spill) * f * d / (1.0 - cls.bg_z), ((1.0 - f) * d + spill * f * d) / (1.0 - cls.bg_g)
+    return (1.0 - spill) * f * d / (1.0 - cls.rules.bg_z), ((1.0 - f) * d + spill * f * d) / (1.0 - cls.rules.bg_g)
 
 
 @numba.njit(cache=True, inline="always")
@@ -315,7 +316,7 @@ def _solve_set(cls, r0, run, memo, mva, out):
     makes it the smaller; then the MVA state stepped on (:func:`_advance_mva`). Stops early at
     the first population ``N >= n_min`` past the knee rule (:func:`past_knee`).
     """
-    d, n_g, n_z, bg_g, bg_z = cls.d, cls.n_g, cls.n_z, cls.bg_g, cls.bg_z
+    d, n_g, n_z, bg_g, bg_z = cls.d, cls.rules.n_g, cls.rules.n_z, cls.rules.bg_g, cls.rules.bg_z
     z, n_max, stop_ratio, n_min = run
     x_out, resp_out, spill_out, zb_out, gb_out = out[0], out[1], out[2], out[3], out[4]
     _empty_network(mva, n_g, n_z)

@@ -8,6 +8,7 @@ import numba
 import numpy as np
 
 from kneecap.modeling.dispatch._help_cycle import (
+    Cycle,
     cycle_waits_raised_to_peak,
     cycle_weight,
     monotone_cycle_waits,
@@ -22,26 +23,15 @@ from kneecap.modeling.dispatch._rules import Rules
 class ClosedClass(NamedTuple):
     """One parameter set's class on its LPAR, as the closed recursion takes it (:func:`closed_class`)."""
 
+    #: the LPAR and its dispatching rules
+    rules: Rules
     #: CPU per transaction (ms) and its zIIP-eligible share
     d: float
     f: float
-    #: eligible and GCP-only bursts per transaction as given, and those that exist (none of a kind
-    #: whose share is 0)
-    k_e: int
-    k_g: int
+    #: eligible and GCP-only bursts per transaction that exist (none of a kind whose share is 0)
     ke: int
     kg: int
-    #: GCPs and zIIPs online, IIPHONORPRIORITY=YES, ZIIPAWMT (ms), the pool rule
-    n_g: int
-    n_z: int
-    honor: bool
-    tau: float
-    pool: bool
-    #: other classes' busy per GCP and per zIIP (shares), their mean burst (ms), and their busy
-    #: engines in each pool
-    bg_g: float
-    bg_z: float
-    bg_s: float
+    #: other classes' busy engines in each pool
     a_bg_g: float
     a_bz: float
     #: the eligible burst MVA serves, stretched by ``1 / (1 - U_bg)`` of the zIIPs (0 without one)
@@ -51,18 +41,17 @@ class ClosedClass(NamedTuple):
 @numba.njit(cache=True)
 def closed_class(d, f, rules):
     """The :class:`ClosedClass` of a transaction of ``d`` ms CPU, a share ``f`` eligible, under ``rules``."""
-    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s = rules
-    ke = k_e if f > 0.0 else 0
-    kg = k_g if f < 1.0 else 0
-    s = f * d / (1.0 - bg_z) / ke if ke > 0 else 0.0
-    return ClosedClass(d, f, k_e, k_g, ke, kg, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, bg_g * n_g, bg_z * n_z, s)
+    ke = rules.k_e if f > 0.0 else 0
+    kg = rules.k_g if f < 1.0 else 0
+    s = f * d / (1.0 - rules.bg_z) / ke if ke > 0 else 0.0
+    return ClosedClass(rules, d, f, ke, kg, rules.bg_g * rules.n_g, rules.bg_z * rules.n_z, s)
 
 
 @numba.njit(cache=True)
 def _open_gcp_time(x, spill, cls):
     """A transaction's time on and queued for the GCP pool at ``x`` tran/ms, helped share ``spill``."""
-    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
-    bg_s, a_bg_g = cls.bg_s, cls.a_bg_g
+    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.rules.n_g
+    bg_s, a_bg_g = cls.rules.bg_s, cls.a_bg_g
     w_hi, w_lo, a_g = gcp_priority_waits(x, d, f, kg, n_g, a_bg_g, bg_s, spill * x * f * d, spill * x * ke, 0.0)
     if a_g >= n_g:
         return np.inf
@@ -80,8 +69,8 @@ def ziip_wait_beside_background(x, q0, cls, memo):
     infinite wait where the pool is full. ``q`` is :func:`ziip_spill_and_wait`'s, else ``q0``. Used alike by
     the help path, the closed recursion and the closed solve beside background.
     """
-    d, f, ke, n_g, m = cls.d, cls.f, cls.ke, cls.n_g, cls.n_z
-    honor, tau, pool, bg_s, a_bg_g = cls.honor, cls.tau, cls.pool, cls.bg_s, cls.a_bg_g
+    d, f, ke, n_g, m = cls.d, cls.f, cls.ke, cls.rules.n_g, cls.rules.n_z
+    honor, tau, pool, bg_s, a_bg_g = cls.rules.honor, cls.rules.tau, cls.rules.pool, cls.rules.bg_s, cls.a_bg_g
     a_bz = cls.a_bz
     s_e = f * d / ke
     rate_q, s_q = ziip_queue(x, x * f * d, s_e, ke, m, a_bz, bg_s)
@@ -112,8 +101,8 @@ def _help_times(x, gcp_mva, q0, cls, memo, weight):
     it rises when a GCP is added (clients move from the GCP queue to the zIIP queue), which only
     the exact network offsets, and with the open GCP time it let a GCP added predict worse.
     """
-    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
-    m, tau, pool, bg_s, a_bg_g = cls.n_z, cls.tau, cls.pool, cls.bg_s, cls.a_bg_g
+    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.rules.n_g
+    m, tau, pool, bg_s, a_bg_g = cls.rules.n_z, cls.rules.tau, cls.rules.pool, cls.rules.bg_s, cls.a_bg_g
     a_bz, s = cls.a_bz, cls.s
     if a_bz > 0.0:
         s_e, spill, wait_open, q = ziip_wait_beside_background(x, q0, cls, memo)
@@ -134,11 +123,12 @@ def _help_times(x, gcp_mva, q0, cls, memo, weight):
         # classes' zIIP work, the open model's cycle (the zIIPs they leave, the class's own burst:
         # with MVA's stretched burst as service, work moved to the GCPs lost its stretch and the
         # response fell with load, 4.392 -> 4.383 ms from 1735 to 1780 tps on 8 GCPs + 2 zIIPs)
-        s_c, c_c = _closed_cycle_class(cls)
-        e_c, g_c, spill_c = monotone_cycle_waits(x, memo, s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau)
-        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, t_z + r_g, memo, f, ke, kg, n_g, m, tau, a_bg_g / n_g,
-                                              a_bz / m, bg_s,
-                               weight)
+        cyc = _closed_cycle(cls)
+        s_c = cyc.s
+        e_c, g_c, spill_c = monotone_cycle_waits(x, cyc, memo)
+        # the LPAR as the open model's cycle sees it, other classes' busy per engine from their engines
+        rules = Rules(ke, kg, n_g, m, True, tau, True, a_bg_g / n_g, a_bz / m, bg_s)
+        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, f, t_z + r_g, rules, weight, memo)
         if e_c < np.inf:
             t_z_c = ke * (1.0 - spill_c) * s_c + e_c
             r_g_c = (1.0 - f) * d + spill_c * f * d + g_c
@@ -264,9 +254,7 @@ def _times_beside_background(x, ziip_open, t_z_mva, r_g_mva, q0, cls, memo):
     :func:`ziip_queue` where ``ziip_open``, the GCPs by the open pool where that is below their
     MVA time ``r_g_mva``); the other pool keeps its MVA time. ``inf`` beyond a full zIIP pool.
     """
-    d, f, k_e, k_g, ke = cls.d, cls.f, cls.k_e, cls.k_g, cls.ke
-    n_g, n_z, honor, tau, pool = cls.n_g, cls.n_z, cls.honor, cls.tau, cls.pool
-    bg_g, bg_s, a_bg_g = cls.bg_g, cls.bg_s, cls.a_bg_g
+    d, f, ke, n_z, honor, a_bg_g = cls.d, cls.f, cls.ke, cls.rules.n_z, cls.rules.honor, cls.a_bg_g
     t_z = t_z_mva
     q = q0
     if ziip_open:
@@ -279,7 +267,7 @@ def _times_beside_background(x, ziip_open, t_z_mva, r_g_mva, q0, cls, memo):
         if n_z > 0:
             r_open = _open_gcp_time(x, 0.0, cls)
         else:
-            r_open = open_residence(x, d, f, Rules(k_e, k_g, n_g, 0, honor, tau, pool, bg_g, 0.0, bg_s), memo)[0]
+            r_open = open_residence(x, d, f, cls.rules, memo)[0]  # no zIIP: the class's own rules
         if r_open < r_g:
             r_g = r_open
     return t_z, r_g, q
@@ -327,29 +315,27 @@ def throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, q
 
 
 @numba.njit(cache=True)
-def _closed_cycle_class(cls):
-    """The help cycle's (burst, zIIPs) in a closed solve: beside other classes' zIIP work the open model's.
+def _closed_cycle(cls):
+    """The help cycle's :class:`Cycle` in a closed solve: beside other classes' zIIP work the open model's.
 
     That is the class's own burst ``f D / k_E`` on the zIIPs the other classes leave (see
     :func:`_help_times`); without them the recursion's burst ``s`` on all ``m``.
     """
-    d, f, ke, m, a_bz = cls.d, cls.f, cls.ke, cls.n_z, cls.a_bz
-    s = cls.s
-    return (f * d / ke, m - a_bz) if a_bz > 0.0 else (s, float(m))
+    d, f, ke, m, a_bz = cls.d, cls.f, cls.ke, cls.rules.n_z, cls.a_bz
+    s_c, c_c = (f * d / ke, m - a_bz) if a_bz > 0.0 else (cls.s, float(m))
+    return Cycle(s_c, ke, cls.kg, c_c, cls.rules.n_g, (1.0 - f) * d, cls.a_bg_g, cls.rules.bg_s, cls.rules.tau)
 
 
 @numba.njit(cache=True)
 def closed_cycle_table(memo, cls):
     """The closed solve's help cycle table into ``memo`` (:func:`tabulate_cycle_least_waits`); returns its weight.
 
-    The cycle's burst and zIIPs are :func:`_closed_cycle_class`'s.
+    The cycle's burst and zIIPs are :func:`_closed_cycle`'s.
     """
-    d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.n_g
-    tau, pool, bg_s, a_bg_g = cls.tau, cls.pool, cls.bg_s, cls.a_bg_g
-    s_c, c_c = _closed_cycle_class(cls)
-    weight = cycle_weight(c_c, tau, s_c) if pool else 0.0
+    cyc = _closed_cycle(cls)
+    weight = cycle_weight(cyc.c_z, cyc.tau, cyc.s) if cls.rules.pool else 0.0
     memo.cycle[0], memo.cycle[1], memo.cycle[2] = (
-        tabulate_cycle_least_waits(s_c, ke, kg, c_c, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau, memo.cycle_table)
+        tabulate_cycle_least_waits(cyc, memo.cycle_table)
         if weight > 0.0 else (0.0, np.inf, np.inf))
     memo.cycle_peak = -1.0  # the open model's highest residence below that rate, when needed
     return weight

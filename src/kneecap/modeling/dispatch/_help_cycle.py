@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -10,7 +11,6 @@ import numpy as np
 from kneecap.modeling.dispatch._memo import NODES
 from kneecap.modeling.dispatch._open_queues import queue_residence
 from kneecap.modeling.dispatch._queues import gcp_priority_waits, random_walk_excess
-from kneecap.modeling.dispatch._rules import Rules
 
 #: The help cycle (:func:`_help_cycle_wait`) is a fluid picture of a backlog of ``mu tau`` bursts (the
 #: backlog at which a burst has waited ZIIPAWMT): it is given no weight up to 2 such bursts and full
@@ -18,6 +18,25 @@ from kneecap.modeling.dispatch._rules import Rules
 #: lasts a couple of bursts and the M/M/c+D queue describes it better. The bounds were set against
 #: the dispatcher simulation (docs/models/dispatch.md).
 HELP_CYCLE_BURSTS = (2.0, 8.0)
+
+
+class Cycle(NamedTuple):
+    """The class and LPAR the help cycle is solved for (:func:`help_cycle_waits`); times in ms."""
+
+    #: the eligible burst on a zIIP, eligible and GCP-only bursts per transaction
+    s: float
+    ke: int
+    kg: int
+    #: the zIIPs other classes leave, the GCPs online
+    c_z: float
+    n_g: int
+    #: the class's GCP-only CPU per transaction
+    d_n: float
+    #: other classes' busy GCPs and their mean burst
+    a_bg_g: float
+    bg_s: float
+    #: ZIIPAWMT
+    tau: float
 
 
 @numba.njit(cache=True)
@@ -285,11 +304,13 @@ def _help_cycle_wait(lam, s, ke, c_z, g_free, d_n, tau):
 
 
 @numba.njit(cache=True)
-def help_cycle_waits(lam, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):
+def help_cycle_waits(lam, cyc):
     """(eligible waits, GCP-only waits) per transaction, spill and GCP load under :func:`_help_cycle_wait`.
 
-    ``d_n`` is the GCP-only demand per transaction; ``inf`` waits outside the cycle's regime.
+    ``lam`` tran/ms of the class and LPAR ``cyc`` (:class:`Cycle`); ``inf`` waits outside the
+    cycle's regime.
     """
+    s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau = cyc
     w_c, spill_c = _help_cycle_wait(lam, s, ke, c_z, n_g - a_bg_g, d_n, tau)
     if w_c == np.inf:
         return np.inf, np.inf, 0.0, 0.0
@@ -302,8 +323,10 @@ def help_cycle_waits(lam, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):
 
 
 @numba.njit(cache=True)
-def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, table):
+def tabulate_cycle_least_waits(cyc, table):
     """The rate (tran/ms) at which :func:`_help_cycle_wait`'s waits are least, and those waits; ``table`` filled.
+
+    For the class and LPAR ``cyc`` (:class:`Cycle`).
 
     ``(rate, eligible waits, GCP-only waits)`` per transaction (:func:`help_cycle_waits`); ``(0, inf,
     inf)`` where the cycle has no regime (``table`` then left as it is). In the simulation as in the
@@ -321,6 +344,7 @@ def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, tabl
     unimodal let response fall by 0.005 %, ``benchmarks/stress_dispatch_background.py``). The
     least is the least node's, without refinement (docs/models/dispatch.md).
     """
+    s, ke, c_z, n_g, d_n, a_bg_g, tau = cyc.s, cyc.ke, cyc.c_z, cyc.n_g, cyc.d_n, cyc.a_bg_g, cyc.tau
     lo = c_z / (ke * s)
     hi = (c_z + n_g - a_bg_g) / (ke * s + d_n)
     if ke < 1 or tau <= 0.0 or c_z <= 0.0 or hi <= lo:
@@ -328,7 +352,7 @@ def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, tabl
     for i in range(NODES):
         step = 1.0 - (i + 0.5) / NODES
         x = hi - (hi - lo) * step * step
-        e, g, _, _ = help_cycle_waits(x, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
+        e, g, _, _ = help_cycle_waits(x, cyc)
         table[i, 0], table[i, 1], table[i, 2] = x, e, g
     best = NODES - 1
     for i in range(NODES - 2, -1, -1):  # the least at or above each node, from the top
@@ -340,8 +364,10 @@ def tabulate_cycle_least_waits(s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, tabl
 
 
 @numba.njit(cache=True)
-def monotone_cycle_waits(lam, memo, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau):
+def monotone_cycle_waits(lam, cyc, memo):
     """The help cycle's waits at ``lam`` held to the least at ``lam`` or above, and its spill.
+
+    For the class and LPAR ``cyc`` (:class:`Cycle`), whose table ``memo`` holds.
 
     Below the least-wait rate ``memo.cycle[0]`` the least waits (``memo.cycle[1:3]``); above it the line
     between the neighbouring nodes of :func:`tabulate_cycle_least_waits`'s table (each the least at or above its
@@ -353,8 +379,8 @@ def monotone_cycle_waits(lam, memo, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
     """
     if memo.cycle[1] == np.inf:  # no regime (tabulate_cycle_least_waits): as help_cycle_waits answers there
         return np.inf, np.inf, 0.0
-    a_e = lam * ke * s
-    spill = (a_e - c_z) / a_e if a_e > c_z else 0.0
+    a_e = lam * cyc.ke * cyc.s
+    spill = (a_e - cyc.c_z) / a_e if a_e > cyc.c_z else 0.0
     if lam <= memo.cycle[0]:
         return memo.cycle[1], memo.cycle[2], spill
     x0, e0, g0 = memo.cycle[0], memo.cycle[1], memo.cycle[2]
@@ -368,21 +394,22 @@ def monotone_cycle_waits(lam, memo, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
             share = (lam - x0) / (x1 - x0)
             return e0 + share * (e1 - e0), g0 + share * (g1 - g0), spill
         x0, e0, g0 = x1, e1, g1
-    e, g, spill_c, _ = help_cycle_waits(lam, s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
+    e, g, spill_c, _ = help_cycle_waits(lam, cyc)
     if e + g > e0 + g0:
         return e, g, spill_c
     return e0, g0, spill_c
 
 
 @numba.njit(cache=True)
-def cycle_waits_raised_to_peak(e, g, d, total, memo, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s,
-                               weight):
+def cycle_waits_raised_to_peak(e, g, d, f, total, rules, weight, memo):
     r"""The cycle's waits ``e``, ``g`` (:func:`monotone_cycle_waits`) held so that more load never predicts less.
 
     ``total`` is the residence without the cycle (the pool rule's queues), ``d`` the class's CPU
-    per transaction; the cycle counts only where ``d + e + g < total``, and only then is
-    :func:`_highest_residence_below_least`'s highest residence ``P`` needed (found once into ``memo.cycle_peak``,
-    ``< 0`` asks for it). Returns the held ``(e, g)``, in the cycle's eligible / GCP-only split.
+    per transaction, ``f`` its eligible share, ``rules`` the LPAR (IIPHONORPRIORITY=YES, the pool
+    rule) and ``weight`` the cycle's (:func:`cycle_weight`); the cycle counts only where
+    ``d + e + g < total``, and only then is :func:`_highest_residence_below_least`'s highest
+    residence ``P`` needed (found once into ``memo.cycle_peak``, ``< 0`` asks for it). Returns the
+    held ``(e, g)``, in the cycle's eligible / GCP-only split.
 
     Notes
     -----
@@ -408,7 +435,7 @@ def cycle_waits_raised_to_peak(e, g, d, total, memo, f, ke, kg, n_g, n_z, tau, b
     if not d + e + g < total or e + g <= 0.0:
         return e, g
     if memo.cycle_peak < 0.0:
-        memo.cycle_peak = _highest_residence_below_least(d, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
+        memo.cycle_peak = _highest_residence_below_least(d, f, rules, weight, memo)
     r = d + e + g
     peak = memo.cycle_peak
     if peak > r:
@@ -419,8 +446,7 @@ def cycle_waits_raised_to_peak(e, g, d, total, memo, f, ke, kg, n_g, n_z, tau, b
 
 
 @numba.njit(cache=True)
-def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg_s, weight,
-                                   memo):
+def _highest_residence_below_least(d, f, rules, weight, memo):
     """The highest residence (``R0`` left out) below the help cycle's least-wait rate ``memo.cycle[0]``.
 
     The pool rule's residence (:func:`queue_residence`) with the cycle's unheld waits
@@ -429,12 +455,11 @@ def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg
     On 64 loads, then by golden section between the neighbours of the highest, to a millionth of
     the rate. ``0`` where the range is empty.
     """
-    ke = k_e if f > 0.0 else 0
-    kg = k_g if f < 1.0 else 0
+    ke = rules.k_e if f > 0.0 else 0
     if ke < 1 or d <= 0.0:
         return 0.0
     s_e = f * d / ke
-    c_z = n_z * (1.0 - bg_z)
+    c_z = rules.n_z * (1.0 - rules.bg_z)
     lo = c_z / (ke * s_e)
     hi = memo.cycle[0]
     if not hi > lo:
@@ -445,8 +470,7 @@ def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg
     step = (hi - lo) / n
     best, at = 0.0, 0
     for i in range(n + 1):
-        r = _pool_and_cycle_residence(lo + i * step, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight,
-                                      memo)
+        r = _pool_and_cycle_residence(lo + i * step, d, f, rules, weight, memo)
         if r > best:
             best, at = r, i
     a = lo + max(at - 1, 0) * step
@@ -454,27 +478,29 @@ def _highest_residence_below_least(d, f, k_e, k_g, n_g, n_z, tau, bg_g, bg_z, bg
     ratio = 0.3819660112501051
     x1 = a + ratio * (b - a)
     x2 = b - ratio * (b - a)
-    f1 = _pool_and_cycle_residence(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
-    f2 = _pool_and_cycle_residence(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
+    f1 = _pool_and_cycle_residence(x1, d, f, rules, weight, memo)
+    f2 = _pool_and_cycle_residence(x2, d, f, rules, weight, memo)
     while b - a > 1e-6 * hi:
         if f1 >= f2:
             b, x2, f2 = x2, x1, f1
             x1 = a + ratio * (b - a)
-            f1 = _pool_and_cycle_residence(x1, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
+            f1 = _pool_and_cycle_residence(x1, d, f, rules, weight, memo)
         else:
             a, x1, f1 = x1, x2, f2
             x2 = b - ratio * (b - a)
-            f2 = _pool_and_cycle_residence(x2, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight, memo)
+            f2 = _pool_and_cycle_residence(x2, d, f, rules, weight, memo)
     return max(best, f1, f2)
 
 
 @numba.njit(cache=True)
-def _pool_and_cycle_residence(lam, d, f, k_e, k_g, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s, weight,
-                              memo):
+def _pool_and_cycle_residence(lam, d, f, rules, weight, memo):
     """:func:`_highest_residence_below_least`'s residence at ``lam``: ``0`` where it is not finite."""
-    r = queue_residence(lam, d, f, Rules(k_e, k_g, n_g, n_z, True, tau, True, bg_g, bg_z, bg_s), memo)[0]
-    e, g, _, _ = help_cycle_waits(lam, f * d / ke, ke, kg, n_z * (1.0 - bg_z), n_g, (1.0 - f) * d, bg_g * n_g, bg_s,
-                                  tau)
+    k_e, k_g, n_g, n_z, _, tau, _, bg_g, bg_z, bg_s = rules
+    ke = k_e if f > 0.0 else 0
+    kg = k_g if f < 1.0 else 0
+    r = queue_residence(lam, d, f, rules, memo)[0]
+    e, g, _, _ = help_cycle_waits(lam, Cycle(f * d / ke, ke, kg, n_z * (1.0 - bg_z), n_g, (1.0 - f) * d, bg_g * n_g,
+                                             bg_s, tau))
     c = d + e + g
     if c < r:
         r = c if r == np.inf else r - weight * (r - c)

@@ -6,6 +6,7 @@ import numba
 import numpy as np
 
 from kneecap.modeling.dispatch._help_cycle import (
+    Cycle,
     cycle_waits_raised_to_peak,
     cycle_weight,
     monotone_cycle_waits,
@@ -45,14 +46,12 @@ def open_residence(lam, d, f, rules, memo):
     c_z = n_z * (1.0 - bg_z)
     weight = cycle_weight(c_z, tau, s_e)
     if weight > 0.0:
-        d_n = (1.0 - f) * d
+        cyc = Cycle(s_e, ke, kg, c_z, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau)
         if memo.cycle[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
-            memo.cycle[0], memo.cycle[1], memo.cycle[2] = tabulate_cycle_least_waits(
-                s_e, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, memo.cycle_table)
+            memo.cycle[0], memo.cycle[1], memo.cycle[2] = tabulate_cycle_least_waits(cyc, memo.cycle_table)
             memo.cycle_peak = -1.0  # found when first needed (cycle_waits_raised_to_peak)
-        e_c, g_c, spill_c = monotone_cycle_waits(lam, memo, s_e, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau)
-        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, resid, memo, f, ke, kg, n_g, n_z, tau, bg_g, bg_z, bg_s,
-                                              weight)
+        e_c, g_c, spill_c = monotone_cycle_waits(lam, cyc, memo)
+        e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, f, resid, rules, weight, memo)
         if d + e_c + g_c < resid:
             resid -= weight * (resid - d - e_c - g_c)
             wait_e += weight * (e_c - wait_e)
