@@ -16,7 +16,7 @@ from kneecap.modeling.dispatch._closed_help import (
     ziip_wait_beside_background,
 )
 from kneecap.modeling.dispatch._memo import forget
-from kneecap.modeling.dispatch._pool_rule import pool_wait_held_at_peaks, ziip_spill_and_wait
+from kneecap.modeling.dispatch._pool_rule import ZiipPool, pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import rejoining_bursts, residual_ratio
 from kneecap.schema import MAX_ENGINES
 
@@ -177,8 +177,8 @@ def _ziip_time(cls, p, q, x_prev, spill_prev, q_help, memo):
         # the smaller (an open queue overstates a finite one)
         spill_open, wait_open, q_help = ziip_spill_and_wait(x_prev * ke, s, m, tau, pool, q_help,
                                                             n_g - x_prev * (1.0 - f) * d - a_bg_g, (ke - 1.0) / ke)
-        wait_open = pool_wait_held_at_peaks(wait_open, x_prev, s, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d,
-                                            0.0, 0.0, memo)
+        wait_open = pool_wait_held_at_peaks(wait_open, x_prev, ZiipPool(s, ke, 0.0, 0.0, m, tau, n_g, a_bg_g,
+                                                                         (1.0 - f) * d), pool, memo)
         if wait_open < wait:
             wait_z = wait_open
         # a spill below 1e-12 moves no measurable work; counting it as none keeps the network

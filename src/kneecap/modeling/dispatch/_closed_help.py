@@ -15,7 +15,7 @@ from kneecap.modeling.dispatch._help_cycle import (
     tabulate_cycle_least_waits,
 )
 from kneecap.modeling.dispatch._open import open_residence
-from kneecap.modeling.dispatch._pool_rule import pool_wait_held_at_peaks, ziip_spill_and_wait
+from kneecap.modeling.dispatch._pool_rule import ZiipPool, pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import erlang_c, gcp_priority_waits, ziip_queue
 from kneecap.modeling.dispatch._rules import Rules
 
@@ -79,8 +79,8 @@ def ziip_wait_beside_background(x, q0, cls, memo):
     if honor:
         spill, wait, q = ziip_spill_and_wait(rate_q, s_q, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
                                    x * (ke - 1.0) / (x * ke + a_bz / bg_s))
-        wait = pool_wait_held_at_peaks(wait, x, s_e, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, a_bz / bg_s, a_bz,
-                                       memo)
+        zp = ZiipPool(s_e, ke, a_bz / bg_s, a_bz, m, tau, n_g, a_bg_g, (1.0 - f) * d)
+        wait = pool_wait_held_at_peaks(wait, x, zp, pool, memo)
         return s_e, spill, wait, q
     if rate_q * s_q < m:
         return s_e, 0.0, erlang_c(m, rate_q * s_q) * s_q / (m - rate_q * s_q), q0
@@ -110,8 +110,8 @@ def _help_times(x, gcp_mva, q0, cls, memo, weight):
     else:
         spill, wait_open, q = ziip_spill_and_wait(x * ke, s, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
                                                   (ke - 1.0) / ke)
-        wait_open = pool_wait_held_at_peaks(wait_open, x, s, ke, m, tau, pool, n_g, a_bg_g, (1.0 - f) * d, 0.0, 0.0,
-                                            memo)
+        wait_open = pool_wait_held_at_peaks(wait_open, x, ZiipPool(s, ke, 0.0, 0.0, m, tau, n_g, a_bg_g, (1.0 - f) * d),
+                                            pool, memo)
         t_z = ke * ((1.0 - spill) * s + wait_open)
     r_g = _open_gcp_time(x, spill, cls)
     r_mva = ((1.0 - f) * d + spill * f * d) * gcp_mva

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kneecap.modeling.dispatch._pool_rule import pool_wait_held_at_peaks, ziip_spill_and_wait
+from kneecap.modeling.dispatch._pool_rule import ZiipPool, pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import erlang_c, gcp_priority_waits, rejoining_bursts, residual_ratio, ziip_queue
 
 
@@ -55,9 +55,8 @@ def queue_residence(lam, d, f, rules, memo):
             if ke > 0:
                 # past the zIIPs' capacity the wait may fall as the load rises: held at its first
                 # peak beyond it (found once per LPAR and class, callers keep it)
-                wait_z = pool_wait_held_at_peaks(wait_z, lam, f * d / ke, ke, n_z, tau, pool, n_g, a_bg_g,
-                                                 (1.0 - f) * d,
-                                         a_bz / bg_s, a_bz, memo)
+                zp = ZiipPool(f * d / ke, ke, a_bz / bg_s, a_bz, n_z, tau, n_g, a_bg_g, (1.0 - f) * d)
+                wait_z = pool_wait_held_at_peaks(wait_z, lam, zp, pool, memo)
         else:
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g, inf, inf

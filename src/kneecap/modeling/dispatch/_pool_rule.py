@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -263,15 +264,13 @@ def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
 
 
 @numba.njit(cache=True)
-def _pool_rule_wait_at_rate(lam_t, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran,
-                            q0):
+def _pool_rule_wait_at_rate(lam_t, zp, q0):
     """The pool rule's (wait per burst for a zIIP, q) of :func:`ziip_spill_and_wait` at ``lam_t`` transactions/ms.
 
-    ``ke`` eligible bursts of ``s_e`` per transaction beside other classes' zIIP work (``rate_bz``
-    bursts/ms, ``a_bz`` engines) on ``n_z`` zIIPs; the GCPs left are ``n_g`` less other classes'
-    ``a_bg_g`` and the class's ``native_per_tran`` per transaction; ``q0`` starts the patience's
-    fixed point (:func:`mmcd_at_mean_patience`).
+    For the class and zIIP pool ``zp`` (:class:`ZiipPool`); ``q0`` starts the patience's fixed
+    point (:func:`mmcd_at_mean_patience`).
     """
+    s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran = zp
     rate_z = lam_t * ke + rate_bz
     native = lam_t * native_per_tran
     # the queue the callers solve: beside other classes' bursts that of ziip_queue, so the peaks
@@ -280,6 +279,28 @@ def _pool_rule_wait_at_rate(lam_t, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g
     _, wait, q = ziip_spill_and_wait(rate_q, s_q, n_z, tau, True, q0, n_g - native - a_bg_g,
                                      lam_t * (ke - 1.0) / rate_z)
     return wait, q
+
+
+class ZiipPool(NamedTuple):
+    """A class's eligible work on its zIIP pool, where the pool rule's wait is held at its peaks; times in ms.
+
+    Beside other classes' zIIP work ``s_e`` is the class's own burst and the wait that of
+    :func:`ziip_queue`'s queue; without it the burst the caller's queue serves.
+    """
+
+    #: the eligible burst and eligible bursts per transaction
+    s_e: float
+    ke: int
+    #: other classes' zIIP work: bursts/ms and busy engines; the zIIPs online
+    rate_bz: float
+    a_bz: float
+    n_z: int
+    #: ZIIPAWMT
+    tau: float
+    #: the GCPs online, other classes' busy GCPs, the class's GCP-only CPU per transaction
+    n_g: int
+    a_bg_g: float
+    native: float
 
 
 #: the pool rule's wait is held at its peaks (:func:`_find_pool_wait_peaks`) from this share of the
@@ -294,9 +315,10 @@ def _scan_load(i, lo, full, step_below, step, n_below):
 
 
 @numba.njit(cache=True)
-def _find_pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, out, scan,
-                     upto):
+def _find_pool_wait_peaks(zp, out, scan, upto):
     """Where the zIIPs fall behind, the loads at which :func:`_pool_rule_wait_at_rate` stops rising, into ``out``.
+
+    For the class and zIIP pool ``zp`` (:class:`ZiipPool`).
 
     ``out[0]`` is the number of peaks found (up to :data:`MAX_PEAKS`), ``out[1 + 2k]`` and
     ``out[2 + 2k]`` the rate (tran/ms) and wait of peak ``k``, in rising order of both: each is
@@ -317,6 +339,7 @@ def _find_pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_
     (an SMF class's intervals, each with its own other classes' work) scans to its own load only.
     ``out[0] < 0`` starts afresh.
     """
+    s_e, ke, a_bz, n_z, n_g, a_bg_g, native_per_tran = zp.s_e, zp.ke, zp.a_bz, zp.n_z, zp.n_g, zp.a_bg_g, zp.native
     full = (n_z - a_bz) / (ke * s_e)
     lo = _HOLD_FROM * full
     hi = (n_g - a_bg_g + n_z - a_bz) / (ke * s_e + native_per_tran)
@@ -329,7 +352,7 @@ def _find_pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_
         if ke < 1 or hi <= full:
             scan[0] = n
             return
-        prev, q = _pool_rule_wait_at_rate(lo, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, 1.0)
+        prev, q = _pool_rule_wait_at_rate(lo, zp, 1.0)
         scan[0], scan[1], scan[2], scan[3] = 0.0, prev, q, -np.inf
     i = int(scan[0])
     prev, q, level = scan[1], scan[2], scan[3]
@@ -338,28 +361,24 @@ def _find_pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_
     while i < n and count < MAX_PEAKS and _scan_load(max(i - 1, 0), lo, full, step_below, step, n_below) <= upto:
         i += 1
         # each load's patience fixed point from the one before: a step or two of Newton's method
-        cur, q = _pool_rule_wait_at_rate(_scan_load(i, lo, full, step_below, step, n_below), s_e, ke, rate_bz, a_bz,
-                                         n_z, tau,
-                               n_g, a_bg_g, native_per_tran, q)
+        cur, q = _pool_rule_wait_at_rate(_scan_load(i, lo, full, step_below, step, n_below), zp, q)
         if cur < prev and prev > level:
             a = _scan_load(max(i - 2, 0), lo, full, step_below, step, n_below)
             b = _scan_load(i, lo, full, step_below, step, n_below)
             ratio = 0.3819660112501051
             x1 = a + ratio * (b - a)
             x2 = b - ratio * (b - a)
-            f1 = _pool_rule_wait_at_rate(x1, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q)[0]
-            f2 = _pool_rule_wait_at_rate(x2, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran, q)[0]
+            f1 = _pool_rule_wait_at_rate(x1, zp, q)[0]
+            f2 = _pool_rule_wait_at_rate(x2, zp, q)[0]
             while b - a > 1e-6 * hi:
                 if f1 >= f2:
                     b, x2, f2 = x2, x1, f1
                     x1 = a + ratio * (b - a)
-                    f1 = _pool_rule_wait_at_rate(x1, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran,
-                                                 q)[0]
+                    f1 = _pool_rule_wait_at_rate(x1, zp, q)[0]
                 else:
                     a, x1, f1 = x1, x2, f2
                     x2 = b - ratio * (b - a)
-                    f2 = _pool_rule_wait_at_rate(x2, s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_per_tran,
-                                                 q)[0]
+                    f2 = _pool_rule_wait_at_rate(x2, zp, q)[0]
             x_p, w_p = (x1, f1) if f1 >= f2 else (x2, f2)
             if prev > w_p:  # the coarse load itself is the higher: keep it
                 x_p, w_p = _scan_load(i - 1, lo, full, step_below, step, n_below), prev
@@ -373,18 +392,15 @@ def _find_pool_wait_peaks(s_e, ke, rate_bz, a_bz, n_z, tau, n_g, a_bg_g, native_
 
 
 @numba.njit(cache=True)
-def pool_wait_held_at_peaks(wait, x, s, ke, m, tau, pool, n_g, a_bg_g, native_per_tran, rate_bz, a_bz,
-                            memo):
+def pool_wait_held_at_peaks(wait, x, zp, pool, memo):
     """A pool-rule wait per burst at ``x`` tran/ms, held near and past the zIIPs' capacity (:func:`_hold_at_last_peak`).
 
-    ``s`` is the class's burst on the zIIPs; beside other classes' zIIP work (``rate_bz`` bursts/ms,
-    ``a_bz`` engines) ``s`` is its own burst and the wait that of :func:`ziip_queue`'s queue.
+    ``zp`` (:class:`ZiipPool`) is the class and its zIIP pool, ``pool`` the pool rule.
     """
-    if not pool or tau <= 0.0 or x * ke * s <= _HOLD_FROM * (m - a_bz):  # below the scan's start
+    if not pool or zp.tau <= 0.0 or x * zp.ke * zp.s_e <= _HOLD_FROM * (zp.n_z - zp.a_bz):  # below the scan's start
         return wait
     # on to the peaks below x (nothing to do where the scan has been there)
-    _find_pool_wait_peaks(s, ke, rate_bz, a_bz, m, tau, n_g, a_bg_g, native_per_tran, memo.wait_peaks, memo.peak_scan,
-                          x)
+    _find_pool_wait_peaks(zp, memo.wait_peaks, memo.peak_scan, x)
     return _hold_at_last_peak(wait, x, memo.wait_peaks)
 
 
