@@ -86,14 +86,15 @@ def test_every_grid_point_up_to_85_percent_busy_is_within_10_percent():
 
 def _raw_and_model(n_gcp, n_ziip, d, f, bursts, tau, lams):
     """The residence the queues give (pool rule, the cycle where smaller: no hold) and the model's, R0 left out."""
-    rules = Rules(bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2)
+    rules = Rules(bursts, 1, n_gcp, n_ziip, True, tau, True, 0.0, 0.0, 0.2, 1.0)
     memo = new_memo()
     model = np.array([open_residence(lam, d, f, rules, memo)[0] for lam in lams])
     s_e = f * d / bursts
     raw = []
     for lam in lams:
         r = queue_residence(lam, d, f, rules, memo)[0]
-        e, g, _, _ = help_cycle_waits(lam, Cycle(s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau))
+        cyc = Cycle(s_e, bursts, 1, float(n_ziip), n_gcp, (1.0 - f) * d, 0.0, 0.2, tau, 1.0)
+        e, g, _, _ = help_cycle_waits(lam, cyc)
         raw.append(min(r, d + e + g))  # the cycle's weight is 1 here (ZIIPAWMT spans 17 bursts)
     return np.array(raw), model
 

@@ -35,7 +35,7 @@ _BLOCK = 4096
 
 
 class _Burst:
-    """One piece of CPU work: its service time, where it may run and whom to tell when done."""
+    """One piece of CPU work: its work (ms on an engine of speed 1), where it may run and whom to tell when done."""
 
     __slots__ = ("service_ms", "eligible", "txn", "gcp_ledger", "ziip_ledger", "ledger",
                  "queued_at", "waiting")
@@ -111,6 +111,9 @@ class LparSimulation:
         self.gcps_help = scenario.eligible_helped
         self.help_wait_ms = scenario.help_wait_ms
         self.pool_rule = scenario.help_rule == "pool"
+        # a burst of work w runs w / speed ms on an engine (a helped burst at GCP speed)
+        self.gcp_speed = scenario.gcp_speed
+        self.ziip_speed = scenario.ziip_speed
         self._needs_help = False  # the pool rule's state; the burst rule never sets it
 
         self.free_gcp = scenario.n_gcp
@@ -201,8 +204,9 @@ class LparSimulation:
 
     def _start_background(self, pool: str, per_ms: float) -> None:
         draws = unit_draws(self.background_rngs[pool], "exponential", None)
-        mean_ms = self.scenario.bg_burst_ms
         eligible = pool == "ziip"
+        # bg_burst_ms on the pool's own engines
+        mean_ms = self.scenario.bg_burst_ms * (self.ziip_speed if eligible else self.gcp_speed)
 
         def arrive(_event: simpy.Event | None) -> None:
             self._dispatch(_Burst(draws() * mean_ms, eligible, None, BG_ON_GCP, BG_ON_ZIIP))
@@ -216,7 +220,7 @@ class LparSimulation:
         if burst.eligible and self.has_ziips:
             if self.free_ziip:
                 self.free_ziip -= 1
-                self._run_on(burst, burst.ziip_ledger, self._on_ziip_done)
+                self._run_on(burst, burst.ziip_ledger, self._on_ziip_done, self.ziip_speed)
                 return
             burst.queued_at = self.env.now
             burst.waiting = True
@@ -229,7 +233,7 @@ class LparSimulation:
                     self._after(self.help_wait_ms, self._on_help_due, burst)
         elif self.free_gcp:
             self.free_gcp -= 1
-            self._run_on(burst, burst.gcp_ledger, self._on_gcp_done)
+            self._run_on(burst, burst.gcp_ledger, self._on_gcp_done, self.gcp_speed)
         else:
             self.gcp_queue.append(burst)
             if burst.txn is not None:  # without zIIPs, eligible bursts too: CPU delay
@@ -243,11 +247,11 @@ class LparSimulation:
         self.base[ledger] += self.env.now
         self.running[ledger] -= 1
 
-    def _run_on(self, burst: _Burst, ledger: int, on_done: Callable[[simpy.Event], None]) -> None:
+    def _run_on(self, burst: _Burst, ledger: int, on_done: Callable[[simpy.Event], None], speed: float) -> None:
         burst.ledger = ledger
         self.base[ledger] -= self.env.now
         self.running[ledger] += 1
-        self.env.timeout(burst.service_ms, burst).callbacks.append(on_done)
+        self.env.timeout(burst.service_ms / speed, burst).callbacks.append(on_done)
 
     def _finish(self, burst: _Burst) -> None:
         self.base[burst.ledger] += self.env.now
@@ -262,7 +266,7 @@ class LparSimulation:
             nxt = self.gcp_queue.popleft()
             if nxt.txn is not None:
                 self._leave(CLASS_GCP_WAIT)
-            self._run_on(nxt, nxt.gcp_ledger, self._on_gcp_done)
+            self._run_on(nxt, nxt.gcp_ledger, self._on_gcp_done, self.gcp_speed)
         elif self.gcps_help and self.ziip_queue and (
                 self.needs_help or self._waited_long_enough(self.ziip_queue[0])):
             self._help(self.ziip_queue.popleft())
@@ -279,7 +283,7 @@ class LparSimulation:
             nxt.waiting = False
             if nxt.txn is not None:
                 self._leave(CLASS_ZIIP_WAIT)
-            self._run_on(nxt, nxt.ziip_ledger, self._on_ziip_done)
+            self._run_on(nxt, nxt.ziip_ledger, self._on_ziip_done, self.ziip_speed)
         else:
             self.free_ziip += 1
             self.needs_help = False  # a zIIP found no work: the pool keeps up again
@@ -336,7 +340,7 @@ class LparSimulation:
         burst.waiting = False
         if burst.txn is not None:
             self._leave(CLASS_ZIIP_WAIT)
-        self._run_on(burst, burst.gcp_ledger, self._on_gcp_done)
+        self._run_on(burst, burst.gcp_ledger, self._on_gcp_done, self.gcp_speed)
 
 
 def replication_metrics(sim: LparSimulation) -> dict[str, float]:

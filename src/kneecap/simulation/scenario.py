@@ -26,7 +26,7 @@ class SimScenario:
     Parameters
     ----------
     n_gcp : general purpose processors, ``>= 1`` (z/OS needs one).
-    n_ziip : zIIPs, ``>= 0``. All engines run at the same speed.
+    n_ziip : zIIPs, ``>= 0`` (logical zIIPs: in SMT-2 two per core, each at the thread's speed).
     cpu_ms_per_tran : CPU demand ``D`` of one transaction, ms, ``> 0``.
     ziip_eligible_fraction : share ``f`` of ``D`` that is zIIP-eligible, in [0, 1].
     clients : closed load, ``N >= 1`` clients, each submitting its next transaction one think time
@@ -53,7 +53,10 @@ class SimScenario:
     burst_cv : coefficient of variation of gamma bursts (``> 0``); only for ``burst_dist="gamma"``.
     bg_gcp_busy_pct, bg_ziip_busy_pct : per-engine utilisation of each pool by background work of
         other classes, in [0, 100). Background zIIP work needs ``n_ziip >= 1``.
-    bg_burst_ms : mean of the exponential background bursts, ms.
+    bg_burst_ms : mean of the exponential background bursts, ms, on the engines of their pool.
+    gcp_speed, ziip_speed : work an engine of each kind does per ms (``> 0``; 1 and 1: all alike).
+        ``cpu_ms_per_tran`` is work, ms on an engine of speed 1: a burst of work ``w`` runs
+        ``w / gcp_speed`` ms on a GCP (helped eligible bursts too) and ``w / ziip_speed`` on a zIIP.
     """
 
     n_gcp: int
@@ -74,6 +77,8 @@ class SimScenario:
     bg_gcp_busy_pct: float = 0.0
     bg_ziip_busy_pct: float = 0.0
     bg_burst_ms: float = 0.2
+    gcp_speed: float = 1.0
+    ziip_speed: float = 1.0
 
     def __post_init__(self) -> None:
         _require_int(self, "n_gcp", minimum=1, maximum=MAX_ENGINES)
@@ -88,6 +93,8 @@ class SimScenario:
         _require_number(self, "bg_burst_ms", positive=True)
         _require_number(self, "bg_gcp_busy_pct", upper=100.0)
         _require_number(self, "bg_ziip_busy_pct", upper=100.0)
+        _require_number(self, "gcp_speed", positive=True)
+        _require_number(self, "ziip_speed", positive=True)
         if not isinstance(self.honor_priority, bool):
             raise ValueError(f"honor_priority must be true or false, got {short_repr(self.honor_priority)}")
         if (self.clients is None) == (self.tps is None):
@@ -160,24 +167,26 @@ def check_open_load_fits(scenario: SimScenario) -> None:
     if scenario.is_closed:
         return
     assert scenario.tps is not None
-    class_busy = scenario.tps / 1000.0 * scenario.cpu_ms_per_tran  # engines: U = X D
-    eligible = class_busy * scenario.ziip_eligible_fraction
-    native = class_busy - eligible
-    bg_gcp = scenario.bg_gcp_busy_pct / 100.0 * scenario.n_gcp
-    bg_ziip = scenario.bg_ziip_busy_pct / 100.0 * scenario.n_ziip
-    checks = [("GCP", "GCP-only", native + bg_gcp, scenario.n_gcp)]
+    v_g, v_z = scenario.gcp_speed, scenario.ziip_speed
+    class_work = scenario.tps / 1000.0 * scenario.cpu_ms_per_tran  # work per ms: U = X D at speed 1
+    eligible = class_work * scenario.ziip_eligible_fraction
+    native = class_work - eligible
+    bg_gcp = scenario.bg_gcp_busy_pct / 100.0 * scenario.n_gcp * v_g
+    bg_ziip = scenario.bg_ziip_busy_pct / 100.0 * scenario.n_ziip * v_z
+    # each check in engines of the pool's speed (both pools: in GCPs)
+    checks = [("GCP", "GCP-only", (native + bg_gcp) / v_g, scenario.n_gcp)]
     if scenario.n_ziip == 0:
-        checks.append(("GCP", "total", class_busy + bg_gcp, scenario.n_gcp))
+        checks.append(("GCP", "total", (class_work + bg_gcp) / v_g, scenario.n_gcp))
     elif scenario.honor_priority:
-        checks.append(("GCP + zIIP", "total", class_busy + bg_gcp + bg_ziip,
-                       scenario.n_gcp + scenario.n_ziip))
+        checks.append(("GCP + zIIP", "total", (class_work + bg_gcp + bg_ziip) / v_g,
+                       scenario.n_gcp + scenario.n_ziip * v_z / v_g))
     else:
-        checks.append(("zIIP", "zIIP-eligible", eligible + bg_ziip, scenario.n_ziip))
+        checks.append(("zIIP", "zIIP-eligible", (eligible + bg_ziip) / v_z, scenario.n_ziip))
     for pool, kind, offered, engines in checks:
         if offered >= engines:
             raise ValueError(f"open load too high for the {pool} pool: {scenario.tps} tps offer "
                              f"{offered:.3g} engines of {kind} work (background included) to "
-                             f"{engines} engine(s); the queue would grow without bound")
+                             f"{engines:g} engine(s); the queue would grow without bound")
 
 
 def _require_int(scenario: SimScenario, name: str, *, minimum: int, maximum: int | None = None) -> None:

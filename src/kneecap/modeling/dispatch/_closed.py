@@ -142,6 +142,7 @@ def _ziip_time(cls, p, q, x_prev, spill_prev, q_help, memo):
     """
     d, f, ke, n_g, n_z = cls.d, cls.f, cls.ke, cls.rules.n_g, cls.rules.n_z
     honor, tau, pool, bg_z, a_bg_g = cls.rules.honor, cls.rules.tau, cls.rules.pool, cls.rules.bg_z, cls.a_bg_g
+    rho = cls.rules.rho
     spill = 1.0 if (n_z == 0 and f > 0.0) else 0.0
     if not (n_z > 0 and f > 0.0):
         return spill, 0.0, 0.0, False, False, q_help
@@ -176,9 +177,10 @@ def _ziip_time(cls, p, q, x_prev, spill_prev, q_help, memo):
         # sees gives the truncated wait and the spill; below saturation the exact closed wait is
         # the smaller (an open queue overstates a finite one)
         spill_open, wait_open, q_help = ziip_spill_and_wait(x_prev * ke, s, m, tau, pool, q_help,
-                                                            n_g - x_prev * (1.0 - f) * d - a_bg_g, (ke - 1.0) / ke)
-        wait_open = pool_wait_held_at_peaks(wait_open, x_prev, ZiipPool(s, ke, 0.0, 0.0, m, tau, n_g, a_bg_g,
-                                                                         (1.0 - f) * d), pool, memo)
+                                                            (n_g - x_prev * (1.0 - f) * d - a_bg_g) / rho,
+                                                            (ke - 1.0) / ke)
+        wait_open = pool_wait_held_at_peaks(wait_open, x_prev, ZiipPool(s, ke, 0.0, 0.0, m, tau, n_g / rho,
+                                                                         a_bg_g / rho, (1.0 - f) * d / rho), pool, memo)
         if wait_open < wait:
             wait_z = wait_open
         # a spill below 1e-12 moves no measurable work; counting it as none keeps the network
@@ -202,7 +204,7 @@ def _gcp_mva_time(cls, p, q, mix, spill, x_prev):
     """
     d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.rules.n_g
     a_bg_g, bg_s = cls.a_bg_g, cls.rules.bg_s
-    d_g = ((1.0 - f) * d + spill * f * d) / (1.0 - cls.rules.bg_g)
+    d_g = ((1.0 - f) * d + spill * f * d * cls.rules.rho) / (1.0 - cls.rules.bg_g)
     r_g = d_g / n_g * _mva_bracket(p[1], q[1], n_g)
     ratio_g = mix.ratio  # 1 (exponential) for bursts of one size or beside zIIPs
     s_mix = mix.s_mean
@@ -252,7 +254,8 @@ def _help_solve(n, z, r0, cls, p, q, q_help, seen, memo, weight):
 def _helped_demands(cls, spill):
     """(zIIP demand, GCP demand) per transaction in the MVA state with a share ``spill`` helped."""
     d, f = cls.d, cls.f
-    return (1.0 - spill) * f * d / (1.0 - cls.rules.bg_z), ((1.0 - f) * d + spill * f * d) / (1.0 - cls.rules.bg_g)
+    return ((1.0 - spill) * f * d / (1.0 - cls.rules.bg_z),
+            ((1.0 - f) * d + spill * f * d * cls.rules.rho) / (1.0 - cls.rules.bg_g))
 
 
 @numba.njit(cache=True, inline="always")

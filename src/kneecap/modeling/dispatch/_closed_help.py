@@ -17,7 +17,7 @@ from kneecap.modeling.dispatch._help_cycle import (
 from kneecap.modeling.dispatch._open import open_residence
 from kneecap.modeling.dispatch._pool_rule import ZiipPool, pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import erlang_c, gcp_priority_waits, ziip_queue
-from kneecap.modeling.dispatch._rules import Rules
+from kneecap.modeling.dispatch._rules import Rules, on_gcps
 
 
 class ClosedClass(NamedTuple):
@@ -40,7 +40,15 @@ class ClosedClass(NamedTuple):
 
 @numba.njit(cache=True)
 def closed_class(d, f, rules):
-    """The :class:`ClosedClass` of a transaction of ``d`` ms CPU, a share ``f`` eligible, under ``rules``."""
+    """The :class:`ClosedClass` of a transaction of ``d`` ms CPU, a share ``f`` eligible, under ``rules``.
+
+    Without zIIPs the eligible work runs on the GCPs at their speed (:func:`on_gcps`), and the
+    class's rules then have ``rho`` 1.
+    """
+    if rules.n_z == 0 and rules.rho != 1.0:
+        d, f = on_gcps(d, f, rules.rho)
+        rules = Rules(rules.k_e, rules.k_g, rules.n_g, 0, rules.honor, rules.tau, rules.pool, rules.bg_g, rules.bg_z,
+                      rules.bg_s, 1.0)
     ke = rules.k_e if f > 0.0 else 0
     kg = rules.k_g if f < 1.0 else 0
     s = f * d / (1.0 - rules.bg_z) / ke if ke > 0 else 0.0
@@ -52,10 +60,11 @@ def _open_gcp_time(x, spill, cls):
     """A transaction's time on and queued for the GCP pool at ``x`` tran/ms, helped share ``spill``."""
     d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.rules.n_g
     bg_s, a_bg_g = cls.rules.bg_s, cls.a_bg_g
-    w_hi, w_lo, a_g = gcp_priority_waits(x, d, f, kg, n_g, a_bg_g, bg_s, spill * x * f * d, spill * x * ke, 0.0)
+    rho = cls.rules.rho
+    w_hi, w_lo, a_g = gcp_priority_waits(x, d, f, kg, n_g, a_bg_g, bg_s, spill * x * f * d * rho, spill * x * ke, 0.0)
     if a_g >= n_g:
         return np.inf
-    return (1.0 - f) * d + spill * f * d + kg * w_hi + ke * spill * w_lo
+    return (1.0 - f) * d + spill * f * d * rho + kg * w_hi + ke * spill * w_lo
 
 
 @numba.njit(cache=True)
@@ -77,9 +86,10 @@ def ziip_wait_beside_background(x, q0, cls, memo):
     if rate_q * s_q <= 1e-12:  # no zIIP queue to speak of (as in open_residence)
         return s_e, 0.0, 0.0, q0
     if honor:
-        spill, wait, q = ziip_spill_and_wait(rate_q, s_q, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
-                                   x * (ke - 1.0) / (x * ke + a_bz / bg_s))
-        zp = ZiipPool(s_e, ke, a_bz / bg_s, a_bz, m, tau, n_g, a_bg_g, (1.0 - f) * d)
+        rho = cls.rules.rho
+        spill, wait, q = ziip_spill_and_wait(rate_q, s_q, m, tau, pool, q0, (n_g - x * (1.0 - f) * d - a_bg_g) / rho,
+                                             x * (ke - 1.0) / (x * ke + a_bz / bg_s))
+        zp = ZiipPool(s_e, ke, a_bz / bg_s, a_bz, m, tau, n_g / rho, a_bg_g / rho, (1.0 - f) * d / rho)
         wait = pool_wait_held_at_peaks(wait, x, zp, pool, memo)
         return s_e, spill, wait, q
     if rate_q * s_q < m:
@@ -103,18 +113,18 @@ def _help_times(x, gcp_mva, q0, cls, memo, weight):
     """
     d, f, ke, kg, n_g = cls.d, cls.f, cls.ke, cls.kg, cls.rules.n_g
     m, tau, pool, bg_s, a_bg_g = cls.rules.n_z, cls.rules.tau, cls.rules.pool, cls.rules.bg_s, cls.a_bg_g
-    a_bz, s = cls.a_bz, cls.s
+    a_bz, s, rho = cls.a_bz, cls.s, cls.rules.rho
     if a_bz > 0.0:
         s_e, spill, wait_open, q = ziip_wait_beside_background(x, q0, cls, memo)
         t_z = ke * ((1.0 - spill) * s_e + wait_open)
     else:
-        spill, wait_open, q = ziip_spill_and_wait(x * ke, s, m, tau, pool, q0, n_g - x * (1.0 - f) * d - a_bg_g,
+        spill, wait_open, q = ziip_spill_and_wait(x * ke, s, m, tau, pool, q0, (n_g - x * (1.0 - f) * d - a_bg_g) / rho,
                                                   (ke - 1.0) / ke)
-        wait_open = pool_wait_held_at_peaks(wait_open, x, ZiipPool(s, ke, 0.0, 0.0, m, tau, n_g, a_bg_g, (1.0 - f) * d),
-                                            pool, memo)
+        zp = ZiipPool(s, ke, 0.0, 0.0, m, tau, n_g / rho, a_bg_g / rho, (1.0 - f) * d / rho)
+        wait_open = pool_wait_held_at_peaks(wait_open, x, zp, pool, memo)
         t_z = ke * ((1.0 - spill) * s + wait_open)
     r_g = _open_gcp_time(x, spill, cls)
-    r_mva = ((1.0 - f) * d + spill * f * d) * gcp_mva
+    r_mva = ((1.0 - f) * d + spill * f * d * rho) * gcp_mva
     if r_mva < r_g:
         r_g = r_mva
     if pool and weight > 0.0:
@@ -127,7 +137,7 @@ def _help_times(x, gcp_mva, q0, cls, memo, weight):
         s_c = cyc.s
         e_c, g_c, spill_c = monotone_cycle_waits(x, cyc, memo)
         # the LPAR as the open model's cycle sees it, other classes' busy per engine from their engines
-        rules = Rules(ke, kg, n_g, m, True, tau, True, a_bg_g / n_g, a_bz / m, bg_s)
+        rules = Rules(ke, kg, n_g, m, True, tau, True, a_bg_g / n_g, a_bz / m, bg_s, rho)
         e_c, g_c = cycle_waits_raised_to_peak(e_c, g_c, d, f, t_z + r_g, rules, weight, memo)
         if e_c < np.inf:
             t_z_c = ke * (1.0 - spill_c) * s_c + e_c
@@ -323,7 +333,8 @@ def _closed_cycle(cls):
     """
     d, f, ke, m, a_bz = cls.d, cls.f, cls.ke, cls.rules.n_z, cls.a_bz
     s_c, c_c = (f * d / ke, m - a_bz) if a_bz > 0.0 else (cls.s, float(m))
-    return Cycle(s_c, ke, cls.kg, c_c, cls.rules.n_g, (1.0 - f) * d, cls.a_bg_g, cls.rules.bg_s, cls.rules.tau)
+    return Cycle(s_c, ke, cls.kg, c_c, cls.rules.n_g, (1.0 - f) * d, cls.a_bg_g, cls.rules.bg_s, cls.rules.tau,
+                 cls.rules.rho)
 
 
 @numba.njit(cache=True)

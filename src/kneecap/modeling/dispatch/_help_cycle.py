@@ -37,6 +37,8 @@ class Cycle(NamedTuple):
     bg_s: float
     #: ZIIPAWMT
     tau: float
+    #: a zIIP's speed over a GCP's (:class:`Rules`)
+    rho: float
 
 
 @numba.njit(cache=True)
@@ -308,18 +310,22 @@ def help_cycle_waits(lam, cyc):
     """(eligible waits, GCP-only waits) per transaction, spill and GCP load under :func:`_help_cycle_wait`.
 
     ``lam`` tran/ms of the class and LPAR ``cyc`` (:class:`Cycle`); ``inf`` waits outside the
-    cycle's regime.
+    cycle's regime. GCPs slower than zIIPs (``rho > 1``) help as ``1 / rho`` zIIPs each, and the
+    eligible time counts the helped bursts' longer service, ``k_E pi s (rho - 1)``.
     """
-    s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau = cyc
-    w_c, spill_c = _help_cycle_wait(lam, s, ke, c_z, n_g - a_bg_g, d_n, tau)
+    s, ke, kg, c_z, n_g, d_n, a_bg_g, bg_s, tau, rho = cyc
+    # the cycle in zIIP engines: a GCP does 1 / rho of a zIIP's work
+    w_c, spill_c = _help_cycle_wait(lam, s, ke, c_z, (n_g - a_bg_g) / rho, d_n / rho, tau)
     if w_c == np.inf:
         return np.inf, np.inf, 0.0, 0.0
     a_lo = spill_c * lam * ke * s
-    # Cobham's first class beside the helped work; d_n with no eligible share is the GCP-only demand
-    w_hi, _, a_g = gcp_priority_waits(lam, d_n, 0.0, kg, n_g, a_bg_g, bg_s, a_lo, a_lo / s, 0.0)
+    # Cobham's first class beside the helped work (rho times the zIIP engines it would have
+    # taken); d_n with no eligible share is the GCP-only demand
+    w_hi, _, a_g = gcp_priority_waits(lam, d_n, 0.0, kg, n_g, a_bg_g, bg_s, a_lo * rho, a_lo / s, 0.0)
     if a_g >= n_g:
         return np.inf, np.inf, spill_c, a_g
-    return ke * w_c, kg * w_hi, spill_c, a_g
+    # the eligible time beyond its zIIP service: the waits, and the helped bursts' longer service
+    return ke * w_c + ke * spill_c * s * (rho - 1.0), kg * w_hi, spill_c, a_g
 
 
 @numba.njit(cache=True)
@@ -344,9 +350,9 @@ def tabulate_cycle_least_waits(cyc, table):
     unimodal let response fall by 0.005 %, ``benchmarks/stress_dispatch_background.py``). The
     least is the least node's, without refinement (docs/models/dispatch.md).
     """
-    s, ke, c_z, n_g, d_n, a_bg_g, tau = cyc.s, cyc.ke, cyc.c_z, cyc.n_g, cyc.d_n, cyc.a_bg_g, cyc.tau
+    s, ke, c_z, n_g, d_n, a_bg_g, tau, rho = cyc.s, cyc.ke, cyc.c_z, cyc.n_g, cyc.d_n, cyc.a_bg_g, cyc.tau, cyc.rho
     lo = c_z / (ke * s)
-    hi = (c_z + n_g - a_bg_g) / (ke * s + d_n)
+    hi = (c_z + n_g / rho - a_bg_g / rho) / (ke * s + d_n / rho)
     if ke < 1 or tau <= 0.0 or c_z <= 0.0 or hi <= lo:
         return 0.0, np.inf, np.inf
     for i in range(NODES):
@@ -495,12 +501,12 @@ def _highest_residence_below_least(d, f, rules, weight, memo):
 @numba.njit(cache=True)
 def _pool_and_cycle_residence(lam, d, f, rules, weight, memo):
     """:func:`_highest_residence_below_least`'s residence at ``lam``: ``0`` where it is not finite."""
-    k_e, k_g, n_g, n_z, _, tau, _, bg_g, bg_z, bg_s = rules
+    k_e, k_g, n_g, n_z, _, tau, _, bg_g, bg_z, bg_s, rho = rules
     ke = k_e if f > 0.0 else 0
     kg = k_g if f < 1.0 else 0
     r = queue_residence(lam, d, f, rules, memo)[0]
     e, g, _, _ = help_cycle_waits(lam, Cycle(f * d / ke, ke, kg, n_z * (1.0 - bg_z), n_g, (1.0 - f) * d, bg_g * n_g,
-                                             bg_s, tau))
+                                             bg_s, tau, rho))
     c = d + e + g
     if c < r:
         r = c if r == np.inf else r - weight * (r - c)

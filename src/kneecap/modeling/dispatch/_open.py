@@ -31,7 +31,7 @@ def open_residence(lam, d, f, rules, memo):
     zIIP or a helping GCP takes them) and GCP-only bursts queued for a GCP (with no zIIP online all
     of it, eligible work included, is GCP wait).
     """
-    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s = rules
+    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, rho = rules
     resid, spill, ziip_busy, gcp_busy, wait_e, wait_g = queue_residence(lam, d, f, rules, memo)
     ke = k_e if f > 0.0 else 0
     if not (honor and pool and ke > 0 and n_z > 0 and d > 0.0 and resid < np.inf):
@@ -46,7 +46,7 @@ def open_residence(lam, d, f, rules, memo):
     c_z = n_z * (1.0 - bg_z)
     weight = cycle_weight(c_z, tau, s_e)
     if weight > 0.0:
-        cyc = Cycle(s_e, ke, kg, c_z, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau)
+        cyc = Cycle(s_e, ke, kg, c_z, n_g, (1.0 - f) * d, a_bg_g, bg_s, tau, rho)
         if memo.cycle[0] < 0.0:  # the same for every load of one LPAR and class: found once (callers keep it)
             memo.cycle[0], memo.cycle[1], memo.cycle[2] = tabulate_cycle_least_waits(cyc, memo.cycle_table)
             memo.cycle_peak = -1.0  # found when first needed (cycle_waits_raised_to_peak)
@@ -59,7 +59,7 @@ def open_residence(lam, d, f, rules, memo):
         if spill_c > spill:
             moved = weight * (spill_c - spill)
             spill += moved
-            a_g += moved * a_z
+            a_g += moved * a_z * rho
             ziip_busy -= moved * a_z / n_z
     if a_g >= n_g:
         return np.inf, spill, ziip_busy, a_g / n_g, np.inf, np.inf
@@ -111,6 +111,6 @@ def rows_kernel(lams, d, f, rules, n_gs, n_zs, bg_gs, bg_zs, memo):
                 or bg_zs[j] != bg_zs[j - 1]:
             forget(memo)  # another LPAR state: its own least-wait rate (a curve's rows share one)
         row = Rules(rules.k_e, rules.k_g, n_gs[j], n_zs[j], rules.honor, rules.tau, rules.pool, bg_gs[j], bg_zs[j],
-                    rules.bg_s)
+                    rules.bg_s, rules.rho)
         resp[j], spill[j], zb[j], gb[j], wz[j], wg[j] = open_residence(lams[j], d, f, row, memo)
     return resp, spill, zb, gb, wz, wg

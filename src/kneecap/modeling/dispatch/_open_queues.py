@@ -7,6 +7,7 @@ import numpy as np
 
 from kneecap.modeling.dispatch._pool_rule import ZiipPool, pool_wait_held_at_peaks, ziip_spill_and_wait
 from kneecap.modeling.dispatch._queues import erlang_c, gcp_priority_waits, rejoining_bursts, residual_ratio, ziip_queue
+from kneecap.modeling.dispatch._rules import on_gcps
 
 
 @numba.njit(cache=True)
@@ -15,7 +16,7 @@ def queue_residence(lam, d, f, rules, memo):
 
     Returns what :func:`open_residence` does; ``memo``'s pool rule peaks as there.
     """
-    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s = rules
+    k_e, k_g, n_g, n_z, honor, tau, pool, bg_g, bg_z, bg_s, rho = rules
     inf = np.inf
     ke = k_e if f > 0.0 else 0
     kg = k_g if f < 1.0 else 0
@@ -23,6 +24,7 @@ def queue_residence(lam, d, f, rules, memo):
     if d <= 0.0:
         return 0.0, 0.0, bg_z, bg_g, 0.0, 0.0
     if n_z == 0:
+        d, f = on_gcps(d, f, rho)  # eligible work at GCP speed
         a = lam * d + a_bg_g
         rate = lam * (ke + kg) + a_bg_g / bg_s
         if a >= n_g:
@@ -51,19 +53,22 @@ def queue_residence(lam, d, f, rules, memo):
             # (other classes' work offers none): of the bursts offered, rate_z, not the queue's rate_q
             chain = lam * (ke - 1.0) / rate_z if ke > 0 else 0.0
             spill, wait_z, _ = ziip_spill_and_wait(rate_q, s_z, n_z, tau, pool, 1.0,
-                                                   n_g - lam * (1.0 - f) * d - a_bg_g, chain)
+                                                   (n_g - lam * (1.0 - f) * d - a_bg_g) / rho, chain)
             if ke > 0:
                 # past the zIIPs' capacity the wait may fall as the load rises: held at its first
                 # peak beyond it (found once per LPAR and class, callers keep it)
-                zp = ZiipPool(f * d / ke, ke, a_bz / bg_s, a_bz, n_z, tau, n_g, a_bg_g, (1.0 - f) * d)
+                zp = ZiipPool(f * d / ke, ke, a_bz / bg_s, a_bz, n_z, tau, n_g / rho, a_bg_g / rho, (1.0 - f) * d / rho)
                 wait_z = pool_wait_held_at_peaks(wait_z, lam, zp, pool, memo)
         else:
             if a_z >= n_z:
                 return inf, 0.0, 1.0, (lam * (1.0 - f) * d + a_bg_g) / n_g, inf, inf
             wait_z = erlang_c(n_z, a_z) * s_z / (n_z - a_z)
     ziip_busy = a_z * (1.0 - spill) / n_z
-    w_hi, w_lo, a_g = gcp_priority_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, spill * a_z, spill * rate_z, spill * a_bz)
+    # helped work on the GCPs at GCP speed: rho times the zIIP engines it would have taken
+    w_hi, w_lo, a_g = gcp_priority_waits(lam, d, f, kg, n_g, a_bg_g, bg_s, spill * a_z * rho, spill * rate_z,
+                                         spill * a_bz * rho)
     if a_g >= n_g:
         return inf, spill, ziip_busy, a_g / n_g, inf, inf
-    return (d + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g, ke * (wait_z + spill * w_lo),
-            kg * w_hi)
+    # the helped bursts run rho times their zIIP time
+    return (d + spill * f * d * (rho - 1.0) + kg * w_hi + ke * (wait_z + spill * w_lo), spill, ziip_busy, a_g / n_g,
+            ke * (wait_z + spill * w_lo), kg * w_hi)

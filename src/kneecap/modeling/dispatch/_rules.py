@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from kneecap.schema import MAX_ENGINES
@@ -45,6 +46,17 @@ class Dispatch:
         scales with burst size, but the ZIIPAWMT threshold does not, so these matter for help.
     bg_gcp_busy_pct, bg_ziip_busy_pct : per-engine utilisation of the pools by other classes, %.
     bg_burst_ms : mean burst of that background work, ms.
+    gcp_speed, ziip_speed : work each engine does per ms, relative to the unit ``cpu_ms_per_tran``
+        is in (1 and 1: every engine alike). On a sub-capacity model a GCP runs slower than a
+        zIIP: with ``cpu_ms_per_tran`` in CP-equivalent ms (RMF's normalised time) ``gcp_speed``
+        is 1 and ``ziip_speed`` R723NFFS / 256 (:func:`kneecap.modeling.engines.speeds_from_smf`).
+        A burst helped on a GCP runs at GCP speed.
+    ziip_mt : threads per zIIP core, 1 (MT-1) or 2 (SMT-2, IEAOPTxx MT_ZIIP_MODE=2). ``n_ziip``
+        counts cores; in MT-2 each core is two logical zIIPs.
+    ziip_mt_capacity : a zIIP core's capacity in MT-2 over its capacity in MT-1 (RMF's MT
+        capacity factor, R723MCFS / 1024, measured in MT-2); each thread runs at
+        ``ziip_speed * ziip_mt_capacity / 2``. Required with ``ziip_mt=2``: kneecap carries no
+        published default (:func:`kneecap.modeling.engines.mt_capacity_from_smf`).
     """
 
     n_gcp: int
@@ -57,6 +69,10 @@ class Dispatch:
     bg_gcp_busy_pct: float = 0.0
     bg_ziip_busy_pct: float = 0.0
     bg_burst_ms: float = 0.2
+    gcp_speed: float = 1.0
+    ziip_speed: float = 1.0
+    ziip_mt: int = 1
+    ziip_mt_capacity: float | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= int(self.n_gcp) <= MAX_ENGINES:
@@ -79,6 +95,47 @@ class Dispatch:
             raise ValueError("bg_ziip_busy_pct needs n_ziip >= 1")
         if not self.bg_burst_ms > 0:
             raise ValueError(f"bg_burst_ms must be > 0, got {self.bg_burst_ms}")
+        for name in ("gcp_speed", "ziip_speed"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be > 0, got {value}")
+        if self.ziip_mt not in (1, 2):
+            raise ValueError(f"ziip_mt must be 1 or 2, got {self.ziip_mt}")
+        if self.ziip_mt == 2:
+            cap = self.ziip_mt_capacity
+            if cap is None or not (math.isfinite(cap) and 0 < cap <= 2):
+                raise ValueError("ziip_mt=2 needs ziip_mt_capacity, the MT-2 core's capacity over MT-1's (RMF's MT "
+                                 f"capacity factor R723MCFS / 1024, in (0, 2]), got {cap}")
+            if self.n_ziip * 2 > MAX_ENGINES:
+                raise ValueError(f"n_ziip cores in MT-2 must be at most {MAX_ENGINES // 2}, got {self.n_ziip}")
+        elif self.ziip_mt_capacity is not None:
+            raise ValueError("ziip_mt_capacity applies only to ziip_mt=2")
+
+    @property
+    def ziip_threads(self) -> int:
+        """Logical zIIPs: ``n_ziip`` cores times ``ziip_mt`` threads."""
+        return int(self.n_ziip) * int(self.ziip_mt)
+
+    @property
+    def ziip_thread_speed(self) -> float:
+        r"""Work per ms of one logical zIIP: ``ziip_speed`` in MT-1, ``ziip_speed * CF / 2`` in MT-2.
+
+        Notes
+        -----
+        In MT-2 the core's two threads share it and together do ``CF`` times the work the core
+        does in MT-1 (``CF`` the MT capacity factor RMF reports, R723MCFS / 1024). The model
+        takes every thread at ``CF / 2`` of the core's MT-1 speed, as when both are busy: a burst
+        alone on its core runs faster, so the waits at low load are on the safe side.
+
+        References
+        ----------
+        IBM, *z/OS RMF Report Analysis*, CPU Activity report: MT capacity factor and productivity;
+        SMF 72.3 R723MCFS, SMF 70.1 SMF70MCFS (MT maximum capacity factor numerators, / 1024).
+        """
+        if self.ziip_mt == 1:
+            return float(self.ziip_speed)
+        assert self.ziip_mt_capacity is not None
+        return float(self.ziip_speed) * float(self.ziip_mt_capacity) / 2.0
 
     def max_tps(self, cpu_ms_per_tran: float, ziip_eligible_fraction: float) -> float:
         r"""Throughput at which the pools the class may use are full (asymptotic bound), tps.
@@ -91,13 +148,14 @@ class Dispatch:
             X_{max} = \min\Big(\frac{c_G + c_Z}{D}, \frac{c_G}{(1-f)D}\Big) \text{ (help)}, \quad
             \min\Big(\frac{c_Z}{f D}, \frac{c_G}{(1-f)D}\Big) \text{ (no help)}
 
-        with ``c`` the engines each pool has left after background work.
+        with ``c`` the engines each pool has left after background work, each times its speed
+        (:attr:`ziip_thread_speed` for a zIIP thread).
         """
         d, f = float(cpu_ms_per_tran), float(ziip_eligible_fraction)
         if d <= 0:
             return math.inf
-        c_g = self.n_gcp * (1 - self.bg_gcp_busy_pct / 100.0)
-        c_z = self.n_ziip * (1 - self.bg_ziip_busy_pct / 100.0)
+        c_g = self.n_gcp * (1 - self.bg_gcp_busy_pct / 100.0) * self.gcp_speed
+        c_z = self.ziip_threads * (1 - self.bg_ziip_busy_pct / 100.0) * self.ziip_thread_speed
         native = c_g / ((1 - f) * d) if (1 - f) * d > 0 else math.inf
         if self.n_ziip == 0 or self.honor_priority:
             pooled = (c_g + c_z) / d
@@ -108,7 +166,8 @@ class Dispatch:
     def ziips_fall_behind(self, tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: float) -> bool:
         r"""True where the zIIPs cannot run the class's eligible load and GCPs help as a matter of course.
 
-        That is ``f D X > c_Z`` at ``X = tps`` with ``c_Z`` the zIIPs left by other classes, under
+        That is ``f D X > c_Z`` at ``X = tps`` with ``c_Z`` the zIIPs left by other classes (times
+        their speed), under
         IIPHONORPRIORITY=YES, ``help_rule="pool"`` and ZIIPAWMT > 0.
 
         There a zIIP added can raise response, in the dispatcher simulation as in the model: the
@@ -117,7 +176,7 @@ class Dispatch:
         """
         if self.n_ziip == 0 or not self.honor_priority or self.help_rule != "pool" or self.help_wait_ms <= 0:
             return False
-        c_z = self.n_ziip * (1.0 - self.bg_ziip_busy_pct / 100.0)
+        c_z = self.ziip_threads * (1.0 - self.bg_ziip_busy_pct / 100.0) * self.ziip_thread_speed
         return float(ziip_eligible_fraction) * float(cpu_ms_per_tran) * float(tps) / 1000.0 > c_z
 
 
@@ -166,10 +225,71 @@ class Rules(NamedTuple):
     bg_g: float
     bg_z: float
     bg_s: float
+    #: a zIIP thread's speed over a GCP's: an eligible burst helped on a GCP runs ``rho`` times
+    #: its time on a zIIP (1: engines alike)
+    rho: float
 
 
 def rules_of(dispatch: Dispatch) -> Rules:
-    """The kernels' :class:`Rules` for ``dispatch``."""
-    return Rules(int(dispatch.eligible_bursts), int(dispatch.gcp_bursts), int(dispatch.n_gcp), int(dispatch.n_ziip),
+    """The kernels' :class:`Rules` for ``dispatch``: zIIPs counted in threads (:attr:`Dispatch.ziip_threads`)."""
+    return Rules(int(dispatch.eligible_bursts), int(dispatch.gcp_bursts), int(dispatch.n_gcp), dispatch.ziip_threads,
                  bool(dispatch.honor_priority), float(dispatch.help_wait_ms), dispatch.help_rule == "pool",
-                 dispatch.bg_gcp_busy_pct / 100.0, dispatch.bg_ziip_busy_pct / 100.0, float(dispatch.bg_burst_ms))
+                 dispatch.bg_gcp_busy_pct / 100.0, dispatch.bg_ziip_busy_pct / 100.0, float(dispatch.bg_burst_ms),
+                 dispatch.ziip_thread_speed / float(dispatch.gcp_speed))
+
+
+def engine_demand(cpu_ms_per_tran, ziip_eligible_fraction: float, dispatch: Dispatch):
+    r"""The kernels' demand: ``(D', f')`` in engine ms, GCP-only work at GCP speed, eligible at a zIIP thread's.
+
+    .. math::
+
+        D' = D\Big(rac{1 - f}{v_G} + rac{f}{v_Z}\Big), \qquad
+        f' = rac{f / v_Z}{(1 - f) / v_G + f / v_Z}
+
+    with ``v_G`` the GCP speed and ``v_Z`` a zIIP thread's (:attr:`Dispatch.ziip_thread_speed`).
+    Where GCPs run eligible work (help, or no zIIP online) the kernels stretch it by
+    ``rho = v_Z / v_G`` (:class:`Rules`). Engines alike (``v_G = v_Z``): ``D / v_G`` and ``f``.
+    """
+    v_g, v_z = float(dispatch.gcp_speed), dispatch.ziip_thread_speed
+    f = float(ziip_eligible_fraction)
+    if v_g == v_z:
+        return cpu_ms_per_tran / v_g, f
+    per = (1.0 - f) / v_g + f / v_z
+    return cpu_ms_per_tran * per, (f / v_z) / per
+
+
+def cost_per_tran(cpu_ms_per_tran: float, ziip_eligible_fraction: float, spill_fraction: float,
+                  dispatch: Dispatch) -> dict[str, float]:
+    r"""A transaction's CPU in engine time and in CP-equivalent (normalised) time, ms.
+
+    With a share ``pi`` of the eligible work helped on GCPs (``spill_fraction``):
+
+    .. math::
+
+        t_{GCP} = rac{(1 - f) D + \pi f D}{v_G}, \quad t_{zIIP} = rac{(1 - \pi) f D}{v_Z}, \quad
+        t_{CP\,equiv} = t_{GCP} + t_{zIIP}rac{v_Z}{v_G}
+
+    ``t_GCP + t_zIIP`` is engine time (what the engines were busy); the CP-equivalent time is the
+    zIIP time normalised to a GCP as RMF does it (R723NFFS / 256 times zIIP time), so it is
+    ``D / v_G`` whatever the spill.
+
+    References
+    ----------
+    IBM, *z/OS RMF Report Analysis*, Workload Activity report (APPL% of CP, IIPCP, IIP); SMF 72.3
+    R723CSUP "multiply with R723NFFS and divide by 256 to calculate the CP equivalent value".
+    """
+    d, f, pi = float(cpu_ms_per_tran), float(ziip_eligible_fraction), float(spill_fraction)
+    v_g, v_z = float(dispatch.gcp_speed), dispatch.ziip_thread_speed
+    gcp = ((1.0 - f) * d + pi * f * d) / v_g
+    ziip = (1.0 - pi) * f * d / v_z
+    return {"gcp_ms": gcp, "ziip_ms": ziip, "engine_ms": gcp + ziip, "cp_equiv_ms": gcp + ziip * v_z / v_g}
+
+
+@numba.njit(cache=True)
+def on_gcps(d, f, rho):
+    """``(D, f)`` of a class whose eligible work all runs on GCPs (no zIIP online): its time times ``rho``."""
+    if rho == 1.0:
+        return d, f
+    d_e = f * d * rho
+    total = (1.0 - f) * d + d_e
+    return total, (d_e / total if total > 0.0 else f)

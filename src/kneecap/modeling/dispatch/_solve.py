@@ -9,7 +9,7 @@ import numpy as np
 from kneecap.modeling.dispatch._closed import Populations, closed_kernel, new_mva_states
 from kneecap.modeling.dispatch._memo import new_memo, new_memos
 from kneecap.modeling.dispatch._open import open_kernel, open_residence, rows_kernel
-from kneecap.modeling.dispatch._rules import Dispatch, DispatchSolution, rules_of
+from kneecap.modeling.dispatch._rules import Dispatch, DispatchSolution, engine_demand, rules_of
 from kneecap.schema import MAX_ENGINES
 
 
@@ -96,8 +96,8 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     *Probability, Statistics, and Queueing Theory*, 2nd ed., §6.5 (M/G/c).
     """
     # the cycle's least-wait rate and the pool rule's wait's peaks: to be found
-    out = open_residence(float(tps) / 1000.0, float(cpu_ms_per_tran), float(ziip_eligible_fraction),
-                         rules_of(dispatch), new_memo())
+    d, f = engine_demand(float(cpu_ms_per_tran), ziip_eligible_fraction, dispatch)
+    out = open_residence(float(tps) / 1000.0, d, f, rules_of(dispatch), new_memo())
     return float(out[0]), float(out[1]), float(out[2]), float(out[3])
 
 
@@ -109,8 +109,8 @@ def solve_open(tps: np.ndarray, cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarra
     pools' capacity.
     """
     d, r0, loads = _broadcast(cpu_ms_per_tran, delay_ms, tps, "tps")
-    x, resp, spill, zb, gb, sat = open_kernel(loads / 1000.0, d, r0, float(ziip_eligible_fraction),
-                                              rules_of(dispatch), new_memo())
+    d, f = engine_demand(d, ziip_eligible_fraction, dispatch)
+    x, resp, spill, zb, gb, sat = open_kernel(loads / 1000.0, d, r0, f, rules_of(dispatch), new_memo())
     return DispatchSolution(x * 1000.0, resp, spill, zb, gb, sat)
 
 
@@ -139,9 +139,11 @@ def solve_open_rows(tps: np.ndarray, cpu_ms_per_tran: float, ziip_eligible_fract
     d, f = float(cpu_ms_per_tran), float(ziip_eligible_fraction)
     if not (math.isfinite(d) and d >= 0 and 0.0 <= f <= 1.0):
         raise ValueError(f"need cpu_ms_per_tran >= 0 and 0 <= ziip_eligible_fraction <= 1, got {d}, {f}")
+    d, f = engine_demand(d, f, dispatch)
+    # zIIPs counted in threads, as the rules count them
     resp, spill, zb, gb, wz, wg = rows_kernel(loads / 1000.0, d, f, rules_of(dispatch), n_g.astype(np.int64),
-                                              n_z.astype(np.int64), bg_g / 100.0, np.where(n_z > 0, bg_z, 0.0) / 100.0,
-                                              new_memo())
+                                              n_z.astype(np.int64) * int(dispatch.ziip_mt), bg_g / 100.0,
+                                              np.where(n_z > 0, bg_z, 0.0) / 100.0, new_memo())
     return DispatchSolution(loads[None, :].copy(), resp[None, :], spill[None, :], zb[None, :], gb[None, :],
                             ~np.isfinite(resp)[None, :], wz[None, :], wg[None, :])
 
@@ -231,8 +233,9 @@ def solve_closed(cpu_ms_per_tran: np.ndarray, delay_ms: np.ndarray, ziip_eligibl
     if not (math.isfinite(stop_ratio) and stop_ratio >= 0):
         raise ValueError(f"stop_ratio must be >= 0, got {stop_ratio}")
     d, r0, _ = _broadcast(cpu_ms_per_tran, delay_ms, np.ones(1), "clients")
+    d, f = engine_demand(d, ziip_eligible_fraction, dispatch)
     run = Populations(float(think_time_ms), int(n_max), float(stop_ratio), int(n_min))
-    x, resp, spill, zb, gb, solved = closed_kernel(d, r0, float(ziip_eligible_fraction), rules_of(dispatch), run,
+    x, resp, spill, zb, gb, solved = closed_kernel(d, r0, f, rules_of(dispatch), run,
                                                     new_memos(len(d)), new_mva_states(len(d)))
     x = x * 1000.0  # tran/ms to tps
     return DispatchSolution(x, resp, spill, zb, gb, np.zeros_like(resp, dtype=bool), solved=solved)
