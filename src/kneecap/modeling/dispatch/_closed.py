@@ -224,8 +224,7 @@ def _throughput_without_help(n, z, r0, t_z, r_g, ziip_open, x_prev, q_help, cls,
     """(X, zIIP time, GCP time, gcp_open, q) of ``n`` clients while GCPs do not help.
 
     Beside other classes' work, as for the zIIPs in :func:`_ziip_time`: MVA's ``1 / (1 - U_bg)``
-    stretch overstates a pool of several GCPs (4 GCPs at 30 %, no zIIP: 19 % above the simulation
-    at 30 % of capacity, closed, where the open pool is 1 % above it), and the help path's GCP
+    stretch overstates a pool of several GCPs (docs/models/dispatch.md), and the help path's GCP
     time, the smaller of the two, would take over where help begins: the open pool's time where
     it is the smaller, each pool's open time solved with the throughput it carries
     (:func:`throughput_beside_background`); ``gcp_open`` says the GCP pool took the open time.

@@ -290,7 +290,7 @@ def throughput_beside_background(n, z_r0, x_prev, ziip_open, t_z_mva, r_g_mva, q
     Solved with the throughput it carries, as the help path is (:func:`help_throughput`): the open
     times at the population before's throughput lag one population behind, and near a full GCP
     pool, where they are steep, the throughput swung from one population to the next and the
-    response with it (11 GCPs at 32 % + 4 zIIPs: 5.24, 5.34, 5.29, 5.40 ms at 591-594 clients).
+    response with it (docs/models/dispatch.md).
     ``T`` rises with ``X``, so ``h(X) = X - n / (Z + R0 + T(X))`` rises and has one root; response
     never falls with load, so it lies in ``[X(n-1), X(n-1) n / (n - 1)]``. Illinois regula falsi.
     """

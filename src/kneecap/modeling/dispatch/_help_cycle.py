@@ -106,8 +106,7 @@ def _help_rounds_wait(lam, mu, big_m, ke, c_z, spare, tau):
 
     .. math:: w_{rounds} = \frac{1}{M T} \int_0^T Q(t)\, dt
 
-    (the simulation's time-average queue in help over ``M``: 32.4 / 50.1 = 0.647 ms there; its
-    mean at the moment a burst is offered 0.657). Past :data:`_TAIL_AFTER` rounds per burst (near
+    (against the simulation: docs/models/dispatch.md). Past :data:`_TAIL_AFTER` rounds per burst (near
     the pools' saturation help lasts tens of thousands of rounds) the stages fall together by the
     last round's ratio ``rho``, which on the rounds' time scale is the straight line
     ``dB/dt = -(1 - rho) M`` continued to the end.
@@ -346,9 +345,8 @@ def tabulate_cycle_least_waits(cyc, table):
     saturation where they climb fastest; ``table`` (``3 NODES`` floats) gets, per node, its load
     and the eligible and GCP-only waits of the least total at that node or above, so the totals
     never fall from node to node (the waits are not unimodal everywhere: where the help phase's
-    queue changes shape with load they can dip past their least, and a hold that took them for
-    unimodal let response fall by 0.005 %, ``benchmarks/stress_dispatch_background.py``). The
-    least is the least node's, without refinement (docs/models/dispatch.md).
+    queue changes shape with load they can dip past their least). The least is the least node's,
+    without refinement (both: docs/models/dispatch.md).
     """
     s, ke, c_z, n_g, d_n, a_bg_g, tau, rho = cyc.s, cyc.ke, cyc.c_z, cyc.n_g, cyc.d_n, cyc.a_bg_g, cyc.tau, cyc.rho
     lo = c_z / (ke * s)
@@ -420,8 +418,7 @@ def cycle_waits_raised_to_peak(e, g, d, f, total, rules, weight, memo):
     Notes
     -----
     Where the zIIPs cannot keep up, the simulated response rises to a peak and then *falls* as the
-    load rises (more of the bursts are offered while GCPs help; on 8 GCPs + 1 zIIP, f 0.95, 4 bursts
-    of 0.19 ms, open: 3.80 ms at 86 % of the zIIP's capacity, 5.45 at 145 %, 4.34 at 513 %), then
+    load rises (more of the bursts are offered while GCPs help; docs/models/dispatch.md), then
     rises again to the pools' saturation. A model that may not predict less for more load cannot
     follow it. With ``r`` the residence the queues give (the pool rule's, the cycle's where
     smaller), rising to ``P`` at one load and falling to ``T`` at a higher one, any monotone ``m``
@@ -435,8 +432,8 @@ def cycle_waits_raised_to_peak(e, g, d, f, total, rules, weight, memo):
     least-wait rate, its own waits above), flat at ``sqrt(P T)`` between the peak and the trough,
     and the residence is the smaller of that and the pool rule's (so ``r`` itself where ``r`` is
     below it). ``R0`` is left out. Where ``P`` is no higher than the cycle's residence nothing is
-    raised (the least waits held alone, as before). Holding ``T`` alone was wrong by up to
-    ``P / T`` against ``r``, and 30 % low at the simulation's peak above.
+    raised (the least waits held alone). Holding ``T`` alone would be wrong by up to ``P / T``
+    against ``r``.
     """
     if not d + e + g < total or e + g <= 0.0:
         return e, g

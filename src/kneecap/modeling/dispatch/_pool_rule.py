@@ -218,9 +218,8 @@ def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
     walk's term (:func:`pool_rule_wait`). More spare GCPs drain the backlog sooner (``w_help``
     falls) but so help is on for less of the time and fewer bursts are offered
     then (``theta ~ spill a / G``): with one eligible burst per transaction, a short ZIIPAWMT and
-    the zIIPs just behind, ``W`` can rise with ``G`` (1 zIIP at 30 % busy with other classes'
-    work, 5 -> 6 GCPs: 0.3577 -> 0.3586 ms per transaction, the response +0.02 %, seen by
-    ``benchmarks/stress_dispatch_background.py``), too little for a simulation to tell either
+    the zIIPs just behind, ``W`` can rise with ``G`` (docs/models/dispatch.md), too little for a
+    simulation to tell either
     way. A GCP added must not predict worse, so where ``W`` rises with ``G`` it is held at its
     least over ``(0, G]``.
     """
@@ -326,8 +325,8 @@ def _find_pool_wait_peaks(zp, out, scan, upto):
     help and wait less (:func:`_share_offered_in_help`), so the wait can fall as the load rises before it
     rises again (as the simulation's can there); the callers hold it at the last peak below the
     load (:func:`pool_wait_held_at_peaks`), so more load never predicts better. With a short ZIIPAWMT and
-    other classes' zIIP work it can start to fall a little before the zIIPs are full (1 zIIP 30 %
-    busy with other work, 8 bursts of 0.04 ms, ZIIPAWMT 0.5 ms: from 92 % of the zIIP left), so the
+    other classes' zIIP work it can start to fall a little before the zIIPs are full
+    (docs/models/dispatch.md), so the
     search starts at half their capacity (:data:`_HOLD_FROM`). Found on 32 loads from there to
     where the zIIPs are full and 128 from there to the pools' capacity, each fall from above the
     peaks found so far then by golden section between the neighbours of the load that falls, to a

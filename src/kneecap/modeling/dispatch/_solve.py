@@ -43,9 +43,9 @@ def cpu_residence(tps: float, cpu_ms_per_tran: float, ziip_eligible_fraction: fl
     with ``B`` Erlang's loss formula. The spill is ``P(V > tau)`` and an eligible burst waits
     ``E[min(V, tau)]`` for a zIIP before it runs there or is helped. With NO, M/M/c (Erlang C).
 
-    *Pool rule, the wait* — M/M/c+D at the mean patience gives the spill (within 10 % of the
-    simulation's on the SMF round trip's LPAR) but caps the queue at about half the backlog a
-    trigger finds, and its wait was 16-17 % low at 91-96 % zIIP busy (docs/models/dispatch.md). The wait is
+    *Pool rule, the wait* — M/M/c+D at the mean patience gives the spill but caps the queue at
+    about half the backlog a trigger finds, and its wait was low where the zIIPs are nearly full
+    (docs/models/dispatch.md). The wait is
     instead the pool rule's own: the zIIPs alone until a burst has waited ZIIPAWMT, the flush of
     the backlog behind it and the help that follows, with a transaction's bursts offered one
     after another (:func:`pool_rule_wait`).
