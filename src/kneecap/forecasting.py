@@ -55,6 +55,7 @@ from kneecap.modeling.answers import (
     latched_help_caveat,
     saturation_message,
 )
+from kneecap.modeling.engines import ENGINE_KEYS, engine_costs, on_engines
 from kneecap.modeling.knee import Knee
 from kneecap.modeling.ziip import PlannerPolicy
 
@@ -67,7 +68,7 @@ __all__ = ["ANSWERED", "ANSWER_CHECKS", "EXTRAPOLATION_WARN_X", "FAILED", "SATUR
 FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
                  "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS,
-                 "cs_workload", "factors", "bg_load_factor", "current_tps")
+                 "cs_workload", "factors", "bg_load_factor", "current_tps", *ENGINE_KEYS)
 
 #: Answer columns a scenario with ``factors`` repeats with the suffix ``_adjusted``.
 ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "resp_ms_lo", "resp_ms_hi",
@@ -98,6 +99,10 @@ SCENARIO_RANGES: dict[str, tuple[float, float, bool]] = {
     "growth_pct_per_year": (-100, 10_000, False),
     "current_tps": (0, MAX_TPS, False),
     "bg_load_factor": (0, 1_000, False),
+    "gcp_speed": (0, 1_000, False),
+    "ziip_speed": (0, 1_000, False),
+    "ziip_mt": (1, 2, True),
+    "ziip_mt_capacity": (0, 2, False),
 }
 
 
@@ -393,8 +398,13 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     answered with (see :func:`forecast_scenario`).
     """
     row: dict[str, Any] = {"workload": models.workload, "scenario": scenario.get("name", "")}
+    engines = {key: scenario[key] for key in ENGINE_KEYS if scenario.get(key) is not None}
     if models.response is not None:
-        row.update(models.response.answer(scenario, policy, growth=functools.partial(growth_answers, policy=growth)))
+        # the LPAR's engines when not all alike (speeds, zIIPs in SMT-2): the answers on them
+        response = on_engines(models.response, **engines) if engines else models.response
+        row.update(response.answer(scenario, policy, growth=functools.partial(growth_answers, policy=growth)))
+        if engines and "ziip_eligible_on_gcp_share_pct" in row:
+            row.update(engine_costs(row, engines))
     if models.cost is not None:
         answered_tps = {"tps": row["tps"]} if "tps" in row else {}
         row.update(models.cost.answer({**answered_tps, **scenario}, policy))

@@ -57,6 +57,19 @@ def test_open_single_burst_without_ziips_is_mmc():
     _assert_matches(row, "tps", 1500.0, rel=0.02)
 
 
+@pytest.mark.parametrize("speed_field,f,n_gcp,n_ziip", [("gcp_speed", 0.0, 2, 0), ("ziip_speed", 1.0, 1, 2)])
+def test_open_single_burst_on_engines_of_another_speed_is_mmc_at_their_speed(speed_field, f, n_gcp, n_ziip):
+    # D = 1 ms of work on engines doing 0.5 (GCPs) or 2 (zIIPs, IIPHONORPRIORITY=NO) per ms:
+    # M/M/c with service D / speed
+    speed = 0.5 if speed_field == "gcp_speed" else 2.0
+    scenario = _scenario(n_gcp=n_gcp, n_ziip=n_ziip, ziip_eligible_fraction=f, clients=None, think_time_ms=0.0,
+                         tps=600.0, honor_priority=False, **{speed_field: speed})
+    row = _row(scenario)
+    _assert_matches(row, "resp_ms", mmc_resp_ms(600.0, 1.0 / speed, 2))
+    busy = "gcp_busy_pct" if speed_field == "gcp_speed" else "ziip_busy_pct"
+    _assert_matches(row, busy, 100.0 * 0.6 / speed / 2, rel=0.02)
+
+
 def test_open_gamma_bursts_on_one_gcp_follow_pollaczek_khinchine():
     # M/G/1: R = S + rho S (1 + cv^2) / (2 (1 - rho)) (Kleinrock 1975, §5.7)
     s_ms, cv, tps = 1.0, 0.5, 700.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -10,14 +11,15 @@ from kneecap.modeling.dispatch import Dispatch, DispatchSolution
 
 
 def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: int,
-                         honor_priority: bool = True) -> float:
+                         honor_priority: bool = True, **engines: Any) -> float:
     """``D_max = 1 / X_max``: demand per engine at the bottleneck, ms.
 
     With help (IIPHONORPRIORITY=YES) or no zIIP, eligible work can use every engine and the pools
     saturate together; without help each kind is limited by its own pool
-    (:meth:`kneecap.modeling.dispatch.Dispatch.max_tps`).
+    (:meth:`kneecap.modeling.dispatch.Dispatch.max_tps`); ``engines``: the engines' speeds and
+    SMT mode as :class:`~kneecap.modeling.dispatch.Dispatch` takes them.
     """
-    x_max = Dispatch(n_gcp=n_gcp, n_ziip=n_ziip, honor_priority=honor_priority).max_tps(cpu_ms_per_tran, f)
+    x_max = Dispatch(n_gcp=n_gcp, n_ziip=n_ziip, honor_priority=honor_priority, **engines).max_tps(cpu_ms_per_tran, f)
     return 1000.0 / x_max if x_max > 0 else math.inf
 
 
@@ -34,3 +36,38 @@ def point_metrics(sol: DispatchSolution, ns: np.ndarray, d: np.ndarray, f: float
     to_pct = x_per_ms * 100.0
     return np.stack([sol.resp_ms[:, cols], sol.tps[:, cols], d * to_pct, on_ziip_ms * to_pct,
                      gcp_ms * to_pct, iipcp_ms * to_pct, s * 100.0, eligible_ms * to_pct], axis=2)
+
+
+def pool_busy_pct(columns: dict[str, np.ndarray], n_gcp: np.ndarray, n_ziip: np.ndarray,
+                  engines: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    r"""Busy per zIIP and per GCP, %, from the predicted APPL% of each pool (``cpu_ziip_pct``, ``cpu_gcp_pct``).
+
+    APPL% counts work in the unit of the demand (CP-equivalent ms); an engine's busy is that work
+    over its speed, per engine: :math:`U_Z = \text{APPL\%}_Z / (v_Z\, c_Z)` with ``c_Z`` the
+    logical zIIPs (two per core in MT-2) and ``v_Z`` a thread's speed, ``U_G = APPL%_G / (v_G c_G)``.
+    ``engines`` holds :class:`~kneecap.modeling.dispatch.Dispatch`'s speed and SMT keywords.
+    """
+    v_g = float(engines.get("gcp_speed", 1.0))
+    mt = int(engines.get("ziip_mt", 1))
+    v_z = float(engines.get("ziip_speed", 1.0)) * (float(engines["ziip_mt_capacity"]) / 2.0 if mt == 2 else 1.0)
+    threads = n_ziip * mt
+    ziip = np.where(n_ziip > 0, columns["cpu_ziip_pct"] / v_z / np.maximum(threads, 1), np.nan)
+    return ziip, columns["cpu_gcp_pct"] / v_g / n_gcp
+
+
+def unloaded_cpu_per_ms(f: float, n_ziip: int, engines: dict[str, Any]) -> float:
+    r"""A transaction's CPU time alone on the LPAR per ms of demand: 1 on engines all alike.
+
+    With speeds (``engines``, :class:`~kneecap.modeling.dispatch.Dispatch`'s keywords) the
+    GCP-only work runs at GCP speed and the eligible work on a zIIP thread, or on a GCP where
+    there is no zIIP: :math:`(1 - f)/v_G + f/v_Z`, or :math:`1/v_G`. The unloaded response is
+    ``D`` times this plus ``R0`` (the saturation population :math:`N^* = (R(1) + Z) / D_{max}`).
+    """
+    if not engines:
+        return 1.0
+    from kneecap.modeling.dispatch import Dispatch
+
+    d = Dispatch(n_gcp=1, n_ziip=max(int(n_ziip), 1), **engines)
+    if int(n_ziip) == 0:
+        return 1.0 / float(d.gcp_speed)
+    return (1.0 - f) / float(d.gcp_speed) + f / d.ziip_thread_speed

@@ -30,7 +30,7 @@ from kneecap.modeling._closed_fit import (
     structure_draws,
     training_design,
 )
-from kneecap.modeling._closed_metrics import bottleneck_demand_ms, point_metrics
+from kneecap.modeling._closed_metrics import bottleneck_demand_ms, point_metrics, pool_busy_pct, unloaded_cpu_per_ms
 from kneecap.modeling._closed_servers import (
     SERVERS_FAMILY,
     MultiServerMVAModel,
@@ -278,6 +278,8 @@ class ClosedMVAResults(ResultsBase):
     #: structure, fixed
     structures: list[dict[str, Any]] = field(default_factory=list)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: the LPAR's engines when not all alike (:func:`kneecap.modeling.engines.on_engines`): Dispatch keywords
+    _engines: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def params(self) -> pd.Series:
@@ -303,7 +305,7 @@ class ClosedMVAResults(ResultsBase):
         rule, bursts = structure if structure is not None else (self.help_rule, self.eligible_bursts)
         return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=self.honor_priority,
                         help_wait_ms=self.help_wait_ms, help_rule=rule, eligible_bursts=int(bursts),
-                        gcp_bursts=self.gcp_bursts)
+                        gcp_bursts=self.gcp_bursts, **self._engines)
 
     def _solve_draws(self, thetas: np.ndarray, n_gcp: int, n_ziip: int, **solve: Any) -> DispatchSolution:
         """:func:`solve_closed` for every draw under its own structure, the rows in draw order."""
@@ -421,8 +423,7 @@ class ClosedMVAResults(ResultsBase):
                 columns[f"{name}_lo"] = mean
                 columns[f"{name}_hi"] = mean
         # what the pools run: GCP help is part of the solution, so these never pass 100 %
-        columns["ziip_busy_pct"] = np.where(n_ziip > 0, columns["cpu_ziip_pct"] / np.maximum(n_ziip, 1), np.nan)
-        columns["gcp_busy_pct"] = columns["cpu_gcp_pct"] / n_gcp
+        columns["ziip_busy_pct"], columns["gcp_busy_pct"] = pool_busy_pct(columns, n_gcp, n_ziip, self._engines)
         out = pd.DataFrame(columns, index=frame.index)
         out = widen_beyond_trained(out, clients, self.train_ranges["clients"][1], self.extrapolation_spread)
         q = float(self.calibration.get("q_log_widened", 0.0)) if self.calibration else 0.0
@@ -464,13 +465,15 @@ class ClosedMVAResults(ResultsBase):
         n_gcp, n_ziip, think_time_ms = int(cfg["n_gcp"]), int(cfg["n_ziip"]), float(cfg["think_time_ms"])
         thetas = self._thetas(max_draws)
         # X_max is capacity / D (Dispatch.max_tps), so D_max scales with each draw's demand
-        per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
-        d_max = thetas[:, 1] * per_ms
-        sats = (thetas[:, 1] + thetas[:, 0] + think_time_ms) / d_max
+        per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority,
+                                      **self._engines)
+        d_max, d_cpu = thetas[:, 1] * per_ms, thetas[:, 1] * unloaded_cpu_per_ms(self.ziip_eligible_fraction, n_ziip,
+                                                                                 self._engines)
+        sats = (d_cpu + thetas[:, 0] + think_time_ms) / d_max
         # the response is at least the bottleneck bound N D_max - Z (throughput never passes
         # 1 / D_max), so it has passed k times the one-client response D + R0 by
         # N = (k (D + R0) + Z) / D_max: solve that far; further only if a draw still has not crossed
-        bound = (k * (thetas[:, 1] + thetas[:, 0]) + think_time_ms) / d_max
+        bound = (k * (d_cpu + thetas[:, 0]) + think_time_ms) / d_max
         n_max = int(min(max(math.ceil(float(np.max(bound))) + 1, 50), 50_000))
         while True:
             sol = self._solve_all(n_gcp, n_ziip, think_time_ms, solve_to, max_draws, knee_k=k, n_bound=n_max)
@@ -484,7 +487,7 @@ class ClosedMVAResults(ResultsBase):
         sat_b = np.array(sat_list[1:] or sat_list, dtype=float)
         kn_b = np.array(kn_list[1:] or kn_list, dtype=float)
         d_max_point = bottleneck_demand_ms(self.cpu_ms_per_tran, self.ziip_eligible_fraction, n_gcp,
-                                           n_ziip, self.honor_priority)
+                                           n_ziip, self.honor_priority, **self._engines)
         return Knee(
             load_unit="clients", k=k,
             load=float(kn_list[0]),
@@ -716,7 +719,8 @@ class ClosedMVAResults(ResultsBase):
         if len(rows) < 2:
             return {}
         out = {}
-        per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority)
+        per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority,
+                                      **self._engines)
         for r in rows:
             d = self.cpu_ms_per_tran if self.demand_source == "measured" else r["cpu_ms_per_tran"]
             bound = (k * (d + r["delay_ms"]) + think_time_ms) / (d * per_ms)

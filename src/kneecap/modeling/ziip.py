@@ -283,9 +283,13 @@ def plan_ziip(
     base = dict(slo_resp_ms=slo_resp_ms, clients=math.nan if clients is None else clients,
                 think_time_ms=think_time_ms, n_gcp=n_gcp, tps=tps,
                 policy=to_jsonable(policy.__dict__), table=table)
-    one = results.predict(pd.DataFrame([{**low, **extra, "n_gcp": int(n_gcp),
-                                         "n_ziip": max(int(min_n_ziip), 0)}])).iloc[0]
-    unloaded = float(one["resp_ms_hi"] if policy.conservative else one["resp_ms"])
+    # at the fewest zIIPs; on engines not all alike (kneecap.modeling.engines.on_engines) also at the
+    # most, as a zIIP may run eligible work faster than a GCP: the floor is the least of the two
+    ends = [max(int(min_n_ziip), 0)]
+    if getattr(results, "_engines", None):
+        ends.append(max(int(policy.max_n_ziip), ends[0]))
+    ones = results.predict(pd.DataFrame([{**low, **extra, "n_gcp": int(n_gcp), "n_ziip": n} for n in ends]))
+    unloaded = float((ones["resp_ms_hi"] if policy.conservative else ones["resp_ms"]).min())
     if unloaded > slo_resp_ms:
         return ZiipPlan(None, None, reason=(f"no engine count can meet the SLO: unloaded response {unloaded:.3g} ms "
                                             f"> SLO {slo_resp_ms:g} ms (CPU {results.cpu_ms_per_tran:.3g} ms + "
@@ -334,6 +338,34 @@ def plan_ziip(
     binding_rule, binding_sentence = _binding(tables, n, added, n_gcp, slo_resp_ms, policy)
     return ZiipPlan(n, float(slo_resp_ms - judged), n_gcp_recommended=int(n_gcp + added), unloaded_resp_ms=unloaded,
                     reason=reason, binding_rule=binding_rule, binding_sentence=binding_sentence, **base)
+
+
+def plan_smt(results: Any, *, mt_capacity: float, **plan: Any) -> dict[str, ZiipPlan]:
+    """The zIIP plan with the zIIPs in MT-1 and in SMT-2: "n zIIPs in MT-1" against "m zIIP cores in MT-2".
+
+    ``results`` is a closed dispatch model (:func:`kneecap.modeling.engines.on_engines`; its
+    engine speeds are kept), ``mt_capacity`` the zIIPs' MT-2 capacity factor (R723MCFS / 1024
+    measured in MT-2: :func:`kneecap.modeling.engines.mt_capacity_from_smf72`), ``plan`` the
+    keywords of :func:`plan_ziip`. Returns the plans ``mt1`` and ``mt2`` (zIIPs counted in cores).
+    """
+    from kneecap.modeling.engines import on_engines
+
+    speeds = {k: v for k, v in (getattr(results, "_engines", None) or {}).items()
+              if k not in ("ziip_mt", "ziip_mt_capacity")}
+    mt1 = on_engines(results, **speeds) if speeds else results
+    mt2 = on_engines(results, **speeds, ziip_mt=2, ziip_mt_capacity=float(mt_capacity))
+    return {"mt1": plan_ziip(mt1, **plan), "mt2": plan_ziip(mt2, **plan)}
+
+
+def smt_sentence(plans: dict[str, ZiipPlan], mt_capacity: float) -> str:
+    """:func:`plan_smt`'s answer in words: ``'3 zIIPs in MT-1, or 2 zIIP cores in SMT-2 (MT capacity factor 1.3)'``."""
+    def said(plan: ZiipPlan, unit: str) -> str:
+        if plan.n_ziip is None:
+            return f"no {unit} count meets the SLO and the policy"
+        return f"{plan.n_ziip} {unit}{'' if plan.n_ziip == 1 else 's'}"
+
+    return (f"{said(plans['mt1'], 'zIIP')} in MT-1, or {said(plans['mt2'], 'zIIP core')} in SMT-2 "
+            f"(MT capacity factor {mt_capacity:g})")
 
 
 def years_to_reach(current: float, target: float, growth_pct_per_year: float) -> float:

@@ -174,7 +174,7 @@ def check_open_load_fits(scenario: SimScenario) -> None:
     bg_gcp = scenario.bg_gcp_busy_pct / 100.0 * scenario.n_gcp * v_g
     bg_ziip = scenario.bg_ziip_busy_pct / 100.0 * scenario.n_ziip * v_z
     # each check in engines of the pool's speed (both pools: in GCPs)
-    checks = [("GCP", "GCP-only", (native + bg_gcp) / v_g, scenario.n_gcp)]
+    checks: list[tuple[str, str, float, float]] = [("GCP", "GCP-only", (native + bg_gcp) / v_g, scenario.n_gcp)]
     if scenario.n_ziip == 0:
         checks.append(("GCP", "total", (class_work + bg_gcp) / v_g, scenario.n_gcp))
     elif scenario.honor_priority:

@@ -6,10 +6,15 @@ think time included) applies the same rules inside exact MVA, with the same M/M/
 The rules follow z/OS dispatching as IEAOPTxx sets it, and :mod:`kneecap.simulation` implements the
 same rules event by event; ``make bench`` compares the two.
 
-Dispatch rules (equal-speed engines, times in CP-equivalent ms):
+Dispatch rules (times in ms):
 
 * a transaction's CPU demand ``D`` is ``gcp_bursts`` GCP-only bursts of ``(1-f) D / gcp_bursts``
-  and ``eligible_bursts`` zIIP-eligible bursts of ``f D / eligible_bursts``;
+  and ``eligible_bursts`` zIIP-eligible bursts of ``f D / eligible_bursts`` of work; an engine runs
+  ``gcp_speed`` / ``ziip_speed`` of work per ms (1 and 1: every engine alike, ``D`` in ms), so on a
+  sub-capacity processor a burst helped on a GCP runs at GCP speed, longer than on a zIIP
+  (``Rules.rho``; :func:`cost_per_tran` gives engine and CP-equivalent time); zIIPs in SMT-2
+  (``ziip_mt=2``) are two logical zIIPs a core, each at ``ziip_speed`` times half the measured
+  MT capacity factor;
 * with no zIIP online, eligible work is ordinary GCP work (RMF reports it as IIPCP);
 * otherwise eligible bursts queue FCFS for the zIIP pool; with IIPHONORPRIORITY=YES they may run on
   a GCP that has no GCP-native work waiting (lower priority than native work) once the pool needs
@@ -41,6 +46,7 @@ from kneecap.modeling.dispatch._rules import (
     HONOR_PRIORITY,
     Dispatch,
     DispatchSolution,
+    cost_per_tran,
 )
 from kneecap.modeling.dispatch._solve import cpu_residence, solve_closed, solve_open, solve_open_rows
 
@@ -56,6 +62,7 @@ __all__ = [
     "MAX_ENGINES",
     "Dispatch",
     "DispatchSolution",
+    "cost_per_tran",
     "cpu_residence",
     "solve_closed",
     "solve_open",

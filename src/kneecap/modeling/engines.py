@@ -1,0 +1,146 @@
+r"""The LPAR's engines as SMF measured them: GCP speed relative to a zIIP, and the zIIPs' SMT-2 capacity.
+
+On a sub-capacity processor a zIIP runs at the full speed of the machine and a GCP at a fraction
+of it; RMF normalises zIIP time to CP time with the zIIP normalisation factor, R723NFFS in SMF
+72.3 (SMF70NRM in 70.1): "multiply with R723NFFS and divide by 256 to calculate the CP equivalent
+value". The decoder keeps both times per class period (:func:`kneecap.smf.type72.derive`:
+``ziip_s``, zIIP engine seconds, and ``ziip_cp_equiv_s``), so
+
+.. math:: \frac{v_Z}{v_G} = \frac{\text{NFFS}}{256} = \frac{t_{IIP,CP\,equiv}}{t_{IIP}}
+
+and with CPU demand in CP-equivalent ms (as RMF's APPL% CP and kneecap's marts give it) a GCP has
+speed 1 and a zIIP ``NFFS / 256``.
+
+With zIIPs in MT-2 (SMT) RMF reports per interval the MT maximum capacity factor of the zIIPs,
+R723MCFS / 1024 (SMF70MCFS in 70.1): the capacity of a core with both threads busy over its
+capacity in MT-1. The decoder divides zIIP time by it for APPL% IIP (``appl_iip_pct = 100
+ziip_s / (T MCFS / 1024)``), so it is recovered as ``100 ziip_s / (T appl_iip_pct)``. kneecap
+carries no published range for it: an MT-2 scenario takes the factor measured on the LPAR
+(:func:`mt_capacity_from_smf72`) or one the planner gives.
+
+References
+----------
+IBM, *z/OS MVS System Management Facilities (SMF)*, record type 72 subtype 3, workload manager
+control section: R723NFFS, R723MCFS; record type 70 subtype 1, CPU control section: SMF70NRM,
+SMF70MCFS. IBM, *z/OS RMF Report Analysis*, CPU Activity report (MT capacity factor,
+productivity) and Workload Activity report (APPL% IIP, normalised service).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class MeasuredEngines:
+    """Engine speeds and SMT-2 capacity measured on an LPAR (``None``: SMF did not say).
+
+    ``gcp_speed`` / ``ziip_speed`` are relative to a CP-equivalent ms (a GCP is 1);
+    ``ziip_mt_capacity`` the zIIPs' MT maximum capacity factor where they ran in MT-2;
+    ``intervals`` the class-period rows the figures come from.
+    """
+
+    gcp_speed: float
+    ziip_speed: float | None
+    ziip_mt_capacity: float | None
+    intervals: int
+
+    def dispatch_options(self) -> dict[str, float | int]:
+        """The keywords of :class:`kneecap.modeling.dispatch.Dispatch` these measurements give."""
+        options: dict[str, float | int] = {"gcp_speed": self.gcp_speed}
+        if self.ziip_speed is not None:
+            options["ziip_speed"] = self.ziip_speed
+        if self.ziip_mt_capacity is not None:
+            options.update(ziip_mt=2, ziip_mt_capacity=self.ziip_mt_capacity)
+        return options
+
+
+def speeds_from_smf72(table: pd.DataFrame) -> MeasuredEngines:
+    r"""Engine speeds and zIIP MT capacity from decoded SMF 72.3 class periods (``smf72_workload``).
+
+    ``table`` needs ``ziip_s`` and ``ziip_cp_equiv_s``; for the MT capacity also ``interval_s``
+    and ``appl_iip_pct``. Only rows with zIIP time say anything: the zIIP speed is the ratio of the
+    sums, :math:`\sum t_{CP\,equiv} / \sum t_{IIP}` (NFFS / 256 where it is the same all along),
+    and the MT capacity factor the median over those rows of ``100 ziip_s / (T appl_iip_pct)``,
+    reported only where it is above 1 (MT-1 intervals record 1024, or 0 where MT is not active).
+
+    Raises
+    ------
+    ValueError
+        When a needed column is missing.
+    """
+    missing = [c for c in ("ziip_s", "ziip_cp_equiv_s") if c not in table.columns]
+    if missing:
+        raise ValueError(f"speeds from SMF 72.3 need the column(s) {', '.join(missing)} (decoded smf72_workload)")
+    ziip = pd.to_numeric(table["ziip_s"], errors="coerce").to_numpy(float)
+    equiv = pd.to_numeric(table["ziip_cp_equiv_s"], errors="coerce").to_numpy(float)
+    rows = np.isfinite(ziip) & np.isfinite(equiv) & (ziip > 0)
+    ziip_speed = float(equiv[rows].sum() / ziip[rows].sum()) if rows.any() else None
+    mt: float | None = None
+    if rows.any() and {"interval_s", "appl_iip_pct"} <= set(table.columns):
+        t = pd.to_numeric(table["interval_s"], errors="coerce").to_numpy(float)[rows]
+        appl = pd.to_numeric(table["appl_iip_pct"], errors="coerce").to_numpy(float)[rows]
+        ok = np.isfinite(t) & np.isfinite(appl) & (t > 0) & (appl > 0)
+        if ok.any():
+            factor = float(np.median(100.0 * ziip[rows][ok] / (t[ok] * appl[ok])))
+            mt = factor if factor > 1.0 + 1e-9 else None
+    return MeasuredEngines(1.0, ziip_speed, mt, int(rows.sum()))
+
+
+def mt_capacity_from_smf72(table: pd.DataFrame) -> float | None:
+    """The zIIPs' measured MT-2 capacity factor (:func:`speeds_from_smf72`), ``None`` where they ran MT-1."""
+    return speeds_from_smf72(table).ziip_mt_capacity
+
+
+#: The scenario keys that describe the LPAR's engines (:class:`kneecap.modeling.dispatch.Dispatch`).
+ENGINE_KEYS = ("gcp_speed", "ziip_speed", "ziip_mt", "ziip_mt_capacity")
+
+
+def on_engines(results: Any, **engines: Any) -> Any:
+    """A closed model's results on an LPAR whose engines are not all alike: speeds, zIIPs in SMT-2.
+
+    ``engines`` are :class:`~kneecap.modeling.dispatch.Dispatch`'s keywords ``gcp_speed``,
+    ``ziip_speed``, ``ziip_mt``, ``ziip_mt_capacity`` (checked there); every prediction, curve,
+    knee and zIIP plan of the copy solves on those engines. The fitted demand is in the unit the
+    speeds are relative to (CP-equivalent ms with ``gcp_speed`` 1, as RMF reports it).
+    """
+    from kneecap.modeling.dispatch import Dispatch
+
+    names = set() if isinstance(results, type) or not dataclasses.is_dataclass(results) else {
+        f.name for f in dataclasses.fields(results)}
+    if "_engines" not in names:
+        raise ValueError(f"{getattr(results, 'family', type(results).__name__)}: engine speeds and SMT-2 zIIPs are "
+                         "answered by the closed dispatch model (closed_mva) only")
+    engines = {k: (int(v) if k == "ziip_mt" else float(v)) for k, v in engines.items()}
+    Dispatch(n_gcp=1, n_ziip=1, **engines)  # the keywords and values, checked once here
+    return dataclasses.replace(results, _engines=engines, _cache={})
+
+
+def engine_costs(row: Mapping[str, Any], engines: Mapping[str, Any]) -> dict[str, float]:
+    """A scenario answer's CPU per transaction in engine ms and in CP-equivalent ms (``cpu_*_ms_per_tran``).
+
+    From the answer's ``demand_ms_per_tran``, ``ziip_eligible_fraction`` and the share of eligible
+    work on GCPs (:func:`kneecap.modeling.dispatch.cost_per_tran`).
+    """
+    from kneecap.modeling.dispatch import Dispatch, cost_per_tran
+
+    n_ziip = int(row.get("n_ziip", 1) or 0)
+    dispatch = Dispatch(n_gcp=1, n_ziip=max(n_ziip, 1), **engines)
+    spill = float(row["ziip_eligible_on_gcp_share_pct"]) / 100.0 if n_ziip > 0 else 1.0
+    cost = cost_per_tran(float(row["demand_ms_per_tran"]), float(row["ziip_eligible_fraction"]),
+                         spill if math.isfinite(spill) else 0.0, dispatch)
+    return {f"cpu_{key}_per_tran": value for key, value in cost.items()}
+
+
+def gcp_share_of_ziip_speed(gcp_speed: float, ziip_speed: float) -> float:
+    """A GCP's speed as a share of a zIIP's (0.4: a sub-capacity GCP at 40 % of zIIP speed)."""
+    if not (math.isfinite(gcp_speed) and math.isfinite(ziip_speed) and gcp_speed > 0 and ziip_speed > 0):
+        raise ValueError(f"speeds must be > 0, got GCP {gcp_speed}, zIIP {ziip_speed}")
+    return gcp_speed / ziip_speed
