@@ -36,6 +36,11 @@ BENCHES = [
       "--save", "benchmarks/results/dispatch_curves.csv"]),
     ("dispatch_closed", "zIIP/GCP dispatch, closed solve of 200 sets x 1,500 clients: the paths without help (no "
      "zIIP, IIPHONORPRIORITY=NO) against the zIIP path", ["bench_dispatch_closed.py"]),
+    ("dispatch_speeds", "zIIP/GCP dispatch on engines not all alike (GCPs at 40 % of zIIP speed, zIIPs in SMT-2) "
+     "against their kept simulation", ["bench_dispatch_speeds.py", "--sim-from",
+                                       "benchmarks/reference/dispatch_speeds_sim.csv"]),
+    ("engines_plan", "knee and zIIP plan of seed 004 on a sub-capacity LPAR and with SMT-2 zIIPs, each checked by "
+     "simulation", ["bench_engines_plan.py"]),
     ("smf_decode", "SMF decode throughput vs sha256sum, peak RSS (>= 200 MB, 72.3-heavy)",
      ["bench_smf_decode.py", "--mb", "200"]),
     ("smf_ingest", "kneecap ingest as a whole process vs sha256sum, peak RSS (200 MB, 70.1 with 48 logical CPUs per "

@@ -1,0 +1,162 @@
+"""Engines not all alike (issue #37 items 1-2): GCP and zIIP speeds, SMT-2 zIIPs, the speeds SMF gives.
+
+Known truths: a change of the demand's unit (both speeds doubled), the pools of IIPHONORPRIORITY=NO
+that never share work (each pool's demand at its own speed), MT-2 at a capacity factor of 2
+(two full-speed threads a core: twice the zIIPs), hand-computed capacities and costs, SMF 72.3
+written with a sub-capacity normalisation factor and an MT capacity factor and read back, and the
+dispatcher simulation on the same engines (its kept grid, and one point simulated here).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kneecap.modeling.dispatch import Dispatch, cost_per_tran, solve_closed, solve_open
+from kneecap.modeling.engines import on_engines, speeds_from_smf72
+from kneecap.simulation import SimScenario, simulate
+from kneecap.smf.reader import decode_file
+from tests.modeling.benches import bench as bench_module
+from tests.smf import synth
+
+ROOT = Path(__file__).resolve().parents[2]
+TPS = np.array([200.0, 600.0, 1000.0, 1400.0])
+
+
+def test_both_speeds_doubled_is_the_demand_halved():
+    # a speed is work per ms relative to the demand's unit: doubling both halves every time
+    fast = Dispatch(2, 2, eligible_bursts=4, gcp_speed=2.0, ziip_speed=2.0)
+    unit = Dispatch(2, 2, eligible_bursts=4)
+    np.testing.assert_array_equal(solve_open(TPS, 1.0, 0.2, 0.7, fast).resp_ms,
+                                  solve_open(TPS, 0.5, 0.2, 0.7, unit).resp_ms)
+    np.testing.assert_array_equal(solve_closed(1.0, 0.2, 0.7, fast, think_time_ms=20.0, n_max=80).resp_ms,
+                                  solve_closed(0.5, 0.2, 0.7, unit, think_time_ms=20.0, n_max=80).resp_ms)
+
+
+def test_without_help_each_pool_serves_its_own_work_at_its_own_speed():
+    # IIPHONORPRIORITY=NO: no work changes pool, so GCPs at 0.4 and zIIPs at 1 are equal engines
+    # serving (1 - f) D / 0.4 and f D / 1 of work
+    d, f = 1.0, 0.6
+    slow = Dispatch(3, 2, honor_priority=False, eligible_bursts=4, gcp_speed=0.4)
+    native, eligible = (1 - f) * d / 0.4, f * d
+    alike = Dispatch(3, 2, honor_priority=False, eligible_bursts=4)
+    f_alike = eligible / (native + eligible)
+    np.testing.assert_allclose(solve_open(TPS, d, 0.2, f, slow).resp_ms,
+                               solve_open(TPS, native + eligible, 0.2, f_alike, alike).resp_ms, rtol=1e-12)
+
+
+def test_without_ziips_eligible_work_runs_at_gcp_speed():
+    slow = Dispatch(2, 0, eligible_bursts=3, gcp_speed=0.5)
+    np.testing.assert_allclose(solve_open(TPS / 2, 1.0, 0.1, 0.8, slow).resp_ms,
+                               solve_open(TPS / 2, 2.0, 0.1, 0.8, Dispatch(2, 0, eligible_bursts=3)).resp_ms,
+                               rtol=1e-12)
+    np.testing.assert_allclose(solve_closed(1.0, 0.1, 0.8, slow, think_time_ms=10.0, n_max=60).resp_ms,
+                               solve_closed(2.0, 0.1, 0.8, Dispatch(2, 0, eligible_bursts=3), think_time_ms=10.0,
+                                            n_max=60).resp_ms, rtol=1e-12)
+
+
+def test_smt2_at_capacity_factor_two_is_twice_the_ziips():
+    # CF 2: each of a core's two threads runs at the core's MT-1 speed
+    mt2 = Dispatch(3, 2, eligible_bursts=4, ziip_mt=2, ziip_mt_capacity=2.0)
+    mt1 = Dispatch(3, 4, eligible_bursts=4)
+    np.testing.assert_array_equal(solve_open(TPS, 1.0, 0.2, 0.8, mt2).resp_ms,
+                                  solve_open(TPS, 1.0, 0.2, 0.8, mt1).resp_ms)
+    assert mt2.ziip_threads == 4 and mt2.ziip_thread_speed == 1.0
+
+
+def test_capacity_and_cost_by_hand():
+    # 2 GCPs at 0.4 + 1 zIIP at 1, D 1 ms, f 0.5: all work 1.8 units/ms, GCP-only 0.5 of 0.8 units/ms
+    dispatch = Dispatch(2, 1, gcp_speed=0.4)
+    assert dispatch.max_tps(1.0, 0.5) == pytest.approx(1600.0, rel=1e-12)
+    assert Dispatch(2, 1, gcp_speed=0.4, honor_priority=False).max_tps(1.0, 0.5) == pytest.approx(1600.0)
+    assert Dispatch(2, 1, gcp_speed=0.4, honor_priority=False).max_tps(1.0, 0.8) == pytest.approx(1250.0)
+    # a quarter of 0.6 ms eligible helped: GCP (0.4 + 0.15) / 0.4, zIIP 0.45; CP-equivalent D / 0.4
+    cost = cost_per_tran(1.0, 0.6, 0.25, Dispatch(2, 1, gcp_speed=0.4))
+    np.testing.assert_allclose([cost["gcp_ms"], cost["ziip_ms"], cost["engine_ms"], cost["cp_equiv_ms"]],
+                               [1.375, 0.45, 1.825, 2.5], rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"ziip_mt": 2}, "ziip_mt=2 needs ziip_mt_capacity"),
+    ({"ziip_mt": 3, "ziip_mt_capacity": 1.2}, "ziip_mt must be 1 or 2"),
+    ({"ziip_mt_capacity": 1.2}, "applies only to ziip_mt=2"),
+    ({"gcp_speed": 0.0}, "gcp_speed must be > 0"),
+])
+def test_bad_engines_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Dispatch(2, 1, **kwargs)
+
+
+def test_speeds_and_mt_capacity_read_back_from_smf_72_3():
+    # GCP at 40 % of a zIIP's speed: R723NFFS = 256 / 0.4 = 640; SMT-2 zIIPs, R723MCFS 1331 / 1024
+    k = synth.Coefficients(nffs=640, mcfs=1331)
+    start = dt.datetime(2025, 3, 3, 14, 15)
+    records = [synth.record_72_3("SYSA", "P", start + dt.timedelta(minutes=15 * i), 900.0, "C", "W",
+                                 [synth.Period(ended=100, tcb_s=50.0 + i, ziip_s=20.0 + i)], k) for i in range(3)]
+    table = decode_file(io.BytesIO(b"".join(records))).smf72_workload
+    engines = speeds_from_smf72(table)
+    assert engines.gcp_speed == 1.0 and engines.intervals == 3
+    np.testing.assert_allclose([engines.ziip_speed, engines.ziip_mt_capacity], [2.5, 1331 / 1024], rtol=1e-12)
+    assert engines.dispatch_options() == {"gcp_speed": 1.0, "ziip_speed": engines.ziip_speed, "ziip_mt": 2,
+                                          "ziip_mt_capacity": engines.ziip_mt_capacity}
+    mt1 = decode_file(io.BytesIO(synth.record_72_3("SYSA", "P", start, 900.0, "C", "W",
+                                                   [synth.Period(ended=1, tcb_s=5.0, ziip_s=2.0)],
+                                                   synth.Coefficients()))).smf72_workload
+    assert speeds_from_smf72(mt1).ziip_mt_capacity is None and speeds_from_smf72(mt1).ziip_speed == 1.0
+
+
+def test_the_speeds_grid_against_its_reference_simulation():
+    # GCPs at 40 % of zIIP speed and SMT-2 zIIPs (CF 1.3), open and closed, 30-85 % of capacity:
+    # every point whose simulated busy is <= 85 % within 10 % (the same-speed grid's goal)
+    bench = bench_module("bench_dispatch_speeds")
+    table = bench.score(pd.read_csv(ROOT / "benchmarks" / "reference" / "dispatch_speeds_sim.csv"), 1.3)
+    low = table[table["busy_pct"] <= 85.0]
+    assert len(low) >= 80 and set(low["engines"]) == {"sub40", "mt2"}
+    assert (low["err_pct"].abs() <= 10.0).all(), low.loc[low["err_pct"].abs() > 10.0, [*bench.KEYS, "err_pct"]]
+
+
+def test_a_sub_capacity_point_against_the_simulation():
+    # 2 GCPs at 0.4 + 1 zIIP, f 0.9, open at 60 % of capacity: GCPs help the zIIP at 0.4 speed
+    dispatch = Dispatch(2, 1, eligible_bursts=4, gcp_speed=0.4)
+    tps = 0.6 * dispatch.max_tps(1.0, 0.9)
+    model = solve_open(tps, 1.0, 0.2, 0.9, dispatch).resp_ms[0, 0]
+    row = simulate(SimScenario(tps=tps, n_gcp=2, n_ziip=1, cpu_ms_per_tran=1.0, ziip_eligible_fraction=0.9,
+                               delay_ms=0.2, eligible_bursts=4, gcp_speed=0.4), replications=4, transactions=8000,
+                   seed=5).iloc[0]
+    assert row["ziip_eligible_on_gcp_share_pct"] > 5.0  # help at GCP speed is part of the answer
+    assert model == pytest.approx(row["resp_ms"], rel=0.10)
+
+
+def test_a_slower_gcp_moves_the_knee_of_a_fitted_model():
+    # seed 004 (2 GCPs + 2 zIIPs): with no zIIP all work runs on the GCPs, at 0.4 speed 2.5x the
+    # demand, so saturation is N* = (D / 0.4 + R0 + Z) / (D / (0.4 * 2))
+    bench = bench_module("bench_engines_plan")
+    from kneecap.modeling import ClosedMVAModel
+
+    fit = ClosedMVAModel(n_boot=4, seed=1).fit(bench.SEED004)
+    slow = on_engines(fit, gcp_speed=0.4, ziip_speed=1.0)
+    knee = slow.knee(n_gcp=2, n_ziip=0, think_time_ms=200.0)
+    d, r0 = fit.cpu_ms_per_tran, fit.delay_ms
+    assert knee.saturation == pytest.approx((d / 0.4 + r0 + 200.0) / (d / 0.8), rel=1e-9)
+    assert knee.load < fit.knee(n_gcp=2, n_ziip=0, think_time_ms=200.0).load
+    with pytest.raises(ValueError, match="ziip_mt=2 needs"):
+        on_engines(fit, ziip_mt=2)
+
+
+def test_the_smt_plan_at_capacity_factor_two_judges_each_core_as_two_ziips():
+    from kneecap.modeling import ClosedMVAModel
+    from kneecap.modeling.ziip import PlannerPolicy, plan_smt, smt_sentence
+
+    fit = ClosedMVAModel(n_boot=4, seed=1).fit(bench_module("bench_engines_plan").SEED004)
+    plans = plan_smt(fit, mt_capacity=2.0, clients=400, think_time_ms=200.0, n_gcp=2, slo_resp_ms=3.0,
+                     policy=PlannerPolicy(max_n_ziip=6))
+    mt1, mt2 = plans["mt1"].table.set_index("n_ziip"), plans["mt2"].table.set_index("n_ziip")
+    for cores in (1, 2, 3):
+        np.testing.assert_allclose(mt2.loc[cores, "resp_ms"], mt1.loc[2 * cores, "resp_ms"], rtol=1e-12)
+    assert plans["mt2"].n_ziip == (plans["mt1"].n_ziip + 1) // 2
+    assert smt_sentence(plans, 2.0).endswith("in SMT-2 (MT capacity factor 2)")
