@@ -31,6 +31,28 @@ def _horner(coeffs, x):
     return total
 
 
+class BurstQueue(NamedTuple):
+    """A zIIP pool's bursts: ``lam`` bursts/ms of ``s`` ms on ``c`` zIIPs, ZIIPAWMT ``tau`` (:func:`pool_rule_wait`)."""
+
+    lam: float
+    s: float
+    c: float
+    tau: float
+
+
+class Alone(NamedTuple):
+    """The zIIPs-alone terms of :func:`pool_rule_wait` per ``p_{c-1}``.
+
+    ``head`` the states with an engine free, ``mass`` ``int f``, ``area`` ``int v f``, ``trig`` the
+    trigger rate ``F``.
+    """
+
+    head: float
+    mass: float
+    area: float
+    trig: float
+
+
 @numba.njit(cache=True)
 def pool_rule_wait(lam, s, c, tau, b_head, spare, chain, offered):
     r"""Mean wait per burst for a zIIP under the pool rule: the zIIPs alone, a trigger, a flush, help.
@@ -92,7 +114,8 @@ def pool_rule_wait(lam, s, c, tau, b_head, spare, chain, offered):
     if lam <= 0.0:
         return 0.0
     mass, area, trig = _ziips_alone_terms(lam, s, c, tau)
-    return _pool_rule_phases_wait(lam, s, c, tau, 1.0 / b_head, mass, area, trig, spare, chain, offered)
+    return _pool_rule_phases_wait(BurstQueue(lam, s, c, tau), Alone(1.0 / b_head, mass, area, trig), spare, chain,
+                                  offered)
 
 
 @numba.njit(cache=True)
@@ -134,14 +157,14 @@ def _ziips_alone_terms(lam, s, c, tau):
 
 
 @numba.njit(cache=True)
-def _pool_rule_phases_wait(lam, s, c, tau, head, mass, area, trig, spare, chain,
-                           offered):
+def _pool_rule_phases_wait(q, alone, spare, chain, offered):
     """:func:`pool_rule_wait`'s phases put together: the mean wait per burst, ms.
 
-    ``head``, ``mass``, ``area`` and ``trig`` are the zIIPs-alone terms per ``p_{c-1}``: the states
-    with an engine free, ``int f``, ``int v f`` and the trigger rate ``F``; ``offered`` is the share
-    of bursts offered while GCPs help (:func:`_share_offered_in_help`).
+    ``q`` is the zIIPs' :class:`BurstQueue`, ``alone`` their :class:`Alone` terms; ``offered`` is the
+    share of bursts offered while GCPs help (:func:`_share_offered_in_help`).
     """
+    lam, s, c, tau = q
+    head, mass, area, trig = alone
     drain = lam * tau * s / (c + max(spare, 0.0))  # the backlog lambda tau over every engine's rate
     # w_alone of pool_rule_wait with numerator and denominator times (1 - chi) (H + A): the
     # fresh bursts' term is then (1 - chi) int v f, and a solve evaluates this a few times a population
@@ -198,19 +221,19 @@ def ziip_spill_and_wait(lam, s, c, tau, pool, q0, spare, chain):
     b_head = erlang_b(c - 1, lam * s)
     spill, wait, q = mmcd_at_mean_patience(lam, s, c, tau, pool, q0, b_head)
     if pool and tau > 0.0 and lam > 0.0:
-        wait = _pool_rule_wait_least_over_spare(lam, s, c, tau, 1.0 / b_head, spare, chain, spill)
+        wait = _pool_rule_wait_least_over_spare(BurstQueue(lam, s, c, tau), 1.0 / b_head, spare, chain, spill)
     return spill, wait, q
 
 
 @numba.njit(cache=True)
-def _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, a, spill):
+def _pool_rule_wait_at_spare(q, alone, spare, chain, spill):
     """:func:`_pool_rule_phases_wait` at ``spare`` GCPs, the share offered in help by :func:`_share_offered_in_help`."""
-    offered = _share_offered_in_help(a, c, spill, spare, chain)
-    return _pool_rule_phases_wait(lam, s, c, tau, head, mass, area, trig, spare, chain, offered)
+    offered = _share_offered_in_help(q.lam * q.s, q.c, spill, spare, chain)
+    return _pool_rule_phases_wait(q, alone, spare, chain, offered)
 
 
 @numba.njit(cache=True)
-def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
+def _pool_rule_wait_least_over_spare(q, head, spare, chain, spill):
     r""":func:`pool_rule_wait` at ``spare`` GCPs, or its least over fewer spare GCPs where that is lower.
 
     The pool rule's wait is ``W = (1 - theta) w_alone + theta w_help`` with ``theta`` the share of
@@ -223,9 +246,10 @@ def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
     way. A GCP added must not predict worse, so where ``W`` rises with ``G`` it is held at its
     least over ``(0, G]``.
     """
-    mass, area, trig = _ziips_alone_terms(lam, s, c, tau)
+    lam, s, c, tau = q
+    alone = Alone(head, *_ziips_alone_terms(lam, s, c, tau))
     a = lam * s
-    wait = _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, spare, chain, a, spill)
+    wait = _pool_rule_wait_at_spare(q, alone, spare, chain, spill)
     if spill <= 1e-12 or spare <= 0.0:
         return wait
     # below g_1 every burst is offered while GCPs help (theta = 1) and W = w_help falls with G: the
@@ -234,9 +258,8 @@ def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
     follow_spill = spill * chain
     g_1 = spill * (a * (1.0 - chain) + chain * c) / (1.0 - follow_spill) if follow_spill < 1.0 else spare
     lo, hi = min(max(g_1, 1e-9 * spare), spare), spare
-    at_kink = _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, lo, chain, a, spill)
-    rising = _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, spare * (1.0 - 1e-6), chain, a,
-                                   spill) < wait
+    at_kink = _pool_rule_wait_at_spare(q, alone, lo, chain, spill)
+    rising = _pool_rule_wait_at_spare(q, alone, spare * (1.0 - 1e-6), chain, spill) < wait
     if not rising and at_kink >= wait:
         # falling in G at spare and no lower at the kink: the least is spare's own (a dip of W
         # between the two, down, up and down again, would be missed). Both ends are compared at
@@ -248,17 +271,17 @@ def _pool_rule_wait_least_over_spare(lam, s, c, tau, head, spare, chain, spill):
     ratio = 0.3819660112501051
     x1 = lo + ratio * (hi - lo)
     x2 = hi - ratio * (hi - lo)
-    f1 = _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, x1, chain, a, spill)
-    f2 = _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, x2, chain, a, spill)
+    f1 = _pool_rule_wait_at_spare(q, alone, x1, chain, spill)
+    f2 = _pool_rule_wait_at_spare(q, alone, x2, chain, spill)
     while hi - lo > 1e-7 * spare:
         if f1 <= f2:
             hi, x2, f2 = x2, x1, f1
             x1 = lo + ratio * (hi - lo)
-            f1 = _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, x1, chain, a, spill)
+            f1 = _pool_rule_wait_at_spare(q, alone, x1, chain, spill)
         else:
             lo, x1, f1 = x1, x2, f2
             x2 = hi - ratio * (hi - lo)
-            f2 = _pool_rule_wait_at_spare(lam, s, c, tau, head, mass, area, trig, x2, chain, a, spill)
+            f2 = _pool_rule_wait_at_spare(q, alone, x2, chain, spill)
     return min(wait, at_kink, f1, f2)
 
 
