@@ -721,9 +721,10 @@ class ClosedMVAResults(ResultsBase):
         out = {}
         per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority,
                                       **self._engines)
+        cpu = unloaded_cpu_per_ms(self.ziip_eligible_fraction, n_ziip, self._engines)  # 1 on engines alike
         for r in rows:
             d = self.cpu_ms_per_tran if self.demand_source == "measured" else r["cpu_ms_per_tran"]
-            bound = (k * (d + r["delay_ms"]) + think_time_ms) / (d * per_ms)
+            bound = (k * (d * cpu + r["delay_ms"]) + think_time_ms) / (d * per_ms)
             n_max = int(min(max(math.ceil(bound) + 1, 50), 50_000))
             sol = solve_closed(np.array([d]), np.array([r["delay_ms"]]), self.ziip_eligible_fraction,
                                self.dispatch(n_gcp, n_ziip, (r["help_rule"], r["eligible_bursts"])),
