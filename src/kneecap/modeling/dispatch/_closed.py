@@ -239,13 +239,13 @@ def _throughput_without_help(n, z, r0, t_z, r_g, ziip_open, x_prev, q_help, cls,
 
 
 @numba.njit(cache=True, inline="always")
-def _help_solve(n, z, r0, cls, p, q, q_help, seen, memo, weight):
+def _help_solve(n, z, r0, cls, mva, q_help, seen, memo, weight):
     """(X, zIIP time, GCP time, spill, q) of ``n`` clients while GCPs help (:func:`help_throughput`).
 
     The GCP pool's MVA time per ms of demand bounds the open one.
     """
     n_g = cls.rules.n_g
-    gcp_mva = _mva_bracket(p[1], q[1], n_g) / (n_g * (1.0 - cls.rules.bg_g))
+    gcp_mva = _mva_bracket(mva.p[1], mva.q[1], n_g) / (n_g * (1.0 - cls.rules.bg_g))
     return help_throughput(n, z + r0, gcp_mva, q_help, cls, seen, memo, weight)
 
 
@@ -342,7 +342,7 @@ def _solve_set(cls, r0, run, memo, mva, out):
             # pools' times are the open model's at the throughput they carry, solved with it
             if memo.cycle[0] < 0.0:
                 weight = closed_cycle_table(memo, cls)
-            x, t_z, r_g, spill, q_help = _help_solve(n, z, r0, cls, p, q, q_help, seen, memo, weight)
+            x, t_z, r_g, spill, q_help = _help_solve(n, z, r0, cls, mva, q_help, seen, memo, weight)
             if spill <= 1e-12:
                 spill = 0.0
             d_z, d_g = _helped_demands(cls, spill)
@@ -364,7 +364,7 @@ def _solve_set(cls, r0, run, memo, mva, out):
                 # help path is the smaller, the response is the smaller of two that each rise with
                 # the population, so it rises too
                 seen_try = seen.copy()  # the help solve's warm start, kept only if it is taken
-                x_h, t_z_h, r_g_h, spill_h, q_h = _help_solve(n, z, r0, cls, p, q, q_help, seen_try, memo,
+                x_h, t_z_h, r_g_h, spill_h, q_h = _help_solve(n, z, r0, cls, mva, q_help, seen_try, memo,
                                                               weight)
                 if r0 + t_z_h + r_g_h < total and spill_h > 1e-12:
                     x, t_z, r_g, spill, q_help = x_h, t_z_h, r_g_h, spill_h, q_h
