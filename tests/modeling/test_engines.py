@@ -17,12 +17,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kneecap import forecasting
 from kneecap.modeling.dispatch import Dispatch, cost_per_tran, solve_closed, solve_open
 from kneecap.modeling.engines import on_engines, speeds_from_smf72
 from kneecap.simulation import SimScenario, simulate
 from kneecap.smf.reader import decode_file
 from tests.modeling.benches import bench as bench_module
 from tests.smf import synth
+from tests.test_factors import POLICY, SCENARIO, seed004_models  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 TPS = np.array([200.0, 600.0, 1000.0, 1400.0])
@@ -160,3 +162,19 @@ def test_the_smt_plan_at_capacity_factor_two_judges_each_core_as_two_ziips():
         np.testing.assert_allclose(mt2.loc[cores, "resp_ms"], mt1.loc[2 * cores, "resp_ms"], rtol=1e-12)
     assert plans["mt2"].n_ziip == (plans["mt1"].n_ziip + 1) // 2
     assert smt_sentence(plans, 2.0).endswith("in SMT-2 (MT capacity factor 2)")
+
+
+def test_a_forecast_scenario_answers_on_its_engines_with_both_costs(seed004_models):  # noqa: F811
+    models = seed004_models  # seed 004 Table 1 from the bundled measurements, fitted
+    base = forecasting.forecast_scenario(models, {**SCENARIO, "clients": 300}, POLICY)
+    slow = forecasting.forecast_scenario(models, {**SCENARIO, "clients": 300, "gcp_speed": 0.4, "ziip_speed": 1.0},
+                                         POLICY)
+    assert "cpu_cp_equiv_ms_per_tran" not in base
+    d, f = slow["demand_ms_per_tran"], slow["ziip_eligible_fraction"]
+    spill = slow["ziip_eligible_on_gcp_share_pct"] / 100.0
+    # engine time: GCP work at 0.4, zIIP work at 1; CP-equivalent: all of it as if on a GCP
+    np.testing.assert_allclose([slow["cpu_engine_ms_per_tran"], slow["cpu_cp_equiv_ms_per_tran"]],
+                               [((1 - f) * d + spill * f * d) / 0.4 + (1 - spill) * f * d, d / 0.4], rtol=1e-12)
+    assert slow["resp_ms"] > base["resp_ms"]  # the GCP-only work runs 2.5 times as long
+    with pytest.raises(ValueError, match="applies only to ziip_mt=2"):
+        forecasting.forecast_scenario(models, {**SCENARIO, "ziip_mt_capacity": 1.3}, POLICY)
