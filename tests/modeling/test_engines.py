@@ -178,3 +178,20 @@ def test_a_forecast_scenario_answers_on_its_engines_with_both_costs(seed004_mode
     assert slow["resp_ms"] > base["resp_ms"]  # the GCP-only work runs 2.5 times as long
     with pytest.raises(ValueError, match="applies only to ziip_mt=2"):
         forecasting.forecast_scenario(models, {**SCENARIO, "ziip_mt_capacity": 1.3}, POLICY)
+
+
+def test_a_wlm_class_answers_on_slower_gcps_and_not_yet_in_smt2():
+    from kneecap.modeling.open_dispatch import OpenDispatchModel
+    from tests.modeling.test_open_dispatch import intervals
+
+    res = OpenDispatchModel(n_boot=4, seed=3).fit(intervals())
+    # both engines twice as fast: every pool carries twice the class's tps
+    fast = on_engines(res, gcp_speed=2.0, ziip_speed=2.0)
+    assert fast.max_tps() == pytest.approx(2.0 * res.max_tps(), rel=1e-12)
+    slow = on_engines(res, gcp_speed=0.4, ziip_speed=1.0)
+    tps = 0.5 * slow.max_tps()
+    frame = pd.DataFrame({"tps": [tps]})
+    assert slow.predict(frame)["resp_ms"].iloc[0] > res.predict(frame)["resp_ms"].iloc[0]
+    assert slow.knee().load < res.knee().load
+    with pytest.raises(ValueError, match="SMT-2 are answered for closed workloads only"):
+        on_engines(res, ziip_mt=2, ziip_mt_capacity=1.3)

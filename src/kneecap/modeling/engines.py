@@ -104,12 +104,13 @@ ENGINE_KEYS = ("gcp_speed", "ziip_speed", "ziip_mt", "ziip_mt_capacity")
 
 
 def on_engines(results: Any, **engines: Any) -> Any:
-    """A closed model's results on an LPAR whose engines are not all alike: speeds, zIIPs in SMT-2.
+    """A dispatch model's results on an LPAR whose engines are not all alike: speeds, zIIPs in SMT-2.
 
     ``engines`` are :class:`~kneecap.modeling.dispatch.Dispatch`'s keywords ``gcp_speed``,
     ``ziip_speed``, ``ziip_mt``, ``ziip_mt_capacity`` (checked there); every prediction, curve,
     knee and zIIP plan of the copy solves on those engines. The fitted demand is in the unit the
-    speeds are relative to (CP-equivalent ms with ``gcp_speed`` 1, as RMF reports it).
+    speeds are relative to (CP-equivalent ms with ``gcp_speed`` 1, as RMF reports it). A WLM
+    class's model (``open_dispatch``) takes the speeds, not SMT-2 yet.
     """
     from kneecap.modeling.dispatch import Dispatch
 
@@ -117,10 +118,15 @@ def on_engines(results: Any, **engines: Any) -> Any:
         f.name for f in dataclasses.fields(results)}
     if "_engines" not in names:
         raise ValueError(f"{getattr(results, 'family', type(results).__name__)}: engine speeds and SMT-2 zIIPs are "
-                         "answered by the closed dispatch model (closed_mva) only")
+                         "answered by the dispatch models only (closed_mva, open_dispatch)")
     engines = {k: (int(v) if k == "ziip_mt" else float(v)) for k, v in engines.items()}
     Dispatch(n_gcp=1, n_ziip=1, **engines)  # the keywords and values, checked once here
-    return dataclasses.replace(results, _engines=engines, _cache={})
+    if getattr(results, "load_unit", None) == "tps" and int(engines.get("ziip_mt", 1)) == 2:
+        # a class's other classes' zIIP busy is per engine of the measured LPAR, not per thread
+        raise ValueError("zIIPs in SMT-2 are answered for closed workloads only so far; an SMF class takes "
+                         "gcp_speed and ziip_speed")
+    fresh: dict[str, Any] = {"_cache": {}} if "_cache" in names else {}  # a copy solves afresh
+    return dataclasses.replace(results, _engines=engines, **fresh)
 
 
 def engine_costs(row: Mapping[str, Any], engines: Mapping[str, Any]) -> dict[str, float]:

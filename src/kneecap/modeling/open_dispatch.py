@@ -359,6 +359,8 @@ class OpenDispatchResults(ResultsBase):
     #: :meth:`OpenDispatchModel._calibration`'s result (``{}``: not calibrated)
     calibration: dict[str, Any] = field(default_factory=dict)
     family: str = FAMILY
+    #: the LPAR's engine speeds when not all alike (:func:`kneecap.modeling.engines.on_engines`)
+    _engines: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     load_unit: ClassVar[str] = "tps"
     pools: ClassVar[bool] = True
     targets: tuple[str, ...] = ("resp_ms", "cpu_total_pct", "cpu_gcp_pct", "cpu_ziip_pct",
@@ -369,7 +371,7 @@ class OpenDispatchResults(ResultsBase):
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
                         help_rule=self.help_rule if help_rule is None else help_rule,
                         eligible_bursts=int(self.eligible_bursts if eligible_bursts is None else eligible_bursts),
-                        gcp_bursts=self.gcp_bursts)
+                        gcp_bursts=self.gcp_bursts, **self._engines)
 
     def dispatch(self, n_gcp: float, n_ziip: float, bg_gcp_busy_pct: float, bg_ziip_busy_pct: float) -> Dispatch:
         """The LPAR as a :class:`Dispatch` (the fitted burst count; capacity does not depend on it)."""
@@ -378,7 +380,7 @@ class OpenDispatchResults(ResultsBase):
         return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=r.honor_priority,
                         help_wait_ms=r.help_wait_ms, help_rule=r.help_rule, eligible_bursts=r.eligible_bursts,
                         gcp_bursts=r.gcp_bursts, bg_gcp_busy_pct=float(bg_gcp_busy_pct),
-                        bg_ziip_busy_pct=float(bg_ziip_busy_pct) if n_ziip > 0 else 0.0)
+                        bg_ziip_busy_pct=float(bg_ziip_busy_pct) if n_ziip > 0 else 0.0, **self._engines)
 
     def _thetas(self, max_draws: int | None = None) -> np.ndarray:
         point = np.array([[self.delay_ms, self.cpu_ms_per_tran, self.ziip_eligible_fraction, self.eligible_bursts,
