@@ -137,6 +137,29 @@ def test_a_fitted_model_keeps_only_its_latest_solves(fitted, monkeypatch):
     assert len(calls) == len(thinks) + 1
 
 
+def test_the_structures_knees_are_solved_once_per_configuration(monkeypatch):
+    # kneecap forecast asks every scenario of one configuration for the structures' knees: the
+    # first solves each drawn structure, the rest reuse it (a copy: the caller may change it)
+    from kneecap.modeling import _closed_metrics
+
+    res = ClosedMVAModel(n_boot=10, seed=7, help_rules=("pool", "burst"),
+                         burst_options=(2, 3, 4)).fit(TABLE1)
+    calls = []
+    real = _closed_metrics.solve_closed
+    monkeypatch.setattr(_closed_metrics, "solve_closed", lambda *a, **kw: calls.append(kw) or real(*a, **kw))
+    first = res.knee_by_structure(n_gcp=2, n_ziip=2, think_time_ms=200.0, k=3.0)
+    solved = len(calls)
+    assert solved == len(first) >= 2 and all(100 < x < 1000 for x in first.values()), first
+    first.clear()
+    again = res.knee_by_structure(n_gcp=2, n_ziip=2, think_time_ms=200.0, k=3.0)
+    assert len(calls) == solved and again and again == replace(res).knee_by_structure(
+        n_gcp=2, n_ziip=2, think_time_ms=200.0, k=3.0)  # a copy of the fit solves afresh, to the same knees
+    assert len(calls) == 2 * solved
+    res.knee_by_structure(n_gcp=2, n_ziip=3, think_time_ms=200.0, k=3.0)
+    res.knee_by_structure(n_gcp=2, n_ziip=2, think_time_ms=200.0, k=2.0)
+    assert len(calls) == 4 * solved
+
+
 def test_planner_answers_the_seed_004_questions(fitted):
     # IBM: 2 zIIPs are fine at 300 clients (1.38 ms); 500 clients needed a third (1.63 ms)
     policy = PlannerPolicy(max_ziip_busy_pct=80, max_spill_pct=10, max_n_ziip=6)

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from kneecap.modeling.dispatch import Dispatch, DispatchSolution
+from kneecap.modeling.dispatch import Dispatch, DispatchSolution, solve_closed
+from kneecap.modeling.knee import past_knee
 
 
 def bottleneck_demand_ms(cpu_ms_per_tran: float, f: float, n_gcp: int, n_ziip: int,
@@ -71,3 +72,24 @@ def unloaded_cpu_per_ms(f: float, n_ziip: int, engines: dict[str, Any]) -> float
     if int(n_ziip) == 0:
         return 1.0 / float(d.gcp_speed)
     return (1.0 - f) / float(d.gcp_speed) + f / d.ziip_thread_speed
+
+
+def point_knee_clients(cpu_ms_per_tran: float, delay_ms: float, f: float, dispatch: Dispatch, *,
+                       think_time_ms: float, k: float, engines: dict[str, Any] | None = None) -> float:
+    r"""Clients at which one point fit's response first passes ``k`` x its one-client response.
+
+    Solved up to the population whose response bound reaches the knee,
+    :math:`\lceil (k (D u + R_0) + Z) / (D \, D_{max}) \rceil + 1` clients with :math:`D_{max}` per
+    ms of demand from :func:`bottleneck_demand_ms` and :math:`u` the CPU time alone per ms of demand
+    (:func:`unloaded_cpu_per_ms`; both at the speeds of ``engines``, Dispatch's keywords) (at least
+    50, at most 50,000); ``inf`` when the response has not passed it there.
+    """
+    engines = engines or {}
+    per_ms = bottleneck_demand_ms(1.0, f, dispatch.n_gcp, dispatch.n_ziip, dispatch.honor_priority, **engines)
+    cpu = unloaded_cpu_per_ms(f, dispatch.n_ziip, engines)  # 1 on engines all alike
+    bound = (k * (cpu_ms_per_tran * cpu + delay_ms) + think_time_ms) / (cpu_ms_per_tran * per_ms)
+    n_max = int(min(max(math.ceil(bound) + 1, 50), 50_000))
+    sol = solve_closed(np.array([cpu_ms_per_tran]), np.array([delay_ms]), f, dispatch, think_time_ms=think_time_ms,
+                       n_max=n_max, stop_ratio=k)
+    above = past_knee(sol.resp_ms[0], sol.resp_ms[0, 0], k)
+    return float(above.argmax() + 1) if above.any() else math.inf

@@ -30,7 +30,13 @@ from kneecap.modeling._closed_fit import (
     structure_draws,
     training_design,
 )
-from kneecap.modeling._closed_metrics import bottleneck_demand_ms, point_metrics, pool_busy_pct, unloaded_cpu_per_ms
+from kneecap.modeling._closed_metrics import (
+    bottleneck_demand_ms,
+    point_knee_clients,
+    point_metrics,
+    pool_busy_pct,
+    unloaded_cpu_per_ms,
+)
 from kneecap.modeling._closed_servers import (
     SERVERS_FAMILY,
     MultiServerMVAModel,
@@ -280,6 +286,8 @@ class ClosedMVAResults(ResultsBase):
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     #: the LPAR's engines when not all alike (:func:`kneecap.modeling.engines.on_engines`): Dispatch keywords
     _engines: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _structure_knees: dict[Any, dict[str, float]] = field(default_factory=dict, init=False, repr=False,
+                                                          compare=False)
 
     @property
     def params(self) -> pd.Series:
@@ -713,26 +721,19 @@ class ClosedMVAResults(ResultsBase):
         """Each drawn structure's own knee (clients where its point fit's response passes ``k`` x unloaded).
 
         Keys read ``"<rule> help, <b> bursts"``; only structures the band draws (weight at least
-        :data:`MIN_STRUCTURE_WEIGHT`) are solved. Empty for a fit of one structure.
+        :data:`MIN_STRUCTURE_WEIGHT`) are solved (:func:`point_knee_clients`), once per configuration
+        and ``k``: the scenarios of one ``kneecap forecast`` run share it. Empty for a fit of one structure.
         """
-        rows = [r for r in self.structures if r.get("weight", 0) >= MIN_STRUCTURE_WEIGHT]
-        if len(rows) < 2:
-            return {}
-        out = {}
-        per_ms = bottleneck_demand_ms(1.0, self.ziip_eligible_fraction, n_gcp, n_ziip, self.honor_priority,
-                                      **self._engines)
-        cpu = unloaded_cpu_per_ms(self.ziip_eligible_fraction, n_ziip, self._engines)  # 1 on engines alike
-        for r in rows:
-            d = self.cpu_ms_per_tran if self.demand_source == "measured" else r["cpu_ms_per_tran"]
-            bound = (k * (d * cpu + r["delay_ms"]) + think_time_ms) / (d * per_ms)
-            n_max = int(min(max(math.ceil(bound) + 1, 50), 50_000))
-            sol = solve_closed(np.array([d]), np.array([r["delay_ms"]]), self.ziip_eligible_fraction,
-                               self.dispatch(n_gcp, n_ziip, (r["help_rule"], r["eligible_bursts"])),
-                               think_time_ms=think_time_ms, n_max=n_max, stop_ratio=k)
-            above = past_knee(sol.resp_ms[0], sol.resp_ms[0, 0], k)
-            out[f"{r['help_rule']} help, {r['eligible_bursts']} bursts"] = \
-                float(above.argmax() + 1) if above.any() else math.inf
-        return out
+        key = (n_gcp, n_ziip, think_time_ms, k)
+        if key not in self._structure_knees:
+            rows = [r for r in self.structures if r.get("weight", 0) >= MIN_STRUCTURE_WEIGHT]
+            self._structure_knees[key] = {} if len(rows) < 2 else {
+                f"{r['help_rule']} help, {r['eligible_bursts']} bursts": point_knee_clients(
+                    self.cpu_ms_per_tran if self.demand_source == "measured" else r["cpu_ms_per_tran"],
+                    r["delay_ms"], self.ziip_eligible_fraction,
+                    self.dispatch(n_gcp, n_ziip, (r["help_rule"], r["eligible_bursts"])),
+                    think_time_ms=think_time_ms, k=k, engines=self._engines) for r in rows}
+        return dict(self._structure_knees[key])
 
     def structure_knees(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float) -> dict[str, Any]:
         """The knees of the dispatcher structures the fit draws, as an answer's keys.
