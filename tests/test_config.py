@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from kneecap import config, policies, training
-from kneecap.modeling import ClosedMVAModel
+from kneecap import config, forecasting, policies, training
+from kneecap.modeling import ClosedMVAModel, base, dispatch
 from kneecap.modeling.dispatch import Dispatch
 from kneecap.modeling.open_dispatch import OpenDispatchModel
 from kneecap.modeling.select import ModelingConfig
@@ -20,7 +21,33 @@ REPO = Path(__file__).resolve().parents[1]
 def test_an_empty_params_file_gives_the_librarys_own_defaults() -> None:
     params = config.parse_params({})
     assert policies.planner_policy(params) == PlannerPolicy()
+    assert policies.growth_policy(params) == forecasting.GrowthPolicy()
     assert training.modeling_config(params) == ModelingConfig()
+
+
+def test_each_default_is_written_once_in_its_section() -> None:
+    # the planner's and the growth reading's objects are their sections (plus knee_k), not copies
+    assert issubclass(PlannerPolicy, config.PlannerConfig) and issubclass(forecasting.GrowthPolicy, config.GrowthConfig)
+    section = {f.name for f in fields(config.PlannerConfig)}
+    assert {f.name for f in fields(PlannerPolicy)} - section == {"knee_k"}
+    assert {f.name for f in fields(forecasting.GrowthPolicy)} == {f.name for f in fields(config.GrowthConfig)}
+    assert policies.planner_policy(config.parse_params({"planner": {"max_n_ziip": 6}, "train": {"knee_k": 2.5}})) \
+        == PlannerPolicy(max_n_ziip=6, knee_k=2.5)
+    with pytest.raises(ValueError, match="growth.horizon must be 1..3650"):
+        forecasting.GrowthPolicy(horizon=0)
+    # and the fits' defaults are read from train / common: the same objects, not equal copies
+    train, common = config.TrainConfig(), config.CommonConfig()
+    assert (base.ALPHA, base.SEED, base.N_BOOT) == (common.alpha, common.seed, train.n_boot)
+    assert dispatch.HELP_RULES is config.HELP_RULES and USL_METHODS is config.USL_METHODS
+    assert ModelingConfig().closed_eligible_bursts is train.closed_eligible_bursts
+    # a float written again elsewhere would be another object (ints and short strings are shared)
+    for read, written in ((ModelingConfig.alpha, common.alpha), (ModelingConfig.help_wait_ms, train.help_wait_ms),
+                          (ModelingConfig.ziip_eligible_fraction, train.assumed_ziip_eligible_fraction),
+                          (ModelingConfig.max_cv_error_pct, train.max_cv_error_pct),
+                          (ModelingConfig.open_min_transactions, train.open_min_transactions),
+                          (ModelingConfig.combine_weight_power, train.combine_weight_power),
+                          (PlannerPolicy.max_ziip_busy_pct, config.PlannerConfig.max_ziip_busy_pct)):
+        assert read is written, (read, written)
 
 
 def test_the_values_params_yaml_may_name_are_the_models_own() -> None:

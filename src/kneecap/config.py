@@ -6,9 +6,12 @@ builds marts must not depend on the models (dvc.yaml lists what each stage impor
 objects are built from the sections where they are used (:func:`kneecap.training.modeling_config`,
 :func:`kneecap.policies.planner_policy`, :func:`kneecap.policies.growth_policy`).
 
-A key ``params.yaml`` leaves out takes the library's own default; the defaults here are the
-values of the classes the sections configure (:class:`~kneecap.modeling.select.ModelingConfig`,
-:class:`~kneecap.modeling.ziip.PlannerPolicy`), which ``tests/test_config.py`` checks field by field.
+A key ``params.yaml`` leaves out takes its default here, written once: the library's classes
+and constants read theirs from these sections (the models may import this module, never the
+reverse): :class:`~kneecap.modeling.ziip.PlannerPolicy` is :class:`PlannerConfig` plus
+``knee_k``, :class:`~kneecap.forecasting.GrowthPolicy` is :class:`GrowthConfig`, and the fits'
+defaults (:class:`~kneecap.modeling.select.ModelingConfig`, the model classes) are
+:class:`CommonConfig`'s and :class:`TrainConfig`'s. ``tests/test_config.py`` checks them.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from kneecap.limits import load_yaml, read_text, short_repr, short_text
 
 T = TypeVar("T")
 
-#: When GCPs help zIIP-eligible work, :data:`kneecap.modeling.dispatch.HELP_RULES` (the same tuple,
-#: tested): the values ``train.open_help_rules`` and ``train.closed_help_rules`` may list.
+#: When GCPs help zIIP-eligible work (:data:`kneecap.modeling.dispatch.HELP_RULES` is this tuple):
+#: the values ``train.open_help_rules`` and ``train.closed_help_rules`` may list.
 HELP_RULES: tuple[str, ...] = ("pool", "burst")
-#: How a USL is fitted, :data:`kneecap.modeling.usl.USL_METHODS` (the same tuple, tested).
+#: How a USL is fitted (:data:`kneecap.modeling.usl.USL_METHODS` is this tuple).
 USL_METHODS: tuple[str, ...] = ("nls", "field")
 
 

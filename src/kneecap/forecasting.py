@@ -44,6 +44,7 @@ from kneecap._answer_checks import (
     structure_disagreement,
     structure_knees,
 )
+from kneecap.config import GrowthConfig
 from kneecap.limits import short_repr
 from kneecap.modeling import ModelError
 from kneecap.modeling.answers import (
@@ -167,18 +168,14 @@ Policy = PlannerPolicy
 
 
 @dataclass(frozen=True)
-class GrowthPolicy:
+class GrowthPolicy(GrowthConfig):
     """How a class's growth is read from its history (params.yaml ``growth``).
 
     ``freq``: ``"D"`` daily or ``"W"`` weekly peaks; ``stat``: ``"max"`` or ``"pNN"`` (a percentile
     of the period's intervals); ``hours``: ``[first, last)`` hours of day the peak is taken in;
-    ``horizon``: periods ahead a crossing is looked for (beyond it the date is ``None``).
+    ``horizon``: periods ahead a crossing is looked for (beyond it the date is ``None``). The
+    fields, their defaults and checks are :class:`kneecap.config.GrowthConfig`'s, written once there.
     """
-
-    freq: str = "D"
-    stat: str = "max"
-    hours: tuple[int, int] | None = None
-    horizon: int = 730
 
 
 @dataclass

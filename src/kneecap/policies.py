@@ -7,6 +7,8 @@ file the same way (:func:`kneecap.training.modeling_config` does it for the fits
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from kneecap.config import Params
 from kneecap.forecasting import GrowthPolicy
 from kneecap.modeling.ziip import PlannerPolicy
@@ -14,13 +16,9 @@ from kneecap.modeling.ziip import PlannerPolicy
 
 def planner_policy(params: Params) -> PlannerPolicy:
     """The one planner policy every caller uses (backtest, forecast, desk), from ``planner`` and ``train.knee_k``."""
-    p = params.planner
-    return PlannerPolicy(max_ziip_busy_pct=p.max_ziip_busy_pct, max_spill_pct=p.max_spill_pct,
-                         max_n_ziip=p.max_n_ziip, max_added_gcp=p.max_added_gcp, ziip_cost=p.ziip_cost,
-                         gcp_cost=p.gcp_cost, conservative=p.conservative, knee_k=params.train.knee_k)
+    return PlannerPolicy(**asdict(params.planner), knee_k=params.train.knee_k)
 
 
 def growth_policy(params: Params) -> GrowthPolicy:
     """How every caller (forecast, desk) reads a class's growth, from ``params.yaml`` ``growth``."""
-    g = params.growth
-    return GrowthPolicy(freq=g.freq, stat=g.stat, hours=g.hours, horizon=g.horizon)
+    return GrowthPolicy(**asdict(params.growth))

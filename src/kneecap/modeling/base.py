@@ -15,14 +15,15 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from kneecap.config import CommonConfig, TrainConfig
 from kneecap.modeling.knee import Knee
 
 #: Confidence level of every band and interval (95 %), the bootstrap draws behind a banded fit and
-#: the seed of its random streams: the defaults of every model and of ``params.yaml`` ``common`` and
-#: ``train``.
-ALPHA = 0.05
-N_BOOT = 200
-SEED = 0
+#: the seed of its random streams: the defaults of every model, those of ``params.yaml`` ``common``
+#: and ``train`` (:mod:`kneecap.config`, where they are written).
+ALPHA = CommonConfig.alpha
+N_BOOT = TrainConfig.n_boot
+SEED = CommonConfig.seed
 #: The band's two-sided normal quantile for :data:`ALPHA` (95 %).
 Z_BAND = 1.959963984540054
 

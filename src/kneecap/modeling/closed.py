@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap import schema
+from kneecap.config import TrainConfig
 from kneecap.modeling._closed_fit import (
     SCREEN_ITERATIONS,
     base_configuration,
@@ -76,9 +77,9 @@ if TYPE_CHECKING:
 
 #: The zIIP-eligible share of CPU assumed when a table measures none (z/OS Connect and Liberty run
 #: almost all their work on zIIPs; params.yaml ``train.assumed_ziip_eligible_fraction``).
-ASSUMED_ZIIP_ELIGIBLE_FRACTION = 0.95
+ASSUMED_ZIIP_ELIGIBLE_FRACTION = TrainConfig.assumed_ziip_eligible_fraction
 #: zIIP-eligible dispatches per transaction in the closed model (params.yaml ``train.eligible_bursts``).
-ELIGIBLE_BURSTS = 4
+ELIGIBLE_BURSTS = TrainConfig.eligible_bursts
 
 FAMILY = "closed_mva"
 #: solves a fitted model keeps (:meth:`ClosedMVAResults._solve_all`); the oldest goes first
@@ -155,7 +156,7 @@ class ClosedMVAModel:
     help_wait_ms: float = HELP_WAIT_MS
     help_rule: str = HELP_RULE
     eligible_bursts: int = ELIGIBLE_BURSTS
-    gcp_bursts: int = 1
+    gcp_bursts: int = TrainConfig.gcp_bursts
     help_rules: tuple[str, ...] | None = None
     burst_options: tuple[int, ...] | None = None
     n_boot: int = N_BOOT

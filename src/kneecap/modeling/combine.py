@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kneecap.config import TrainConfig
 from kneecap.modeling.base import FitReport, ModelError, mape_pct, to_jsonable
 from kneecap.modeling.family import ResultsBase
 
@@ -28,10 +29,10 @@ WEIGHT_METRIC = "combine_weight."
 SCORE_METRIC = "combine_rolling_origin_mape_pct."
 #: Fewest distinct loads a rolling origin trains on (params.yaml ``train.combine_min_loads``):
 #: three is the least the three-parameter USL can be fitted to.
-MIN_LOADS = 3
+MIN_LOADS = TrainConfig.combine_min_loads
 #: Exponent of the inverse-error weights (params.yaml ``train.combine_weight_power``): 2 is Bates
 #: and Granger's inverse mean squared error, 0 the simple average.
-WEIGHT_POWER = 2.0
+WEIGHT_POWER = TrainConfig.combine_weight_power
 
 
 def rolling_origin_errors(train: pd.DataFrame, make: Callable[[], Any], *, load: str, target: str,

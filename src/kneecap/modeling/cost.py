@@ -24,6 +24,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from kneecap.config import TrainConfig
 from kneecap.modeling.base import ModelError, column_or, mape_pct, predict_at, to_jsonable
 from kneecap.modeling.family import ResultsBase
 
@@ -204,7 +205,7 @@ class CostModel:
     """
 
     alpha: float = 0.05
-    max_cv_error_pct: float = 5.0
+    max_cv_error_pct: float = TrainConfig.max_cv_error_pct
     target: str = "cpu_ms_per_tran"
 
     def fit(self, table: pd.DataFrame) -> CostResults:

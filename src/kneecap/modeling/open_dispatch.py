@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from kneecap.config import TrainConfig
 from kneecap.modeling._open_dispatch_intervals import (
     MIN_USING_SAMPLES,
     base_lpar,
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 
 #: Transactions an interval must have ended to say something about queueing (params.yaml
 #: ``train.open_min_transactions``): a batch class or a quiet night ends a handful.
-MIN_TRANSACTIONS = 100.0
+MIN_TRANSACTIONS = TrainConfig.open_min_transactions
 
 FAMILY = "open_dispatch"
 #: Eligible dispatches per transaction the fit chooses among (ZIIPAWMT applies per queued burst,

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneOut
 
+from kneecap.config import TrainConfig
 from kneecap.modeling import combine
 from kneecap.modeling.base import (
     ALPHA,
@@ -73,7 +74,7 @@ class ModelingConfig:
     #: the dispatcher structures a closed table's champion weighs (help rule x eligible bursts);
     #: the cross-validation and rolling-origin refits use ``help_rule`` / ``eligible_bursts`` alone
     closed_help_rules: tuple[str, ...] = HELP_RULES
-    closed_eligible_bursts: tuple[int, ...] = (1, 2, 3, 4, 6, 8)
+    closed_eligible_bursts: tuple[int, ...] = TrainConfig.closed_eligible_bursts
     combine_min_loads: int = combine.MIN_LOADS
     combine_weight_power: float = combine.WEIGHT_POWER
     usl_method: str = USLModel.method

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from kneecap import config
 from kneecap.modeling.base import (
     N_BOOT,
     SEED,
@@ -28,7 +29,7 @@ FAMILY = "usl"
 #: How :class:`USLModel` fits: ``nls`` as R's ``usl`` package (absolute errors, fixed start,
 #: ``gamma`` fitted); ``field`` as Gunther fits it by hand (``X(1)`` normalisation where
 #: measured, the quadratic-regression start, relative errors)
-USL_METHODS = ("nls", "field")
+USL_METHODS = config.USL_METHODS
 #: Fewer distinct loads than this and a fit is flagged ``few_points``: its band comes from
 #: refits to the points perturbed by :data:`FEW_POINTS_NOISE` (:meth:`USLModel.fit`), not from
 #: residuals three points cannot measure
@@ -98,7 +99,7 @@ class USLModel:
 
     alpha: float = 0.05
     coherency: bool = True
-    method: str = "nls"
+    method: str = config.TrainConfig.usl_method
     n_boot: int = N_BOOT
     seed: int = SEED
     few_points_noise: float = FEW_POINTS_NOISE

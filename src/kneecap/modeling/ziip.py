@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kneecap.config import PlannerConfig, TrainConfig
 from kneecap.modeling.base import to_jsonable
 
 
 @dataclass(frozen=True)
-class PlannerPolicy:
+class PlannerPolicy(PlannerConfig):
     """How the planner judges a configuration (params.yaml ``planner``, plus ``train.knee_k``).
 
     ``max_ziip_busy_pct`` caps busy per zIIP and ``max_spill_pct`` the share of eligible work that
@@ -21,17 +22,12 @@ class PlannerPolicy:
     choice. ``ziip_cost`` / ``gcp_cost`` are the relative prices of one engine of each kind (only
     their ratio matters); a tie goes to zIIPs. ``max_added_gcp`` bounds the GCPs the planner may add
     to the configuration asked about. ``conservative`` requires the band's upper end, not the
-    prediction, to meet the SLO.
+    prediction, to meet the SLO. The fields and their defaults are those of
+    :class:`kneecap.config.PlannerConfig` and ``knee_k`` of :class:`kneecap.config.TrainConfig`,
+    written once there; this class adds the checks.
     """
 
-    max_ziip_busy_pct: float | None = 80.0
-    max_spill_pct: float | None = 10.0
-    max_n_ziip: int = 16
-    max_added_gcp: int = 0
-    ziip_cost: float = 1.0
-    gcp_cost: float = 1.0
-    conservative: bool = False
-    knee_k: float = 3.0
+    knee_k: float = TrainConfig.knee_k
 
     def __post_init__(self) -> None:
         if self.max_n_ziip < 0 or self.max_added_gcp < 0:

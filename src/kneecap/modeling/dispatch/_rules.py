@@ -9,22 +9,16 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from kneecap.config import HELP_RULES, TrainConfig
 from kneecap.schema import MAX_ENGINES
 
-#: When GCPs help (see :class:`Dispatch`).
-HELP_RULES = ("pool", "burst")
-
-
-#: z/OS's own dispatcher settings, the default of every model and of ``params.yaml`` ``train``:
-#: IEAOPTxx IIPHONORPRIORITY=YES and ZIIPAWMT=3200 microseconds (the default with HiperDispatch),
-#: with the zIIP pool asking for help as a whole (``help_rule``, see :class:`Dispatch`).
-HONOR_PRIORITY = True
-
-
-HELP_WAIT_MS = 3.2
-
-
-HELP_RULE = "pool"
+#: z/OS's own dispatcher settings, the default of every model and of ``params.yaml`` ``train``
+#: (written in :class:`kneecap.config.TrainConfig`): IEAOPTxx IIPHONORPRIORITY=YES and
+#: ZIIPAWMT=3200 microseconds (the default with HiperDispatch), with the zIIP pool asking for help
+#: as a whole (``help_rule``, see :class:`Dispatch`); :data:`HELP_RULES`: when GCPs help.
+HONOR_PRIORITY = TrainConfig.honor_priority
+HELP_WAIT_MS = TrainConfig.help_wait_ms
+HELP_RULE = TrainConfig.help_rule
 
 
 @dataclass(frozen=True)
