@@ -1,9 +1,8 @@
 """The desk's charts: the Plotly pieces every page shares, and :func:`show`, which draws them.
 
 The pieces (a curve with its band, shaded spans and vertical lines, the desk's template) live in
-:mod:`kneecap.report.figures`, where the capacity report draws the same charts, and reach the desk
-through ``resources`` as every kneecap call does; this module makes the template the process's
-default and adds Streamlit.
+:mod:`kneecap.report.figures`, where the capacity report draws the same charts; this module makes
+the template the process's default and adds Streamlit.
 """
 
 from __future__ import annotations
@@ -11,7 +10,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
-from resources import figures
+
+from kneecap.report import figures
 
 BAND_FILL, MODEL_COLOUR, TEMPLATE = figures.BAND_FILL, figures.MODEL_COLOUR, figures.TEMPLATE
 curve_with_band, span, vline = figures.curve_with_band, figures.span, figures.vline

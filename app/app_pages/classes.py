@@ -7,10 +7,14 @@ allows.
 import math
 
 import charts
+import inputs
 import pandas as pd
 import plotly.graph_objects as go
 import resources as res
 import streamlit as st
+import tables
+
+from kneecap import forecasting, modeling
 
 
 def day(value) -> str:
@@ -20,7 +24,7 @@ def day(value) -> str:
 
 def when(growth: dict, name: str, label: str) -> str:
     """'<label> reached by P90 with 90 % probability, earliest E, most likely M' (kneecap's one wording)."""
-    return res.forecasting.reach_sentence(growth, name, label, horizon_end=growth["forecast"].index[-1])
+    return forecasting.reach_sentence(growth, name, label, horizon_end=growth["forecast"].index[-1])
 
 
 st.title("SMF classes")
@@ -30,7 +34,7 @@ if not classes:
             "`make run` (the open dispatch model is fitted per service and report class).")
     st.stop()
 workload = st.selectbox("Class", classes, key="cls_workload")
-res.follow_workload("cls", workload)
+inputs.follow_workload("cls", workload)
 key = res.champion_key(workload)
 model = res.response_model(workload)
 base = model.base
@@ -46,26 +50,26 @@ base_knee = res.class_knee(workload, key, int(base["n_gcp"]), int(base["n_ziip"]
 c1, c2 = st.columns(2)
 slo = c1.number_input("Response-time SLO (ms)", 0.01, 100_000.0,
                       value=float(math.ceil(2 * base_knee.unloaded_resp_ms * 10) / 10),
-                      key=res.widget_key("cls_slo", workload),
+                      key=inputs.widget_key("cls_slo", workload),
                       help=f"default twice the unloaded response ({base_knee.unloaded_resp_ms:.3g} ms)")
 growth_rule = res.growth_policy()
 period = "day" if growth_rule.freq == "D" else "week"
 peak_word = "daily" if period == "day" else "weekly"
 horizon = c2.number_input(f"Forecast horizon ({period}s)", 1, 3650, value=int(growth_rule.horizon), step=1,
-                          key=res.widget_key("cls_horizon", workload),
+                          key=inputs.widget_key("cls_horizon", workload),
                           help="params.yaml `growth.horizon`: no crossing is looked for beyond it")
 with st.expander("LPAR the knee and the SLO load are computed for", expanded=False):
     l1, l2, l3 = st.columns(3)
-    n_gcp = l1.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=res.widget_key("cls_n_gcp", workload))
-    n_ziip = l2.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key=res.widget_key("cls_n_ziip", workload))
+    n_gcp = l1.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=inputs.widget_key("cls_n_gcp", workload))
+    n_ziip = l2.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key=inputs.widget_key("cls_n_ziip", workload))
     bg = l3.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05,
-                         key=res.widget_key("cls_bg_load", workload),
+                         key=inputs.widget_key("cls_bg_load", workload),
                          help=f"their busy at the class's peak ({base['bg_gcp_busy_pct']:.1f} % per GCP, "
                               f"{base['bg_ziip_busy_pct']:.1f} % per zIIP) times this factor")
 
 try:
     knee = res.class_knee(workload, key, int(n_gcp), int(n_ziip), float(bg))
-except res.modeling.ModelError as exc:
+except modeling.ModelError as exc:
     st.error(f"{workload}: {exc}")
     st.stop()
 slo_tps = res.class_slo_tps(workload, key, float(slo), int(n_gcp), int(n_ziip), float(bg))
@@ -90,7 +94,7 @@ for warning in res.answer_warnings(workload, key, {f"knee_tps_{rule}_help": valu
                                                   for rule, value in knee.by_help_rule.items()}):
     st.warning(f"The knee and the SLO load: {warning}.")
 
-configuration = res.configuration_words(int(n_gcp), int(n_ziip), other_load=float(bg))
+configuration = inputs.configuration_words(int(n_gcp), int(n_ziip), other_load=float(bg))
 st.markdown(f"**{configuration}:** knee at {knee.load:.4g} tps "
             f"(95% band {knee.load_lo:.4g}-{knee.load_hi:.4g}): "
             + (when(growth, "knee", "knee") if growth else "no forecast") + ".")
@@ -108,7 +112,7 @@ fig.add_trace(go.Scatter(x=history["interval_start_at"], y=history["tps"], name=
                          line={"color": "#9e9e9e", "width": 1}))
 if growth:
     forecast = growth["forecast"]
-    dates = [growth.get(f"date_{n}{s}") for n in ("knee", "slo") for s in res.forecasting.DATE_SUFFIXES]
+    dates = [growth.get(f"date_{n}{s}") for n in ("knee", "slo") for s in forecasting.DATE_SUFFIXES]
     reached = [pd.Timestamp(d) for d in dates if d is not None]
     last = peaks.index[-1]
     shown_to = forecast.index[-1]
@@ -182,10 +186,10 @@ if growth:
     hours = f", hours {growth_rule.hours[0]}-{growth_rule.hours[1]}" if growth_rule.hours else ""
     st.markdown(f"Candidates scored by rolling-origin error on the {peak_word} peaks (the smallest wins); a "
                 f"{period}'s peak is the {growth_rule.stat} of its intervals' tps{hours} (params.yaml `growth`):")
-    res.show_text_table(growth["competitors"])
+    tables.show_text_table(growth["competitors"])
     out = pd.concat([peaks.rename("peak_tps"), growth["forecast"]], axis=1)
     out.index.name = "period_start"
     out = out.assign(knee_tps=knee.load, knee_tps_lo=knee.load_lo, knee_tps_hi=knee.load_hi,
                      slo_resp_ms=float(slo), slo_tps=slo_tps).reset_index()
-    st.download_button("Download peaks and forecast (CSV)", res.csv_text(out),
+    st.download_button("Download peaks and forecast (CSV)", tables.csv_text(out),
                        file_name=f"{workload}-growth.csv", mime="text/csv", key="cls_download")

@@ -7,12 +7,15 @@ import charts
 import plotly.graph_objects as go
 import resources as res
 import streamlit as st
+import tables
+
+from kneecap.upload import MAX_UPLOAD_MB, UploadError, upload_name
 
 
 def offer(frame, name: str, key: str) -> None:
     """A table (labelled columns, the cells as read) and its CSV download."""
-    res.show_table(frame, key, rounded=False)
-    st.download_button(f"Download {name} (CSV)", res.csv_text(frame), file_name=f"{name}.csv", mime="text/csv",
+    tables.show_table(frame, key, rounded=False)
+    st.download_button(f"Download {name} (CSV)", tables.csv_text(frame), file_name=f"{name}.csv", mime="text/csv",
                        key=f"{key}_download")
 
 
@@ -37,7 +40,7 @@ def upload_chart(preview: dict, key: str) -> None:
 
 st.title("Data")
 st.markdown("Uploads are parsed with kneecap's readers and never executed or unpickled; nothing is "
-            f"published from here. Limit {res.upload.MAX_UPLOAD_MB} MB. For the pipeline, `kneecap ingest FILE` brings "
+            f"published from here. Limit {MAX_UPLOAD_MB} MB. For the pipeline, `kneecap ingest FILE` brings "
             "SMF dumps and RMF XML in, `kneecap add-table FILE --source ...` a measurement table; then "
             "`make pipeline promote` (README, Your own data).")
 upload = st.file_uploader("Measurement CSV, SMF dump (RDW / RECFM=U / VBS, optionally gzip) or RMF Postprocessor XML",
@@ -53,12 +56,12 @@ given = {"n_gcp": setup[0].number_input("GCPs", min_value=1, max_value=64, value
                                                 step=10.0, key="data_think")}
 fill = {column: float(value) for column, value in given.items() if value is not None}
 if upload is not None:
-    name = res.upload.upload_name(upload.name)
+    name = upload_name(upload.name)
     bar = st.progress(0.0, text=f"Reading {name}")
     try:
         result = res.ingest_upload(name, upload.getvalue(), fill=fill,
                                    progress=lambda fraction, text: bar.progress(fraction, text=text))
-    except res.upload.UploadError as exc:
+    except UploadError as exc:
         bar.empty()
         st.error(str(exc))
         if not exc.problems.empty:

@@ -5,10 +5,14 @@ Communications Server workload names and works out cost per transaction from RMF
 """
 
 import charts
+import inputs
 import pandas as pd
 import plotly.graph_objects as go
 import resources as res
 import streamlit as st
+import tables
+
+from kneecap import factors, forecasting, modeling, workloads
 
 st.title("What-if factors")
 st.caption("Published effects of configuration choices (SMC-Rv2, an LTPA token, the z/OS Connect communication "
@@ -18,12 +22,12 @@ st.caption("Published effects of configuration choices (SMC-Rv2, an LTPA token, 
 
 try:
     catalogue = res.factor_catalogue()
-except res.factors.FactorError as exc:
+except factors.FactorError as exc:
     st.error(f"The factor catalogue cannot be read:\n\n{exc}")
     st.stop()
 
 with st.expander("Catalogue", expanded=False):
-    res.show_table(res.catalogue_table(), "factor_catalogue",
+    tables.show_table(res.catalogue_table(), "factor_catalogue",
                    ["factor_id", "factor", "effect", "qualifier", "value", "base_value", "unit", "apply_as", "cpu_on",
                     "status", "applicable", "why_not", "source_file", "section", "table_or_figure"], rounded=False)
 
@@ -33,16 +37,16 @@ workload_list = [w for w in res.workloads_with("response") if res.response_model
 if not workload_list:
     st.info("No closed-workload model has a champion yet (run `make run`).")
 else:
-    default = res.opening_workload(workload_list, "factor_workload")
+    default = inputs.opening_workload(workload_list, "factor_workload")
     workload = st.selectbox("Workload", workload_list, index=default, key="factor_workload")
-    res.follow_workload("factor", workload)
+    inputs.follow_workload("factor", workload)
     key = res.champion_key(workload)
     model = res.response_model(workload)
-    base = res.forecasting.default_configuration(model)
+    base = forecasting.default_configuration(model)
     applicable = [f for f in catalogue.values() if f.applicable]
     ids = [f.factor_id for f in applicable]
     first = ids.index("smc_rv2_vs_tcpip_str_server") if "smc_rv2_vs_tcpip_str_server" in ids else 0
-    factor_id = st.selectbox("Factor", ids, index=first, key=res.widget_key("factor_id", workload),
+    factor_id = st.selectbox("Factor", ids, index=first, key=inputs.widget_key("factor_id", workload),
                              format_func=lambda i: f"{i}: {catalogue[i].factor}")
     factor = catalogue[factor_id]
     gcp_only = 1.0 - float(model.ziip_eligible_fraction)
@@ -52,17 +56,18 @@ else:
                   "fraction of transactions it applies to.")
     c1, c2, c3 = st.columns(3)
     share = c1.number_input("Share", 0.0, 1.0, value=default_share, step=0.01,
-                            key=res.widget_key(f"factor_share_{factor_id}", workload),
+                            key=inputs.widget_key(f"factor_share_{factor_id}", workload),
                             help=share_help)
     clients = c2.number_input("Clients", 1, 100_000, value=int(model.train_ranges["clients"][1]),
-                              key=res.widget_key("factor_clients", workload))
+                              key=inputs.widget_key("factor_clients", workload))
     slo = c3.number_input("Response-time SLO (ms)", 0.01, 100_000.0, value=2.0,
-                          key=res.widget_key("factor_slo", workload))
+                          key=inputs.widget_key("factor_slo", workload))
     c4, c5, c6 = st.columns(3)
-    n_gcp = c4.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=res.widget_key("factor_n_gcp", workload))
-    n_ziip = c5.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]), key=res.widget_key("factor_n_ziip", workload))
+    n_gcp = c4.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=inputs.widget_key("factor_n_gcp", workload))
+    n_ziip = c5.number_input("zIIPs", 0, 64, value=int(base["n_ziip"]),
+                             key=inputs.widget_key("factor_n_ziip", workload))
     think = c6.number_input("Think time (ms)", 0.0, 10_000.0, value=float(base["think_time_ms"]),
-                            key=res.widget_key("factor_think", workload))
+                            key=inputs.widget_key("factor_think", workload))
 
     qualifier = {"~": "about ", ">": "more than ", "": ""}[factor.qualifier]
     printed = f"{qualifier}{factor.value:g}" + (f" vs {factor.base_value:g}" if factor.base_value is not None else "")
@@ -74,10 +79,10 @@ else:
     try:
         row = res.factor_forecast(workload, key, float(clients), int(n_gcp), int(n_ziip), float(think), float(slo),
                                   factor_id, float(share))
-    except (res.factors.FactorError, res.modeling.ModelError) as exc:
+    except (factors.FactorError, modeling.ModelError) as exc:
         st.error(str(exc))
     else:
-        configuration = res.configuration_words(n_gcp, n_ziip, float(think))
+        configuration = inputs.configuration_words(n_gcp, n_ziip, float(think))
         st.markdown(f"**{configuration}, {clients} clients, SLO {slo:g} ms:** knee at about "
                     f"{row['knee_clients']:.0f} clients, {row['knee_clients_adjusted']:.0f} with {factor_id}; "
                     f"response {row['resp_ms']:.2f} ms, {row['resp_ms_adjusted']:.2f} ms with it.")
@@ -123,11 +128,11 @@ st.subheader("Communications Server workload name")
 name = st.text_input("Workload name", value="CRR30(200B/200B)", key="cs_name",
                      help="RR, CRR or STR, clients, (request bytes/response bytes), e.g. STR3(1B/20MB)")
 try:
-    parsed = res.parse_workload_name(name)
-except res.workloads.WorkloadNameError as exc:
+    parsed = workloads.parse_workload_name(name)
+except workloads.WorkloadNameError as exc:
     st.error(str(exc))
 else:
-    res.show_table(pd.DataFrame([{"pattern": parsed.pattern, "meaning": res.workloads.PATTERNS[parsed.pattern],
+    tables.show_table(pd.DataFrame([{"pattern": parsed.pattern, "meaning": workloads.PATTERNS[parsed.pattern],
                                       "clients": parsed.clients, "req_bytes": parsed.req_bytes,
                                       "resp_bytes": parsed.resp_bytes, "connect_per_tran": parsed.connect_per_tran}]),
                    "cs_name_parsed", rounded=False)
@@ -140,6 +145,6 @@ util = u1.number_input("LPAR utilisation %", 0.0, 100.0, value=25.0, key="lpar_u
 n_cp = u2.number_input("Online CPs", 1, 256, value=4, key="lpar_n_cp")
 interval = u3.number_input("Interval (s)", 0.001, 86_400.0, value=10.0, key="lpar_interval")
 trans = u4.number_input("Transactions", 1, 10**12, value=1_000_000, key="lpar_trans")
-cost_ms = res.lpar_cost_ms(float(util), int(n_cp), float(interval), float(trans))
+cost_ms = workloads.cpu_ms_per_tran_from_lpar(float(util), int(n_cp), float(interval), float(trans))
 st.metric("CPU cost per transaction", f"{cost_ms * 1000:.4g} us",
           help=f"{cost_ms:.6g} ms; {trans / interval:,.0f} trans/s")

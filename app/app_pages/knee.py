@@ -3,10 +3,14 @@
 import math
 
 import charts
+import inputs
 import plotly.graph_objects as go
 import resources as res
 import streamlit as st
+import tables
 from charts import span, vline
+
+from kneecap import forecasting, measured_fit, modeling
 
 
 def nice_ceiling(x: float) -> float:
@@ -75,30 +79,30 @@ def class_knee_page(workload: str, key: str, model) -> None:
         # default: the curve up to saturation on the base LPAR (beyond it no response is drawn)
         max_tps = st.slider("Class tps (curve up to)", step, top,
                             value=min(top, math.ceil(base_knee.max_tps / step) * step), step=step,
-                            key=res.widget_key("knee_max_tps", workload))
+                            key=inputs.widget_key("knee_max_tps", workload))
         fine = step / 10
         tps = st.slider("Class tps (what-if point)", 0.0, float(max_tps),
                         value=min(float(max_tps), round(measured_max / fine) * fine), step=fine,
-                        key=res.widget_key("knee_tps", workload),
+                        key=inputs.widget_key("knee_tps", workload),
                         help=f"the class's busiest measured interval ran {measured_max:.4g} tps")
         bg = st.slider("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05,
-                       key=res.widget_key("knee_bg_load", workload),
+                       key=inputs.widget_key("knee_bg_load", workload),
                        help="Their measured busy at the class's peak times this factor (1: as measured).")
     with right:
-        n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=res.widget_key("knee_n_gcp", workload))
-        n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=res.widget_key("knee_n_ziip", workload))
+        n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=inputs.widget_key("knee_n_gcp", workload))
+        n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=inputs.widget_key("knee_n_ziip", workload))
 
     try:
         knee = res.class_knee(workload, key, n_gcp, n_ziip, float(bg))
-    except res.modeling.ModelError as exc:
+    except modeling.ModelError as exc:
         st.error(f"{workload}: {exc}")
         st.stop()
     curve = res.class_curve(workload, key, n_gcp, n_ziip, float(bg), float(max_tps))
     at = res.class_point(workload, key, max(float(tps), 1e-9 * float(max_tps)), n_gcp, n_ziip, float(bg))
     points = res.measured_points(workload)
 
-    configuration = res.configuration_words(n_gcp, n_ziip, other_load=float(bg))
-    st.markdown(f"**{configuration}:** {res.modeling.knee_sentence(knee, measured_max)}")
+    configuration = inputs.configuration_words(n_gcp, n_ziip, other_load=float(bg))
+    st.markdown(f"**{configuration}:** {modeling.knee_sentence(knee, measured_max)}")
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric(f"Response at {tps:.4g} tps", fmt(at["resp_ms"], " ms"), delta=band_delta(at), delta_color="off",
               delta_arrow="off", help="the model's response at the what-if point, with its 95 % band")
@@ -109,7 +113,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     m4.metric("GCP busy (per engine)", fmt(at["gcp_busy_pct"], " %", 0), help="all classes' work on the GCPs")
     m5.metric("Eligible work on GCPs", fmt(at["ziip_eligible_on_gcp_share_pct"], " %", 1),
               help="share of the class's zIIP-eligible CPU that ran on GCPs (IIPCP / (IIP + IIPCP))")
-    beyond = res.forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
+    beyond = forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
     for warning in res.answer_warnings(workload, key, beyond):
         st.warning(f"Response at {tps:.4g} tps: {warning}.")
 
@@ -145,7 +149,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     fig.update_layout(xaxis_title="class tps", yaxis_title="response time (ms)", height=420,
                       xaxis_range=[0, float(max_tps) * 1.02], yaxis_range=[0, y_top])
     charts.show(fig, key="knee_chart")
-    band = res.forecasting.band_sentence(curve, "tps", "tps", knee.load)
+    band = forecasting.band_sentence(curve, "tps", "tps", knee.load)
     if band:
         # a band of a few % is about as thin as the line on an axis scaled to the knee's response:
         # its width said in words, not drawn wider than the model has it
@@ -166,7 +170,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     util.add_vline(x=knee.load, line_dash="dash", line_color="orange")
     util.update_layout(xaxis_title="class tps", yaxis_title="%", height=300)
     charts.show(util, key="util_chart")
-    st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
+    st.download_button("Download curve (CSV)", lambda: tables.csv_text(curve), file_name=f"{workload}-curve.csv",
                        mime="text/csv", key="knee_download", on_click="ignore")
     report_button(workload, key, max(float(tps), 1e-9 * float(max_tps)),
                   {"n_gcp": n_gcp, "n_ziip": n_ziip, "bg_load_factor": float(bg)})
@@ -178,12 +182,12 @@ if not workloads:
     st.info("No response-time model has a champion yet. Run `make run` (or `dvc repro` then "
             "`kneecap promote --if-missing`).")
     st.stop()
-default = res.opening_workload(workloads, "knee_workload")
+default = inputs.opening_workload(workloads, "knee_workload")
 workload = st.selectbox("Workload", workloads, index=default, key="knee_workload")
-res.follow_workload("knee", workload)
+inputs.follow_workload("knee", workload)
 key = res.champion_key(workload)
 model = res.response_model(workload)
-if res.is_class_model(model):
+if measured_fit.is_class_model(model):
     class_knee_page(workload, key, model)
     st.stop()
 if not (model.pools and model.load_unit == "clients"):
@@ -191,20 +195,20 @@ if not (model.pools and model.load_unit == "clients"):
     st.text(model.summary())
     st.stop()
 
-base = res.forecasting.default_configuration(model)
+base = forecasting.default_configuration(model)
 left, right = st.columns(2)
 with left:
     max_clients = st.slider("Clients (curve up to)", 50, 5000,
                             value=max(600, int(model.train_ranges["clients"][1] * 1.3)),
-                            step=50, key=res.widget_key("knee_max_clients", workload))
+                            step=50, key=inputs.widget_key("knee_max_clients", workload))
     clients = st.slider("Clients (what-if point)", 1, max_clients,
                         value=min(max_clients, int(model.train_ranges["clients"][1])),
-                        key=res.widget_key("knee_clients", workload))
+                        key=inputs.widget_key("knee_clients", workload))
     think = st.slider("Think time (ms)", 0, 2000, value=int(base["think_time_ms"]), step=10,
-                      key=res.widget_key("knee_think", workload))
+                      key=inputs.widget_key("knee_think", workload))
 with right:
-    n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=res.widget_key("knee_n_gcp", workload))
-    n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=res.widget_key("knee_n_ziip", workload))
+    n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=inputs.widget_key("knee_n_gcp", workload))
+    n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=inputs.widget_key("knee_n_ziip", workload))
 
 # the knee first, told how far the curve goes: one solve per think time serves the knee (each
 # draw until it has crossed), the curve and the what-if point
@@ -213,8 +217,8 @@ curve = res.curve(workload, key, n_gcp, n_ziip, float(think), max_clients)
 at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think))
 points = res.measured_points(workload)
 
-configuration = res.configuration_words(n_gcp, n_ziip, float(think))
-st.markdown(f"**{configuration}:** {res.modeling.knee_sentence(knee)}")
+configuration = inputs.configuration_words(n_gcp, n_ziip, float(think))
+st.markdown(f"**{configuration}:** {modeling.knee_sentence(knee)}")
 if hasattr(model, "calibration_sentence"):
     st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. "
                f"**Band held out:** {model.calibration_sentence()}.")
@@ -226,7 +230,7 @@ m3.metric("zIIP busy (offered)", "-" if at["ziip_busy_pct"] != at["ziip_busy_pct
 m4.metric("Eligible work on GCPs", f"{at['ziip_eligible_on_gcp_share_pct']:.1f} %",
           help="share of the workload's zIIP-eligible CPU that runs on GCPs (IIPCP / (IIP + IIPCP))")
 trained = model.train_ranges["clients"]
-beyond = res.forecasting.extrapolation(trained, clients, "clients",
+beyond = forecasting.extrapolation(trained, clients, "clients",
                                        configuration=(n_gcp, n_ziip, float(think)),
                                        measured=model.train_ranges.get("configs"))
 structures = res.structure_knees(workload, key, n_gcp, n_ziip, float(think))
@@ -238,7 +242,7 @@ if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
         else "the fit's uncertainty only (too few loads to measure more)"
     st.caption(f"The what-if point is {beyond['extrapolation']}: its band is {widened}.")
 if hasattr(model, "dispatch"):
-    caveat = res.forecasting.latched_help_caveat(model.dispatch(n_gcp, n_ziip), model.cpu_ms_per_tran,
+    caveat = forecasting.latched_help_caveat(model.dispatch(n_gcp, n_ziip), model.cpu_ms_per_tran,
                                                  model.ziip_eligible_fraction, at["tps"], float(think), at["resp_ms"])
     if caveat is not None:
         st.warning(f"The what-if point: {caveat}.")
@@ -263,7 +267,7 @@ if not points.empty and "clients" in points:
         fig.add_trace(go.Scatter(x=other["clients"], y=other["resp_ms"], mode="markers",
                                  name="measured (other configs)",
                                  marker={"size": 9, "symbol": "x", "color": "#7f7f7f"}))
-    observed = res.observed_knee(same)
+    observed = measured_fit.observed_knee_point(same)
 if has_knee:
     fig.add_trace(span(knee.load_lo, min(knee.load_hi, x_max), y_top,
                        f"knee 95% band {knee.load_lo:.0f}-{knee.load_hi:.0f}",
@@ -278,7 +282,7 @@ if observed is not None:
 fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420, xaxis_range=[0, x_max],
                   yaxis_range=[0, y_top])
 charts.show(fig, key="knee_chart")
-band = res.forecasting.band_sentence(curve, "clients", "clients", knee.load if has_knee else float("nan"))
+band = forecasting.band_sentence(curve, "clients", "clients", knee.load if has_knee else float("nan"))
 if band:
     # a band of a few % is as thin as the line on an axis scaled to the knee: its width said in words
     st.caption(f"**Response band (95 %):** {band}. It runs along the whole curve; where it looks as thin as the "
@@ -295,6 +299,6 @@ util.add_trace(go.Scatter(x=curve["clients"], y=curve["ziip_eligible_on_gcp_shar
 util.update_layout(xaxis_title="clients", yaxis_title="%", height=300)
 charts.show(util, key="util_chart")
 # the CSV is written when the button is pressed, not on every slider step
-st.download_button("Download curve (CSV)", lambda: res.csv_text(curve), file_name=f"{workload}-curve.csv",
+st.download_button("Download curve (CSV)", lambda: tables.csv_text(curve), file_name=f"{workload}-curve.csv",
                    mime="text/csv", key="knee_download", on_click="ignore")
 report_button(workload, key, float(clients), {"n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": float(think)})

@@ -2,6 +2,7 @@
 
 import resources as res
 import streamlit as st
+import tables
 
 st.title("Models")
 frame = res.registered()
@@ -19,10 +20,10 @@ if done:
 champions = frame[frame["aliases"].str.contains("champion", na=False)]
 st.markdown(f"{frame['name'].nunique()} registered models, {len(frame)} versions, "
             f"{len(champions)} with a `@champion` (the version the other pages and the CLI use).")
-res.show_table(frame, "models_table", res.planner_columns(frame, res.MODEL_COLUMNS))
+tables.show_table(frame, "models_table", tables.planner_columns(frame, tables.MODEL_COLUMNS))
 st.caption("Each version's model family, run and every metric logged with it are in the CSV; the Workloads page "
            "shows a champion's metrics in words.")
-st.download_button("Download registered models (CSV)", res.csv_text(frame), file_name="registered_models.csv",
+st.download_button("Download registered models (CSV)", tables.csv_text(frame), file_name="registered_models.csv",
                    mime="text/csv", key="models_download")
 
 weights = res.combination_weights()
@@ -32,7 +33,7 @@ if not weights.empty:
     st.caption("Where several model families fit one curve, each is scored by rolling-origin backtests on "
                "the training rows (fit the lower loads, MAPE on the loads above) and weighted by "
                "1 / MAPE^p; the prediction is the weighted mean, its band spans every member's band.")
-    res.show_table(weights, "models_weights")
+    tables.show_table(weights, "models_weights")
 
 st.subheader("Promote a version to champion")
 left, right = st.columns(2)

@@ -7,8 +7,12 @@ is planned at a target tps with the LPAR's other classes on the same engines.
 import math
 from dataclasses import replace
 
+import inputs
 import resources as res
 import streamlit as st
+import tables
+
+from kneecap import forecasting, measured_fit
 
 st.title("zIIP planner")
 # the planner weighs engine counts: a model of the zIIP and GCP pools answers it
@@ -16,13 +20,13 @@ workloads = [w for w in res.workloads_with("response") if res.response_model(w).
 if not workloads:
     st.info("No closed-workload or SMF class model has a champion yet (run `make run`).")
     st.stop()
-default = res.opening_workload(workloads, "plan_workload")
+default = inputs.opening_workload(workloads, "plan_workload")
 workload = st.selectbox("Workload", workloads, index=default, key="plan_workload")
-res.follow_workload("plan", workload)
+inputs.follow_workload("plan", workload)
 key = res.champion_key(workload)
 model = res.response_model(workload)
 policy = res.policy()
-is_class = res.is_class_model(model)
+is_class = measured_fit.is_class_model(model)
 
 # every zIIP + GCP mix the plan weighs is one banded solve up to the target: 10,000 clients keeps a
 # plan within seconds on the desk (kneecap forecast takes up to MAX_SCENARIO_CLIENTS, 50,000)
@@ -32,38 +36,38 @@ if is_class:
     lpar = model.base
     measured_max = float(model.train_ranges["tps_max"])
     unloaded = res.class_knee(workload, key, int(lpar["n_gcp"]), int(lpar["n_ziip"]), 1.0).unloaded_resp_ms
-    tps = c1.number_input("Target tps", 0.001, float(res.forecasting.MAX_TPS),
+    tps = c1.number_input("Target tps", 0.001, float(forecasting.MAX_TPS),
                           value=max(0.001, round(measured_max * 1.2, 3)), format="%.3f",
-                          key=res.widget_key("plan_tps", workload),
+                          key=inputs.widget_key("plan_tps", workload),
                           help=f"the class's peak interval measured {measured_max:.4g} tps; default 20 % more")
     bg = c2.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05,
-                         key=res.widget_key("plan_bg_load", workload),
+                         key=inputs.widget_key("plan_bg_load", workload),
                          help=f"their busy at the class's peak ({lpar['bg_gcp_busy_pct']:.1f} % per GCP, "
                               f"{lpar['bg_ziip_busy_pct']:.1f} % per zIIP) times this factor")
-    n_gcp = c3.number_input("GCPs", 1, 64, value=int(lpar["n_gcp"]), key=res.widget_key("plan_n_gcp", workload))
+    n_gcp = c3.number_input("GCPs", 1, 64, value=int(lpar["n_gcp"]), key=inputs.widget_key("plan_n_gcp", workload))
     slo = c4.number_input("Response-time SLO (ms)", 0.01, 100_000.0,
-                          value=float(math.ceil(2 * unloaded * 10) / 10), key=res.widget_key("plan_slo", workload),
+                          value=float(math.ceil(2 * unloaded * 10) / 10), key=inputs.widget_key("plan_slo", workload),
                           help=f"default twice the unloaded response ({unloaded:.3g} ms)")
 else:
-    base = res.forecasting.default_configuration(model)
+    base = forecasting.default_configuration(model)
     clients = c1.number_input("Target clients", 1, MAX_TARGET_CLIENTS, value=int(model.train_ranges["clients"][1]),
-                              key=res.widget_key("plan_clients", workload))
+                              key=inputs.widget_key("plan_clients", workload))
     think = c2.number_input("Think time (ms)", 0.0, 10_000.0, value=float(base["think_time_ms"]),
-                            key=res.widget_key("plan_think", workload))
-    n_gcp = c3.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=res.widget_key("plan_n_gcp", workload))
+                            key=inputs.widget_key("plan_think", workload))
+    n_gcp = c3.number_input("GCPs", 1, 64, value=int(base["n_gcp"]), key=inputs.widget_key("plan_n_gcp", workload))
     slo = c4.number_input("Response-time SLO (ms)", 0.01, 100_000.0, value=2.0,
-                          key=res.widget_key("plan_slo", workload))
+                          key=inputs.widget_key("plan_slo", workload))
 p1, p2, p3, p4 = st.columns(4)
 max_busy = p1.number_input("Policy: max zIIP busy % per engine", 1.0, 100.0,
                            value=float(policy.max_ziip_busy_pct or 100.0),
-                           key=res.widget_key("plan_max_busy", workload))
+                           key=inputs.widget_key("plan_max_busy", workload))
 max_spill = p2.number_input("Policy: max eligible work on GCPs %", 0.0, 100.0,
                             value=float(policy.max_spill_pct or 100.0),
-                            key=res.widget_key("plan_max_spill", workload))
+                            key=inputs.widget_key("plan_max_spill", workload))
 max_added = p3.number_input("GCPs the plan may add", 0, 64, value=int(policy.max_added_gcp),
-                            key=res.widget_key("plan_max_added_gcp", workload))
+                            key=inputs.widget_key("plan_max_added_gcp", workload))
 conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.conservative),
-                           key=res.widget_key("plan_conservative", workload))
+                           key=inputs.widget_key("plan_conservative", workload))
 
 chosen = replace(policy, max_ziip_busy_pct=float(max_busy), max_spill_pct=float(max_spill),
                  max_added_gcp=int(max_added), conservative=bool(conservative))
@@ -73,34 +77,35 @@ else:
     answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen)
 # the configuration first: the answer is for these inputs and says so
 if is_class:
-    configuration = (f"{res.configuration_words(n_gcp, other_load=float(bg))}, {tps:g} tps, "
+    configuration = (f"{inputs.configuration_words(n_gcp, other_load=float(bg))}, {tps:g} tps, "
                      f"SLO {slo:g} ms")
 else:
-    configuration = f"{res.configuration_words(n_gcp, think_time_ms=float(think))}, {clients} clients, SLO {slo:g} ms"
+    machine = inputs.configuration_words(n_gcp, think_time_ms=float(think))
+    configuration = f"{machine}, {clients} clients, SLO {slo:g} ms"
 if answer["n_ziip"] is None:
     st.error(f"**{configuration}:** {answer['reason']}.")
 else:
     st.success(f"**{configuration}:** recommendation {answer['reason']}.")
 st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
 if is_class:
-    beyond = res.forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
+    beyond = forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
 else:
-    beyond = res.forecasting.extrapolation(model.train_ranges["clients"], float(clients), "clients")
+    beyond = forecasting.extrapolation(model.train_ranges["clients"], float(clients), "clients")
 for warning in res.answer_warnings(workload, key, beyond):
     st.warning(f"The plan's responses: {warning}.")
 # the mixes judged, narrow enough to fit: the band as one column, the rules' verdict in words (the
 # CSV keeps every column: throughput, IIPCP, meets_slo, meets_policy and the rule names among them)
 table = answer["table"].assign(band=[f"{lo:.3g}-{hi:.3g}" for lo, hi in
                                      zip(answer["table"]["resp_ms_lo"], answer["table"]["resp_ms_hi"])])
-res.show_table(table, "plan_table",
+tables.show_table(table, "plan_table",
                ["n_gcp", "n_ziip", "resp_ms", "band", "ziip_busy_pct", "gcp_busy_pct", "ziip_eligible_on_gcp_share_pct",
                 "meets_slo", "meets_policy"])
-st.download_button("Download plan (CSV)", res.csv_text(answer["table"]), file_name=f"{workload}-ziip-plan.csv",
+st.download_button("Download plan (CSV)", tables.csv_text(answer["table"]), file_name=f"{workload}-ziip-plan.csv",
                    mime="text/csv", key="plan_download")
 turned_away = table[table["failed_rules"] != ""]
 if not turned_away.empty:
     # below the table rather than in it: a sentence per row would not fit beside the numbers
-    lines = "\n".join(f"- **{res.configuration_words(r.n_gcp, r.n_ziip)}** {r.verdict}."
+    lines = "\n".join(f"- **{inputs.configuration_words(r.n_gcp, r.n_ziip)}** {r.verdict}."
                        for r in turned_away.itertuples())
     passing = len(table) - len(turned_away)
     tail = (f"\n\nThe other {passing} mix(es) meet the SLO and the policy; the plan is the cheapest of them."

@@ -5,19 +5,23 @@ held-out points.
 """
 
 import charts
+import inputs
 import plotly.express as px
 import plotly.graph_objects as go
 import resources as res
 import streamlit as st
+import tables
 from plotly.colors import hex_to_rgb
+
+from kneecap import measured_fit
 
 COLOURS = px.colors.qualitative.D3
 
 
 def offer(frame, name: str, key: str, columns: list[str] | None = None) -> None:
     """A table with labelled columns and rounded numbers, and its CSV download (the columns as named)."""
-    res.show_table(frame, key, columns)
-    st.download_button(f"Download {name} (CSV)", res.csv_text(frame), file_name=f"{name}.csv", mime="text/csv",
+    tables.show_table(frame, key, columns)
+    st.download_button(f"Download {name} (CSV)", tables.csv_text(frame), file_name=f"{name}.csv", mime="text/csv",
                        key=f"{key}_download")
 
 
@@ -33,7 +37,7 @@ def measured_summary(points, dims_row) -> str:
     if len(configs) == 1 and engines_known:
         row = configs.iloc[0]
         think = row.get("think_time_ms")
-        words.append(res.configuration_words(row["n_gcp"], row["n_ziip"], think if think == think else None))
+        words.append(inputs.configuration_words(row["n_gcp"], row["n_ziip"], think if think == think else None))
     elif len(configs) > 1:
         words.append(f"{len(configs)} configurations")
     sources = str(dims_row["source_ids"]).replace(",", ", ")
@@ -47,12 +51,12 @@ if dims.empty:
     st.stop()
 
 names = dims["workload"].tolist()
-default = res.opening_workload(names, "wl_workload")
+default = inputs.opening_workload(names, "wl_workload")
 workload = st.selectbox("Workload", names, index=default, key="wl_workload")
 points = res.measured_points(workload)
 st.markdown(f"**{workload}:** {measured_summary(points, dims.set_index('workload').loc[workload])}.")
 with st.expander(f"All {len(dims)} workloads", expanded=False):
-    offer(dims, "dim_workloads", "wl_dims", res.planner_columns(dims, res.WORKLOAD_COLUMNS))
+    offer(dims, "dim_workloads", "wl_dims", tables.planner_columns(dims, tables.WORKLOAD_COLUMNS))
     st.caption("The sources, the think time, the point counts per measure and whether a response curve or a cost "
                "model can be fitted are in the CSV.")
 origin = res.provenance(workload)
@@ -66,7 +70,7 @@ with st.expander(f"Measured points ({len(points)})", expanded=False):
                     f"{int(origin['days'].max())} day(s).")
         offer(origin, f"{workload}-provenance", "wl_provenance")
     measured = points.dropna(axis=1, how="all")
-    offer(measured, f"{workload}-points", "wl_points", res.point_columns(measured))
+    offer(measured, f"{workload}-points", "wl_points", tables.point_columns(measured))
     st.caption("Every column the warehouse holds for these points (CPU split, WLM samples, sizes) is in the CSV.")
 
 key = res.champion_key(workload)
@@ -90,7 +94,7 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
         fitted = fitted.sort_values("interval_start_at").reset_index(drop=True)
     x = fitted["interval_start_at"] if over_time else fitted.get("point_id")
     target = fitted["target"].iloc[0] if not fitted.empty else None
-    target_label = res.column_label(target) if target else ""
+    target_label = tables.column_label(target) if target else ""
 
     with fit_tab:
         if curves is not None and not curves.empty:
@@ -122,7 +126,7 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
             fig.update_layout(xaxis_title="clients", yaxis_title="response time (ms)", height=420,
                               title="Measured points and the fitted curve (95% band)")
             charts.show(fig, key=f"wl_curve_{kind}")
-        elif over_time and res.is_class_model(model):
+        elif over_time and measured_fit.is_class_model(model):
             fig = go.Figure()
             fig.add_trace(go.Scatter(x=x, y=fitted["hi"], line={"width": 0}, showlegend=False, hoverinfo="skip"))
             fig.add_trace(go.Scatter(x=x, y=fitted["lo"], fill="tonexty", line={"width": 0},
@@ -165,7 +169,7 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
                                title=f"Residuals, {target_label}")
             charts.show(bars, key=f"wl_resid_chart_{kind}")
             offer(fitted, f"{workload}-{kind}-residuals", f"wl_resid_{kind}",
-                  res.planner_columns(fitted, res.RESIDUAL_COLUMNS))
+                  tables.planner_columns(fitted, tables.RESIDUAL_COLUMNS))
 
     with competitors_tab:
         run_id = res.champion_run(workload, kind)
@@ -179,8 +183,8 @@ for kind, model in (("response", models.response), ("cost", models.cost)):
         metrics = res.run_metrics(workload, kind)
         if not metrics.empty:
             st.markdown("Training fit, knee and cross-validation figures logged with the registered version:")
-            res.show_table(res.metrics_table(metrics), f"wl_metrics_{kind}", ["measure", "value"], rounded=False)
-            st.download_button(f"Download {workload}-{kind}-metrics (CSV)", res.csv_text(metrics),
+            tables.show_table(tables.metrics_table(metrics), f"wl_metrics_{kind}", ["measure", "value"], rounded=False)
+            st.download_button(f"Download {workload}-{kind}-metrics (CSV)", tables.csv_text(metrics),
                                file_name=f"{workload}-{kind}-metrics.csv", mime="text/csv",
                                key=f"wl_metrics_{kind}_download")
         else:
@@ -191,4 +195,4 @@ if not backtest.empty:
     with st.expander("Backtest on held-out points", expanded=False):
         st.markdown("Each model family refitted without the held-out points of a case (`data/backtest`) and "
                     "scored on them (`reports/metrics/backtest.json`).")
-        offer(backtest, "backtest", "wl_backtest", res.planner_columns(backtest, res.BACKTEST_COLUMNS))
+        offer(backtest, "backtest", "wl_backtest", tables.planner_columns(backtest, tables.BACKTEST_COLUMNS))

@@ -12,6 +12,7 @@ the app at all of it."""
 from __future__ import annotations
 
 import base64
+import importlib
 import io
 import json
 import os
@@ -221,16 +222,20 @@ def plotly_values(data) -> list:
     return list(data)
 
 
-def app_resources():
-    """The desk's ``app/resources.py`` module, imported as the pages import it."""
+def app_module(name: str):
+    """One of the desk's ``app/`` modules (``resources``, ``tables``, ``inputs``), imported as the pages import it."""
     sys.path.insert(0, str(REPO / "app"))
     try:
-        import resources
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(REPO / "app"))
-    return resources
+
+
+def app_resources():
+    """The desk's ``app/resources.py`` module, imported as the pages import it."""
+    return app_module("resources")
 
 
 def widget_key(name: str, workload: str) -> str:
-    """A desk input's key for one workload, as the pages key them (app/resources.widget_key)."""
-    return app_resources().widget_key(name, workload)
+    """A desk input's key for one workload, as the pages key them (app/inputs.widget_key)."""
+    return app_module("inputs").widget_key(name, workload)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import io
 
 import pandas as pd
 
-from tests.app.conftest import app_resources
+from tests.app.conftest import app_module
 from tests.conftest import REPO
 
 
@@ -14,7 +15,7 @@ def test_a_download_neutralises_formula_cells_and_keeps_numbers():
     frame = pd.DataFrame({"workload": ['=HYPERLINK("http://x","y")', "@SUM(A1)", "CICS-A"],
                           "source": ["+cmd|' /C calc'!A0", "-ish note", "seed 004"],
                           "resp_ms": [-1.5, 2.0, 3.25]})
-    text = app_resources().csv_text(frame)
+    text = app_module("tables").csv_text(frame)
     back = pd.read_csv(io.StringIO(text))
     assert back["workload"].tolist() == ['\'=HYPERLINK("http://x","y")', "'@SUM(A1)", "CICS-A"]
     assert back["source"].tolist() == ["'+cmd|' /C calc'!A0", "'-ish note", "seed 004"]
@@ -24,7 +25,10 @@ def test_a_download_neutralises_formula_cells_and_keeps_numbers():
 def test_every_download_on_the_desk_goes_through_it():
     """Every CSV through csv_text; the one other download is the capacity report, HTML its template escapes."""
     pages = sorted((REPO / "app" / "app_pages").glob("*.py"))
-    calls = [line for page in pages for line in page.read_text().splitlines() if "st.download_button(" in line]
-    assert calls and all("res.csv_text(" in line or "res.report_html(" in line for line in calls), calls
+    # each call whole (its arguments may run over several lines)
+    calls = [ast.get_source_segment(text, node) or "" for text in (page.read_text() for page in pages)
+             for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr == "download_button"]
+    assert calls and all("tables.csv_text(" in line or "res.report_html(" in line for line in calls), calls
     assert sum("res.report_html(" in line for line in calls) == 1
 

@@ -16,6 +16,7 @@ from kneecap.modeling import (
     results_from_dict,
     years_to_reach,
 )
+from kneecap.modeling.ziip import plan_answer
 
 # seed 004, Table 1 and Table 2 (004_30fd347cf9df2afe.txt): TPS as printed with "~"
 TABLE1 = pd.DataFrame({
@@ -171,6 +172,14 @@ def test_planner_answers_the_seed_004_questions(fitted):
     # two zIIPs at 500 clients run past the busy cap and miss the SLO (IBM: 5.03 ms)
     assert row["ziip_busy_pct"] > 80 and not row["meets_slo"]
     assert "3 zIIP(s)" in at_500.reason
+    # as the desk shows it: the same answer, each judged mix's verdict in words beside its rules
+    shown = plan_answer(at_500, 2.0, policy)
+    assert (shown["n_ziip"], shown["n_gcp"], shown["reason"], shown["margin_ms"]) == \
+        (3, 2, at_500.reason, at_500.margin_ms)
+    verdicts = shown["table"].set_index("n_ziip")["verdict"]
+    assert verdicts.loc[2].startswith("misses the SLO") and "zIIP busy" in verdicts.loc[2]
+    assert verdicts.loc[3].startswith("meets the SLO")
+    assert "verdict" not in at_500.table  # the plan's own table is left as it was
 
 
 def _numbers(sentence: str) -> list[float]:

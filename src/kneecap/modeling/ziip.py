@@ -170,6 +170,19 @@ def mix_verdicts(table: pd.DataFrame, slo_resp_ms: float, policy: PlannerPolicy)
     return [_failed_words(row, _rules(row), slo_resp_ms, policy, singular=True) for _, row in table.iterrows()]
 
 
+def plan_answer(plan: ZiipPlan, slo_resp_ms: float, policy: PlannerPolicy) -> dict[str, Any]:
+    """A plan as the desk shows it: the mix, why, the binding rule, the margin, the judged table.
+
+    ``n_ziip``, ``n_gcp`` (recommended), ``reason``, ``binding_rule``, ``binding_sentence``,
+    ``margin_ms`` and ``table``, the plan's table with each row's ``verdict`` in words
+    (:func:`mix_verdicts`), so that a rejected mix says why beside its rule names.
+    """
+    return {"n_ziip": plan.n_ziip, "n_gcp": plan.n_gcp_recommended, "reason": plan.reason,
+            "binding_rule": plan.binding_rule, "binding_sentence": plan.binding_sentence,
+            "margin_ms": plan.margin_ms,
+            "table": plan.table.assign(verdict=mix_verdicts(plan.table, slo_resp_ms, policy))}
+
+
 def _binding(tables: dict[int, pd.DataFrame], n: int, added: int, n_gcp: int, slo_resp_ms: float,
              policy: PlannerPolicy) -> tuple[str | None, str]:
     """The rule(s) that turned away the next cheaper mix, and the sentence naming them.
