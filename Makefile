@@ -25,7 +25,7 @@ export PYTHONUNBUFFERED := 1
 # DVC stage commands call `python`: make it the venv's.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: run setup pipeline promote serve test test-fast test-nojit explore bench fuzz docs clean mlflow-server mlflow-server-stop mlflow-ui
+.PHONY: run setup pipeline promote serve test test-fast test-kernels test-nojit explore bench fuzz docs clean mlflow-server mlflow-server-stop mlflow-ui
 
 run: setup pipeline promote serve
 
@@ -76,13 +76,24 @@ mlflow-ui: setup
 # suffix never reaches the node ids), which spread such modules over both workers and built each twice.
 test: setup
 	@$(BIN)/python -m pytest -n 2 --dist loadscope
+	@$(MAKE) --no-print-directory test-kernels
+
+# The dispatch model's compiled kernels run as plain Python (NUMBA_DISABLE_JIT=1) on small solves
+# and direct calls that reach every statement of them, which the test checks line by line
+# (tests/modeling/test_dispatch_nojit.py; skipped in the compiled run above): a kernel line no
+# solve reaches, or one that only works compiled, fails `make test`. 31 tests, 4-6 s in pytest,
+# 7-11 s of wall time (4.7-5.1 s of CPU) on 2 cores at load 3-6; the traced run executes all
+# 910 statements of the compiled functions in the package's 8 kernel modules.
+test-kernels: setup
+	@NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/modeling/test_dispatch_nojit.py
 
 test-fast: setup
 	@$(BIN)/python -m pytest -n 2 -m "not slow and not e2e"
 
 # The dispatch model's tests with its compiled kernels run as plain Python (NUMBA_DISABLE_JIT=1),
 # so a coverage run or a debugger sees inside them. Slow (about 3 min of CPU, 11 min on a machine
-# at load 8, most of it test_dispatch.py's closed solves), so not part of `make test`.
+# at load 8, most of it test_dispatch.py's closed solves), so not part of `make test`, which runs
+# `test-kernels` instead.
 test-nojit: setup
 	@NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/modeling/test_dispatch.py \
 	  tests/modeling/test_background.py tests/modeling/test_pool_rule.py tests/modeling/test_help_cycle.py
