@@ -138,6 +138,22 @@ def test_help_rules_whose_knees_are_apart_are_said_once_in_the_warnings():
     assert forecasting.answer_warnings(None, {"knee_tps_pool_help": 2416.0}) == []
 
 
+def test_the_help_rules_and_the_closed_structures_share_one_apart_rule():
+    # one predicate (knees_apart, more than STRUCTURE_DISAGREEMENT apart) behind both warnings,
+    # each in its own words: tps for an SMF class's help rules, clients for a table's structures
+    low = 1000.0
+    edge, past = low * (1 + forecasting.STRUCTURE_DISAGREEMENT), low * (1 + forecasting.STRUCTURE_DISAGREEMENT) + 1
+    assert not forecasting.knees_apart(low, edge) and forecasting.knees_apart(low, past)
+    assert not forecasting.knees_apart(low, float("inf")) and not forecasting.knees_apart(float("nan"), past)
+    for high, said in ((edge, 0), (past, 1)):
+        rules = forecasting.answer_warnings(None, {"knee_tps_pool_help": high, "knee_tps_burst_help": low})
+        structures = forecasting.answer_warnings(None, {"knee_clients_structure_lo": low,
+                                                        "knee_clients_structure_hi": high,
+                                                        "knee_clients_by_structure": "pool help, 4 bursts 1,000"})
+        assert (len(rules), len(structures)) == (said, said)
+    assert "tps (burst help)" in rules[0] and "clients (pool help, 4 bursts 1,000)" in structures[0]
+
+
 def test_a_throughput_curve_is_checked_against_its_own_points():
     # a zero-think curve of 12 loads drawn by the USL (sigma 0.03, kappa 1e-4, 100 tps at one
     # client) with the load of 24 clients measured 25 % low: no USL passes through it, and the check
