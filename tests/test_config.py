@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from kneecap import config, forecasting, policies, training
-from kneecap.modeling import ClosedMVAModel, base, dispatch
+from kneecap import config, forecasting, growth, policies, training
+from kneecap.modeling import ClosedMVAModel, ClosedMVAResults, base, dispatch
+from kneecap.modeling.cost import CostModel
 from kneecap.modeling.dispatch import Dispatch
-from kneecap.modeling.open_dispatch import OpenDispatchModel
+from kneecap.modeling.open import OpenMMcModel
+from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults
 from kneecap.modeling.select import ModelingConfig
-from kneecap.modeling.usl import USL_METHODS
+from kneecap.modeling.usl import USL_METHODS, USLModel
 from kneecap.modeling.ziip import PlannerPolicy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +50,12 @@ def test_each_default_is_written_once_in_its_section() -> None:
                           (ModelingConfig.combine_weight_power, train.combine_weight_power),
                           (PlannerPolicy.max_ziip_busy_pct, config.PlannerConfig.max_ziip_busy_pct)):
         assert read is written, (read, written)
+    for model in (USLModel, CostModel, OpenMMcModel):
+        assert model.alpha is common.alpha, model
+    # the knee rule's k where a caller gives none, and the growth reading's peak per period
+    for knee in (ClosedMVAResults.knee, ClosedMVAResults.knee_by_structure, OpenDispatchResults.knee):
+        assert knee.__kwdefaults__["k"] is train.knee_k, knee
+    assert growth.peak_series.__kwdefaults__["freq"] is config.GrowthConfig.freq
 
 
 def test_the_values_params_yaml_may_name_are_the_models_own() -> None:

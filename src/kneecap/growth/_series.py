@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from kneecap.config import GrowthConfig
+
 FREQ_OFFSETS = {"D": "D", "W": "W-MON"}
 STAT_PATTERN = re.compile(r"^p(\d+(?:\.\d+)?)$")
 
@@ -14,8 +16,8 @@ STAT_PATTERN = re.compile(r"^p(\d+(?:\.\d+)?)$")
 def peak_series(
     intervals: pd.DataFrame,
     *,
-    freq: str = "D",
-    stat: str = "max",
+    freq: str = GrowthConfig.freq,
+    stat: str = GrowthConfig.stat,
     hours: tuple[int, int] | None = None,
     min_intervals: int = 1,
 ) -> pd.Series:

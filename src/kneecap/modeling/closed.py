@@ -70,7 +70,7 @@ from kneecap.modeling.dispatch import (
     solve_closed,
 )
 from kneecap.modeling.family import ResultsBase
-from kneecap.modeling.knee import Knee, observed_knee, past_knee
+from kneecap.modeling.knee import KNEE_K, Knee, observed_knee, past_knee
 
 if TYPE_CHECKING:
     from kneecap.modeling.ziip import PlannerPolicy
@@ -458,7 +458,7 @@ class ClosedMVAResults(ResultsBase):
         frame = pd.DataFrame({"clients": grid, **cfg})
         return pd.concat([frame, self.predict(frame, max_draws=max_draws)], axis=1)
 
-    def knee(self, *, k: float = 3.0, max_draws: int | None = None,  # type: ignore[override]
+    def knee(self, *, k: float = KNEE_K, max_draws: int | None = None,  # type: ignore[override]
              solve_to: int = 0, n_gcp: int | None = None, n_ziip: int | None = None,
              think_time_ms: float | None = None) -> Knee:
         """The first population past ``k`` x the one-client response, and saturation ``N*``, with intervals.
@@ -717,7 +717,7 @@ class ClosedMVAResults(ResultsBase):
         """The dispatcher structures the band carries, with their Akaike weights."""
         return structure_sentence(self.structures, self.help_rule, self.eligible_bursts, "the table weighs")
 
-    def knee_by_structure(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = 3.0
+    def knee_by_structure(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = KNEE_K
                           ) -> dict[str, float]:
         """Each drawn structure's own knee (clients where its point fit's response passes ``k`` x unloaded).
 

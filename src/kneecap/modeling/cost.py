@@ -25,7 +25,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from kneecap.config import TrainConfig
-from kneecap.modeling.base import ModelError, column_or, mape_pct, predict_at, to_jsonable
+from kneecap.modeling.base import ALPHA, ModelError, column_or, mape_pct, predict_at, to_jsonable
 from kneecap.modeling.family import ResultsBase
 
 FAMILY = "cost_ols"
@@ -204,7 +204,7 @@ class CostModel:
     more) is scored on its last quarter in time order instead (:func:`_time_holdout_mape`).
     """
 
-    alpha: float = 0.05
+    alpha: float = ALPHA
     max_cv_error_pct: float = TrainConfig.max_cv_error_pct
     target: str = "cpu_ms_per_tran"
 

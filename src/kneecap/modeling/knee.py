@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from kneecap.config import TrainConfig
+
 #: What a knee's load counts: clients of a closed workload, or transactions per second of an open one.
+#: The knee rule's ``k`` where a caller gives none: params.yaml ``train.knee_k``'s default
+#: (:class:`kneecap.config.TrainConfig`, where it is written).
+KNEE_K = TrainConfig.knee_k
 LOAD_UNITS = ("clients", "tps")
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import optimize
 
 from kneecap.modeling.base import (
+    ALPHA,
     column_or,
     mape_pct,
     positive_pairs,
@@ -99,7 +100,7 @@ class OpenMMcModel:
 
     max_servers: int = 1024
     n_boot: int = 100
-    alpha: float = 0.05
+    alpha: float = ALPHA
     seed: int = 0
     fit_capacity: bool = False
 

@@ -62,7 +62,7 @@ from kneecap.modeling.base import (
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
 from kneecap.modeling.family import ResultsBase
-from kneecap.modeling.knee import Knee
+from kneecap.modeling.knee import KNEE_K, Knee
 
 if TYPE_CHECKING:
     from kneecap.modeling.ziip import PlannerPolicy
@@ -523,7 +523,7 @@ class OpenDispatchResults(ResultsBase):
         return self.predict(frame, max_draws=max_draws)
 
     # the LPAR keywords are the family's own, where ResultsBase takes any
-    def knee(self, *, k: float = 3.0, max_draws: int | None = None,  # type: ignore[override]
+    def knee(self, *, k: float = KNEE_K, max_draws: int | None = None,  # type: ignore[override]
              n_gcp: int | None = None, n_ziip: int | None = None, bg_gcp_busy_pct: float | None = None,
              bg_ziip_busy_pct: float | None = None, bg_load_factor: float | None = None) -> Knee:
         r"""Class tps at which response first exceeds ``k`` x its unloaded response, with an interval.

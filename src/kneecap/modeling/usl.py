@@ -12,6 +12,7 @@ from scipy import optimize, stats
 
 from kneecap import config
 from kneecap.modeling.base import (
+    ALPHA,
     N_BOOT,
     SEED,
     FitReport,
@@ -97,7 +98,7 @@ class USLModel:
     curves it does worse than the default overall (docs/backtests.md).
     """
 
-    alpha: float = 0.05
+    alpha: float = ALPHA
     coherency: bool = True
     method: str = config.TrainConfig.usl_method
     n_boot: int = N_BOOT

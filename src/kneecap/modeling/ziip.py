@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kneecap.config import PlannerConfig, TrainConfig
+from kneecap.config import PlannerConfig
 from kneecap.modeling.base import to_jsonable
+from kneecap.modeling.knee import KNEE_K
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class PlannerPolicy(PlannerConfig):
     written once there; this class adds the checks.
     """
 
-    knee_k: float = TrainConfig.knee_k
+    knee_k: float = KNEE_K
 
     def __post_init__(self) -> None:
         if self.max_n_ziip < 0 or self.max_added_gcp < 0:
