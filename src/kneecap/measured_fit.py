@@ -5,7 +5,8 @@ configuration the workload was measured in (:func:`measured_configuration_curves
 fitted at every point with the model's band (:func:`residuals`), where the measured points alone
 bend (:func:`observed_knee_point`) and where a WLM class's RMF intervals came from
 (:func:`provenance`). Pure functions of a results object and the workload's rows of
-``fct_measurements``; the desk caches them (``app/resources.py``).
+``fct_measurements``; the desk caches the curves and residuals (``app/resources.py``) and its
+pages call the others.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Registered metrics in words: the labels the desk's tables and the capacity report give them.
 
 A metric name is the project's contract (``knee_k_clients``, ``band_coverage_pct``); a person reads
-``knee (clients)``. Plain text, no framework: the desk (``app/resources.py``) and
+``knee (clients)``. Plain text, no framework: the desk (``app/tables.py``) and
 :mod:`kneecap.report` label metrics with the same words.
 """
 
