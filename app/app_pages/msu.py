@@ -6,6 +6,7 @@ band), and the peak at the class's forecast load: the numbers ``kneecap forecast
 ``msu_*`` columns.
 """
 
+import inputs
 import resources as res
 import streamlit as st
 
@@ -14,14 +15,14 @@ workloads = res.class_workloads()
 if not workloads:
     st.info("No SMF class has a champion model yet (ingest an SMF dump with 70.1 and 72.3, then `make run`).")
     st.stop()
-workload = st.selectbox("WLM class", workloads, index=res.opening_workload(workloads, "msu_workload"),
+workload = st.selectbox("WLM class", workloads, index=inputs.opening_workload(workloads, "msu_workload"),
                         key="msu_workload")
-res.follow_workload("msu", workload)
+inputs.follow_workload("msu", workload)
 key = res.champion_key(workload)
 lpar = res.response_model(workload).base
 c1, c2 = st.columns(2)
-n_gcp = c1.number_input("GCPs", 1, 64, value=int(lpar["n_gcp"]), key=res.widget_key("msu_n_gcp", workload))
-n_ziip = c2.number_input("zIIPs", 0, 64, value=int(lpar["n_ziip"]), key=res.widget_key("msu_n_ziip", workload),
+n_gcp = c1.number_input("GCPs", 1, 64, value=int(lpar["n_gcp"]), key=inputs.widget_key("msu_n_gcp", workload))
+n_ziip = c2.number_input("zIIPs", 0, 64, value=int(lpar["n_ziip"]), key=inputs.widget_key("msu_n_ziip", workload),
                          help="one more zIIP than this is what the saving is for")
 answer = res.class_msu(workload, key, int(n_gcp), int(n_ziip))
 if answer["msu_peak_r4ha"] is None:
