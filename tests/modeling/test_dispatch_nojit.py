@@ -35,7 +35,7 @@ from kneecap.modeling.dispatch import (
     solve_open_rows,
 )
 from kneecap.modeling.dispatch._memo import new_memo
-from kneecap.modeling.dispatch._rules import rules_of
+from kneecap.modeling.dispatch._rules import Rules, rules_of
 
 pytestmark = pytest.mark.skipif(not numba.config.DISABLE_JIT, reason="the kernels as Python: NUMBA_DISABLE_JIT=1 "
                                 "(make test-kernels)")
@@ -116,22 +116,28 @@ def _guards() -> None:
     assert _help_cycle.cycle_weight(1.0, 3.2, 0.0) == 0.0
     assert _help_cycle._help_cycle_wait(1.0, 0.1, 0, 1.0, 1.0, 0.1, 3.2) == (np.inf, 0.0)
     memo = new_memo()
-    assert _help_cycle._highest_residence_below_least(0.8, 0.0, 1, 1, 2, 1, 3.2, 0.0, 0.0, 0.2, 1.0, memo) == 0.0
+    # one eligible and one GCP-only burst on 2 GCPs + 1 zIIP, pool help after 3.2 ms, no other classes
+    lone = Rules(k_e=1, k_g=1, n_g=2, n_z=1, honor=True, tau=3.2, pool=True, bg_g=0.0, bg_z=0.0, bg_s=0.2, rho=1.0)
+    assert _help_cycle._highest_residence_below_least(0.8, 0.0, lone, 1.0, memo) == 0.0
     memo.cycle[0] = 0.1  # the least-wait rate below the zIIPs' capacity: an empty range
-    assert _help_cycle._highest_residence_below_least(0.8, 0.95, 1, 1, 2, 1, 3.2, 0.0, 0.0, 0.2, 1.0, memo) == 0.0
+    assert _help_cycle._highest_residence_below_least(0.8, 0.95, lone, 1.0, memo) == 0.0
     rules = rules_of(Dispatch(2, 1))
     assert _open_queues.queue_residence(1.0, 0.0, 0.95, rules, new_memo()) == (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     assert _pool_rule.pool_rule_wait(0.0, 0.5, 2, 3.2, 1.0, 1.2, 0.6, 0.05) == 0.0
     assert _pool_rule.pool_rule_wait(3.0, 0.5, 2, 3.2, 0.5, 1.2, 0.6, 0.05) > 0.0
     assert _queues.residual_ratio(0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0) == 1.0
     assert _queues.residual_ratio(1.0, 0.1, 1.0, 0.5, 0.0, 0.1, 5.0) == 1.0  # every burst rejoins: no excess
+    # no zIIP online, zIIPs 2.5x a GCP's speed: the eligible 0.4 ms (zIIP time) take 1.0 ms on a GCP
+    slow = _closed_help.closed_class(0.8, 0.5, lone._replace(n_z=0, rho=2.5))
+    assert (slow.d, slow.f, slow.rules.rho, slow.rules.n_z) == (1.4, 1.0 / 1.4, 1.0, 0)
     cls = _closed_help.closed_class(0.8, 0.95, rules)
     assert _closed_help.ziip_wait_beside_background(1e-15, 0.7, cls, new_memo()) == (cls.s, 0.0, 0.0, 0.7)
     assert _queues.wait_ratio_beside_background(2, 0.5, 0.1, 1.0, 0.1, 0, 1.0, 0.1) == 1.0
     # honor NO beside other classes' zIIP work, the open queue full at the population before's
     # throughput: the closed network's own (finite) wait times the pool
     cls = _closed_help.closed_class(0.8, 1.0, rules_of(Dispatch(2, 1, honor_priority=False, bg_ziip_busy_pct=50.0)))
-    mva = _closed._new_mva(2, 1)
+    mva = _closed.new_mva_states(1)[0]
+    _closed._empty_network(mva, 2, 1)
     assert _closed_help.ziip_wait_beside_background(1.0, 1.0, cls, new_memo())[2] == np.inf
     spill, t_z, _, ziip_open, _, _ = _closed._ziip_time(cls, mva.p, mva.q, 1.0, 0.0, 1.0, new_memo())
     assert ziip_open and spill == 0.0 and t_z == cls.ke * cls.s  # no population queued yet: no wait
@@ -146,12 +152,13 @@ def _guards() -> None:
     memo = new_memo()
     memo.cycle[:] = (0.1, 0.0, 0.0)
     memo.cycle_table[:] = 0.0
-    own = _help_cycle.help_cycle_waits(1.5, 0.5, 2, 1, 1.0, 4, 0.2, 0.0, 0.2, 3.2)
-    assert _help_cycle.monotone_cycle_waits(1.5, memo, 0.5, 2, 1, 1.0, 4, 0.2, 0.0, 0.2, 3.2) == own[:3]
+    cyc = _help_cycle.Cycle(s=0.5, ke=2, kg=1, c_z=1.0, n_g=4, d_n=0.2, a_bg_g=0.0, bg_s=0.2, tau=3.2, rho=1.0)
+    own = _help_cycle.help_cycle_waits(1.5, cyc)
+    assert _help_cycle.monotone_cycle_waits(1.5, cyc, memo) == own[:3]
     assert math.isfinite(own[0]) and own[0] + own[1] > 0.0
     # and the last node's where those are higher: the total never falls with load
     memo.cycle[1:3] = (50.0, 1.0)
-    assert _help_cycle.monotone_cycle_waits(1.5, memo, 0.5, 2, 1, 1.0, 4, 0.2, 0.0, 0.2, 3.2) == (50.0, 1.0, own[2])
+    assert _help_cycle.monotone_cycle_waits(1.5, cyc, memo) == (50.0, 1.0, own[2])
 
 
 def _kernel_statements() -> dict[str, set[int]]:
