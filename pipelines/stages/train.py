@@ -38,9 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:  # one line naming the file and the problem, not a traceback
         print(f"train: {exc}", file=sys.stderr)
         return 2
-    # one read: both marts from the same published snapshot
-    marts = warehouse.read_snapshot(args.marts, ["fct_measurements", "dim_workloads"]).tables
-    fct, workloads = marts["fct_measurements"], marts["dim_workloads"]
+    # one read: every mart from the same published snapshot
+    marts = warehouse.read_snapshot(args.marts).tables
+    # the 72.3 response time buckets beside each class interval (where published): the percentiles' calibration
+    fct = training.with_rt_buckets(marts["fct_measurements"], marts.get("fct_rt_buckets"),
+                                   marts.get("fct_performance_index"))
+    workloads = marts["dim_workloads"]
     try:
         settings = config.warehouse_config(params)
     except ValueError as exc:

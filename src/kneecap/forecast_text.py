@@ -120,6 +120,45 @@ def class_lines(table) -> list[str]:
             line += (f"; daily peak {row['peak_tps_last']:.4g} tps on {row['peak_date_last']}, "
                      + reach_sentence(row, "knee", "knee"))
         lines.append(line)
+        lines += goal_lines(row)
+    return lines
+
+
+def _finite(row, *columns: str) -> bool:
+    return all(isinstance(row.get(c), float) and math.isfinite(row[c]) for c in columns)
+
+
+def goal_lines(row) -> list[str]:
+    """A WLM class's response percentiles, its goal's forecast PI and when the PI passes 1.
+
+    From the columns of :func:`kneecap.goal_answers.goal_columns` and, for a percentile or goal
+    SLO, the mean it stands for (:func:`kneecap.goal_answers.with_slo`); none for a model without
+    a measured response time distribution.
+    """
+    from kneecap.forecasting import reach_sentence
+
+    head = f"forecast: {row['workload']} / {row['scenario'] or '-'}:"
+    lines = []
+    if _finite(row, "resp_p90_ms", "tps"):
+        parts = [f"p{p} {row[f'resp_p{p}_ms']:.3g} ms ({row[f'resp_p{p}_ms_lo']:.3g}-{row[f'resp_p{p}_ms_hi']:.3g})"
+                 for p in (50, 90, 95)]
+        lines.append(f"{head} response percentiles at {row['tps']:,.0f} tps: " + ", ".join(parts))
+    if isinstance(row.get("goal"), str):
+        words = f"{head} WLM goal {row['goal']}:"
+        if _finite(row, "pi"):
+            words += f" PI {row['pi']:.2f} ({row['pi_lo']:.2f}-{row['pi_hi']:.2f}) at {row['tps']:,.0f} tps;"
+        if _finite(row, "pi_tps"):
+            band = (f" [{row['pi_tps_lo']:.4g}, {row['pi_tps_hi']:.4g}]" if _finite(row, "pi_tps_lo", "pi_tps_hi")
+                    else "")
+            words += f" PI passes 1 at {row['pi_tps']:.4g} tps{band}"
+            if "date_pi" in row and ("date_pi_earliest" in row or row.get("pi_already")):
+                words += ", " + reach_sentence(row, "pi", "PI 1")
+        else:
+            words += " PI stays under 1 up to 95 % of saturation"
+        lines.append(words)
+    if isinstance(row.get("slo"), str) and _finite(row, "slo_resp_ms") and not row["slo"].startswith("mean"):
+        lines.append(f"{head} SLO {row['slo']}: met while the mean response is <= {row['slo_resp_ms']:.3g} ms "
+                     "(the plan and the SLO's date use that mean)")
     return lines
 
 

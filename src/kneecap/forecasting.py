@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap import factors as factor_catalogue
-from kneecap import schema
+from kneecap import goal_answers, schema
 from kneecap import workloads as cs_workloads
 from kneecap._answer_checks import (
     ANSWER_CHECKS,
@@ -69,7 +69,7 @@ __all__ = ["ANSWERED", "ANSWER_CHECKS", "EXTRAPOLATION_WARN_X", "FAILED", "SATUR
 FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
                  "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS,
-                 "cs_workload", "factors", "bg_load_factor", "current_tps", *ENGINE_KEYS)
+                 "cs_workload", "factors", "bg_load_factor", "current_tps", "slo", *ENGINE_KEYS)
 
 #: Answer columns a scenario with ``factors`` repeats with the suffix ``_adjusted``.
 ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "resp_ms_lo", "resp_ms_hi",
@@ -399,9 +399,13 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     if models.response is not None:
         # the LPAR's engines when not all alike (speeds, zIIPs in SMT-2): the answers on them
         response = on_engines(models.response, **engines) if engines else models.response
+        # an slo in percentiles or the WLM goal is a mean SLO to the family
+        scenario, slo = goal_answers.with_slo(response, scenario)
         row.update(response.answer(scenario, policy, growth=functools.partial(growth_answers, policy=growth)))
         if engines and "ziip_eligible_on_gcp_share_pct" in row:
             row.update(engine_costs(row, engines))
+        row.update(**slo, **goal_answers.goal_columns(response, scenario, row,
+                                                      growth=functools.partial(goal_growth, policy=growth)))
     if models.cost is not None:
         answered_tps = {"tps": row["tps"]} if "tps" in row else {}
         row.update(models.cost.answer({**answered_tps, **scenario}, policy))
@@ -534,6 +538,26 @@ def growth_answers(results: Any, knee: Any, slo_tps: float | None, *, policy: Gr
     if slo_tps is not None:
         row["slo_tps"] = slo_tps
     return row
+
+
+def goal_growth(results: Any, pi_tps: float, lo: float, hi: float, *, policy: GrowthPolicy | None = None
+                ) -> dict[str, Any]:
+    """When the class's peaks reach the load at which its PI passes 1 (``pi_tps``, band ``lo``-``hi``).
+
+    The knee's machinery (:func:`class_growth`) with that load as the threshold: ``date_pi`` with
+    the suffixes of :data:`DATE_SUFFIXES`, ``pi_unreached_pct`` and ``pi_already``; ``{}`` without a
+    history long enough for a trend.
+    """
+    if not results.history:
+        return {}
+    banded = math.isfinite(lo) and math.isfinite(hi)
+    try:
+        grown = class_growth(results, knee_tps=pi_tps, knee_tps_lo=lo if banded else None,
+                             knee_tps_hi=hi if banded else None, policy=policy, alpha=results.alpha)
+    except ValueError:
+        return {}
+    out: dict[str, Any] = {f"date_pi{suffix}": iso_day(grown[f"date_knee{suffix}"]) for suffix in DATE_SUFFIXES}
+    return {**out, "pi_unreached_pct": grown["knee_unreached_pct"], "pi_already": grown["knee_already"]}
 
 
 def reach_sentence(answer: Mapping[str, Any], name: str, label: str, *, horizon_end: Any = None) -> str:
@@ -722,9 +746,10 @@ def _plan_words(row: Mapping[str, Any]) -> str:
     if slo is None:
         return "-"
     ziip, gcp = _number(row, "recommended_n_ziip"), _number(row, "recommended_n_gcp")
+    said = _text(row, "slo") or f"{slo:g} ms"  # a percentile or WLM goal SLO as it was asked
     if ziip is None:
-        return f"none meets SLO {slo:g} ms"
-    return f"{gcp if gcp is not None else _number(row, 'n_gcp') or 0:g} GCP + {ziip:g} zIIP for SLO {slo:g} ms"
+        return f"none meets SLO {said}"
+    return f"{gcp if gcp is not None else _number(row, 'n_gcp') or 0:g} GCP + {ziip:g} zIIP for SLO {said}"
 
 
 def _notes(row: Mapping[str, Any]) -> str:

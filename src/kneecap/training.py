@@ -249,3 +249,31 @@ def train_workloads(fct: pd.DataFrame, workloads: pd.DataFrame, params: Params) 
         rows = fct[fct["workload"] == workload].reset_index(drop=True)
         trained.extend(train_workload(workload, rows, params))
     return trained
+
+
+def with_rt_buckets(fct: pd.DataFrame, rt_buckets: pd.DataFrame | None, goals: pd.DataFrame | None) -> pd.DataFrame:
+    """``fct_measurements`` with each SMF service class interval's 72.3 response time buckets and goal.
+
+    ``rt_buckets``: the ``fct_rt_buckets`` mart (one row per bucket); ``goals``: the
+    ``fct_performance_index`` mart (``goal_type``, ``goal_resp_ms``, ``goal_percentile`` per
+    period). Adds ``rt_bucket_NN_count`` (14), ``rt_bucket_NN_max_pct`` (13), ``goal_type``,
+    ``goal_resp_ms`` and ``goal_percentile``, matched on ``point_id`` (system / interval start /
+    ``S:`` class / period, as ``int_smf_measurements`` writes it); empty for other rows, and
+    ``fct`` unchanged when there are no buckets (or either mart is None). The open dispatch fit calibrates its response
+    time distribution on them (:func:`kneecap.modeling.percentiles.class_response_shape`).
+    """
+    if rt_buckets is None or goals is None or rt_buckets.empty or goals.empty:
+        return fct
+    svc = rt_buckets[~rt_buckets["is_report_class"].astype(bool)]
+    key = ["system_id", "interval_start_at", "class_name", "period"]
+    wide = svc.pivot_table(index=key, columns="bucket", values=["n_transactions", "max_pct"], aggfunc="first")
+    out = pd.DataFrame(index=wide.index)
+    for j in range(1, 15):
+        out[f"rt_bucket_{j:02d}_count"] = wide[("n_transactions", j)].astype(float)
+        if j < 14:
+            out[f"rt_bucket_{j:02d}_max_pct"] = wide[("max_pct", j)].astype(float)
+    out = out.join(goals.set_index(key)[["goal_type", "goal_resp_ms", "goal_percentile"]], how="left").reset_index()
+    start = pd.to_datetime(out["interval_start_at"])
+    out["point_id"] = (out["system_id"] + "/" + start.dt.strftime("%Y-%m-%dT%H:%M:%S") + "/S:" + out["class_name"]
+                       + "/" + out["period"].astype(int).astype(str))
+    return fct.merge(out.drop(columns=key), on="point_id", how="left")

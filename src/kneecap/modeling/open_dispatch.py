@@ -63,6 +63,7 @@ from kneecap.modeling.base import (
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
 from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import KNEE_K, Knee
+from kneecap.modeling.percentiles import class_response_shape
 
 if TYPE_CHECKING:
     from kneecap.modeling.ziip import PlannerPolicy
@@ -279,7 +280,8 @@ class OpenDispatchModel:
                                                "days": int(len(np.unique(iv.day)))},
             history=peak_history(table, rows), notes=notes, cpu_delay=delay_check,
             structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
-                         "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)])
+                         "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)],
+            response_shape=class_response_shape(table[rows], shift_ms=r0, service_ms=d))
         if self.calibrate and self.n_boot > 0:
             results.calibration = self._calibration(table, rows)
         return results
@@ -359,6 +361,8 @@ class OpenDispatchResults(ResultsBase):
     structures: list[dict[str, Any]] = field(default_factory=list)
     #: :meth:`OpenDispatchModel._calibration`'s result (``{}``: not calibrated)
     calibration: dict[str, Any] = field(default_factory=dict)
+    #: :func:`kneecap.modeling.percentiles.class_response_shape` of the intervals' 72.3 buckets
+    response_shape: dict[str, Any] = field(default_factory=dict)
     family: str = FAMILY
     #: the LPAR's engine speeds when not all alike (:func:`kneecap.modeling.engines.on_engines`)
     _engines: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -775,7 +779,7 @@ class OpenDispatchResults(ResultsBase):
             "alpha": self.alpha, "seed": self.seed, "train_mape": self.train_mape, "n_train": self.n_train,
             "base": self.base, "train_ranges": self.train_ranges, "history": self.history,
             "notes": self.notes, "cpu_delay": self.cpu_delay, "structures": self.structures,
-            "calibration": self.calibration,
+            "calibration": self.calibration, "response_shape": self.response_shape,
         })
 
     @classmethod

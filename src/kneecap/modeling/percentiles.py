@@ -14,9 +14,8 @@ wait is an atom at zero and an exponential tail, :math:`P(W > t) = C(c, a)\,e^{-
 with the share of the residence spent waiting. The dispatch model's waits are not M/M/c's (zIIP help
 after ZIIPAWMT caps them, several bursts wait in turn), so the shape is not derived but calibrated:
 the squared coefficient of variation of the residence is linear in its waiting share, with
-coefficients fitted to the buckets. On kneecap's dispatcher simulation (2 GCPs + 2 zIIPs, ten
-simulated days, ``tests/modeling/test_percentiles.py``) the family fitted level by level reproduces
-the simulated p90 within 7.2 % from 140 tps to 95 % of the pools' capacity.
+coefficients fitted to the buckets (how close it comes to kneecap's dispatcher simulation:
+``docs/smf.md``, "Percentiles and the PI forecast").
 """
 
 from __future__ import annotations
