@@ -122,8 +122,7 @@ from kneecap.ingest.catalogue import DECODED_TABLES
 from kneecap.modeling.dispatch import Dispatch
 from kneecap.modeling.select import ModelingConfig
 from kneecap.modeling.ziip import PlannerPolicy
-from kneecap.simulation import SimScenario, check_open_load_fits, simulate
-from kneecap.simulation.dispatcher import LparSimulation
+from kneecap.simulation import SimScenario, check_open_load_fits, response_sample, simulate
 from kneecap.smf.reader import decode_file
 from tests.bundled import read_bundled
 from tests.smf import synth
@@ -363,12 +362,7 @@ def simulate_resp_quantiles(tps: float, *, config: SimDaysConfig = CONFIG,
 
     The first tenth of the completions is warm-up, as in the grid.
     """
-    scenario = config.scenario(tps)
-    check_open_load_fits(scenario)
-    warmup = int(GRID_WARMUP * transactions)
-    sim = LparSimulation(scenario, transactions=transactions, warmup=warmup, seed=np.random.SeedSequence(seed))
-    sim.run()
-    resp = np.asarray(sim.resp_ms[warmup:])
+    resp = response_sample(config.scenario(tps), transactions=transactions, warmup_fraction=GRID_WARMUP, seed=seed)
     return np.quantile(resp, RESP_QUANTILE_PROBS) / resp.mean()
 
 

@@ -4,7 +4,8 @@ The reference the analytic models in :mod:`kneecap.modeling` are checked against
 bursts of CPU work the way IEAOPTxx IIPHONORPRIORITY and ZIIPAWMT describe, instead of assuming a
 product-form network. :func:`simulate` runs one :class:`SimScenario` and returns one row of
 RMF-style metrics with replication confidence intervals; :func:`simulate_many` a table of them;
-:func:`simulate_specs` the rows of a scenarios file, as ``kneecap simulate`` runs it.
+:func:`simulate_specs` the rows of a scenarios file, as ``kneecap simulate`` runs it;
+:func:`response_quantiles` the quantiles of one replication's response times.
 
 Modules: ``scenario`` (the validated inputs), ``dispatcher`` (the event-driven engine pools and
 queues of one replication), ``runner`` (replications, intervals, tables).
@@ -15,6 +16,8 @@ from kneecap.simulation.runner import (
     RESPONSE_MODEL_FIELDS,
     replicate,
     response_model_defaults,
+    response_quantiles,
+    response_sample,
     simulate,
     simulate_many,
     simulate_specs,
@@ -22,4 +25,5 @@ from kneecap.simulation.runner import (
 from kneecap.simulation.scenario import SimScenario, check_open_load_fits
 
 __all__ = ["METRICS", "RESPONSE_MODEL_FIELDS", "SimScenario", "check_open_load_fits",
-           "replicate", "response_model_defaults", "simulate", "simulate_many", "simulate_specs"]
+           "replicate", "response_model_defaults",
+           "response_quantiles", "response_sample", "simulate", "simulate_many", "simulate_specs"]

@@ -143,6 +143,34 @@ def replicate(scenario: SimScenario, indices: Iterable[int], *, transactions: in
     return runs
 
 
+def response_sample(scenario: SimScenario, *, transactions: int = 40000, warmup_fraction: float = 0.1,
+                    seed: int = 0) -> np.ndarray:
+    """Response times (ms) of one replication's measured transactions, in completion order.
+
+    One :class:`LparSimulation` of ``transactions`` completions drawing from ``SeedSequence(seed)``;
+    the first ``warmup_fraction`` of them are discarded, as :func:`simulate` does. Each response
+    includes the scenario's ``delay_ms``, as ``resp_ms`` does.
+    """
+    if not 0.0 <= warmup_fraction < 1.0:
+        raise ValueError(f"warmup_fraction must be in [0, 1), got {warmup_fraction}")
+    warmup = int(warmup_fraction * _count(transactions, "transactions"))
+    if transactions - warmup < 1:
+        raise ValueError(f"warmup_fraction {warmup_fraction} leaves none of {transactions} transactions to measure")
+    check_open_load_fits(scenario)
+    sim = LparSimulation(scenario, transactions=transactions, warmup=warmup, seed=np.random.SeedSequence(seed))
+    sim.run()
+    return np.asarray(sim.resp_ms[warmup:], dtype=float)
+
+
+def response_quantiles(scenario: SimScenario, probs: Iterable[float], **kwargs: Any) -> np.ndarray:
+    """Quantiles (ms) of :func:`response_sample` at ``probs`` (0-1; the sample's empirical quantiles).
+
+    The simulation's response time distribution at one load, what a percentile forecast is checked
+    against (``kwargs`` as for :func:`response_sample`).
+    """
+    return np.quantile(response_sample(scenario, **kwargs), np.asarray(list(probs), dtype=float))
+
+
 def _count(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
