@@ -128,23 +128,23 @@ def _finite(row, *columns: str) -> bool:
     return all(isinstance(row.get(c), float) and math.isfinite(row[c]) for c in columns)
 
 
-def goal_lines(row) -> list[str]:
-    """A WLM class's response percentiles, its goal's forecast PI and when the PI passes 1.
+def goal_sentences(row) -> list[str]:
+    """A WLM class's response percentiles, its goal's forecast PI and when the PI passes 1, in words.
 
     From the columns of :func:`kneecap.goal_answers.goal_columns` and, for a percentile or goal
     SLO, the mean it stands for (:func:`kneecap.goal_answers.with_slo`); none for a model without
-    a measured response time distribution.
+    a measured response time distribution. ``kneecap forecast`` prints them (:func:`goal_lines`),
+    the capacity report lists them.
     """
     from kneecap.forecasting import reach_sentence
 
-    head = f"forecast: {row['workload']} / {row['scenario'] or '-'}:"
-    lines = []
+    found = []
     if _finite(row, "resp_p90_ms", "tps"):
         parts = [f"p{p} {row[f'resp_p{p}_ms']:.3g} ms ({row[f'resp_p{p}_ms_lo']:.3g}-{row[f'resp_p{p}_ms_hi']:.3g})"
                  for p in (50, 90, 95)]
-        lines.append(f"{head} response percentiles at {row['tps']:,.0f} tps: " + ", ".join(parts))
+        found.append(f"response percentiles at {row['tps']:,.0f} tps: " + ", ".join(parts))
     if isinstance(row.get("goal"), str):
-        words = f"{head} WLM goal {row['goal']}:"
+        words = f"WLM goal {row['goal']}:"
         if _finite(row, "pi"):
             words += f" PI {row['pi']:.2f} ({row['pi_lo']:.2f}-{row['pi_hi']:.2f}) at {row['tps']:,.0f} tps;"
         if _finite(row, "pi_tps"):
@@ -155,11 +155,16 @@ def goal_lines(row) -> list[str]:
                 words += ", " + reach_sentence(row, "pi", "PI 1")
         else:
             words += " PI stays under 1 up to 95 % of saturation"
-        lines.append(words)
+        found.append(words)
     if isinstance(row.get("slo"), str) and _finite(row, "slo_resp_ms") and not row["slo"].startswith("mean"):
-        lines.append(f"{head} SLO {row['slo']}: met while the mean response is <= {row['slo_resp_ms']:.3g} ms "
+        found.append(f"SLO {row['slo']}: met while the mean response is <= {row['slo_resp_ms']:.3g} ms "
                      "(the plan and the SLO's date use that mean)")
-    return lines
+    return found
+
+
+def goal_lines(row) -> list[str]:
+    """:func:`goal_sentences` as ``kneecap forecast`` prints them, one line each."""
+    return [f"forecast: {row['workload']} / {row['scenario'] or '-'}: {s}" for s in goal_sentences(row)]
 
 
 def band_lines(table) -> list[str]:

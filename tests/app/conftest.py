@@ -179,8 +179,11 @@ def build_project(root: Path) -> dict[str, str]:
                            tables={"competitors": cost.competitors})
         tracking.promote(cname)
         # the SMF classes: the open dispatch model on each one's RMF intervals, registered as the train stage does
+        # with their 72.3 response time buckets beside the intervals, as the train stage joins them
+        buckets = training.with_rt_buckets(fct, tables["fct_rt_buckets"], tables["fct_performance_index"])
         for smf_class in (SMF_CLASS, SMF_CLASS_2):
-            _register_class(fct[fct["workload"] == smf_class].reset_index(drop=True), smf_class, params.train.knee_k)
+            _register_class(buckets[buckets["workload"] == smf_class].reset_index(drop=True), smf_class,
+                            params.train.knee_k)
         # a zero-think load test (SPEC SDM91, R usl's data set) fitted as the train stage fits it: a
         # combination of the USL and closed MVA with c servers; registered, not promoted
         sdm91 = pd.read_csv(REPO / "data" / "backtest" / "usl_specsdm91" / "measurements.csv")

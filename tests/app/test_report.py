@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kneecap import cli, config, forecasting, policies, tracking, warehouse
+from kneecap import cli, config, forecast_text, forecasting, policies, tracking, warehouse
 from kneecap.report import figures
 from tests.app.conftest import DIAG, SMF_CLASS
 
@@ -131,6 +131,11 @@ def test_the_class_report_gives_the_knee_dates_and_the_measured_pi(app_project, 
     assert forecasting.sig3(mine["performance_index"].max()) in cells
     # the intervals the model stands on: system, count and dates
     assert "SYSA" in text and "2 GCP + 2 zIIP" in text
+    # the forecast's percentiles and PI, the sentences `kneecap forecast` prints (the goal is an average one)
+    said = forecast_text.goal_sentences(row.to_dict())
+    assert len(said) == 2 and said[1].startswith(f"WLM goal average {mine['goal_resp_ms'].iloc[0]:g} ms")
+    for sentence in said:
+        assert sentence in text
 
 
 @pytest.mark.parametrize("workload", [DIAG, SMF_CLASS])

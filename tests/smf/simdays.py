@@ -124,6 +124,7 @@ from kneecap.modeling.select import ModelingConfig
 from kneecap.modeling.ziip import PlannerPolicy
 from kneecap.simulation import SimScenario, check_open_load_fits, response_sample, simulate
 from kneecap.smf.reader import decode_file
+from kneecap.training import with_rt_buckets
 from tests.bundled import read_bundled
 from tests.smf import synth
 
@@ -736,19 +737,23 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
 # --------------------------------------------------------------------------- round trip
 
 
-def class_rows(records: list[bytes], truth: SimDaysTruth) -> pd.DataFrame:
+def class_rows(records: list[bytes], truth: SimDaysTruth, *, buckets: bool = False) -> pd.DataFrame:
     """The simulated class's rows of ``fct_measurements`` as kneecap builds them from the records.
 
     The records are decoded by kneecap's readers (:func:`decode_days`) and the marts built by the
     pipeline's own SQL beside the bundled reference tables; rows in time order, with ``day``
-    (1-based) added.
+    (1-based) added. ``buckets``: with the 72.3 response time buckets and goal beside each
+    interval, as the train stage joins them (:func:`kneecap.training.with_rt_buckets`).
     """
     root = Path(__file__).resolve().parents[2]
     w72, c70 = decode_days(records)
     inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
     reference, sources = read_bundled()
     inputs.update(smf72_workload=w72, smf70_cpu=c70, reference_measurements=reference, reference_sources=sources)
-    fct = warehouse.run_sql_files(warehouse.sql_files(root / "pipelines" / "sql"), inputs)["fct_measurements"]
+    marts = warehouse.run_sql_files(warehouse.sql_files(root / "pipelines" / "sql"), inputs)
+    fct = marts["fct_measurements"]
+    if buckets:
+        fct = with_rt_buckets(fct, marts["fct_rt_buckets"], marts["fct_performance_index"])
     cls = fct[fct["workload"] == truth.config.class_name].sort_values("interval_start_at").reset_index(drop=True)
     cls["day"] = (cls["interval_start_at"] - cls["interval_start_at"].min().normalize()).dt.days + 1
     return cls

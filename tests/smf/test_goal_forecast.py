@@ -20,11 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kneecap import config, forecasting, policies, training, warehouse
-from kneecap.ingest.catalogue import DECODED_TABLES
+from kneecap import config, forecasting, policies, training
 from kneecap.modeling import ModelError, choose_response_model
 from kneecap.modeling.serialise import dumps, loads
-from tests.bundled import read_bundled
 from tests.conftest import REPO
 from tests.smf import simdays as sd
 
@@ -42,14 +40,7 @@ def _true_p90(tps_offered: np.ndarray) -> np.ndarray:
 @pytest.fixture(scope="module")
 def fitted():
     records, truth = sd.simulated_days()
-    w72, c70 = sd.decode_days(records)
-    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    reference, sources = read_bundled()
-    inputs.update(smf72_workload=w72, smf70_cpu=c70, reference_measurements=reference, reference_sources=sources)
-    marts = warehouse.run_sql_files(warehouse.sql_files(Path(REPO) / "pipelines" / "sql"), inputs)
-    fct = training.with_rt_buckets(marts["fct_measurements"], marts["fct_rt_buckets"], marts["fct_performance_index"])
-    cls = fct[fct["workload"] == sd.CONFIG.class_name].sort_values("interval_start_at").reset_index(drop=True)
-    cls["day"] = (cls["interval_start_at"] - cls["interval_start_at"].min().normalize()).dt.days + 1
+    cls = sd.class_rows(records, truth, buckets=True)
     params = config.load_params(Path(REPO) / "params.yaml")
     train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
     res = choose_response_model(train, training.modeling_config(params)).results

@@ -61,6 +61,8 @@ class ReportContent:
     same_config: pd.Series
     pi: pd.DataFrame = field(default_factory=pd.DataFrame)
     pi_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the forecast's percentiles, PI and PI date (:func:`kneecap.forecast_text.goal_sentences`)
+    goal_forecast: list[str] = field(default_factory=list)
 
 
 def goal_words(row: Mapping[str, Any]) -> str:
@@ -399,4 +401,5 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     return ReportContent(workload=workload, load=unit, question=question, row=row, knee=knee, growth=_growth_words(row),
                          plan=plan, model=model, data=_data(workload, marts, points),
                          caveats=forecast_text.caution_sentences(row),
-                         versions=versions, curve=curve, points=points, same_config=same, pi=pi, pi_summary=goals)
+                         versions=versions, curve=curve, points=points, same_config=same, pi=pi, pi_summary=goals,
+                         goal_forecast=forecast_text.goal_sentences(row))
