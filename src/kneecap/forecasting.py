@@ -481,8 +481,9 @@ def class_growth(results: Any, *, knee_tps: float, knee_tps_lo: float | None = N
 
     policy = policy or GrowthPolicy()
     horizon = int(policy.horizon)
-    peaks, fitted = _growth_fit(tuple(map(tuple, results.history)), policy, alpha)
-    paths = fitted.simulate(horizon)
+    history = tuple(map(tuple, results.history))
+    peaks, fitted = _growth_fit(history, policy, alpha)
+    paths = _growth_paths(history, policy, alpha)
     out: dict[str, Any] = {"peaks": peaks.copy(), "forecast": fitted.forecast(horizon), "method": fitted.method,
                            "weights": paths.weights.copy(), "competitors": fitted.competitors,
                            "summary": fitted.summary()}
@@ -509,6 +510,12 @@ def _growth_fit(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy,
 
     peaks = growth.peak_series(history_frame(history), freq=policy.freq, stat=policy.stat, hours=policy.hours)
     return peaks, growth.fit_growth(peaks, alpha=alpha)
+
+
+# the paths too (seeded, so the same for the same fit): the knee's date and the PI's share them
+@functools.lru_cache(maxsize=16)
+def _growth_paths(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy, alpha: float) -> Any:
+    return _growth_fit(history, policy, alpha)[1].simulate(int(policy.horizon))
 
 
 def growth_answers(results: Any, knee: Any, slo_tps: float | None, *, policy: GrowthPolicy | None = None

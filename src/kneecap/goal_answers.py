@@ -37,8 +37,8 @@ __all__ = ["GOAL_SLO", "PERCENTILES", "goal_columns", "goal_words", "response_sh
 PERCENTILES = (50.0, 90.0, 95.0)
 #: ``slo: wlm_goal``: plan for the class's own WLM response time goal (PI <= 1).
 GOAL_SLO = "wlm_goal"
-# load points of the curve the PI crossing's band is read from
-_CURVE_POINTS = 120
+# load points of the curve the PI crossing's band is read from (linear between them)
+_CURVE_POINTS = 80
 
 
 def response_shape(results: Any) -> ResponseShape | None:
@@ -158,9 +158,10 @@ def goal_columns(results: Any, scenario: Mapping[str, Any], row: Mapping[str, An
     Notes
     -----
     ``pi_tps`` is where the mean reaches :math:`\bar R^*`, the mean at which the goal is just met
-    (:meth:`ResponseShape.mean_for_quantile`), on the scenario's engines and other classes;
-    ``pi_tps_lo`` / ``_hi`` where the upper / lower end of the mean's band reaches it (the band's
-    doubt carried to the load, the shape held).
+    (:meth:`ResponseShape.mean_for_quantile`), on the scenario's engines and other classes (the
+    model's ``slo_tps``; NaN past 95 % of saturation); ``pi_tps_lo`` / ``_hi`` where the upper /
+    lower end of the mean's band reaches it on the model's curve (the band's doubt carried to the
+    load, the shape held).
     """
     shape = response_shape(results)
     if shape is None:
@@ -186,8 +187,13 @@ def goal_columns(results: Any, scenario: Mapping[str, Any], row: Mapping[str, An
         curve = results.curve(points=_CURVE_POINTS, **lpar)
     except ModelError:
         return out
-    out.update(pi_tps=_crossing(curve, "resp_ms", target), pi_tps_lo=_crossing(curve, "resp_ms_hi", target),
-               pi_tps_hi=_crossing(curve, "resp_ms_lo", target))
+    top = float(curve["tps"].iloc[-1])
+    at = float(results.slo_tps(target, lpar=lpar))  # the point by bisection, the band off the curve
+    at = at if at <= top else math.nan
+    lo, hi = _crossing(curve, "resp_ms_hi", target), _crossing(curve, "resp_ms_lo", target)
+    # the band's ends read between curve points; it holds the point found exactly
+    out.update(pi_tps=at, pi_tps_lo=min(lo, at) if math.isfinite(at) else lo,
+               pi_tps_hi=max(hi, at) if math.isfinite(hi) and math.isfinite(at) else hi)
     if growth is not None and math.isfinite(out["pi_tps"]):
         out.update(growth(results, out["pi_tps"], out["pi_tps_lo"], out["pi_tps_hi"]))
     return out
