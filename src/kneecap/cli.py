@@ -272,6 +272,7 @@ scenarios file (YAML), e.g. examples/scenarios.yaml, which has one of every kind
                        an SMF class takes tps)
     n_gcp, n_ziip, think_time_ms   the configuration (default: the one measured)
     slo_resp_ms        the zIIP planner: the engines that meet this response
+    slo                SMF class: a mean, {percentile: 90, resp_ms: 5} or wlm_goal (its WLM goal, PI <= 1)
     current_clients | current_tps, growth_pct_per_year   years until the knee
     bg_load_factor     SMF class: the other classes' load (1 = as at the class's peak)
     cs_workload        a Communications Server name, e.g. CRR30(200B/200B)
