@@ -100,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"p90 |error| at the later peaks: days 7-10 max {seen:.1f} %, days 11-12 max {ahead:.1f} %; "
           f"mean {errs.mean().mean():.1f} %")
     print(f"fit {table['fit_s'].median():.1f} s, one forecast row {table['answer_s'].median():.2f} s (median)")
-    goals = (errs <= 20).all().all() and (table["pi_tps_err_pct"].abs() <= 15).all()
-    print(f"goals (p90 <= 20 %, PI-crosses-1 load <= 15 %) met on every seed: {goals}")
+    load_ok = bool((table["pi_tps_err_pct"].abs() <= 15).all())
+    print(f"goals (p90 <= 20 %, PI-crosses-1 load <= 15 %) met on every seed: on the measured later days 7-10 "
+          f"{bool(seen <= 20) and load_ok}; with the trend's days 11-12 past the data {bool(ahead <= 20) and load_ok}")
     return 0
 
 
