@@ -28,6 +28,7 @@ from kneecap import (
     config,
     factors,
     forecasting,
+    goal_answers,
     measured_fit,
     modeling,
     msu,
@@ -321,6 +322,18 @@ def class_slo_tps(workload: str, key: str, slo_resp_ms: float, n_gcp: int, n_zii
     """The class tps at which the predicted response reaches the SLO (NaN: unreachable)."""
     return forecasting.slo_tps(models(workload, key).response, slo_resp_ms,
                                lpar=_lpar(n_gcp, n_ziip, bg_load_factor))
+
+
+@st.cache_data(max_entries=128)
+def class_goal(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int, bg_load_factor: float) -> dict[str, Any]:
+    """The class's response percentiles and its WLM goal's forecast PI at ``tps``, and the load the PI passes 1.
+
+    :func:`kneecap.goal_answers.goal_columns` without dates; ``{}`` for a class fitted without
+    72.3 response time buckets.
+    """
+    point = class_point(workload, key, tps, n_gcp, n_ziip, bg_load_factor)
+    row = {"tps": float(tps), **{c: point[c] for c in ("resp_ms", "resp_ms_lo", "resp_ms_hi")}}
+    return goal_answers.goal_columns(models(workload, key).response, _lpar(n_gcp, n_ziip, bg_load_factor), row)
 
 
 def class_history(workload: str, key: str) -> pd.DataFrame:

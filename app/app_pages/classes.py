@@ -106,6 +106,27 @@ else:
     st.markdown(f"**SLO:** {slo:g} ms holds up to {slo_tps:.4g} tps: "
                 + (when(growth, "slo", "SLO load") if growth and "date_slo" in growth else "no forecast") + ".")
 
+at_peak = float(peaks.iloc[-1]) if len(peaks) else float(model.train_ranges["tps_max"])
+goal = res.class_goal(workload, key, at_peak, int(n_gcp), int(n_ziip), float(bg))
+if goal.get("goal"):
+    pi_at = goal.get("pi_tps", math.nan)
+    pi_dates = None
+    if growth and pi_at == pi_at:  # the knee's growth paths, with the PI's load as the threshold
+        lo, hi = goal["pi_tps_lo"], goal["pi_tps_hi"]
+        banded = lo == lo and hi == hi
+        pi_dates = res.class_growth(workload, key, pi_at, lo if banded else pi_at, hi if banded else pi_at, (),
+                                    math.nan, int(horizon))
+    st.markdown(f"**WLM goal {goal['goal']}:** "
+                + (f"PI passes 1 at {pi_at:.4g} tps (95% band {goal['pi_tps_lo']:.4g}-{goal['pi_tps_hi']:.4g}): "
+                   + (when(pi_dates, "knee", "PI 1") if pi_dates else "no forecast") if pi_at == pi_at
+                   else "PI stays under 1 up to 95 % of saturation") + ".")
+if "resp_p90_ms" in goal:
+    st.caption(f"At {at_peak:.4g} tps (the last {peak_word} peak): "
+               + ", ".join(f"p{p} {goal[f'resp_p{p}_ms']:.3g} ms ({goal[f'resp_p{p}_ms_lo']:.3g}-"
+                           f"{goal[f'resp_p{p}_ms_hi']:.3g})" for p in (50, 90, 95))
+               + (f"; PI {goal['pi']:.2f} ({goal['pi_lo']:.2f}-{goal['pi_hi']:.2f})" if "pi" in goal else "")
+               + ". The distribution around the mean is fitted to the intervals' response time buckets.")
+
 history = res.class_history(workload, key)
 fig = go.Figure()
 fig.add_trace(go.Scatter(x=history["interval_start_at"], y=history["tps"], name="interval tps",

@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kneecap import _answer_checks as answer_checks
-from kneecap import config, forecasting, modeling, policies, tracking, warehouse
+from kneecap import config, forecasting, goal_answers, modeling, policies, tracking, warehouse
 from tests.app.conftest import SMF_CLASS, SMF_DAYS, widget_key
 from tests.app.conftest import plotly_values as _values
 
@@ -120,6 +120,29 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     assert any(s["type"] == "rect" and pd.Timestamp(s["x0"]) == grown["date_knee_earliest"]
                and pd.Timestamp(s["x1"]) == grown["date_knee_p90"] for s in shapes)
     assert "cls_download" in {d.key for d in at.get("download_button")}
+
+
+def test_classes_page_gives_the_goals_pi_load_and_the_percentiles(app_env):
+    """The class's WLM goal (an average one in the synthetic week): where the forecast PI passes 1, and the
+    percentiles at the last daily peak, as kneecap.goal_answers computes them on the champion."""
+    at = _page("classes")
+    model = _champion()
+    assert model.response_shape["calibration"]["goal_type"] == "average"
+    growth = policies.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    knee = model.knee(k=K)
+    peak = float(forecasting.class_growth(model, knee_tps=knee.load, policy=growth, alpha=model.alpha)["peaks"]
+                 .dropna().iloc[-1])
+    lpar = {"n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0}
+    point = model.predict(pd.DataFrame([{"tps": peak, **lpar}])).iloc[0]
+    goal = goal_answers.goal_columns(model, lpar, {"tps": peak, **{c: float(point[c]) for c in
+                                                                    ("resp_ms", "resp_ms_lo", "resp_ms_hi")}})
+    sentence = _markdown(at, f"**WLM goal {goal['goal']}:**")
+    assert f"PI passes 1 at {goal['pi_tps']:.4g} tps" in sentence
+    # an average goal: PI 1 where the mean reaches the goal
+    np.testing.assert_allclose(forecasting.slo_tps(model, model.response_shape["calibration"]["goal_resp_ms"],
+                                                   lpar=lpar), goal["pi_tps"], rtol=1e-9)
+    caption = next(c.value for c in at.caption if c.value.startswith(f"At {peak:.4g} tps"))
+    assert f"p90 {goal['resp_p90_ms']:.3g} ms" in caption and f"PI {goal['pi']:.2f}" in caption
 
 
 def test_classes_page_shows_what_the_model_warns_of(app_env, monkeypatch):
