@@ -203,6 +203,14 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
             report = res.fit_report(response_rows, knee_k=params.train.knee_k, config=cfg)
             metrics.update(report.metrics)
             notes, extra = report.notes, report.params
+            shape = getattr(res, "response_shape", None) or {}
+            if shape:  # the response time distribution's fit to the 72.3 buckets (modeling.percentiles)
+                fit = shape["calibration"]
+                metrics.update(resp_shape_cv2_base=shape["cv2_base"], resp_shape_cv2_slope=shape["cv2_slope"],
+                               resp_shape_cdf_error=fit["cdf_error_mean"],
+                               resp_shape_cdf_error_at_goal=fit["cdf_error_at_goal"])
+                notes = [*notes, f"response time distribution: fitted to the buckets of {fit['intervals']} "
+                                 f"interval(s), mean bucket-CDF gap {fit['cdf_error_mean']:.4f}"]
             yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
                                _finite(metrics), {**fit_params, "family": choice.family, **extra}, notes)
     cost_rows = modeling.cost.cost_table(rows)
@@ -256,18 +264,22 @@ def with_rt_buckets(fct: pd.DataFrame, rt_buckets: pd.DataFrame | None, goals: p
 
     ``rt_buckets``: the ``fct_rt_buckets`` mart (one row per bucket); ``goals``: the
     ``fct_performance_index`` mart (``goal_type``, ``goal_resp_ms``, ``goal_percentile`` per
-    period). Adds ``rt_bucket_NN_count`` (14), ``rt_bucket_NN_max_pct`` (13), ``goal_type``,
-    ``goal_resp_ms`` and ``goal_percentile``, matched on ``point_id`` (system / interval start /
-    ``S:`` class / period, as ``int_smf_measurements`` writes it); empty for other rows, and
-    ``fct`` unchanged when there are no buckets (or either mart is None). The open dispatch fit calibrates its response
-    time distribution on them (:func:`kneecap.modeling.percentiles.class_response_shape`).
+    period). Adds ``rt_bucket_NN_count`` (14), ``rt_bucket_NN_max_pct`` (13), ``rt_midpoint_ms``
+    (the buckets' midpoint), ``goal_type``, ``goal_resp_ms`` and ``goal_percentile``, matched on
+    ``point_id`` (system / interval start / ``S:`` class / period, as ``int_smf_measurements``
+    writes it); empty for other rows, and ``fct`` unchanged when there are no buckets (or either
+    mart is None). The open dispatch fit calibrates its response time distribution on them
+    (:func:`kneecap.modeling.percentiles.class_response_shape`).
     """
     if rt_buckets is None or goals is None or rt_buckets.empty or goals.empty:
         return fct
     svc = rt_buckets[~rt_buckets["is_report_class"].astype(bool)]
     key = ["system_id", "interval_start_at", "class_name", "period"]
-    wide = svc.pivot_table(index=key, columns="bucket", values=["n_transactions", "max_pct"], aggfunc="first")
+    wide = svc.pivot_table(index=key, columns="bucket", values=["n_transactions", "max_pct", "max_ms"],
+                           aggfunc="first")
     out = pd.DataFrame(index=wide.index)
+    # the buckets' midpoint: the goal for response time goals, R723RTDM for velocity goals
+    out["rt_midpoint_ms"] = (wide[("max_ms", 1)] / wide[("max_pct", 1)] * 100.0).astype(float)
     for j in range(1, 15):
         out[f"rt_bucket_{j:02d}_count"] = wide[("n_transactions", j)].astype(float)
         if j < 14:

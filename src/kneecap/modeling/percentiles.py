@@ -235,13 +235,15 @@ def fit_response_shape(mean_ms: np.ndarray, counts: np.ndarray, goal_ms: np.ndar
 def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: float) -> dict[str, Any]:
     """:func:`fit_response_shape` on a class's intervals that carry 72.3 buckets, as a stored document.
 
-    ``rows``: intervals with ``resp_ms``, ``goal_resp_ms`` (the midpoint), the 14
-    ``rt_bucket_NN_count`` columns and optionally the 13 ``rt_bucket_NN_max_pct`` and
-    ``goal_type`` / ``goal_percentile``. ``{}`` when the rows carry no buckets. The class's goal
-    (the most frequent among the rows with buckets) is kept in ``calibration``.
+    ``rows``: intervals with ``resp_ms``, the buckets' midpoint ``rt_midpoint_ms`` (else
+    ``goal_resp_ms``: the midpoint of a response time goal), the 14 ``rt_bucket_NN_count``
+    columns and optionally the 13 ``rt_bucket_NN_max_pct`` and ``goal_type`` /
+    ``goal_resp_ms`` / ``goal_percentile``. ``{}`` when the rows carry no buckets. The class's
+    goal (the most frequent among the rows with buckets) is kept in ``calibration``.
     """
     counts, bounds = rt_bucket_columns()
-    if not set(counts) <= set(rows.columns) or "goal_resp_ms" not in rows:
+    midpoint = "rt_midpoint_ms" if "rt_midpoint_ms" in rows else "goal_resp_ms"
+    if not set(counts) <= set(rows.columns) or midpoint not in rows:
         return {}
     have = rows[rows[counts].notna().all(axis=1) & (rows[counts].sum(axis=1) > 0)]
     if have.empty:
@@ -249,12 +251,12 @@ def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: flo
     max_pct = have[bounds].to_numpy(float) if set(bounds) <= set(have.columns) else None
     try:
         shape = fit_response_shape(have["resp_ms"].to_numpy(float), have[counts].to_numpy(float),
-                                   have["goal_resp_ms"].to_numpy(float), shift_ms=shift_ms, service_ms=service_ms,
+                                   have[midpoint].to_numpy(float), shift_ms=shift_ms, service_ms=service_ms,
                                    max_pct=max_pct)
     except ValueError:
         return {}
     doc = shape.to_dict()
-    if "goal_type" in have:
+    if {"goal_type", "goal_resp_ms", "goal_percentile"} <= set(have.columns):
         goals = have.groupby(["goal_type", "goal_resp_ms", "goal_percentile"], dropna=False).size()
         kind, resp, pct = goals.idxmax()
         doc["calibration"].update(goal_type=str(kind), goal_resp_ms=float(resp),
