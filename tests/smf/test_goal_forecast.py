@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from kneecap import config, forecasting, policies, training
-from kneecap.modeling import ModelError, choose_response_model
+from kneecap.modeling import ModelError
 from kneecap.modeling.serialise import dumps, loads
 from tests.conftest import REPO
 from tests.smf import simdays as sd
@@ -42,9 +42,11 @@ def fitted():
     records, truth = sd.simulated_days()
     cls = sd.class_rows(records, truth, buckets=True)
     params = config.load_params(Path(REPO) / "params.yaml")
-    train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
-    res = choose_response_model(train, training.modeling_config(params)).results
-    return res, cls, truth, params
+    train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day").reset_index(drop=True)
+    # as the train stage fits it: the champion and what is logged beside it
+    (trained,) = [m for m in training.train_workload(sd.CONFIG.class_name, train, params)
+                  if m.kind == training.RESPONSE]
+    return trained.results, cls, truth, params, trained
 
 
 def _ask(res, params, **scenario):
@@ -54,7 +56,7 @@ def _ask(res, params, **scenario):
 
 
 def test_the_buckets_reach_the_fit_as_written(fitted):
-    res, cls, truth, _ = fitted
+    res, cls, truth, _, trained = fitted
     per = truth.per_interval.set_index("interval_start_at").loc[cls["interval_start_at"]]
     for j in range(1, 15):
         col = f"rt_bucket_{j:02d}_count"
@@ -66,10 +68,14 @@ def test_the_buckets_reach_the_fit_as_written(fitted):
     # the model's shift and service are its fitted delay and measured CPU per transaction
     assert shape["shift_ms"] == res.delay_ms and shape["service_ms"] == res.cpu_ms_per_tran
     assert loads(dumps(res)).response_shape == shape
+    # the train stage logs the distribution's fit beside the model
+    assert trained.metrics["resp_shape_cdf_error"] == shape["calibration"]["cdf_error_mean"] < 0.01
+    assert any(n.startswith(f"response time distribution: fitted to the buckets of {TRAIN_DAYS * 96}")
+               for n in trained.notes)
 
 
 def test_forecast_p90_at_the_later_days_peaks_is_within_20_pct_of_the_simulation(fitted):
-    res, cls, truth, params = fitted
+    res, cls, truth, params, _ = fitted
     later = cls[cls["day"] > TRAIN_DAYS]
     peaks = later[later["interval_start_at"].dt.hour.eq(int(sd.PEAK_HOUR))
                   & later["interval_start_at"].dt.minute.eq(0)]
@@ -89,7 +95,7 @@ def test_forecast_p90_at_the_later_days_peaks_is_within_20_pct_of_the_simulation
 
 
 def test_the_pi_passes_1_within_15_pct_of_the_simulations_load_and_inside_its_band(fitted):
-    res, _, _, params = fitted
+    res, _, _, params, _ = fitted
     tps = np.linspace(1500.0, 2400.0, 1801)
     true_p90 = _true_p90(tps)
     true_load = float(np.interp(sd.GOAL_RESP_MS, true_p90, tps))  # the true p90 rises with load here
@@ -102,7 +108,7 @@ def test_the_pi_passes_1_within_15_pct_of_the_simulations_load_and_inside_its_ba
 
 
 def test_the_plan_for_the_wlm_goal_gives_pi_at_most_1_on_the_engines_it_recommends(fitted):
-    res, _, _, params = fitted
+    res, _, _, params, _ = fitted
     peak = 2200.0
     row = _ask(res, params, tps=peak, slo="wlm_goal")
     assert row["pi"] > 1 and row["slo"] == "WLM goal 90 % within 5 ms (PI <= 1)"
