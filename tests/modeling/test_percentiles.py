@@ -4,6 +4,8 @@ days' buckets against the dispatcher simulation's own response quantiles."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +20,7 @@ from kneecap.modeling.percentiles import (
     performance_index_forecast,
     rt_bucket_columns,
 )
+from kneecap.simulation import response_sample
 from tests.smf import simdays as sd
 
 SHAPE = ResponseShape(shift_ms=1.0, service_ms=0.8, cv2_base=0.2, cv2_slope=0.6)
@@ -112,3 +115,16 @@ def test_simulated_days_buckets_give_the_simulations_own_p90_up_to_the_knee(simu
     assert np.max(np.abs(errors)) < 0.05, errors
     assert class_response_shape(pd.DataFrame({"resp_ms": [2.0]}), shift_ms=1.0, service_ms=0.8) == {}
     assert all(c in simulated for c in counts)
+
+
+@pytest.mark.parametrize(("n_gcp", "n_ziip", "tps"), [(2, 3, 2500.0), (2, 3, 3300.0), (3, 2, 2200.0)])
+def test_the_shape_holds_on_engine_counts_it_was_not_fitted_on(simulated, n_gcp, n_ziip, tps):
+    """The shape depends on the mean alone: fitted on the 2 GCP + 2 zIIP days, its percentiles at the
+    mean the simulation gives on another LPAR against that simulation's own transactions."""
+    rows = simulated.assign(goal_resp_ms=float(sd.GOAL_RESP_MS))
+    shape = ResponseShape.from_dict(class_response_shape(rows, shift_ms=sd.CONFIG.delay_ms,
+                                                         service_ms=sd.CONFIG.cpu_ms_per_tran))
+    other = replace(sd.CONFIG, n_gcp=n_gcp, n_ziip=n_ziip).scenario(tps)
+    resp = response_sample(other, transactions=40000, warmup_fraction=0.1, seed=7)
+    for p in (0.5, 0.9, 0.95):
+        np.testing.assert_allclose(shape.quantile(resp.mean(), p), np.quantile(resp, p), rtol=0.05)
