@@ -336,6 +336,34 @@ def class_goal(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int, bg_
     return goal_answers.goal_columns(models(workload, key).response, _lpar(n_gcp, n_ziip, bg_load_factor), row)
 
 
+def class_slo_kinds(workload: str, key: str) -> list[str]:
+    """What a class's SLO may be said on (``mean``, ``p90``, ``p95``, ``WLM goal``).
+
+    ``mean`` only without a measured response time distribution; ``WLM goal`` only with a
+    response time goal.
+    """
+    shape = goal_answers.response_shape(models(workload, key).response)
+    if shape is None:
+        return ["mean"]
+    has_goal = shape.calibration.get("goal_type") in ("average", "percentile")
+    return ["mean", "p90", "p95", *(["WLM goal"] if has_goal else [])]
+
+
+def class_slo_mean(workload: str, key: str, kind: str, resp_ms: float) -> tuple[float, str]:
+    """The mean response an SLO on ``kind`` (:func:`class_slo_kinds`) stands for, and the SLO in words.
+
+    :func:`kneecap.goal_answers.with_slo`; raises ModelError where it cannot be met (below the
+    response no transaction goes under).
+    """
+    slo: Any = float(resp_ms)
+    if kind == "WLM goal":
+        slo = goal_answers.GOAL_SLO
+    elif kind != "mean":
+        slo = {"percentile": float(kind.lstrip("p")), "resp_ms": float(resp_ms)}
+    _, cols = goal_answers.with_slo(models(workload, key).response, {"slo": slo})
+    return float(cols["slo_resp_ms"]), str(cols["slo"])
+
+
 def class_history(workload: str, key: str) -> pd.DataFrame:
     """The class's fitted intervals (``interval_start_at``, ``tps``) as the champion carries them."""
     return forecasting.class_history(models(workload, key).response)

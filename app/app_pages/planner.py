@@ -12,7 +12,7 @@ import resources as res
 import streamlit as st
 import tables
 
-from kneecap import forecasting, measured_fit
+from kneecap import forecasting, measured_fit, modeling
 
 st.title("zIIP planner")
 # the planner weighs engine counts: a model of the zIIP and GCP pools answers it
@@ -71,14 +71,27 @@ conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.
 
 chosen = replace(policy, max_ziip_busy_pct=float(max_busy), max_spill_pct=float(max_spill),
                  max_added_gcp=int(max_added), conservative=bool(conservative))
+slo_words = f"SLO {slo:g} ms"
 if is_class:
+    kinds = res.class_slo_kinds(workload, key)
+    if len(kinds) > 1:  # a distribution measured from the 72.3 buckets: the SLO may be a percentile or the goal
+        kind = st.radio("The SLO is on the", kinds, horizontal=True, key=inputs.widget_key("plan_slo_kind", workload),
+                        help="mean response; the 90th / 95th percentile (the response time distribution fitted "
+                             "to the class's buckets); or the class's own WLM goal, PI <= 1 (the SLO field unused)")
+        if kind != "mean":
+            try:
+                mean_slo, said = res.class_slo_mean(workload, key, kind, float(slo))
+            except modeling.ModelError as exc:
+                st.error(f"{workload}: {exc}")
+                st.stop()
+            slo_words = f"SLO {said} (a mean response <= {mean_slo:.3g} ms)"
+            slo = mean_slo
     answer = res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen)
 else:
     answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen)
 # the configuration first: the answer is for these inputs and says so
 if is_class:
-    configuration = (f"{inputs.configuration_words(n_gcp, other_load=float(bg))}, {tps:g} tps, "
-                     f"SLO {slo:g} ms")
+    configuration = f"{inputs.configuration_words(n_gcp, other_load=float(bg))}, {tps:g} tps, {slo_words}"
 else:
     machine = inputs.configuration_words(n_gcp, think_time_ms=float(think))
     configuration = f"{machine}, {clients} clients, SLO {slo:g} ms"

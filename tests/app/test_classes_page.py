@@ -283,6 +283,27 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
 # --- Workloads ---------------------------------------------------------------------------------
 
 
+def test_planner_plans_an_smf_class_for_a_percentile_or_its_wlm_goal(app_env):
+    at = _page("planner")
+    at.selectbox(key="plan_workload").set_value(SMF_CLASS).run()
+    model = _champion()
+    kinds = at.radio(key=_k("plan_slo_kind"))
+    assert list(kinds.options) == ["mean", "p90", "p95", "WLM goal"] and kinds.value == "mean"
+    tps, slo = at.number_input(key=_k("plan_tps")).value, at.number_input(key=_k("plan_slo")).value
+    policy = policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    for kind, asked, words in (("p90", {"percentile": 90, "resp_ms": slo}, f"90 % within {slo:g} ms"),
+                               ("WLM goal", "wlm_goal", "WLM goal average")):
+        kinds.set_value(kind).run()
+        assert not at.exception, at.exception
+        _, cols = goal_answers.with_slo(model, {"slo": asked})
+        plan = modeling.plan_ziip(model, tps=tps, n_gcp=2, slo_resp_ms=cols["slo_resp_ms"], policy=policy,
+                                  lpar={"bg_load_factor": 1.0})
+        shown = (at.success or at.error)[0].value
+        assert f"SLO {words}" in shown and f"(a mean response <= {cols['slo_resp_ms']:.3g} ms)" in shown
+        assert plan.reason in shown
+        kinds = at.radio(key=_k("plan_slo_kind"))
+
+
 def test_workloads_page_shows_where_a_class_came_from(app_env):
     at = _page("workloads")
     at.selectbox(key="wl_workload").set_value(SMF_CLASS).run()
