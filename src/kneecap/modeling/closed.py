@@ -717,8 +717,7 @@ class ClosedMVAResults(ResultsBase):
         """The dispatcher structures the band carries, with their Akaike weights."""
         return structure_sentence(self.structures, self.help_rule, self.eligible_bursts, "the table weighs")
 
-    def knee_by_structure(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = KNEE_K
-                          ) -> dict[str, float]:
+    def knee_by_structure(self, *, n_gcp: int, n_ziip: int, think_time_ms: float, k: float = KNEE_K) -> dict:
         """Each drawn structure's own knee (clients where its point fit's response passes ``k`` x unloaded).
 
         Keys read ``"<rule> help, <b> bursts"``; only structures the band draws (weight at least
