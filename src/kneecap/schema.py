@@ -63,10 +63,18 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "ziip_delay_samples": "samples delayed for a zIIP (R723SUPD)",
 }
 
+#: The class period's zIIP time as engine time and normalised to CP time (SMF 72.3: R723CSUP, and
+#: R723CSUP x R723NFFS / 256): their ratio is a zIIP's speed over a GCP's
+#: (:func:`kneecap.modeling.engines.speeds_from_smf72`). Null for report tables and RMF reports.
+ENGINE_COLUMNS: dict[str, str] = {
+    "ziip_s": "zIIP engine seconds of the class period (SMF 72.3 R723CSUP)",
+    "ziip_cp_equiv_s": "zIIP seconds normalised to CP time, R723CSUP x R723NFFS / 256 (SMF 72.3)",
+}
+
 #: Every column of ``fct_measurements`` in order.
 FCT_MEASUREMENTS_COLUMNS: tuple[str, ...] = (
     KEY_COLUMNS + tuple(NUMERIC_COLUMNS) + tuple(FACTOR_COLUMNS) + TIME_COLUMNS + tuple(LPAR_COLUMNS)
-    + tuple(SAMPLE_COLUMNS)
+    + tuple(SAMPLE_COLUMNS) + tuple(ENGINE_COLUMNS)
 )
 
 #: Provenance columns every bundled reference CSV carries on each row.

@@ -11,6 +11,7 @@
 --   cpu_ms_per_tran     = cpu_s / ended * 1000  (= cpu_s / interval_s / tps * 1000)
 --   n_gcp / n_ziip      = engines of type CP / IIP online to the LPAR (SMF 70.1, same interval)
 --   *_samples           = the class period's WLM state samples (72.3), as they are
+--   ziip_s / ziip_cp_equiv_s = zIIP engine seconds and the same normalised to CP time (x NFFS / 256)
 --   lpar_*_busy_pct     = LPAR busy per engine of the pool, every class included (SMF 70.1
 --                         LPAR busy: the logical processors' dispatch time over online time)
 with
@@ -104,7 +105,9 @@ final as (
         cast(cpu_delay_samples as double) as cpu_delay_samples,
         cast(ziip_using_samples as double) as ziip_using_samples,
         cast(ziip_on_cp_using_samples as double) as ziip_on_cp_using_samples,
-        cast(ziip_delay_samples as double) as ziip_delay_samples
+        cast(ziip_delay_samples as double) as ziip_delay_samples,
+        ziip_s,
+        ziip_cp_equiv_s
     from measured
 )
 

@@ -41,14 +41,16 @@ reference as (
         system_id,
         service_class,
         interval_start_at,
-        -- a report table prints no LPAR busy or WLM state samples
+        -- a report table prints no LPAR busy, WLM state samples or zIIP normalisation
         cast(null as double) as lpar_gcp_busy_pct,
         cast(null as double) as lpar_ziip_busy_pct,
         cast(null as double) as cpu_using_samples,
         cast(null as double) as cpu_delay_samples,
         cast(null as double) as ziip_using_samples,
         cast(null as double) as ziip_on_cp_using_samples,
-        cast(null as double) as ziip_delay_samples
+        cast(null as double) as ziip_delay_samples,
+        cast(null as double) as ziip_s,
+        cast(null as double) as ziip_cp_equiv_s
     from stg_reference_measurements
     -- a run printed in two tables is counted once (the row it duplicates stays)
     where not is_duplicate
@@ -112,7 +114,9 @@ final as (
         cpu_delay_samples,
         ziip_using_samples,
         ziip_on_cp_using_samples,
-        ziip_delay_samples
+        ziip_delay_samples,
+        ziip_s,
+        ziip_cp_equiv_s
     from with_pct
 )
 

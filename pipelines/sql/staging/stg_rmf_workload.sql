@@ -39,7 +39,9 @@ typed as (
         cast(null as bigint) as ziip_on_cp_using_samples,
         cast(null as bigint) as ziip_delay_samples,
         cast(null as bigint) as total_using_samples,
-        cast(null as bigint) as total_delay_samples
+        cast(null as bigint) as total_delay_samples,
+        -- the report prints no normalisation factor
+        cast(null as double) as ziip_cp_equiv_s
     from source
 ),
 
@@ -80,7 +82,8 @@ final as (
         ziip_on_cp_using_samples,
         ziip_delay_samples,
         total_using_samples,
-        total_delay_samples
+        total_delay_samples,
+        ziip_cp_equiv_s
     from ranked
     where copy_no = 1
 )

@@ -32,7 +32,9 @@ final as (
         cast(ziip_on_cp_using_samples as bigint) as ziip_on_cp_using_samples,
         cast(ziip_delay_samples as bigint) as ziip_delay_samples,
         cast(total_using_samples as bigint) as total_using_samples,
-        cast(total_delay_samples as bigint) as total_delay_samples
+        cast(total_delay_samples as bigint) as total_delay_samples,
+        -- R723CSUP x R723NFFS / 256: with ziip_s, a zIIP's speed over a GCP's
+        cast(ziip_cp_equiv_s as double) as ziip_cp_equiv_s
     from source
 )
 
