@@ -173,6 +173,15 @@ class SimDaysConfig:
     bg_ziip_busy_pct: float = 10.0   # per zIIP, other classes
     bg_burst_ms: float = 0.2
     knee_k: float = PlannerPolicy.knee_k
+    # work per ms of each engine kind (the simulation's unit: a zIIP's ms at 1); GCPs slower than
+    # zIIPs are a sub-capacity processor, written to 72.3 as R723NFFS = 256 ziip_speed / gcp_speed
+    gcp_speed: float = 1.0
+    ziip_speed: float = 1.0
+
+    @property
+    def nffs(self) -> int:
+        """R723NFFS the 72.3 records carry: 256 x a zIIP's speed over a GCP's (256: engines alike)."""
+        return int(round(256 * self.ziip_speed / self.gcp_speed))
 
     def scenario(self, tps: float) -> SimScenario:
         """The open-load :class:`SimScenario` at ``tps``."""
@@ -183,14 +192,15 @@ class SimDaysConfig:
             help_wait_ms=self.help_wait_ms, help_rule=self.help_rule,
             gcp_bursts=self.gcp_bursts, eligible_bursts=self.eligible_bursts,
             bg_gcp_busy_pct=self.bg_gcp_busy_pct, bg_ziip_busy_pct=self.bg_ziip_busy_pct,
-            bg_burst_ms=self.bg_burst_ms)
+            bg_burst_ms=self.bg_burst_ms, gcp_speed=self.gcp_speed, ziip_speed=self.ziip_speed)
 
     def dispatch(self) -> Dispatch:
         return Dispatch(n_gcp=self.n_gcp, n_ziip=self.n_ziip, honor_priority=self.honor_priority,
                         help_wait_ms=self.help_wait_ms, help_rule=self.help_rule,
                         eligible_bursts=self.eligible_bursts, gcp_bursts=self.gcp_bursts,
                         bg_gcp_busy_pct=self.bg_gcp_busy_pct,
-                        bg_ziip_busy_pct=self.bg_ziip_busy_pct, bg_burst_ms=self.bg_burst_ms)
+                        bg_ziip_busy_pct=self.bg_ziip_busy_pct, bg_burst_ms=self.bg_burst_ms,
+                        gcp_speed=self.gcp_speed, ziip_speed=self.ziip_speed)
 
     @property
     def max_tps(self) -> float:
@@ -296,6 +306,9 @@ VARIANTS: dict[str, SimDaysConfig] = {
     # the issue's second LPAR: 4 GCPs + 3 zIIPs, heavier GCP background, two eligible bursts
     "pool_4g3z": SimDaysConfig(n_gcp=4, n_ziip=3, eligible_bursts=2, bg_gcp_busy_pct=55.0,
                                bg_ziip_busy_pct=10.0),
+    # the first LPAR on a sub-capacity processor: GCPs at 40 % of a zIIP's speed (R723NFFS 640);
+    # a burst helped on a GCP takes 2.5 times its zIIP time
+    "subcap": SimDaysConfig(gcp_speed=0.4),
 }
 
 
@@ -660,7 +673,9 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
             ended, rt_bucket_probabilities(q_ms, GOAL_RESP_MS))
         rt = {f"rt_bucket_{j + 1:02d}_count": rt_counts[:, j] for j in range(synth.RT_ENTRIES)}
         rt["resp_p90_ms_true"] = q_ms[:, RESP_QUANTILE_PROBS.index(0.9)]
-    k = synth.Coefficients()
+    k = synth.Coefficients(nffs=config.nffs)
+    # APPL% IIP is zIIP engine time; the TCB time carries it normalised to CP time (x NFFS / 256)
+    norm = config.nffs / 256.0
     # the LPAR's MSU/h from the CP dispatch time written below (whole microseconds), and the LAC of
     # the intervals ending in the last four hours (synth.rolling_lac)
     cp_dispatch_s = np.array([config.n_gcp * round(gcp_busy[i] / 100 * interval_s * 1e6) / 1e6 for i in range(n)])
@@ -672,7 +687,7 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         samples = SAMPLES_PER_S * t
         period = synth.Period(
             period=1, ended=int(ended[i]), resp_ms=float(resp[i]),
-            tcb_s=float((cp[i] + iip[i]) / 100 * t), ziip_s=float(iip[i] / 100 * t),
+            tcb_s=float((cp[i] + iip[i] * norm) / 100 * t), ziip_s=float(iip[i] / 100 * t),
             ziip_on_cp_s=float(iipcp[i] / 100 * t),
             cpu_using=int(written["cpu_using_samples"][i]),
             cpu_delay=int(written["cpu_delay_samples"][i]),
@@ -689,7 +704,7 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
                                          config.class_name, config.workload, [period], k))
         bg = synth.Period(
             period=1, ended=int(bg_ended[i]), resp_ms=BG_RESP_MS,
-            tcb_s=float((bg_cp[i] + bg_iip[i]) / 100 * t), ziip_s=float(bg_iip[i] / 100 * t),
+            tcb_s=float((bg_cp[i] + bg_iip[i] * norm) / 100 * t), ziip_s=float(bg_iip[i] / 100 * t),
             ziip_on_cp_s=float(bg_iipcp[i] / 100 * t),
             cpu_using=int(samples * bg_cp[i] / 100), ziip_using=int(samples * bg_iip[i] / 100),
             total_using=int(samples * (bg_cp[i] + bg_iip[i]) / 100), importance=5, goal="discretionary")
