@@ -402,8 +402,9 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         # an slo in percentiles or the WLM goal is a mean SLO to the family
         scenario, slo = goal_answers.with_slo(response, scenario)
         row.update(response.answer(scenario, policy, growth=functools.partial(growth_answers, policy=growth)))
-        if engines and "ziip_eligible_on_gcp_share_pct" in row:
-            row.update(engine_costs(row, engines))
+        on = getattr(response, "engines", engines)  # a class fitted on engines not alike: the measured ones
+        if on and "ziip_eligible_on_gcp_share_pct" in row:
+            row.update(engine_costs(row, on))
         row.update(**slo, **goal_answers.goal_columns(response, scenario, row,
                                                       growth=functools.partial(goal_growth, policy=growth)))
     if models.cost is not None:

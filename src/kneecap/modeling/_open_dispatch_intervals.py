@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap.modeling.base import column_or
+from kneecap.modeling.engines import row_ziip_speeds
 
 #: Busy per engine above which a background estimate is capped: a pool the other classes fill
 #: leaves the class nothing, which no measured interval with ended transactions can show.
@@ -47,7 +48,7 @@ class Intervals:
     n_gcp: np.ndarray
     n_ziip: np.ndarray
     cp_pct: np.ndarray        # APPL% CP, IIPCP included
-    iip_pct: np.ndarray       # APPL% IIP
+    iip_pct: np.ndarray       # APPL% IIP in CP-equivalent units (x ziip_speed)
     iipcp_pct: np.ndarray     # APPL% IIPCP
     weight_s: np.ndarray      # interval length: a mean over the history weights by time
     bg_gcp_pct: np.ndarray
@@ -57,6 +58,7 @@ class Intervals:
     ziip_delay_samples: np.ndarray
     cpu_using_samples: np.ndarray    # R723CCUS: work on a GCP, IIPCP included (NaN: not usable)
     cpu_delay_samples: np.ndarray    # R723CCDE
+    ziip_speed: np.ndarray    # a zIIP's speed over a GCP's, NFFS / 256 (1: engines alike)
 
     def take(self, idx: np.ndarray) -> Intervals:
         """The intervals at positions ``idx`` (a resample keeps every column aligned)."""
@@ -88,7 +90,9 @@ def read_intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[Intervals, li
     n_gcp = column_or(t, "n_gcp", np.nan)
     n_ziip = np.nan_to_num(column_or(t, "n_ziip", 0.0), nan=0.0)
     cp = column_or(t, "cpu_gcp_pct", np.nan)
-    iip = np.nan_to_num(column_or(t, "cpu_ziip_pct", 0.0), nan=0.0)
+    speed = row_ziip_speeds(t)
+    # zIIP engine time in CP-equivalent units, the unit of APPL% CP and of the fitted demand
+    iip = np.nan_to_num(column_or(t, "cpu_ziip_pct", 0.0), nan=0.0) * speed
     iipcp = np.nan_to_num(column_or(t, "ziip_eligible_on_gcp_pct", 0.0), nan=0.0)
     interval_s = column_or(t, "interval_s", np.nan)
     weight = np.where(np.isfinite(interval_s) & (interval_s > 0), interval_s, 1.0)
@@ -112,7 +116,7 @@ def read_intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[Intervals, li
     return Intervals(column_or(t, "tps", np.nan), column_or(t, "resp_ms", np.nan), n_gcp, n_ziip,
                      cp, iip, iipcp, weight, bg_g, bg_z, day, np.where(usable, using, np.nan),
                      np.where(usable, delay, np.nan), np.where(cpu_usable, cpu_using, np.nan),
-                     np.where(cpu_usable, cpu_delay, np.nan)), notes
+                     np.where(cpu_usable, cpu_delay, np.nan), speed), notes
 
 
 def demand_and_eligibility(iv: Intervals) -> tuple[float, float]:
@@ -125,7 +129,9 @@ def demand_and_eligibility(iv: Intervals) -> tuple[float, float]:
 
     with APPL% per interval, ``X`` in tps and ``t`` the interval length: IBM's CPU cost per
     transaction (CPU seconds over transactions ended) over the whole history, so a busy interval
-    counts for the transactions it ran. APPL% CP already includes IIPCP.
+    counts for the transactions it ran. APPL% CP already includes IIPCP. ``IIP`` is in
+    CP-equivalent units (:attr:`Intervals.iip_pct`: APPL% IIP, zIIP engine time, times NFFS / 256),
+    so ``D`` is CP-equivalent ms and ``f`` a share of work whatever the engines' speeds.
 
     References
     ----------
@@ -137,6 +143,31 @@ def demand_and_eligibility(iv: Intervals) -> tuple[float, float]:
     d = 10.0 * total / float(ended.sum())
     f = float(((iv.iip_pct + iv.iipcp_pct) * iv.weight_s).sum() / total) if total > 0 else 0.0
     return d, min(max(f, 0.0), 1.0)
+
+
+def predicted_appl(cpu: np.ndarray, f: float, spill: np.ndarray, n_ziip: np.ndarray, *,
+                   gcp_speed: float = 1.0, ziip_speed: float = 1.0) -> dict[str, np.ndarray]:
+    r"""A class's predicted APPL% as RMF reports them, from its CPU work in % (``X D / 10``).
+
+    Each engine's time is the work it ran over its speed: ``cpu_ziip_pct`` (APPL% IIP) the
+    eligible work that stayed on zIIPs over ``ziip_speed``, ``cpu_gcp_pct`` (APPL% CP, IIPCP
+    included) and ``ziip_eligible_on_gcp_pct`` (IIPCP) the rest over ``gcp_speed``;
+    ``cpu_total_pct`` and ``ziip_eligible_pct`` their sums as the marts take them (CP + IIP,
+    IIP + IIPCP); ``ziip_eligible_on_gcp_share_pct`` the share of the eligible work on GCPs. With
+    the demand in CP-equivalent ms (``gcp_speed`` 1, ``ziip_speed`` NFFS / 256) APPL% IIP times
+    NFFS / 256 is the work again, as RMF normalises it.
+    """
+    on_ziip = np.where(n_ziip > 0, cpu * f * (1 - spill), 0.0)
+    out = {"cpu_total_pct": cpu, "cpu_ziip_pct": on_ziip, "ziip_eligible_on_gcp_pct": cpu * f * spill,
+           "ziip_eligible_pct": cpu * f, "cpu_gcp_pct": cpu - on_ziip,
+           "ziip_eligible_on_gcp_share_pct": 100.0 * spill if f > 0 else 0.0}
+    if (gcp_speed, ziip_speed) != (1.0, 1.0):  # engines alike: the work is the engine time
+        out["cpu_ziip_pct"] = on_ziip / ziip_speed
+        out["cpu_gcp_pct"] = (cpu - on_ziip) / gcp_speed
+        out["ziip_eligible_on_gcp_pct"] = cpu * f * spill / gcp_speed
+        out["cpu_total_pct"] = out["cpu_gcp_pct"] + out["cpu_ziip_pct"]
+        out["ziip_eligible_pct"] = out["cpu_ziip_pct"] + out["ziip_eligible_on_gcp_pct"]
+    return out
 
 
 def base_lpar(iv: Intervals) -> dict[str, float]:

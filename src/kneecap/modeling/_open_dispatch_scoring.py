@@ -88,9 +88,14 @@ def sample_cost(iv: Intervals, ziip_wait_ms: np.ndarray, d: float, f: float) -> 
 
 def predicted_delay_samples(iv: Intervals, ziip_wait_ms: np.ndarray, d: float, f: float
                             ) -> tuple[np.ndarray, np.ndarray]:
-    """``(intervals with usable samples, their predicted zIIP delay samples u w_Z / (f D))``."""
+    """``(intervals with usable samples, their predicted zIIP delay samples u w_Z v_Z / (f D))``.
+
+    ``f D`` is CP-equivalent ms; a zIIP runs it in ``f D / v_Z`` of its own ms (``v_Z`` the
+    interval's NFFS / 256), the time the using samples count.
+    """
     ok = np.isfinite(iv.ziip_using_samples) & np.isfinite(ziip_wait_ms) & (f * d > 0)
-    return ok, iv.ziip_using_samples[ok] * ziip_wait_ms[ok] / (f * d) if ok.any() else np.empty(0)
+    return ok, (iv.ziip_using_samples[ok] * ziip_wait_ms[ok] * iv.ziip_speed[ok] / (f * d) if ok.any()
+                else np.empty(0))
 
 
 def cpu_delay_check(iv: Intervals, gcp_wait_ms: np.ndarray) -> dict[str, Any]:

@@ -94,6 +94,52 @@ def speeds_from_smf72(table: pd.DataFrame) -> MeasuredEngines:
     return MeasuredEngines(1.0, ziip_speed, mt, int(rows.sum()))
 
 
+def fit_engines(table: pd.DataFrame) -> dict[str, float]:
+    """The engines a WLM class's intervals ran on, as :class:`~kneecap.modeling.dispatch.Dispatch` keywords.
+
+    ``{"gcp_speed": 1, "ziip_speed": NFFS / 256}`` (:func:`speeds_from_smf72` over ``table``'s
+    ``ziip_s`` and ``ziip_cp_equiv_s``, as ``fct_measurements`` carries them) where a zIIP ran
+    at another speed than a GCP, so that the fit solves on those engines with the demand in
+    CP-equivalent ms; ``{}`` where they are alike (NFFS 256) or the rows do not say (report
+    tables, RMF reports), and the fit is the one on engines alike.
+    """
+    if not {"ziip_s", "ziip_cp_equiv_s"} <= set(table.columns):
+        return {}
+    speed = speeds_from_smf72(table).ziip_speed
+    return {} if speed is None or speed == 1.0 else {"gcp_speed": 1.0, "ziip_speed": speed}
+
+
+def row_ziip_speeds(table: pd.DataFrame) -> np.ndarray:
+    r"""Each row's zIIP speed over a GCP's, NFFS / 256 = ``ziip_cp_equiv_s / ziip_s``.
+
+    Where a row has no zIIP time (or the columns are absent) the rows' :func:`fit_engines` speed,
+    1 where there is none: APPL% IIP times it is the zIIP time in CP-equivalent units, as IBM's
+    R723CSUP note says ("multiply with R723NFFS and divide by 256 to calculate the CP equivalent").
+    """
+    n = len(table)
+    if not {"ziip_s", "ziip_cp_equiv_s"} <= set(table.columns):
+        return np.ones(n)
+    ziip = pd.to_numeric(table["ziip_s"], errors="coerce").to_numpy(float)
+    equiv = pd.to_numeric(table["ziip_cp_equiv_s"], errors="coerce").to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = equiv / ziip
+    ok = np.isfinite(ratio) & (ziip > 0)
+    return np.where(ok, ratio, fit_engines(table).get("ziip_speed", 1.0))
+
+
+def gcp_share_engines(gcp_share: float, measured: Mapping[str, Any], **mt: Any) -> dict[str, Any]:
+    """Dispatch keywords for GCPs at ``gcp_share`` of a zIIP's speed, the zIIPs at their measured speed.
+
+    ``measured``: the engines the model was fitted on (``{}``: alike, speed 1); the zIIP keeps its
+    speed (a sub-capacity setting slows the GCPs, the zIIPs run at the machine's full speed) and
+    the GCP runs ``gcp_share`` of it. ``mt``: ``ziip_mt`` / ``ziip_mt_capacity`` when the zIIPs
+    run SMT-2. The measured engines' own share gives them back.
+    """
+    ziip = float(measured.get("ziip_speed", 1.0))
+    gcp_share_of_ziip_speed(gcp_share * ziip, ziip)  # checks the share
+    return {"gcp_speed": gcp_share * ziip, "ziip_speed": ziip, **mt}
+
+
 def mt_capacity_from_smf72(table: pd.DataFrame) -> float | None:
     """The zIIPs' measured MT-2 capacity factor (:func:`speeds_from_smf72`), ``None`` where they ran MT-1."""
     return speeds_from_smf72(table).ziip_mt_capacity
@@ -110,7 +156,9 @@ def on_engines(results: Any, **engines: Any) -> Any:
     ``ziip_speed``, ``ziip_mt``, ``ziip_mt_capacity`` (checked there); every prediction, curve,
     knee and zIIP plan of the copy solves on those engines. The fitted demand is in the unit the
     speeds are relative to (CP-equivalent ms with ``gcp_speed`` 1, as RMF reports it). A WLM
-    class's model (``open_dispatch``) takes the speeds, not SMT-2 yet.
+    class's model (``open_dispatch``) takes the speeds, not SMT-2 yet; fitted on engines not alike
+    (:func:`fit_engines`) it answers on its measured engines, and the keys given here replace
+    theirs (:func:`gcp_share_engines` keeps the measured zIIP speed).
     """
     from kneecap.modeling.dispatch import Dispatch
 

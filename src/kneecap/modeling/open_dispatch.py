@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -26,6 +27,7 @@ from kneecap.modeling._open_dispatch_intervals import (
     has_interval_cpu,
     other_classes_busy,
     peak_history,
+    predicted_appl,
     read_intervals,
 )
 from kneecap.modeling._open_dispatch_knee import KNEE_DRAWS_PER_REFIT, first_crossing, knee_draws
@@ -61,6 +63,7 @@ from kneecap.modeling.base import (
     to_jsonable,
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
+from kneecap.modeling.engines import fit_engines
 from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import KNEE_K, Knee
 from kneecap.modeling.percentiles import class_response_shape
@@ -95,31 +98,11 @@ CALIBRATION_PEAK_SHARE = 0.1
 # the intervals, the structures' scoring and the knee draws live in private modules; these are the
 # names this module offers
 __all__ = [
-    "CALIBRATION_BOOT",
-    "CALIBRATION_PEAK_SHARE",
-    "CPU_DELAY_TOLERANCE",
-    "ELIGIBLE_BURST_CANDIDATES",
-    "FAMILY",
-    "KNEE_DRAWS_PER_REFIT",
-    "MIN_CALIBRATION_DAYS",
-    "MIN_DELAY_SAMPLES",
-    "MIN_ORIGIN_DAYS",
-    "MIN_TRANSACTIONS",
-    "MIN_USING_SAMPLES",
-    "MODEL_ERROR_LOG",
-    "SPILL_FLOOR",
-    "OpenDispatchModel",
-    "OpenDispatchResults",
-    "class_intervals",
-    "cpu_delay_check",
-    "cpu_delay_notes",
-    "demand_and_eligibility",
-    "has_interval_cpu",
-    "knee_draws",
-    "other_classes_busy",
-    "peak_history",
-    "sample_cost",
-    "spill_cost",
+    "CALIBRATION_BOOT", "CALIBRATION_PEAK_SHARE", "CPU_DELAY_TOLERANCE", "ELIGIBLE_BURST_CANDIDATES", "FAMILY",
+    "KNEE_DRAWS_PER_REFIT", "MIN_CALIBRATION_DAYS", "MIN_DELAY_SAMPLES", "MIN_ORIGIN_DAYS", "MIN_TRANSACTIONS",
+    "MIN_USING_SAMPLES", "MODEL_ERROR_LOG", "SPILL_FLOOR", "OpenDispatchModel", "OpenDispatchResults",
+    "class_intervals", "cpu_delay_check", "cpu_delay_notes", "demand_and_eligibility", "has_interval_cpu",
+    "knee_draws", "other_classes_busy", "peak_history", "sample_cost", "spill_cost"
 ]
 
 
@@ -135,7 +118,11 @@ class OpenDispatchModel:
     (I/O, DB2, network), by least squares on log response, and the dispatcher's *structure*: the
     GCP-help rule (among ``help_rules``) and the eligible dispatches per transaction (among
     :data:`ELIGIBLE_BURST_CANDIDATES`), the pair whose response, share of eligible work on GCPs
-    (:func:`spill_cost`) and zIIP delay samples (:func:`sample_cost`) fit best.
+    (:func:`spill_cost`) and zIIP delay samples (:func:`sample_cost`) fit best. Where the 72.3
+    rows say a zIIP runs at another speed than a GCP (R723NFFS != 256, a sub-capacity processor:
+    :func:`~kneecap.modeling.engines.fit_engines`), ``D`` is CP-equivalent ms (APPL% IIP x NFFS /
+    256), the intervals are solved on those engines and the results answer on them
+    (``measured_engines``).
 
     Bands carry three doubts. (1) The parameters': a day-block bootstrap (days resampled with
     replacement) repeats the fit, ``D``, ``f``, ``R0``. (2) The structure's: each draw takes a
@@ -203,10 +190,10 @@ class OpenDispatchModel:
         bursts = ELIGIBLE_BURST_CANDIDATES if self.eligible_bursts is None else (int(self.eligible_bursts),)
         return tuple((HELP_RULES.index(rule), int(k)) for rule in rules for k in bursts)
 
-    def _rules(self, structure: tuple[int, int]) -> Dispatch:
+    def _rules(self, structure: tuple[int, int], engines: Mapping[str, Any]) -> Dispatch:
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
                         help_rule=HELP_RULES[int(structure[0])], eligible_bursts=int(structure[1]),
-                        gcp_bursts=int(self.gcp_bursts))
+                        gcp_bursts=int(self.gcp_bursts), **engines)
 
     def select_rows(self, table: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
         """The intervals the fit uses, and a note per filter that removed any."""
@@ -238,8 +225,10 @@ class OpenDispatchModel:
         d, f = demand_and_eligibility(iv)
         if not (d > 0 and math.isfinite(d)):
             raise ModelError(f"the class used no CPU in its {len(iv.tps)} intervals: no CPU demand to queue")
-        structures = self.structures()
-        best, r0, sol, costs = best_structure(iv, d, f, structures, self._rules)
+        # on the engines the intervals ran on (72.3 NFFS), the demand in CP-equivalent ms
+        structures, engines = self.structures(), fit_engines(table[rows])
+        rules = partial(self._rules, engines=engines)
+        best, r0, sol, costs = best_structure(iv, d, f, structures, rules)
         residence = sol.resp_ms[0]
         _, n_sampled = sample_cost(iv, sol.ziip_wait_ms[0], d, f)
         if n_sampled:
@@ -269,7 +258,7 @@ class OpenDispatchModel:
         # weighed 3 eligible bursts at 100 % and put the knee 17.7 % low with an interval excluding
         # the truth; by day the 2- and 4-burst structures keep their share and the interval holds it
         weights = structure_weights(np.array(costs), max(len(np.unique(iv.day)), 1))
-        draws = bootstrap_draws(iv, structures, weights, self._rules, self.n_boot, self.seed)
+        draws = bootstrap_draws(iv, structures, weights, rules, self.n_boot, self.seed)
         results = OpenDispatchResults(
             cpu_ms_per_tran=d, ziip_eligible_fraction=f, delay_ms=r0, eligible_bursts=int(best[1]),
             gcp_bursts=int(self.gcp_bursts), honor_priority=self.honor_priority,
@@ -281,7 +270,7 @@ class OpenDispatchModel:
             history=peak_history(table, rows), notes=notes, cpu_delay=delay_check,
             structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
                          "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)],
-            response_shape=class_response_shape(table[rows], shift_ms=r0, service_ms=d))
+            response_shape=class_response_shape(table[rows], shift_ms=r0, service_ms=d), measured_engines=engines)
         if self.calibrate and self.n_boot > 0:
             results.calibration = self._calibration(table, rows)
         return results
@@ -363,6 +352,8 @@ class OpenDispatchResults(ResultsBase):
     calibration: dict[str, Any] = field(default_factory=dict)
     #: :func:`kneecap.modeling.percentiles.class_response_shape` of the intervals' 72.3 buckets
     response_shape: dict[str, Any] = field(default_factory=dict)
+    #: the engines the intervals ran on where not alike (:func:`kneecap.modeling.engines.fit_engines`)
+    measured_engines: dict[str, float] = field(default_factory=dict)
     family: str = FAMILY
     #: the LPAR's engine speeds when not all alike (:func:`kneecap.modeling.engines.on_engines`)
     _engines: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -376,7 +367,12 @@ class OpenDispatchResults(ResultsBase):
         return Dispatch(n_gcp=1, honor_priority=self.honor_priority, help_wait_ms=self.help_wait_ms,
                         help_rule=self.help_rule if help_rule is None else help_rule,
                         eligible_bursts=int(self.eligible_bursts if eligible_bursts is None else eligible_bursts),
-                        gcp_bursts=self.gcp_bursts, **self._engines)
+                        gcp_bursts=self.gcp_bursts, **self.engines)
+
+    @property
+    def engines(self) -> dict[str, Any]:
+        """The engines it answers on: the measured ones, and over them those :func:`on_engines` gave."""
+        return {**self.measured_engines, **self._engines}
 
     def dispatch(self, n_gcp: float, n_ziip: float, bg_gcp_busy_pct: float, bg_ziip_busy_pct: float) -> Dispatch:
         """The LPAR as a :class:`Dispatch` (the fitted burst count; capacity does not depend on it)."""
@@ -385,7 +381,7 @@ class OpenDispatchResults(ResultsBase):
         return Dispatch(n_gcp=int(n_gcp), n_ziip=int(n_ziip), honor_priority=r.honor_priority,
                         help_wait_ms=r.help_wait_ms, help_rule=r.help_rule, eligible_bursts=r.eligible_bursts,
                         gcp_bursts=r.gcp_bursts, bg_gcp_busy_pct=float(bg_gcp_busy_pct),
-                        bg_ziip_busy_pct=float(bg_ziip_busy_pct) if n_ziip > 0 else 0.0, **self._engines)
+                        bg_ziip_busy_pct=float(bg_ziip_busy_pct) if n_ziip > 0 else 0.0, **self.engines)
 
     def _thetas(self, max_draws: int | None = None) -> np.ndarray:
         point = np.array([[self.delay_ms, self.cpu_ms_per_tran, self.ziip_eligible_fraction, self.eligible_bursts,
@@ -470,13 +466,10 @@ class OpenDispatchResults(ResultsBase):
                 out["resp_ms_hi"] = np.maximum(np.quantile(boot, 1 - self.alpha / 2, axis=0), out["resp_ms"]) * widen
         else:
             out["resp_ms_lo"] = out["resp_ms_hi"] = out["resp_ms"]
-        cpu = tps * d / 10.0  # APPL%: CPU ms per second / 10
-        out["cpu_total_pct"] = cpu
-        out["cpu_ziip_pct"] = np.where(lpar["n_ziip"] > 0, cpu * f * (1 - spill), 0.0)
-        out["ziip_eligible_on_gcp_pct"] = cpu * f * spill
-        out["ziip_eligible_pct"] = cpu * f
-        out["cpu_gcp_pct"] = cpu - out["cpu_ziip_pct"]
-        out["ziip_eligible_on_gcp_share_pct"] = 100.0 * spill if f > 0 else 0.0
+        # APPL%: CPU ms per second / 10, zIIP time at the zIIPs' speed
+        speeds = {k: float(v) for k, v in self.engines.items() if k in ("gcp_speed", "ziip_speed")}
+        for col, value in predicted_appl(tps * d / 10.0, f, spill, lpar["n_ziip"], **speeds).items():
+            out[col] = value
         out["ziip_busy_pct"] = np.where(lpar["n_ziip"] > 0, 100.0 * point.ziip_busy[0], np.nan)
         out["gcp_busy_pct"] = 100.0 * point.gcp_busy[0]
         out["saturated"] = point.saturated[0]
@@ -732,6 +725,8 @@ class OpenDispatchResults(ResultsBase):
             f"  bootstrap refits       {len(self.boot_params)} (days resampled; burst counts chosen "
             f"{value_counts_text(self.boot_params[:, 3])})",
             f"  structures             {self.structure_sentence()}",
+            *([f"  engines (SMF 72.3)     a zIIP at {self.measured_engines['ziip_speed']:.4g}x a GCP's speed "
+               "(NFFS / 256); demand in CP-equivalent ms"] if self.measured_engines else []),
             f"  band calibration       {self.calibration_sentence()}",
         ]
         c = self.cpu_delay
@@ -780,6 +775,7 @@ class OpenDispatchResults(ResultsBase):
             "base": self.base, "train_ranges": self.train_ranges, "history": self.history,
             "notes": self.notes, "cpu_delay": self.cpu_delay, "structures": self.structures,
             "calibration": self.calibration, "response_shape": self.response_shape,
+            **({"measured_engines": self.measured_engines} if self.measured_engines else {}),
         })
 
     @classmethod
