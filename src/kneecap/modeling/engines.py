@@ -140,6 +140,32 @@ def gcp_share_engines(gcp_share: float, measured: Mapping[str, Any], **mt: Any) 
     return {"gcp_speed": gcp_share * ziip, "ziip_speed": ziip, **mt}
 
 
+def measured_share(measured: Mapping[str, Any]) -> float:
+    """A GCP's speed as a share of a zIIP's on the engines a model was fitted on (1: alike or not recorded)."""
+    return gcp_share_of_ziip_speed(float(measured.get("gcp_speed", 1.0)), float(measured.get("ziip_speed", 1.0)))
+
+
+def chosen_engines(measured: Mapping[str, Any], gcp_share: float, *, ziip_mt: int = 1,
+                   ziip_mt_capacity: float | None = None) -> dict[str, Any]:
+    """The engines a desk's inputs ask for, as :func:`on_engines`' keywords; ``{}`` where they are the measured ones.
+
+    ``gcp_share``: a GCP's speed as a share of a zIIP's (:func:`gcp_share_engines`, the zIIP at its
+    measured speed); ``ziip_mt`` 2 takes the zIIPs in SMT-2 at ``ziip_mt_capacity``, which has no
+    default (kneecap carries no published range for it).
+
+    Raises
+    ------
+    ValueError
+        For SMT-2 without a capacity factor, or a share that is not a speed.
+    """
+    if int(ziip_mt) == 2 and ziip_mt_capacity is None:
+        raise ValueError("zIIPs in SMT-2 need their MT capacity factor (RMF CPU Activity report, R723MCFS / 1024)")
+    mt = {"ziip_mt": 2, "ziip_mt_capacity": float(ziip_mt_capacity or 0.0)} if int(ziip_mt) == 2 else {}
+    if not mt and math.isclose(float(gcp_share), measured_share(measured), rel_tol=1e-9):
+        return {}
+    return gcp_share_engines(float(gcp_share), measured, **mt)
+
+
 def mt_capacity_from_smf72(table: pd.DataFrame) -> float | None:
     """The zIIPs' measured MT-2 capacity factor (:func:`speeds_from_smf72`), ``None`` where they ran MT-1."""
     return speeds_from_smf72(table).ziip_mt_capacity

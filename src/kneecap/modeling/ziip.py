@@ -378,6 +378,17 @@ def smt_sentence(plans: dict[str, ZiipPlan], mt_capacity: float) -> str:
             f"(MT capacity factor {mt_capacity:g})")
 
 
+def smt_answer(results: Any, mt_capacity: float, **plan: Any) -> dict[str, Any]:
+    """:func:`plan_smt`'s answer as the desk shows it: its sentence and both counts.
+
+    ``sentence`` (:func:`smt_sentence`), ``mt1_n_ziip`` and ``mt2_n_ziip`` (zIIPs in MT-1, zIIP
+    cores in SMT-2; None where no count meets the SLO and the policy).
+    """
+    plans = plan_smt(results, mt_capacity=mt_capacity, **plan)
+    return {"sentence": smt_sentence(plans, mt_capacity), "mt1_n_ziip": plans["mt1"].n_ziip,
+            "mt2_n_ziip": plans["mt2"].n_ziip}
+
+
 def years_to_reach(current: float, target: float, growth_pct_per_year: float) -> float:
     """Years until a load growing ``growth_pct_per_year`` (compound) reaches ``target``.
 
