@@ -5,8 +5,15 @@ Display only: the answers come from :mod:`resources` (cached kneecap calls).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 import resources as res
 import streamlit as st
+
+from kneecap.modeling import engines
 
 
 def opening_workload(workloads: list[str], key: str) -> int:
@@ -67,3 +74,55 @@ def configuration_words(n_gcp: float, n_ziip: float | None = None, think_time_ms
     if other_load is not None:
         words += f", other classes' load x{other_load:g}"
     return words
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """The engines a page's inputs ask for.
+
+    ``engines``: :func:`kneecap.modeling.engines.chosen_engines` as a cache key for ``resources``
+    (``()``: the model's own, its measured engines); ``words``: them in words for the answer's
+    first line (``''`` for the model's own); ``mt_capacity``: the zIIPs' MT capacity factor given
+    (None: not given).
+    """
+
+    engines: res.Engines
+    words: str
+    mt_capacity: float | None
+
+
+def engine_inputs(page: str, workload: str, measured: Mapping[str, Any], *, smt: bool) -> EngineChoice:
+    """A GCP's speed as a share of a zIIP's and, with ``smt``, the zIIPs' MT mode and capacity factor.
+
+    The share starts at the model's measured engines (``measured``: its ``measured_engines``, 1 where
+    SMF said the engines are alike or said nothing); MT-2 needs the capacity factor RMF reports,
+    which has no default (kneecap carries no published range): until it is given the zIIPs stay in
+    MT-1 and the page says so.
+    """
+    start = engines.measured_share(measured)
+    columns = st.columns(3 if smt else 1)
+    share = columns[0].number_input(
+        "GCP speed, share of a zIIP's", 0.01, 1.0, value=float(start), step=0.05, format="%.3f",
+        key=widget_key(f"{page}_gcp_share", workload),
+        help=f"a sub-capacity GCP runs a share of a zIIP's speed (SMF 72.3 R723NFFS / 256 = zIIP over GCP); "
+             f"the model was fitted on {start:.3g}")
+    mt, capacity = 1, None
+    if smt:
+        mt = int(columns[1].selectbox("zIIP MT mode", [1, 2], key=widget_key(f"{page}_ziip_mt", workload),
+                                      help="2: the zIIP cores in SMT-2, two threads each"))
+        capacity = columns[2].number_input(
+            "zIIP MT capacity factor", 1.0, 2.0, value=None, step=0.05, format="%.3f",
+            key=widget_key(f"{page}_mt_capacity", workload), placeholder="from RMF, in MT-2",
+            help="a core's capacity with both threads busy over MT-1 (RMF CPU Activity, R723MCFS / 1024 in MT-2); "
+                 "no published default")
+        if mt == 2 and capacity is None:
+            st.info("SMT-2 zIIPs need their MT capacity factor: the answers below are for MT-1 until it is given.")
+            mt = 1
+    chosen = engines.chosen_engines(measured, float(share), ziip_mt=mt, ziip_mt_capacity=capacity)
+    words = []
+    if not math.isclose(float(share), 1.0):  # the measured sub-capacity engines too: the answer is for them
+        words.append(f"GCPs at {100 * float(share):.3g} % of a zIIP's speed")
+    if mt == 2:
+        words.append(f"zIIPs in SMT-2 (MT capacity factor {capacity:g})")
+    return EngineChoice(tuple(sorted(chosen.items())), ", ".join(words),
+                        None if capacity is None else float(capacity))

@@ -38,6 +38,7 @@ from kneecap import (
     upload,
     warehouse,
 )
+from kneecap.modeling.engines import on_engines
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,6 +137,17 @@ def response_model(workload: str) -> Any:
     return models(workload, champion_key(workload)).response
 
 
+#: The engines an answer is asked on, as a cache key: ``tuple(sorted(engines.items()))``; ``()``
+#: is the model's own (its measured engines, or engines alike).
+Engines = tuple[tuple[str, Any], ...]
+
+
+def answering(workload: str, key: str, engines: Engines = ()) -> Any:
+    """The champion response model answering on ``engines`` (:func:`kneecap.modeling.engines.on_engines`)."""
+    model = models(workload, key).response
+    return on_engines(model, **dict(engines)) if engines else model
+
+
 def model_source(workload: str, kind: str = "response") -> str:
     """Where a curve comes from, for its legend: family, champion version, the tables fitted on."""
     workload_models = models(workload, champion_key(workload))
@@ -151,44 +163,56 @@ def model_source(workload: str, kind: str = "response") -> str:
 # Bands and knee intervals from every bootstrap draw (the library's default), so the desk shows the
 # intervals the registered metrics and `kneecap forecast` print.
 @st.cache_data(max_entries=256)
-def curve(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int) -> pd.DataFrame:
+def curve(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, max_clients: int,
+          engines: Engines = ()) -> pd.DataFrame:
     """The response curve (with band) of a closed workload up to ``max_clients``, in one configuration."""
-    return forecasting.response_curve(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
+    return forecasting.response_curve(answering(workload, key, engines), n_gcp=n_gcp, n_ziip=n_ziip,
                                       think_time_ms=think_time_ms, max_load=max_clients, points=80)
 
 
 @st.cache_data(max_entries=256)
-def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, solve_to: int = 0) -> dict[str, Any]:
+def knee(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float, solve_to: int = 0,
+         engines: Engines = ()) -> dict[str, Any]:
     """The knee in clients with its interval, in one configuration (:func:`kneecap.forecasting.knee`).
 
     ``solve_to``: the clients the page's curve goes up to, so that the curve reuses the knee's solve.
     """
-    return forecasting.knee(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
+    return forecasting.knee(answering(workload, key, engines), n_gcp=n_gcp, n_ziip=n_ziip,
                             think_time_ms=think_time_ms, k=policy().knee_k, solve_to=solve_to)
 
 
 @st.cache_data(max_entries=256)
-def structure_knees(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, Any]:
+def structure_knees(workload: str, key: str, n_gcp: int, n_ziip: int, think_time_ms: float,
+                    engines: Engines = ()) -> dict[str, Any]:
     """The knees of the dispatcher structures the champion draws (:func:`kneecap.forecasting.structure_knees`)."""
-    return forecasting.structure_knees(models(workload, key).response, n_gcp=n_gcp, n_ziip=n_ziip,
+    return forecasting.structure_knees(answering(workload, key, engines), n_gcp=n_gcp, n_ziip=n_ziip,
                                        think_time_ms=think_time_ms, k=policy().knee_k)
 
 
 @st.cache_data(max_entries=256)
-def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, think_time_ms: float) -> dict[str, float]:
+def point(workload: str, key: str, clients: float, n_gcp: int, n_ziip: int, think_time_ms: float,
+          engines: Engines = ()) -> dict[str, float]:
     """The prediction at one number of clients and configuration, as a flat dict."""
-    pred = models(workload, key).response.predict(pd.DataFrame([{
+    pred = answering(workload, key, engines).predict(pd.DataFrame([{
         "clients": clients, "n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": think_time_ms}]))
     return {k: float(v) for k, v in pred.iloc[0].items()}
 
 
 @st.cache_data(max_entries=128)
 def plan(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: int, slo_resp_ms: float,
-         policy: modeling.PlannerPolicy) -> dict[str, Any]:
+         policy: modeling.PlannerPolicy, engines: Engines = ()) -> dict[str, Any]:
     """The cheapest zIIP / GCP mix that meets the SLO for a closed workload, with the table of candidates."""
-    result = modeling.plan_ziip(models(workload, key).response, clients=clients, think_time_ms=think_time_ms,
+    result = modeling.plan_ziip(answering(workload, key, engines), clients=clients, think_time_ms=think_time_ms,
                                 n_gcp=n_gcp, slo_resp_ms=slo_resp_ms, policy=policy)
     return modeling.ziip.plan_answer(result, slo_resp_ms, policy)
+
+
+@st.cache_data(max_entries=64)
+def plan_smt(workload: str, key: str, clients: float, think_time_ms: float, n_gcp: int, slo_resp_ms: float,
+             policy: modeling.PlannerPolicy, mt_capacity: float, engines: Engines = ()) -> dict[str, Any]:
+    """The closed workload's plan with its zIIPs in MT-1 and in SMT-2 (:func:`kneecap.modeling.ziip.smt_answer`)."""
+    return modeling.ziip.smt_answer(answering(workload, key, engines), mt_capacity, clients=clients,
+                           think_time_ms=think_time_ms, n_gcp=n_gcp, slo_resp_ms=slo_resp_ms, policy=policy)
 
 
 @st.cache_data(max_entries=256)
@@ -286,32 +310,33 @@ def _lpar(n_gcp: int, n_ziip: int, bg_load_factor: float) -> dict[str, float]:
 
 @st.cache_data(max_entries=256)
 def class_curve(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor: float,
-                max_tps: float) -> pd.DataFrame:
+                max_tps: float, engines: Engines = ()) -> pd.DataFrame:
     """The class's response (with band) and pool busy on an even tps grid up to ``max_tps``."""
-    return models(workload, key).response.curve(points=80, max_load=float(max_tps),
+    return answering(workload, key, engines).curve(points=80, max_load=float(max_tps),
                                                 **_lpar(n_gcp, n_ziip, bg_load_factor))
 
 
 @st.cache_data(max_entries=256)
-def class_knee(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor: float) -> dict[str, Any]:
+def class_knee(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor: float,
+               engines: Engines = ()) -> dict[str, Any]:
     """The class's knee in tps with its interval (raises ModelError when the other classes fill a pool)."""
-    return models(workload, key).response.knee(k=policy().knee_k, **_lpar(n_gcp, n_ziip, bg_load_factor))
+    return answering(workload, key, engines).knee(k=policy().knee_k, **_lpar(n_gcp, n_ziip, bg_load_factor))
 
 
 @st.cache_data(max_entries=256)
 def class_point(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int,
-                bg_load_factor: float) -> dict[str, float]:
+                bg_load_factor: float, engines: Engines = ()) -> dict[str, float]:
     """The class's prediction at one tps and LPAR, as a flat dict."""
-    pred = modeling.base.predict_at(models(workload, key).response, {"tps": float(tps),
+    pred = modeling.base.predict_at(answering(workload, key, engines), {"tps": float(tps),
                                                                       **_lpar(n_gcp, n_ziip, bg_load_factor)})
     return {k: float(v) for k, v in pred.items()}
 
 
 @st.cache_data(max_entries=128)
 def class_plan(workload: str, key: str, tps: float, n_gcp: int, slo_resp_ms: float, bg_load_factor: float,
-               policy: modeling.PlannerPolicy) -> dict[str, Any]:
+               policy: modeling.PlannerPolicy, engines: Engines = ()) -> dict[str, Any]:
     """The cheapest zIIP / GCP mix that meets the SLO for a WLM class at ``tps``, with the table of candidates."""
-    result = modeling.plan_ziip(models(workload, key).response, tps=float(tps), n_gcp=int(n_gcp),
+    result = modeling.plan_ziip(answering(workload, key, engines), tps=float(tps), n_gcp=int(n_gcp),
                                 slo_resp_ms=slo_resp_ms, policy=policy, lpar={"bg_load_factor": float(bg_load_factor)})
     return modeling.ziip.plan_answer(result, slo_resp_ms, policy)
 

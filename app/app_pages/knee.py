@@ -91,17 +91,21 @@ def class_knee_page(workload: str, key: str, model) -> None:
     with right:
         n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=inputs.widget_key("knee_n_gcp", workload))
         n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=inputs.widget_key("knee_n_ziip", workload))
+    # a class's zIIPs in SMT-2 are not modelled yet (its other classes' zIIP busy is per engine, not per thread)
+    choice = inputs.engine_inputs("knee", workload, model.measured_engines, smt=False)
 
     try:
-        knee = res.class_knee(workload, key, n_gcp, n_ziip, float(bg))
+        knee = res.class_knee(workload, key, n_gcp, n_ziip, float(bg), choice.engines)
     except modeling.ModelError as exc:
         st.error(f"{workload}: {exc}")
         st.stop()
-    curve = res.class_curve(workload, key, n_gcp, n_ziip, float(bg), float(max_tps))
-    at = res.class_point(workload, key, max(float(tps), 1e-9 * float(max_tps)), n_gcp, n_ziip, float(bg))
+    curve = res.class_curve(workload, key, n_gcp, n_ziip, float(bg), float(max_tps), choice.engines)
+    at = res.class_point(workload, key, max(float(tps), 1e-9 * float(max_tps)), n_gcp, n_ziip, float(bg),
+                         choice.engines)
     points = res.measured_points(workload)
 
-    configuration = inputs.configuration_words(n_gcp, n_ziip, other_load=float(bg))
+    configuration = ", ".join(filter(None, [inputs.configuration_words(n_gcp, n_ziip, other_load=float(bg)),
+                                            choice.words]))
     st.markdown(f"**{configuration}:** {modeling.knee_sentence(knee, measured_max)}")
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric(f"Response at {tps:.4g} tps", fmt(at["resp_ms"], " ms"), delta=band_delta(at), delta_color="off",
@@ -209,15 +213,16 @@ with left:
 with right:
     n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=inputs.widget_key("knee_n_gcp", workload))
     n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=inputs.widget_key("knee_n_ziip", workload))
+choice = inputs.engine_inputs("knee", workload, getattr(model, "measured_engines", {}), smt=True)
 
 # the knee first, told how far the curve goes: one solve per think time serves the knee (each
 # draw until it has crossed), the curve and the what-if point
-knee = res.knee(workload, key, n_gcp, n_ziip, float(think), max_clients)
-curve = res.curve(workload, key, n_gcp, n_ziip, float(think), max_clients)
-at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think))
+knee = res.knee(workload, key, n_gcp, n_ziip, float(think), max_clients, choice.engines)
+curve = res.curve(workload, key, n_gcp, n_ziip, float(think), max_clients, choice.engines)
+at = res.point(workload, key, float(clients), n_gcp, n_ziip, float(think), choice.engines)
 points = res.measured_points(workload)
 
-configuration = inputs.configuration_words(n_gcp, n_ziip, float(think))
+configuration = ", ".join(filter(None, [inputs.configuration_words(n_gcp, n_ziip, float(think)), choice.words]))
 st.markdown(f"**{configuration}:** {modeling.knee_sentence(knee)}")
 if hasattr(model, "calibration_sentence"):
     st.caption(f"**Dispatcher structures:** {model.structure_sentence()}. "
@@ -233,7 +238,7 @@ trained = model.train_ranges["clients"]
 beyond = forecasting.extrapolation(trained, clients, "clients",
                                        configuration=(n_gcp, n_ziip, float(think)),
                                        measured=model.train_ranges.get("configs"))
-structures = res.structure_knees(workload, key, n_gcp, n_ziip, float(think))
+structures = res.structure_knees(workload, key, n_gcp, n_ziip, float(think), choice.engines)
 for warning in res.answer_warnings(workload, key, {**beyond, **structures}):
     st.warning(f"Response at {clients} clients: {warning}.")
 if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
@@ -242,8 +247,9 @@ if beyond["extrapolation_x"] > 1 or "never measured" in beyond["extrapolation"]:
         else "the fit's uncertainty only (too few loads to measure more)"
     st.caption(f"The what-if point is {beyond['extrapolation']}: its band is {widened}.")
 if hasattr(model, "dispatch"):
-    caveat = forecasting.latched_help_caveat(model.dispatch(n_gcp, n_ziip), model.cpu_ms_per_tran,
-                                                 model.ziip_eligible_fraction, at["tps"], float(think), at["resp_ms"])
+    caveat = forecasting.latched_help_caveat(res.answering(workload, key, choice.engines).dispatch(n_gcp, n_ziip),
+                                             model.cpu_ms_per_tran, model.ziip_eligible_fraction, at["tps"],
+                                             float(think), at["resp_ms"])
     if caveat is not None:
         st.warning(f"The what-if point: {caveat}.")
 

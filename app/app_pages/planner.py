@@ -71,6 +71,8 @@ conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.
 
 chosen = replace(policy, max_ziip_busy_pct=float(max_busy), max_spill_pct=float(max_spill),
                  max_added_gcp=int(max_added), conservative=bool(conservative))
+# the engines, from the model's measured ones: a class's zIIPs in SMT-2 are not modelled yet
+choice = inputs.engine_inputs("plan", workload, getattr(model, "measured_engines", {}), smt=not is_class)
 slo_words = f"SLO {slo:g} ms"
 if is_class:
     kinds = res.class_slo_kinds(workload, key)
@@ -86,20 +88,29 @@ if is_class:
                 st.stop()
             slo_words = f"SLO {said} (a mean response <= {mean_slo:.3g} ms)"
             slo = mean_slo
-    answer = res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen)
+    answer = res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen, choice.engines)
 else:
-    answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen)
+    answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen, choice.engines)
 # the configuration first: the answer is for these inputs and says so
+engine_words = f", {choice.words}" if choice.words else ""
 if is_class:
-    configuration = f"{inputs.configuration_words(n_gcp, other_load=float(bg))}, {tps:g} tps, {slo_words}"
+    configuration = (f"{inputs.configuration_words(n_gcp, other_load=float(bg))}{engine_words}, {tps:g} tps, "
+                     f"{slo_words}")
 else:
     machine = inputs.configuration_words(n_gcp, think_time_ms=float(think))
-    configuration = f"{machine}, {clients} clients, SLO {slo:g} ms"
+    configuration = f"{machine}{engine_words}, {clients} clients, SLO {slo:g} ms"
 if answer["n_ziip"] is None:
     st.error(f"**{configuration}:** {answer['reason']}.")
 else:
     st.success(f"**{configuration}:** recommendation {answer['reason']}.")
 st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
+if not is_class and choice.mt_capacity is not None:
+    smt = res.plan_smt(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen,
+                       float(choice.mt_capacity), choice.engines)
+    st.markdown(f"**MT-1 or SMT-2:** {smt['sentence']}.")
+elif not is_class:
+    st.caption("Give the zIIPs' MT capacity factor (RMF, measured in MT-2) to compare n zIIPs in MT-1 with m zIIP "
+               "cores in SMT-2.")
 if is_class:
     beyond = forecasting.extrapolation((model.train_ranges["tps_min"], measured_max), float(tps), "tps")
 else:
