@@ -291,5 +291,5 @@ def test_run_sql_files_binds_inputs_and_chains_results(tmp_path: Path) -> None:
 def test_reference_header_is_the_schema() -> None:
     assert schema.REFERENCE_CSV_COLUMNS[:3] == schema.KEY_COLUMNS
     assert set(schema.FCT_MEASUREMENTS_COLUMNS) - set(schema.REFERENCE_CSV_COLUMNS) == {
-        "interval_start_at", "lpar_gcp_busy_pct", "lpar_ziip_busy_pct", *schema.SAMPLE_COLUMNS
+        "interval_start_at", "lpar_gcp_busy_pct", "lpar_ziip_busy_pct", *schema.SAMPLE_COLUMNS, *schema.ENGINE_COLUMNS
     }
