@@ -177,7 +177,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     st.download_button("Download curve (CSV)", lambda: tables.csv_text(curve), file_name=f"{workload}-curve.csv",
                        mime="text/csv", key="knee_download", on_click="ignore")
     report_button(workload, key, max(float(tps), 1e-9 * float(max_tps)),
-                  {"n_gcp": n_gcp, "n_ziip": n_ziip, "bg_load_factor": float(bg)})
+                  {"n_gcp": n_gcp, "n_ziip": n_ziip, "bg_load_factor": float(bg), **dict(choice.engines)})
 
 
 st.title("Knee & what-if")
@@ -307,4 +307,5 @@ charts.show(util, key="util_chart")
 # the CSV is written when the button is pressed, not on every slider step
 st.download_button("Download curve (CSV)", lambda: tables.csv_text(curve), file_name=f"{workload}-curve.csv",
                    mime="text/csv", key="knee_download", on_click="ignore")
-report_button(workload, key, float(clients), {"n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": float(think)})
+report_button(workload, key, float(clients), {"n_gcp": n_gcp, "n_ziip": n_ziip, "think_time_ms": float(think),
+                                              **dict(choice.engines)})

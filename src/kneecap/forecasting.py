@@ -56,7 +56,7 @@ from kneecap.modeling.answers import (
     latched_help_caveat,
     saturation_message,
 )
-from kneecap.modeling.engines import ENGINE_KEYS, engine_costs, on_engines
+from kneecap.modeling.engines import ENGINE_KEYS, engine_costs, engine_words, on_engines
 from kneecap.modeling.knee import Knee
 from kneecap.modeling.ziip import PlannerPolicy
 
@@ -404,7 +404,7 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
         row.update(response.answer(scenario, policy, growth=functools.partial(growth_answers, policy=growth)))
         on = getattr(response, "engines", engines)  # a class fitted on engines not alike: the measured ones
         if on and "ziip_eligible_on_gcp_share_pct" in row:
-            row.update(engine_costs(row, on))
+            row.update(engine_costs(row, on), engines=engine_words(on) or None)
         row.update(**slo, **goal_answers.goal_columns(response, scenario, row,
                                                       growth=functools.partial(goal_growth, policy=growth)))
     if models.cost is not None:
@@ -711,6 +711,7 @@ def _configuration_words(row: Mapping[str, Any]) -> str:
     other = _number(row, "bg_load_factor")
     if other is not None and other != 1:
         words += f", other classes x{other:g}"
+    words += f", {row['engines']}" if isinstance(row.get("engines"), str) and row["engines"] else ""
     return words if think is None else f"{words}, Z {sig3(think)} ms"
 
 

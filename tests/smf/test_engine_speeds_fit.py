@@ -96,3 +96,22 @@ def test_the_measured_engines_are_kept_and_are_the_default_answer(fits):
     full = on_engines(measured, **gcp_share_engines(1.0, measured.measured_engines))
     assert full.engines == {"gcp_speed": 2.5, "ziip_speed": 2.5}
     assert full.max_tps() > 1.2 * measured.max_tps()
+
+
+def test_a_forecast_of_the_class_is_on_its_measured_engines_and_names_them(fits):
+    from kneecap import forecasting
+    from kneecap.modeling.ziip import PlannerPolicy
+
+    measured, _ = fits
+    models = forecasting.WorkloadModels(sd.CONFIG.class_name, measured, None)
+    scenario = {"workload": sd.CONFIG.class_name, "name": "peak", "tps": 2000.0, "slo_resp_ms": 5.0}
+    row = forecasting.forecast_scenarios([scenario], lambda _: models, PlannerPolicy()).iloc[0]
+    assert row["engines"] == "GCP at 40 % of zIIP speed"
+    assert forecasting.answer_summary(pd.DataFrame([row])).iloc[0]["configuration"].startswith(
+        "2 GCP + 2 zIIP, GCP at 40 % of zIIP speed")
+    assert row["knee_tps"] == pytest.approx(measured.knee().load, rel=1e-9)
+    # its CPU per transaction in engine time and in CP-equivalent time: 2.0 CP-equivalent ms
+    assert row["cpu_cp_equiv_ms_per_tran"] == pytest.approx(measured.cpu_ms_per_tran, rel=1e-9)
+    stayed = 1 - row["ziip_eligible_on_gcp_share_pct"] / 100
+    on_ziip = measured.ziip_eligible_fraction * measured.cpu_ms_per_tran * stayed
+    assert row["cpu_ziip_ms_per_tran"] == pytest.approx(on_ziip / 2.5, rel=1e-9)  # zIIP engine ms

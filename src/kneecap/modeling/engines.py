@@ -219,6 +219,20 @@ def engine_costs(row: Mapping[str, Any], engines: Mapping[str, Any]) -> dict[str
     return {f"cpu_{key}_per_tran": value for key, value in cost.items()}
 
 
+def engine_words(engines: Mapping[str, Any]) -> str:
+    """The engines an answer is on, in words: ``'GCP at 40 % of zIIP speed, zIIPs in SMT-2 (MT capacity factor 1.3)'``.
+
+    ``''`` for engines alike in MT-1 (``{}``, or speeds equal).
+    """
+    words = []
+    share = gcp_share_of_ziip_speed(float(engines.get("gcp_speed", 1.0)), float(engines.get("ziip_speed", 1.0)))
+    if not math.isclose(share, 1.0):
+        words.append(f"GCP at {100.0 * share:.3g} % of zIIP speed")
+    if int(engines.get("ziip_mt", 1)) == 2:
+        words.append(f"zIIPs in SMT-2 (MT capacity factor {float(engines['ziip_mt_capacity']):g})")
+    return ", ".join(words)
+
+
 def gcp_share_of_ziip_speed(gcp_speed: float, ziip_speed: float) -> float:
     """A GCP's speed as a share of a zIIP's (0.4: a sub-capacity GCP at 40 % of zIIP speed)."""
     if not (math.isfinite(gcp_speed) and math.isfinite(ziip_speed) and gcp_speed > 0 and ziip_speed > 0):

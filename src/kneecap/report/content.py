@@ -23,6 +23,7 @@ import yaml
 import kneecap
 from kneecap import forecast_text, forecasting, measured_fit, tracking
 from kneecap.modeling import ModelError
+from kneecap.modeling.engines import ENGINE_KEYS, on_engines
 from kneecap.modeling.knee import Knee, knee_sentence
 from kneecap.report.words import metric_label
 
@@ -151,7 +152,9 @@ def _finite(value: Any) -> float:
 
 
 #: Scenario keys a report's question may set besides the load and SLO, by the load's unit.
-CONFIGURATION_KEYS = {"clients": ("n_gcp", "n_ziip", "think_time_ms"), "tps": ("n_gcp", "n_ziip", "bg_load_factor")}
+#: The engines' kind too (:data:`kneecap.modeling.engines.ENGINE_KEYS`): the answer names them.
+CONFIGURATION_KEYS = {"clients": ("n_gcp", "n_ziip", "think_time_ms", *ENGINE_KEYS),
+                      "tps": ("n_gcp", "n_ziip", "bg_load_factor", *ENGINE_KEYS)}
 
 
 def _configuration(asked: Mapping[str, float | None], unit: str) -> dict[str, float]:
@@ -294,7 +297,9 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     configuration : mapping, optional
         The machine the question is asked on, as scenario keys (:data:`CONFIGURATION_KEYS`:
         ``n_gcp``, ``n_ziip``, ``think_time_ms`` for a closed workload, ``bg_load_factor`` for a WLM
-        class); a key left out or None keeps the champion's own (the desk passes its sliders).
+        class, and the engines' ``gcp_speed``, ``ziip_speed``, ``ziip_mt``, ``ziip_mt_capacity``,
+        which the answer's configuration names); a key left out or None keeps the champion's own
+        (the desk passes its sliders and engine inputs).
     generation, lock_text
         The marts' generation and the text of ``dvc.lock``, recorded with kneecap's version.
     written_at : Timestamp, optional
@@ -343,6 +348,8 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     if not math.isfinite(mid):
         raise ReportRequestError(f"{workload}: the champion ({getattr(results, 'family', '?')}) gives no knee")
     n_gcp, n_ziip = int(row["n_gcp"]), int(row["n_ziip"])
+    engines = {key: scenario[key] for key in ENGINE_KEYS if key in scenario}  # the curve on the engines asked
+    drawn = on_engines(results, **engines) if engines else results
     # the forecast's knee as the one Knee estimate, for the one knee sentence (nothing solved again)
     saturation = _finite(row.get("saturation_clients" if unit == "clients" else "max_tps"))
     estimate = Knee(load_unit=unit, k=k, load=mid, load_lo=lo, load_hi=hi, saturation=saturation,
@@ -352,12 +359,12 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     if unit == "clients":
         # as far as the desk's Knee page draws by default: past the trained load and the knee's band
         top = _drawn_to(max(trained[1] * 1.3, hi * 1.1 if math.isfinite(hi) else 0.0), asked)
-        curve = forecasting.response_curve(results, n_gcp=n_gcp, n_ziip=n_ziip,
+        curve = forecasting.response_curve(drawn, n_gcp=n_gcp, n_ziip=n_ziip,
                                            think_time_ms=float(row["think_time_ms"]), max_load=top)
     else:
         # as the desk draws a class: up to where a pool it needs is full (no response beyond)
         top = _drawn_to(saturation if math.isfinite(saturation) else trained[1] * 1.3, asked)
-        curve = forecasting.response_curve(results, n_gcp=n_gcp, n_ziip=n_ziip, max_load=top,
+        curve = forecasting.response_curve(drawn, n_gcp=n_gcp, n_ziip=n_ziip, max_load=top,
                                            bg_load_factor=scenario.get("bg_load_factor"))
     knee: dict[str, Any] = {
         "mid": mid, "lo": lo, "hi": hi, "k": k, "sentence": sentence, "configuration": said["configuration"],
