@@ -180,18 +180,26 @@ def test_a_forecast_scenario_answers_on_its_engines_with_both_costs(seed004_mode
         forecasting.forecast_scenario(models, {**SCENARIO, "ziip_mt_capacity": 1.3}, POLICY)
 
 
-def test_a_wlm_class_answers_on_slower_gcps_and_not_yet_in_smt2():
+def test_a_wlm_class_answers_on_slower_gcps_and_on_smt2_ziips():
     from kneecap.modeling.open_dispatch import OpenDispatchModel
     from tests.modeling.test_open_dispatch import intervals
 
     res = OpenDispatchModel(n_boot=4, seed=3).fit(intervals())
-    # both engines twice as fast: every pool carries twice the class's tps
+    # both engines twice as fast: the other classes' work takes half the busy it did, and every
+    # pool carries twice the class's tps at that busy
     fast = on_engines(res, gcp_speed=2.0, ziip_speed=2.0)
-    assert fast.max_tps() == pytest.approx(2.0 * res.max_tps(), rel=1e-12)
+    half = {"bg_gcp_busy_pct": res.base["bg_gcp_busy_pct"] / 2, "bg_ziip_busy_pct": res.base["bg_ziip_busy_pct"] / 2}
+    assert fast.max_tps() == pytest.approx(2.0 * res.max_tps(**half), rel=1e-12)
+    assert fast.lpar(pd.DataFrame(index=[0]))["bg_gcp_busy_pct"][0] == pytest.approx(half["bg_gcp_busy_pct"])
     slow = on_engines(res, gcp_speed=0.4, ziip_speed=1.0)
     tps = 0.5 * slow.max_tps()
     frame = pd.DataFrame({"tps": [tps]})
     assert slow.predict(frame)["resp_ms"].iloc[0] > res.predict(frame)["resp_ms"].iloc[0]
     assert slow.knee().load < res.knee().load
-    with pytest.raises(ValueError, match="SMT-2 are answered for closed workloads only"):
-        on_engines(res, ziip_mt=2, ziip_mt_capacity=1.3)
+    # SMT-2 at a capacity factor of 2: two full-speed threads a core, the other classes' zIIP work
+    # per thread as on twice the zIIPs in MT-1
+    smt = on_engines(res, ziip_mt=2, ziip_mt_capacity=2.0)
+    cores, threads = pd.DataFrame({"tps": [tps], "n_ziip": [1]}), pd.DataFrame({"tps": [tps], "n_ziip": [2]})
+    np.testing.assert_allclose(smt.predict(cores, max_draws=0)["resp_ms"], res.predict(threads, max_draws=0)["resp_ms"],
+                               rtol=1e-12)
+    assert smt.lpar(cores)["bg_ziip_busy_pct"][0] == pytest.approx(res.lpar(threads)["bg_ziip_busy_pct"][0])

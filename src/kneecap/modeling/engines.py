@@ -182,9 +182,10 @@ def on_engines(results: Any, **engines: Any) -> Any:
     ``ziip_speed``, ``ziip_mt``, ``ziip_mt_capacity`` (checked there); every prediction, curve,
     knee and zIIP plan of the copy solves on those engines. The fitted demand is in the unit the
     speeds are relative to (CP-equivalent ms with ``gcp_speed`` 1, as RMF reports it). A WLM
-    class's model (``open_dispatch``) takes the speeds, not SMT-2 yet; fitted on engines not alike
-    (:func:`fit_engines`) it answers on its measured engines, and the keys given here replace
-    theirs (:func:`gcp_share_engines` keeps the measured zIIP speed).
+    class's model (``open_dispatch``) takes them too, its other classes' busy carried onto the
+    engines asked (:func:`background_scale`: per zIIP thread in SMT-2); fitted on engines not
+    alike (:func:`fit_engines`) it answers on its measured engines, and the keys given here
+    replace theirs (:func:`gcp_share_engines` keeps the measured zIIP speed).
     """
     from kneecap.modeling.dispatch import Dispatch
 
@@ -195,10 +196,6 @@ def on_engines(results: Any, **engines: Any) -> Any:
                          "answered by the dispatch models only (closed_mva, open_dispatch)")
     engines = {k: (int(v) if k == "ziip_mt" else float(v)) for k, v in engines.items()}
     Dispatch(n_gcp=1, n_ziip=1, **engines)  # the keywords and values, checked once here
-    if getattr(results, "load_unit", None) == "tps" and int(engines.get("ziip_mt", 1)) == 2:
-        # a class's other classes' zIIP busy is per engine of the measured LPAR, not per thread
-        raise ValueError("zIIPs in SMT-2 are answered for closed workloads only so far; an SMF class takes "
-                         "gcp_speed and ziip_speed")
     fresh: dict[str, Any] = {"_cache": {}} if "_cache" in names else {}  # a copy solves afresh
     return dataclasses.replace(results, _engines=engines, **fresh)
 
@@ -217,6 +214,27 @@ def engine_costs(row: Mapping[str, Any], engines: Mapping[str, Any]) -> dict[str
     cost = cost_per_tran(float(row["demand_ms_per_tran"]), float(row["ziip_eligible_fraction"]),
                          spill if math.isfinite(spill) else 0.0, dispatch)
     return {f"cpu_{key}_per_tran": value for key, value in cost.items()}
+
+
+def background_scale(measured: Mapping[str, Any], answering: Mapping[str, Any]) -> tuple[float, float, float]:
+    r"""Factors that carry other classes' busy engines measured on ``measured`` onto the engines ``answering``.
+
+    The other classes' work is what the measured engines did: ``E_G v_G`` on the GCPs and
+    ``E_Z v_Z`` on the zIIPs (``E`` busy engines, ``v`` the measured speeds, MT-1). On the engines
+    answered on it keeps ``E_G v_G / v_G'`` GCPs busy, and on ``n`` zIIP cores of speed ``v_Z'``
+    in SMT-2 at capacity factor ``CF`` (``2 n`` threads of ``v_Z' CF / 2``) each thread
+    ``E_Z v_Z / (n v_Z' CF)`` busy, so per core
+
+    .. math:: s_G = rac{v_G}{v_G'}, \qquad s_Z = rac{v_Z}{v_Z'\,CF}, \qquad
+              s_{Z 	o G} = rac{v_Z}{v_G'}
+
+    with ``CF`` 1 in MT-1; ``s_{Z->G}`` carries their zIIP work onto GCPs where no zIIP is online.
+    ``(1, 1, 1)`` on the measured engines alike.
+    """
+    v_g, v_z = float(measured.get("gcp_speed", 1.0)), float(measured.get("ziip_speed", 1.0))
+    a_g, a_z = float(answering.get("gcp_speed", 1.0)), float(answering.get("ziip_speed", 1.0))
+    cf = float(answering["ziip_mt_capacity"]) if int(answering.get("ziip_mt", 1)) == 2 else 1.0
+    return v_g / a_g, v_z / (a_z * cf), v_z / a_g
 
 
 def engine_words(engines: Mapping[str, Any]) -> str:

@@ -63,7 +63,7 @@ from kneecap.modeling.base import (
     to_jsonable,
 )
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
-from kneecap.modeling.engines import fit_engines
+from kneecap.modeling.engines import background_scale, fit_engines
 from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import KNEE_K, Knee
 from kneecap.modeling.percentiles import class_response_shape
@@ -396,7 +396,9 @@ class OpenDispatchResults(ResultsBase):
         percentage: ``bg_gcp_busy_pct x n_gcp / 100`` busy GCPs at the base, times
         ``bg_load_factor`` (their growth, 1 by default), spread over the row's engines, so adding
         an engine lowers everyone's busy per engine; with no zIIP their zIIP-eligible work runs
-        on GCPs, as the class's own does. A row that gives ``bg_*_busy_pct`` itself is taken as is.
+        on GCPs, as the class's own does. On engines other than the measured ones it is the same work
+        at their speeds, per zIIP thread in SMT-2 (:func:`~kneecap.modeling.engines.background_scale`).
+        A row that gives ``bg_*_busy_pct`` itself is taken as is.
         """
         n = len(frame)
         given = {c: column_or(frame, c, np.nan) for c in
@@ -408,12 +410,13 @@ class OpenDispatchResults(ResultsBase):
         factor = np.where(np.isfinite(given["bg_load_factor"]), given["bg_load_factor"], 1.0)
         if np.any(factor < 0):
             raise ModelError("bg_load_factor (the other classes' load relative to the base) must be >= 0")
-        eng_g = factor * self.base["bg_gcp_busy_pct"] / 100.0 * self.base["n_gcp"]
+        s_g, s_z, z_on_g = background_scale(self.measured_engines, self.engines)  # (1, 1, 1): as measured
+        eng_g = factor * self.base["bg_gcp_busy_pct"] / 100.0 * self.base["n_gcp"] * s_g
         eng_z = factor * self.base["bg_ziip_busy_pct"] / 100.0 * self.base["n_ziip"] * np.ones(n)
-        eng_g = eng_g + np.where(n_ziip > 0, 0.0, eng_z)
+        eng_g = eng_g + np.where(n_ziip > 0, 0.0, eng_z * z_on_g)
         bg_g = np.where(np.isfinite(given["bg_gcp_busy_pct"]), given["bg_gcp_busy_pct"], 100.0 * eng_g / n_gcp)
         bg_z = np.where(n_ziip > 0, np.where(np.isfinite(given["bg_ziip_busy_pct"]), given["bg_ziip_busy_pct"],
-                                             100.0 * eng_z / np.maximum(n_ziip, 1)), 0.0)
+                                             100.0 * eng_z * s_z / np.maximum(n_ziip, 1)), 0.0)
         if np.any(bg_g < 0) or np.any(bg_z < 0):
             raise ModelError("bg_gcp_busy_pct and bg_ziip_busy_pct must be >= 0")
         return {"n_gcp": n_gcp, "n_ziip": n_ziip, "bg_gcp_busy_pct": bg_g, "bg_ziip_busy_pct": bg_z}

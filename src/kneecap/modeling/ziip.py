@@ -353,8 +353,9 @@ def plan_ziip(
 def plan_smt(results: Any, *, mt_capacity: float, **plan: Any) -> dict[str, ZiipPlan]:
     """The zIIP plan with the zIIPs in MT-1 and in SMT-2: "n zIIPs in MT-1" against "m zIIP cores in MT-2".
 
-    ``results`` is a closed dispatch model (:func:`kneecap.modeling.engines.on_engines`; its
-    engine speeds are kept), ``mt_capacity`` the zIIPs' MT-2 capacity factor (R723MCFS / 1024
+    ``results`` is a dispatch model, a closed workload's or a WLM class's
+    (:func:`kneecap.modeling.engines.on_engines`; its engine speeds are kept, and MT-2 it was
+    asked on is not: the MT-1 plan is in MT-1), ``mt_capacity`` the zIIPs' MT-2 capacity factor (R723MCFS / 1024
     measured in MT-2: :func:`kneecap.modeling.engines.mt_capacity_from_smf72`), ``plan`` the
     keywords of :func:`plan_ziip`. Returns the plans ``mt1`` and ``mt2`` (zIIPs counted in cores).
     """
@@ -362,7 +363,7 @@ def plan_smt(results: Any, *, mt_capacity: float, **plan: Any) -> dict[str, Ziip
 
     speeds = {k: v for k, v in (getattr(results, "_engines", None) or {}).items()
               if k not in ("ziip_mt", "ziip_mt_capacity")}
-    mt1 = on_engines(results, **speeds) if speeds else results
+    mt1 = on_engines(results, **speeds) if getattr(results, "_engines", None) else results
     mt2 = on_engines(results, **speeds, ziip_mt=2, ziip_mt_capacity=float(mt_capacity))
     return {"mt1": plan_ziip(mt1, **plan), "mt2": plan_ziip(mt2, **plan)}
 
