@@ -91,7 +91,7 @@ class EngineChoice:
     mt_capacity: float | None
 
 
-def engine_inputs(page: str, workload: str, measured: Mapping[str, Any], *, smt: bool) -> EngineChoice:
+def engine_inputs(page: str, workload: str, measured: Mapping[str, Any], *, smt: bool = True) -> EngineChoice:
     """A GCP's speed as a share of a zIIP's and, with ``smt``, the zIIPs' MT mode and capacity factor.
 
     The share starts at the model's measured engines (``measured``: its ``measured_engines``, 1 where

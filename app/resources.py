@@ -341,6 +341,15 @@ def class_plan(workload: str, key: str, tps: float, n_gcp: int, slo_resp_ms: flo
     return modeling.ziip.plan_answer(result, slo_resp_ms, policy)
 
 
+@st.cache_data(max_entries=64)
+def class_plan_smt(workload: str, key: str, tps: float, n_gcp: int, slo_resp_ms: float, bg_load_factor: float,
+                   policy: modeling.PlannerPolicy, mt_capacity: float, engines: Engines = ()) -> dict[str, Any]:
+    """A WLM class's plan with its zIIPs in MT-1 and in SMT-2 at ``tps`` (:func:`kneecap.modeling.ziip.smt_answer`)."""
+    return modeling.ziip.smt_answer(answering(workload, key, engines), mt_capacity, tps=float(tps), n_gcp=int(n_gcp),
+                                    slo_resp_ms=slo_resp_ms, policy=policy,
+                                    lpar={"bg_load_factor": float(bg_load_factor)})
+
+
 @st.cache_data(max_entries=128)
 def class_slo_tps(workload: str, key: str, slo_resp_ms: float, n_gcp: int, n_ziip: int,
                   bg_load_factor: float) -> float:

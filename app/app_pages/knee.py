@@ -91,8 +91,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     with right:
         n_gcp = st.slider("GCPs", 1, 16, value=int(base["n_gcp"]), key=inputs.widget_key("knee_n_gcp", workload))
         n_ziip = st.slider("zIIPs", 0, 16, value=int(base["n_ziip"]), key=inputs.widget_key("knee_n_ziip", workload))
-    # a class's zIIPs in SMT-2 are not modelled yet (its other classes' zIIP busy is per engine, not per thread)
-    choice = inputs.engine_inputs("knee", workload, model.measured_engines, smt=False)
+    choice = inputs.engine_inputs("knee", workload, model.measured_engines, smt=True)
 
     try:
         knee = res.class_knee(workload, key, n_gcp, n_ziip, float(bg), choice.engines)

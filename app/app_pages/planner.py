@@ -71,8 +71,8 @@ conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.
 
 chosen = replace(policy, max_ziip_busy_pct=float(max_busy), max_spill_pct=float(max_spill),
                  max_added_gcp=int(max_added), conservative=bool(conservative))
-# the engines, from the model's measured ones: a class's zIIPs in SMT-2 are not modelled yet
-choice = inputs.engine_inputs("plan", workload, getattr(model, "measured_engines", {}), smt=not is_class)
+# the engines, from the model's measured ones
+choice = inputs.engine_inputs("plan", workload, getattr(model, "measured_engines", {}), smt=True)
 slo_words = f"SLO {slo:g} ms"
 if is_class:
     kinds = res.class_slo_kinds(workload, key)
@@ -104,11 +104,13 @@ if answer["n_ziip"] is None:
 else:
     st.success(f"**{configuration}:** recommendation {answer['reason']}.")
 st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
-if not is_class and choice.mt_capacity is not None:
-    smt = res.plan_smt(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen,
-                       float(choice.mt_capacity), choice.engines)
+if choice.mt_capacity is not None:
+    smt = (res.class_plan_smt(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen,
+                              float(choice.mt_capacity), choice.engines) if is_class else
+           res.plan_smt(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen,
+                        float(choice.mt_capacity), choice.engines))
     st.markdown(f"**MT-1 or SMT-2:** {smt['sentence']}.")
-elif not is_class:
+else:
     st.caption("Give the zIIPs' MT capacity factor (RMF, measured in MT-2) to compare n zIIPs in MT-1 with m zIIP "
                "cores in SMT-2.")
 if is_class:

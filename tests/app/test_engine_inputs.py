@@ -96,14 +96,22 @@ def test_knee_page_answers_a_closed_workload_on_slower_gcps_and_smt2_ziips(app_e
         f"{modeling.knee_sentence(smt)}")
 
 
-def test_knee_page_answers_a_class_on_slower_gcps(app_env):
+def test_knee_page_answers_a_class_on_slower_gcps_and_smt2_ziips(app_env):
     at = _page()
     at.selectbox(key="knee_workload").set_value(SMF_CLASS).run()
     model = _champion(SMF_CLASS)
     assert model.measured_engines == {}  # the synthetic week's engines are alike
     share = at.number_input(key=widget_key("knee_gcp_share", SMF_CLASS))
     assert share.value == 1.0
-    assert not [s for s in at.selectbox if s.key == widget_key("knee_ziip_mt", SMF_CLASS)]  # no SMT-2 for a class
+    at.selectbox(key=widget_key("knee_ziip_mt", SMF_CLASS)).set_value(2).run()
+    at.number_input(key=widget_key("knee_mt_capacity", SMF_CLASS)).set_value(1.3).run()
+    assert not at.exception, at.exception
+    smt = on_engines(model, gcp_speed=1.0, ziip_speed=1.0, ziip_mt=2, ziip_mt_capacity=1.3).knee(k=K)
+    text = _markdown(at, "**2 GCPs + 2 zIIPs")
+    assert text.startswith("**2 GCPs + 2 zIIPs, other classes' load x1, zIIPs in SMT-2 (MT capacity factor 1.3):** ")
+    assert f"at about {smt.load:.4g} tps" in text
+    at.selectbox(key=widget_key("knee_ziip_mt", SMF_CLASS)).set_value(1).run()
+    share = at.number_input(key=widget_key("knee_gcp_share", SMF_CLASS))
     share.set_value(0.4).run()
     assert not at.exception, at.exception
     knee = on_engines(model, **SUBCAP).knee(k=K)
@@ -146,7 +154,6 @@ def test_planner_plans_a_class_on_slower_gcps(app_env):
     at.selectbox(key="plan_workload").set_value(SMF_CLASS).run()
     model = _champion(SMF_CLASS)
     policy = policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
-    assert not [s for s in at.selectbox if s.key == widget_key("plan_ziip_mt", SMF_CLASS)]
     at.number_input(key=widget_key("plan_gcp_share", SMF_CLASS)).set_value(0.4).run()
     assert not at.exception, at.exception
     tps, slo = at.number_input(key=widget_key("plan_tps", SMF_CLASS)).value, at.number_input(
@@ -157,3 +164,17 @@ def test_planner_plans_a_class_on_slower_gcps(app_env):
     assert "GCPs at 40 % of a zIIP's speed" in shown and plan.reason in shown
     table = at.dataframe[0].value  # shown to 3 significant digits (app/tables.py)
     assert table["resp_ms"].tolist() == pytest.approx(plan.table["resp_ms"].tolist(), rel=5e-3, nan_ok=True)
+
+
+def test_planner_compares_mt1_with_smt2_for_a_class(app_env):
+    at = _page("planner")
+    at.selectbox(key="plan_workload").set_value(SMF_CLASS).run()
+    model = _champion(SMF_CLASS)
+    policy = policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    at.number_input(key=widget_key("plan_mt_capacity", SMF_CLASS)).set_value(1.3).run()
+    assert not at.exception, at.exception
+    tps, slo = at.number_input(key=widget_key("plan_tps", SMF_CLASS)).value, at.number_input(
+        key=widget_key("plan_slo", SMF_CLASS)).value
+    plans = modeling.ziip.plan_smt(model, mt_capacity=1.3, tps=tps, n_gcp=2, slo_resp_ms=slo, policy=policy,
+                                   lpar={"bg_load_factor": 1.0})
+    assert _markdown(at, "**MT-1 or SMT-2:**") == f"**MT-1 or SMT-2:** {modeling.ziip.smt_sentence(plans, 1.3)}."
