@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,12 +30,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kneecap import config, msu, msu_answer, policies, warehouse  # noqa: E402
-from kneecap.ingest.catalogue import DECODED_TABLES  # noqa: E402
+from kneecap import config, msu, msu_answer, policies  # noqa: E402
 from kneecap.modeling.open_dispatch import OpenDispatchModel  # noqa: E402
-from kneecap.smf.reader import decode_file  # noqa: E402
-from tests.bundled import read_bundled  # noqa: E402
-from tests.smf import simdays, synth  # noqa: E402
+from tests.smf import simdays  # noqa: E402
 
 
 def _true_peak(seed: int, days: int) -> float:
@@ -51,14 +47,7 @@ def _true_peak(seed: int, days: int) -> float:
 def run(seed: int, days: int, n_boot: int, params: config.Params, horizon_days: int = 30,
         truth_check: bool = False) -> dict[str, object]:
     records, truth = simdays.simulated_days(days=days, seed=seed)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "week.smf"
-        path.write_bytes(synth.frame_rdw(records))
-        decoded = decode_file(path)
-    measurements, sources = read_bundled()
-    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    inputs.update(decoded.tables, reference_measurements=measurements, reference_sources=sources)
-    marts = warehouse.run_sql_files(warehouse.sql_files(ROOT / "pipelines" / "sql"), inputs)
+    marts = simdays.published_marts(records)
     fct, intervals = marts["fct_measurements"], marts["fct_msu_intervals"]
     name = truth.config.class_name
     priced = msu.class_msu(fct[fct["workload"] == name], intervals).reset_index(drop=True)

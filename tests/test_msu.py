@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap import msu, warehouse
-from kneecap.ingest.catalogue import DECODED_TABLES
-from kneecap.smf.reader import decode_file
-from tests.bundled import read_bundled
-from tests.smf import simdays, synth
-
-REPO = Path(__file__).resolve().parents[1]
+from kneecap import msu
+from tests.smf import simdays
 
 
 @pytest.mark.parametrize("lpar2_hour1", [0.0, 40.0, 74.0])
@@ -79,15 +71,7 @@ def test_rolling_average_weights_by_overlap_and_marks_a_gap_incomplete():
 @pytest.fixture(scope="module")
 def week():
     records, truth = simdays.simulated_days(days=7)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "week.smf"
-        path.write_bytes(synth.frame_rdw(records))
-        res = decode_file(path)
-    measurements, sources = read_bundled()
-    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    inputs.update(res.tables, reference_measurements=measurements, reference_sources=sources)
-    marts = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
-    return marts, truth
+    return simdays.published_marts(records), truth
 
 
 def test_class_msu_of_the_simulated_week_is_its_written_cpu_time_at_the_machine_rate(week):

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap import msu, msu_answer, warehouse
+from kneecap import msu, msu_answer
 from kneecap.forecasting import GrowthPolicy
-from kneecap.ingest.catalogue import DECODED_TABLES
 from kneecap.modeling.open_dispatch import OpenDispatchModel
-from kneecap.smf.reader import decode_file
-from tests.bundled import read_bundled
-from tests.smf import simdays, synth
+from tests.smf import simdays
 
-REPO = Path(__file__).resolve().parents[1]
 RATE = 16 / 576  # MSU per CPU second: 100 MSU/h per busy GCP
 
 
@@ -86,14 +80,7 @@ def test_without_capacity_fields_nothing_is_priced():
 @pytest.fixture(scope="module")
 def week_answer() -> tuple[dict[str, Any], Any, pd.DataFrame]:
     records, truth = simdays.simulated_days(days=7, seed=11)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "week.smf"
-        path.write_bytes(synth.frame_rdw(records))
-        decoded = decode_file(path)
-    measurements, sources = read_bundled()
-    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
-    inputs.update(decoded.tables, reference_measurements=measurements, reference_sources=sources)
-    marts = warehouse.run_sql_files(warehouse.sql_files(REPO / "pipelines" / "sql"), inputs)
+    marts = simdays.published_marts(records)
     fct = marts["fct_measurements"]
     cls = fct[fct["workload"] == truth.config.class_name].reset_index(drop=True)
     model = OpenDispatchModel(n_boot=20, seed=1).fit(cls)

@@ -752,6 +752,20 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
 # --------------------------------------------------------------------------- round trip
 
 
+def published_marts(records: list[bytes]) -> dict[str, pd.DataFrame]:
+    """Every mart kneecap builds from ``records`` as an ingest would: one SMF file, decoded by
+    :func:`kneecap.smf.reader.decode_file`, and the pipeline's own SQL beside the bundled tables."""
+    root = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "week.smf"
+        path.write_bytes(synth.frame_rdw(records))
+        decoded = decode_file(path)
+    reference, sources = read_bundled()
+    inputs = {name: empty() for name, empty in DECODED_TABLES.items()}
+    inputs.update(decoded.tables, reference_measurements=reference, reference_sources=sources)
+    return warehouse.run_sql_files(warehouse.sql_files(root / "pipelines" / "sql"), inputs)
+
+
 def class_rows(records: list[bytes], truth: SimDaysTruth, *, buckets: bool = False) -> pd.DataFrame:
     """The simulated class's rows of ``fct_measurements`` as kneecap builds them from the records.
 
