@@ -549,7 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="response-time SLO in ms: the report gives the zIIP plan that meets it")
     for flag, kind, what in (("--n-gcp", int, "GCPs"), ("--n-ziip", int, "zIIPs"), ("--think-time-ms", float,
                              "think time in ms (a closed workload)"), ("--other-load", float,
-                             "the other classes' load factor (a WLM class; 1: as measured)")):
+                             "the other classes' load factor (a WLM class; 1: as measured)"),
+                            ("--gcp-speed", float, "a GCP's speed (relative to --ziip-speed, default 1)"),
+                            ("--ziip-speed", float, "a zIIP's speed"), ("--ziip-mt", int, "zIIP MT mode (1 or 2)"),
+                            ("--ziip-mt-capacity", float, "MT-2 capacity factor per zIIP core (SMF 72.3 MCFS/1024)")):
         report.add_argument(flag, type=kind, default=None, help=f"{what} the question is asked on (default: the "
                             "model's own)")
     report.add_argument("--params", default="params.yaml", help="planner policy, knee rule and growth settings")

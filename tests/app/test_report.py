@@ -251,3 +251,18 @@ def test_a_pdf_report_is_the_html_printed_by_chromium(app_project, tmp_path, mon
     failed = tmp_path / "failed.pdf"
     assert cli.main(["report", "--workload", DIAG, "--out", str(failed), *common]) == 1
     assert not failed.exists() and [p.name for p in tmp_path.iterdir()] == ["diag.pdf"]
+
+
+def test_a_report_asked_on_other_engines_answers_on_them(app_project, tmp_path):
+    """--gcp-speed / --ziip-speed: the report's question and knee are the forecast's on those engines."""
+    common = ["--tracking-uri", app_project["MLFLOW_TRACKING_URI"], "--params", app_project["KNEECAP_PARAMS"],
+              "--marts", app_project["KNEECAP_MARTS"], "--lock", str(tmp_path / "no-dvc.lock")]
+    out = tmp_path / "subcap.html"
+    asked = ["--load", "400", "--n-ziip", "1", "--gcp-speed", "0.4", "--ziip-speed", "1"]
+    assert cli.main(["report", "--workload", DIAG, "--out", str(out), *asked, *common]) == 0
+    page = out.read_text(encoding="utf-8")
+    said = forecasting.answer_summary(_answer(app_project, DIAG, clients=400.0, n_ziip=1, gcp_speed=0.4,
+                                              ziip_speed=1.0)).iloc[0]
+    assert "GCP at 40 % of zIIP speed" in said["configuration"] and said["configuration"] in _words(page)
+    knee_cell = re.search(r'<td id="knee-value">(.*?)</td>', page).group(1)
+    assert html.unescape(knee_cell) == said["knee (95 % band)"]

@@ -57,6 +57,7 @@ def run_cli(args: argparse.Namespace, *, load_champions: Callable[[str], Any]) -
         print(f"report: {exc.args[0]}", file=sys.stderr)
         return 2
     from kneecap.modeling import ModelError
+    from kneecap.modeling.engines import ENGINE_KEYS
     from kneecap.report import capacity_report
     from kneecap.report.content import ReportRequestError
 
@@ -65,7 +66,8 @@ def run_cli(args: argparse.Namespace, *, load_champions: Callable[[str], Any]) -
                                policy=policies.planner_policy(params), growth=policies.growth_policy(params),
                                load=args.load, slo_resp_ms=args.slo_ms, generation=snapshot.generation,
                                configuration={"n_gcp": args.n_gcp, "n_ziip": args.n_ziip,
-                                              "think_time_ms": args.think_time_ms, "bg_load_factor": args.other_load},
+                                              "think_time_ms": args.think_time_ms, "bg_load_factor": args.other_load,
+                                              **{key: getattr(args, key) for key in ENGINE_KEYS}},
                                lock_text=lock_text)
     except ReportRequestError as exc:
         print(f"report: {exc}", file=sys.stderr)
