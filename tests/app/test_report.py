@@ -57,15 +57,18 @@ def _parse(page: str) -> _Tags:
     return parser
 
 
+def project_options(project: dict[str, str], folder: Path) -> list[str]:
+    """``kneecap report``'s options naming the test project's store, params and marts (no dvc.lock in ``folder``)."""
+    return ["--tracking-uri", project["MLFLOW_TRACKING_URI"], "--params", project["KNEECAP_PARAMS"],
+            "--marts", project["KNEECAP_MARTS"], "--lock", str(folder / "no-dvc.lock")]
+
+
 def write_reports(project: dict[str, str], out: Path) -> dict[str, Path]:
     """Both reports written by ``kneecap report`` against the project; their paths by workload."""
-    marts = project["KNEECAP_MARTS"]
     written = {}
     for workload, extra in ((DIAG, ["--slo-ms", "2"]), (SMF_CLASS, [])):
         path = out / f"{workload}.html"
-        code = cli.main(["report", "--workload", workload, "--out", str(path), "--marts", marts,
-                         "--params", project["KNEECAP_PARAMS"], "--tracking-uri", project["MLFLOW_TRACKING_URI"],
-                         "--lock", str(out / "no-dvc.lock"), *extra])
+        code = cli.main(["report", "--workload", workload, "--out", str(path), *project_options(project, out), *extra])
         assert code == 0
         written[workload] = path
     return written
@@ -201,8 +204,7 @@ def test_names_and_sentences_are_text_never_markup(app_project, reports):
 
 def test_a_report_asked_on_another_machine_answers_for_it(app_project, tmp_path, capsys):
     """--n-gcp / --n-ziip / --think-time-ms (the desk's sliders) set the machine the report answers for."""
-    common = ["--tracking-uri", app_project["MLFLOW_TRACKING_URI"], "--params", app_project["KNEECAP_PARAMS"],
-              "--marts", app_project["KNEECAP_MARTS"], "--lock", str(tmp_path / "no-dvc.lock")]
+    common = project_options(app_project, tmp_path)
     out = tmp_path / "other.html"
     asked = ["--load", "400", "--n-gcp", "4", "--n-ziip", "1", "--think-time-ms", "150"]
     assert cli.main(["report", "--workload", DIAG, "--out", str(out), *asked, *common]) == 0
@@ -236,8 +238,7 @@ def test_the_desk_report_follows_the_class_sliders(app_env):
                     reason="no chromium binary on PATH (Debian: apt-get install -y chromium)")
 def test_a_pdf_report_is_the_html_printed_by_chromium(app_project, tmp_path, monkeypatch):
     monkeypatch.delenv("KNEECAP_CHROMIUM", raising=False)
-    common = ["--tracking-uri", app_project["MLFLOW_TRACKING_URI"], "--params", app_project["KNEECAP_PARAMS"],
-              "--marts", app_project["KNEECAP_MARTS"], "--lock", str(tmp_path / "no-dvc.lock")]
+    common = project_options(app_project, tmp_path)
     out = tmp_path / "diag.pdf"
     assert cli.main(["report", "--workload", DIAG, "--out", str(out), "--slo-ms", "2", *common]) == 0
     pdf = out.read_bytes()
@@ -255,8 +256,7 @@ def test_a_pdf_report_is_the_html_printed_by_chromium(app_project, tmp_path, mon
 
 def test_a_report_asked_on_other_engines_answers_on_them(app_project, tmp_path):
     """--gcp-speed / --ziip-speed: the report's question and knee are the forecast's on those engines."""
-    common = ["--tracking-uri", app_project["MLFLOW_TRACKING_URI"], "--params", app_project["KNEECAP_PARAMS"],
-              "--marts", app_project["KNEECAP_MARTS"], "--lock", str(tmp_path / "no-dvc.lock")]
+    common = project_options(app_project, tmp_path)
     out = tmp_path / "subcap.html"
     asked = ["--load", "400", "--n-ziip", "1", "--gcp-speed", "0.4", "--ziip-speed", "1"]
     assert cli.main(["report", "--workload", DIAG, "--out", str(out), *asked, *common]) == 0
