@@ -181,6 +181,12 @@ def structure_sentence(structures: list[dict[str, Any]], help_rule: str, eligibl
             + " (Akaike weights)")
 
 
+def help_rule_weights(structures: list[dict[str, Any]]) -> dict[str, float]:
+    """Each GCP-help rule's total Akaike weight over the ``structures`` (rows with ``help_rule``, ``weight``)."""
+    return {rule: sum(s["weight"] for s in structures if s["help_rule"] == rule)
+            for rule in {s["help_rule"] for s in structures}}
+
+
 class ModelError(ValueError):
     """A table cannot be fitted by the requested model (too few points, missing columns, ...)."""
 

@@ -53,6 +53,7 @@ from kneecap.modeling.base import (
     FitReport,
     ModelError,
     column_or,
+    help_rule_weights,
     mape_pct,
     predict_at,
     require_columns,
@@ -593,8 +594,7 @@ class ClosedMVAResults(ResultsBase):
             # how far apart the structures the table cannot tell apart put the knee, logged with the model
             metrics["knee_k_clients_structure_min"] = min(by_structure.values())
             metrics["knee_k_clients_structure_max"] = max(by_structure.values())
-        metrics.update({f"{rule}_help_weight": sum(s["weight"] for s in self.structures if s["help_rule"] == rule)
-                        for rule in {s["help_rule"] for s in self.structures}})
+        metrics.update({f"{rule}_help_weight": w for rule, w in help_rule_weights(self.structures).items()})
         if self.calibration:
             # the band held out on the table's own later rows, logged with the model
             metrics["band_coverage_raw_pct"] = self.calibration["coverage_raw_pct"]

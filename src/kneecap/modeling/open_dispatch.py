@@ -55,6 +55,7 @@ from kneecap.modeling.base import (
     band_scores,
     calibration_quantile,
     column_or,
+    help_rule_weights,
     mape_pct,
     predict_at,
     require_columns,
@@ -686,8 +687,7 @@ class OpenDispatchResults(ResultsBase):
                    "gcp_busy_pct_at_knee": knee.busy_pct_at_knee["gcp"],
                    **{f"knee_tps_{rule}_help": value for rule, value in knee.by_help_rule.items()},
                    "band_widening": self.widening(),
-                   **{f"help_rule_{rule}_weight": sum(s["weight"] for s in self.structures if s["help_rule"] == rule)
-                      for rule in {s["help_rule"] for s in self.structures}}}
+                   **{f"help_rule_{rule}_weight": w for rule, w in help_rule_weights(self.structures).items()}}
         if self.calibration:
             # the empirical coverage of the band on the class's own later days, logged with the model
             metrics.update(band_coverage_raw_pct=self.calibration["coverage_raw_pct"],
