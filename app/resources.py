@@ -13,6 +13,7 @@ factor catalogue (default ``<root>/data/reference/factors.csv``).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from kneecap import (
     modeling,
     msu,
     msu_answer,
+    peak_load,
     policies,
     tracking,
     upload,
@@ -373,14 +375,14 @@ def class_goal(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int, bg_
 def class_slo_kinds(workload: str, key: str) -> list[str]:
     """What a class's SLO may be said on (``mean``, ``p90``, ``p95``, ``WLM goal``).
 
-    ``mean`` only without a measured response time distribution; ``WLM goal`` only with a
-    response time goal.
+    ``mean`` only without a measured response time distribution (percentiles not for a
+    multi-period class); ``WLM goal`` only with a response time goal (every period's).
     """
-    shape = goal_answers.response_shape(models(workload, key).response)
-    if shape is None:
-        return ["mean"]
-    has_goal = shape.calibration.get("goal_type") in ("average", "percentile")
-    return ["mean", "p90", "p95", *(["WLM goal"] if has_goal else [])]
+    response = models(workload, key).response
+    # a multi-period class has no one distribution for a percentile, but each period's goal
+    shape = goal_answers.response_shape(response)
+    has_goal = any(g.goal is not None for g in goal_answers.period_goals(response))
+    return ["mean", *(["p90", "p95"] if shape is not None else []), *(["WLM goal"] if has_goal else [])]
 
 
 def class_slo_mean(workload: str, key: str, kind: str, resp_ms: float) -> tuple[float, str]:
@@ -396,6 +398,20 @@ def class_slo_mean(workload: str, key: str, kind: str, resp_ms: float) -> tuple[
         slo = {"percentile": float(kind.lstrip("p")), "resp_ms": float(resp_ms)}
     _, cols = goal_answers.with_slo(models(workload, key).response, {"slo": slo})
     return float(cols["slo_resp_ms"]), str(cols["slo"])
+
+
+@st.cache_data(max_entries=32)
+def class_planned_peak(workload: str, key: str, by: str, pct: float) -> dict[str, Any]:
+    """The class's forecast peak to ``by`` (ISO day) at ``pct`` % of its growth paths (:mod:`kneecap.peak_load`).
+
+    The columns of :meth:`kneecap.peak_load.PlannedPeak.columns`; raises ModelError without a
+    growth forecast or with ``by`` outside it.
+    """
+    response = models(workload, key).response
+    _, cols = peak_load.with_planned_peak(response, {"tps": peak_load.PEAK_TPS, "peak_by": by},
+                                          functools.partial(forecasting.growth_paths, policy=growth_policy()),
+                                          pct=float(pct))
+    return cols
 
 
 def class_history(workload: str, key: str) -> pd.DataFrame:

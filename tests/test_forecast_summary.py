@@ -129,6 +129,9 @@ def test_every_example_scenario_is_answered_or_saturated_with_a_message(project)
     assert table.loc["comm_stub", "resp_ms_adjusted"] > table.loc["comm_stub", "resp_ms"]
     assert table.loc["stub_8k_cost", "cpu_ms_per_tran"] > 0
     assert isinstance(table.loc["class_60tps", "date_knee"], str) and table.loc["class_plan", "slo_resp_ms"] == 50
+    at_peak = table.loc["class_plan_at_peak"]
+    assert at_peak["load_from"].startswith("the forecast peak to 2025-03-16: 90 % of the growth paths stay below")
+    assert at_peak["tps"] == at_peak["peak_tps"] > at_peak["peak_tps_last"] and at_peak["recommended_n_ziip"] >= 0
     # the printed table: a header and one line per scenario, saturated ones with their message
     lines = result.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("scenario  "))

@@ -63,11 +63,11 @@ def test_alias_to_itself_is_refused():
 
 
 def test_error_messages_show_a_large_value_cut_short():
-    from kneecap.forecasting import _scenario_value_problem
+    from kneecap.scenario_checks import scenario_value_problem
     from kneecap.simulation.scenario import SimScenario
 
     big = [[1] * 1000] * 1000  # a million items, as a loaded alias tree shares them
-    assert len(_scenario_value_problem("clients", big)) < 200
+    assert len(scenario_value_problem("clients", big)) < 200
     with pytest.raises(ValueError, match="give exactly one of clients") as caught:
         SimScenario.from_mapping({"n_gcp": 1, "n_ziip": 0, "cpu_ms_per_tran": 1.0, "ziip_eligible_fraction": 0.5,
                                   "clients": None, "tps": None, "burst_cv": None, "burst_dist": big})

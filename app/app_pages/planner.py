@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 
 import inputs
+import pandas as pd
 import resources as res
 import streamlit as st
 import tables
@@ -36,10 +37,29 @@ if is_class:
     lpar = model.base
     measured_max = float(model.train_ranges["tps_max"])
     unloaded = res.class_knee(workload, key, int(lpar["n_gcp"]), int(lpar["n_ziip"]), 1.0).unloaded_resp_ms
-    tps = c1.number_input("Target tps", 0.001, float(forecasting.MAX_TPS),
-                          value=max(0.001, round(measured_max * 1.2, 3)), format="%.3f",
-                          key=inputs.widget_key("plan_tps", workload),
-                          help=f"the class's peak interval measured {measured_max:.4g} tps; default 20 % more")
+    at_peak = bool(model.history) and st.toggle(
+        "Plan at the forecast peak", key=inputs.widget_key("plan_at_peak", workload),
+        help="the load the class's daily (or weekly) peaks reach by a date, read off its growth trend: the "
+             "params.yaml growth.plan_peak_pct % of the simulated futures stay below it")
+    if at_peak:
+        horizon = res.growth_policy()
+        last = forecasting.class_history(model)["interval_start_at"].max()
+        peak_by = c1.date_input("Peak by", value=(last + pd.DateOffset(years=1)).date(),
+                                min_value=(last + pd.Timedelta(days=1)).date(),
+                                key=inputs.widget_key("plan_peak_by", workload),
+                                help=f"the growth forecast runs {horizon.horizon} periods ({horizon.freq}) ahead")
+        try:
+            peak = res.class_planned_peak(workload, key, peak_by.isoformat(), float(horizon.plan_peak_pct))
+        except modeling.ModelError as exc:
+            st.error(f"{workload}: {exc}")
+            st.stop()
+        tps = float(peak["peak_tps"])
+        st.info(f"Planned load: {peak['load_from']}.")
+    else:
+        tps = c1.number_input("Target tps", 0.001, float(forecasting.MAX_TPS),
+                              value=max(0.001, round(measured_max * 1.2, 3)), format="%.3f",
+                              key=inputs.widget_key("plan_tps", workload),
+                              help=f"the class's peak interval measured {measured_max:.4g} tps; default 20 % more")
     bg = c2.number_input("Other classes' load x", 0.0, 3.0, value=1.0, step=0.05,
                          key=inputs.widget_key("plan_bg_load", workload),
                          help=f"their busy at the class's peak ({lpar['bg_gcp_busy_pct']:.1f} % per GCP, "

@@ -272,7 +272,10 @@ scenarios file (YAML), e.g. examples/scenarios.yaml, which has one of every kind
                        an SMF class takes tps)
     n_gcp, n_ziip, think_time_ms   the configuration (default: the one measured)
     slo_resp_ms        the zIIP planner: the engines that meet this response
-    slo                SMF class: a mean, {percentile: 90, resp_ms: 5} or wlm_goal (its WLM goal, PI <= 1)
+    slo                SMF class: a mean, {percentile: 90, resp_ms: 5} or wlm_goal (its WLM goal, PI <= 1;
+                       every period's goal of a multi-period class)
+    tps: peak, peak_by, peak_pct   SMF class: plan at the forecast peak to peak_by (default the
+                       horizon's end) that peak_pct % of the growth paths stay below (params growth)
     current_clients | current_tps, growth_pct_per_year   years until the knee
     bg_load_factor     SMF class: the other classes' load (1 = as at the class's peak)
     cs_workload        a Communications Server name, e.g. CRR30(200B/200B)

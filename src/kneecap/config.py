@@ -144,8 +144,11 @@ class GrowthConfig:
     stat: str = "max"
     hours: tuple[int, int] | None = None
     horizon: int = 730
+    plan_peak_pct: float = 90.0
 
     def __post_init__(self) -> None:
+        if not 0 < float(self.plan_peak_pct) < 100:
+            raise ValueError(f"growth.plan_peak_pct must be in (0, 100), got {self.plan_peak_pct}")
         if self.freq not in ("D", "W"):
             raise ValueError(f"growth.freq must be D (daily peaks) or W (weekly), got {self.freq!r}")
         object.__setattr__(self, "hours", _hours(self.hours, "growth.hours"))

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap import factors as factor_catalogue
-from kneecap import goal_answers, schema
+from kneecap import goal_answers, peak_load
 from kneecap import workloads as cs_workloads
 from kneecap._answer_checks import (
     ANSWER_CHECKS,
@@ -45,7 +45,6 @@ from kneecap._answer_checks import (
     structure_knees,
 )
 from kneecap.config import GrowthConfig
-from kneecap.limits import short_repr
 from kneecap.modeling import ModelError
 from kneecap.modeling.answers import (
     ANSWERED,
@@ -59,17 +58,20 @@ from kneecap.modeling.answers import (
 from kneecap.modeling.engines import ENGINE_KEYS, engine_costs, engine_words, on_engines
 from kneecap.modeling.knee import Knee
 from kneecap.modeling.ziip import PlannerPolicy
+from kneecap.scenario_checks import MAX_CLIENTS, MAX_TPS, SCENARIO_RANGES, check_scenario
 
 #: Names other modules read from here, kept where they were before the family answers moved
 #: to :mod:`kneecap.modeling.answers` and the answers' checks to a module of their own.
 __all__ = ["ANSWERED", "ANSWER_CHECKS", "EXTRAPOLATION_WARN_X", "FAILED", "SATURATED", "STRUCTURE_DISAGREEMENT",
            "WARNINGS_SEPARATOR", "Saturated", "answer_warnings", "band_check", "extrapolation", "knees_apart",
-           "latched_help_caveat", "saturation_message", "structure_disagreement", "structure_knees"]
+           "latched_help_caveat", "saturation_message", "structure_disagreement", "structure_knees",
+           "MAX_CLIENTS", "MAX_TPS", "SCENARIO_RANGES", "check_scenario"]
 
 FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
                  "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS,
-                 "cs_workload", "factors", "bg_load_factor", "current_tps", "slo", *ENGINE_KEYS)
+                 "cs_workload", "factors", "bg_load_factor", "current_tps", "slo", *ENGINE_KEYS,
+                 "peak_by", "peak_pct")
 
 #: Answer columns a scenario with ``factors`` repeats with the suffix ``_adjusted``.
 ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "resp_ms_lo", "resp_ms_hi",
@@ -78,89 +80,6 @@ ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "
                     "saturation_clients", "max_tps", "recommended_n_ziip", "recommended_n_gcp",
                     "slo_margin_ms", "recommendation", "binding_rule", "binding_sentence", "years_to_knee",
                     "cpu_ms_per_tran", "cpu_ms_per_tran_lo", "cpu_ms_per_tran_hi", "status", "status_message")
-
-
-#: Most clients a scenario may ask for (:data:`kneecap.schema.MAX_SCENARIO_CLIENTS`).
-MAX_CLIENTS = schema.MAX_SCENARIO_CLIENTS
-#: Most transactions per second an open-workload scenario may ask for (a z/OS LPAR runs thousands
-#: to tens of thousands; more is a unit error).
-MAX_TPS = 1_000_000
-#: ``(low, high, whole number)`` of each numeric scenario key.
-SCENARIO_RANGES: dict[str, tuple[float, float, bool]] = {
-    "clients": (1, MAX_CLIENTS, False),
-    "current_clients": (0, MAX_CLIENTS, False),
-    "tps": (0, MAX_TPS, False),
-    "n_gcp": (1, schema.MAX_ENGINES, True),
-    "n_ziip": (0, schema.MAX_ENGINES, True),
-    "think_time_ms": (0, schema.MAX_VALUES["think_time_ms"], False),
-    "slo_resp_ms": (0, schema.MAX_VALUES["resp_ms"], False),
-    "req_bytes": (0, schema.MAX_VALUES["req_bytes"], False),
-    "resp_bytes": (0, schema.MAX_VALUES["resp_bytes"], False),
-    "n_queues": (0, schema.MAX_VALUES["n_queues"], False),
-    "growth_pct_per_year": (-100, 10_000, False),
-    "current_tps": (0, MAX_TPS, False),
-    "bg_load_factor": (0, 1_000, False),
-    "gcp_speed": (0, 1_000, False),
-    "ziip_speed": (0, 1_000, False),
-    "ziip_mt": (1, 2, True),
-    "ziip_mt_capacity": (0, 2, False),
-}
-
-
-def _scenario_value_problem(key: str, value: Any) -> str | None:
-    """What is wrong with one numeric scenario value, or None (see :data:`SCENARIO_RANGES`).
-
-    YAML 1.1 reads ``1e12`` as a string, so numeric strings count as numbers.
-
-    Examples
-    --------
-    >>> _scenario_value_problem("clients", [1, 2])
-    'clients must be a number, got [1, 2]'
-    >>> _scenario_value_problem("clients", "1e12")
-    'clients must be between 1 and 50,000, got 1e+12'
-    >>> _scenario_value_problem("n_ziip", 3) is None
-    True
-    """
-    low, high, whole = SCENARIO_RANGES[key]
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        number = float(value)
-    except (TypeError, ValueError):
-        return f"{key} must be a number, got {short_repr(value)}"
-    if not math.isfinite(number):
-        return f"{key} must be a finite number, got {short_repr(value)}"
-    bounds = f"between {low:,.0f} and {high:,.0f}"
-    if whole and not (number.is_integer() and low <= number <= high):
-        return f"{key} must be a whole number {bounds}, got {number:g}"
-    if not low <= number <= high:
-        return f"{key} must be {bounds}, got {number:g}"
-    return None
-
-
-def check_scenario(scenario: Mapping[str, Any], label: str | None = None) -> None:
-    """Reject a scenario whose numbers are not numbers or are out of range, before any solve.
-
-    Parameters
-    ----------
-    scenario : mapping
-        One scenario (see the module docstring).
-    label : str, optional
-        How errors name the scenario; default its ``name``.
-
-    Raises
-    ------
-    ModelError
-        ``scenario 'NAME': KEY must be ...`` for the first bad key (the bounds are
-        :data:`SCENARIO_RANGES`: at most :data:`MAX_CLIENTS` clients, :data:`MAX_TPS` tps and
-        :data:`kneecap.schema.MAX_ENGINES` engines per pool).
-    """
-    label = label if label is not None else repr(str(scenario.get("name", "")))
-    for key in SCENARIO_RANGES:
-        if scenario.get(key) is not None:
-            problem = _scenario_value_problem(key, scenario[key])
-            if problem:
-                raise ModelError(f"scenario {label}: {problem}")
 
 
 #: Planner policy and knee rule (params.yaml ``planner`` and ``train.knee_k``).
@@ -399,7 +318,10 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     if models.response is not None:
         # the LPAR's engines when not all alike (speeds, zIIPs in SMT-2): the answers on them
         response = on_engines(models.response, **engines) if engines else models.response
-        # an slo in percentiles or the WLM goal is a mean SLO to the family
+        # tps: peak is the class's forecast peak; an slo in percentiles or the WLM goal a mean SLO
+        scenario, peak = peak_load.with_planned_peak(response, scenario, functools.partial(growth_paths, policy=growth),
+                                                     pct=(growth or GrowthPolicy()).plan_peak_pct)
+        row.update(peak)
         scenario, slo = goal_answers.with_slo(response, scenario)
         row.update(response.answer(scenario, policy, growth=functools.partial(growth_answers, policy=growth)))
         on = getattr(response, "engines", engines)  # a class fitted on engines not alike: the measured ones
@@ -517,6 +439,14 @@ def _growth_fit(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy,
 @functools.lru_cache(maxsize=16)
 def _growth_paths(history: tuple[tuple[Any, float], ...], policy: GrowthPolicy, alpha: float) -> Any:
     return _growth_fit(history, policy, alpha)[1].simulate(int(policy.horizon))
+
+
+def growth_paths(results: Any, *, policy: GrowthPolicy | None = None) -> Any:
+    """The class's simulated peak paths over the growth horizon (:meth:`kneecap.growth.GrowthResults.simulate`).
+
+    The same (cached, seeded) paths :func:`class_growth` reads the knee's date from.
+    """
+    return _growth_paths(tuple(map(tuple, results.history)), policy or GrowthPolicy(), results.alpha)
 
 
 def growth_answers(results: Any, knee: Any, slo_tps: float | None, *, policy: GrowthPolicy | None = None

@@ -18,12 +18,19 @@ own WLM goal (``slo: wlm_goal``: PI <= 1), besides a mean (``slo: 5``, as ``slo_
 distribution depends on the mean alone (the shift and CPU service are the class's), so each is
 the mean response at which it is just met (:meth:`ResponseShape.mean_for_quantile`), and the
 planner and the SLO's date use that mean.
+
+A multi-period class (:mod:`kneecap.modeling.class_periods`) carries one distribution and goal per
+period, each period's mean a line in the class's (:class:`PeriodGoal`): its forecast row gives each
+period's PI (``pi_p<N>``, ``pi_tps_p<N>`` with their bands), and ``pi`` / ``pi_tps`` are the binding
+period's (the highest PI, the lowest load at which a PI passes 1, named by ``pi_period``); ``slo:
+wlm_goal`` plans for every period's goal at once (the lowest class mean that meets them all).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,7 +38,8 @@ import numpy as np
 from kneecap.modeling import ModelError
 from kneecap.modeling.percentiles import ResponseShape, percentile_columns, performance_index_forecast
 
-__all__ = ["GOAL_SLO", "PERCENTILES", "goal_columns", "goal_words", "response_shape", "with_slo"]
+__all__ = ["GOAL_SLO", "PERCENTILES", "PeriodGoal", "goal_columns", "goal_words", "period_goals", "response_shape",
+           "with_slo"]
 
 #: The percentiles every class forecast row gives.
 PERCENTILES = (50.0, 90.0, 95.0)
@@ -42,9 +50,9 @@ _CURVE_POINTS = 80
 
 
 def response_shape(results: Any) -> ResponseShape | None:
-    """The response time distribution a fitted model carries, or None (none measured, or no such model)."""
+    """The class's response time distribution, or None (none measured, a multi-period class, no such model)."""
     doc = getattr(results, "response_shape", None)
-    return ResponseShape.from_dict(doc) if isinstance(doc, Mapping) and doc else None
+    return ResponseShape.from_dict(doc) if isinstance(doc, Mapping) and "shift_ms" in doc else None
 
 
 def _goal(shape: ResponseShape | None) -> tuple[str, float, float] | None:
@@ -77,6 +85,69 @@ def _mean_at(shape: ResponseShape, goal_type: str, resp_ms: float, percentile: f
     return resp_ms if goal_type == "average" else shape.mean_for_quantile(resp_ms, percentile / 100.0)
 
 
+@dataclass(frozen=True)
+class PeriodGoal:
+    r"""One class period's response time distribution and goal, its mean a line in the class's.
+
+    ``period`` is None for a single-period class (its mean is the class's: ``intercept_ms`` 0,
+    ``slope`` 1); ``goal`` ``(goal_type, goal_resp_ms, goal_percentile)`` or None (no response
+    time goal); ``share`` the period's share of the class's ended transactions.
+
+    Notes
+    -----
+    At a class mean :math:`\bar R` the period's mean is :math:`a + b \bar R`
+    (:func:`kneecap.modeling.class_periods.period_mean_map`), so the goal is just met at the
+    class mean :math:`(\bar R_p^* - a) / b`, :math:`\bar R_p^*` the period mean at which it is
+    (:meth:`ResponseShape.mean_for_quantile`).
+    """
+
+    period: int | None
+    shape: ResponseShape
+    goal: tuple[str, float, float] | None
+    intercept_ms: float = 0.0
+    slope: float = 1.0
+    share: float = 1.0
+
+    def words(self) -> str:
+        """The goal as WLM states it, with its period in a multi-period class."""
+        goal = goal_words(*self.goal) if self.goal else "no response time goal"
+        return goal if self.period is None else f"period {self.period}: {goal}"
+
+    def period_mean(self, class_mean_ms: float) -> float:
+        """The period's mean response at the class's mean."""
+        return self.intercept_ms + self.slope * class_mean_ms
+
+    def class_mean_target(self) -> float:
+        """The class mean at which the period's goal is just met (NaN: none, or below the shift)."""
+        if self.goal is None:
+            return math.nan
+        return (_mean_at(self.shape, *self.goal) - self.intercept_ms) / self.slope
+
+    def pi(self, class_mean_ms: float) -> float:
+        """The period's forecast PI at the class's mean (:func:`performance_index_forecast`)."""
+        assert self.goal is not None
+        kind, resp, pct = self.goal
+        return float(performance_index_forecast(self.shape, self.period_mean(class_mean_ms), goal_type=kind,
+                                                goal_resp_ms=resp, goal_percentile=pct))
+
+
+def period_goals(results: Any) -> list[PeriodGoal]:
+    """Each period's :class:`PeriodGoal` a fitted class carries (one for a single-period class; [] for none)."""
+    doc = getattr(results, "response_shape", None)
+    if not isinstance(doc, Mapping) or not doc:
+        return []
+    if "periods" not in doc:
+        shape = ResponseShape.from_dict(doc)
+        return [PeriodGoal(None, shape, _goal(shape))]
+    out = []
+    for d in doc["periods"]:
+        shape = ResponseShape.from_dict(d)
+        c = shape.calibration
+        out.append(PeriodGoal(int(c["period"]), shape, _goal(shape), float(c["class_mean_intercept_ms"]),
+                              float(c["class_mean_slope"]), float(c["ended_share"])))
+    return out
+
+
 def with_slo(results: Any, scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The scenario with its ``slo`` turned into the mean ``slo_resp_ms`` it means, and the SLO's columns.
 
@@ -104,33 +175,45 @@ def with_slo(results: Any, scenario: Mapping[str, Any]) -> tuple[dict[str, Any],
         return out, {"slo": f"mean {float(slo):g} ms"}
     shape = response_shape(results)
     if slo == GOAL_SLO:
-        goal = _goal(shape)
-        if goal is None or shape is None:
+        goals = [g for g in period_goals(results) if g.goal is not None]
+        if not goals:
             raise ModelError("slo: wlm_goal needs a class fitted on SMF 72.3 intervals with a response time goal "
                              "(percentile or average) and its response time distribution")
-        kind, resp, pct = goal
-        words = f"WLM goal {goal_words(kind, resp, pct)} (PI <= 1)"
-    elif isinstance(slo, Mapping) and set(slo) == {"percentile", "resp_ms"}:
+        if len(goals) == 1 and goals[0].period is None:
+            words = f"WLM goal {goals[0].words()} (PI <= 1)"
+        else:
+            words = f"WLM goals {'; '.join(g.words() for g in goals)} (PI <= 1 in every period)"
+        mean = min(g.class_mean_target() for g in goals)
+        if not math.isfinite(mean):
+            raise ModelError(f"slo {words}: below the response no transaction goes under "
+                             f"({min(g.shape.shift_ms for g in goals):.3g} ms)")
+        out["slo_resp_ms"] = mean
+        cols = {"slo": words, "slo_resp_ms": mean}
+        kind, resp, pct = goals[0].goal  # type: ignore[misc]
+        if len(goals) == 1 and goals[0].period is None and kind == "percentile":
+            cols.update(slo_percentile=pct, slo_percentile_resp_ms=resp)
+        return out, cols
+    if isinstance(slo, Mapping) and set(slo) == {"percentile", "resp_ms"}:
         try:
             pct, resp = float(slo["percentile"]), float(slo["resp_ms"])
         except (TypeError, ValueError):
             raise ModelError(f"slo percentile and resp_ms must be numbers, got {slo!r}") from None
         if not (0 < pct < 100 and math.isfinite(resp) and resp > 0):
             raise ModelError(f"slo needs 0 < percentile < 100 and resp_ms > 0, got {slo!r}")
+        if shape is None and period_goals(results):
+            raise ModelError("a percentile SLO on a multi-period class names no period: give slo: wlm_goal (every "
+                             "period's own goal) or a mean")
         if shape is None:
             raise ModelError("a percentile SLO needs the class's response time distribution: fit it on SMF 72.3 "
                              "intervals that carry the response time buckets (or give the SLO as a mean)")
-        kind, words = "percentile", f"{pct:g} % within {resp:g} ms"
+        words = f"{pct:g} % within {resp:g} ms"
     else:
         raise ModelError(f"slo must be a mean in ms, {{percentile: P, resp_ms: T}} or {GOAL_SLO}, got {slo!r}")
-    mean = _mean_at(shape, kind, resp, pct)
+    mean = _mean_at(shape, "percentile", resp, pct)
     if not math.isfinite(mean):
         raise ModelError(f"slo {words}: below the response no transaction goes under ({shape.shift_ms:.3g} ms)")
     out["slo_resp_ms"] = mean
-    cols = {"slo": words, "slo_resp_ms": mean}
-    if kind == "percentile":
-        cols.update(slo_percentile=pct, slo_percentile_resp_ms=resp)
-    return out, cols
+    return out, {"slo": words, "slo_resp_ms": mean, "slo_percentile": pct, "slo_percentile_resp_ms": resp}
 
 
 def _crossing(curve: Any, column: str, level: float) -> float:
@@ -163,30 +246,57 @@ def goal_columns(results: Any, scenario: Mapping[str, Any], row: Mapping[str, An
     lower end of the mean's band reaches it on the model's curve (the band's doubt carried to the
     load, the shape held).
     """
-    shape = response_shape(results)
-    if shape is None:
+    goals = period_goals(results)
+    if not goals:
         return {}
-    out: dict[str, Any] = {"resp_shape_cdf_error": shape.calibration.get("cdf_error_mean", math.nan)}
+    shape = response_shape(results)  # the class's own; None for a multi-period class
+    out: dict[str, Any] = {"resp_shape_cdf_error": max(g.shape.calibration.get("cdf_error_mean", math.nan)
+                                                       for g in goals)}
     given = row.get("resp_ms")
     mean = float(given) if isinstance(given, float) else math.nan
+    means = (mean, row.get("resp_ms_lo", math.nan), row.get("resp_ms_hi", math.nan))
     answered = math.isfinite(mean)
-    if answered:
+    if answered and shape is not None:
         out.update(percentile_columns(shape, mean, row["resp_ms_lo"], row["resp_ms_hi"], PERCENTILES))
-    goal = _goal(shape)
-    if goal is None:
+    goals = [g for g in goals if g.goal is not None]
+    if not goals:
         return out
-    kind, resp, pct = goal
-    out["goal"] = goal_words(kind, resp, pct)
-    if answered:
-        pis = [float(performance_index_forecast(shape, x, goal_type=kind, goal_resp_ms=resp, goal_percentile=pct))
-               for x in (mean, row["resp_ms_lo"], row["resp_ms_hi"])]
-        out.update(pi=pis[0], pi_lo=min(pis), pi_hi=max(pis))
-    target = _mean_at(shape, kind, resp, pct)
     lpar = {k: scenario[k] for k in ("n_gcp", "n_ziip", "bg_load_factor") if scenario.get(k) is not None}
     try:
         curve = results.curve(points=_CURVE_POINTS, **lpar)
     except ModelError:
+        curve = None
+    each = [_period_pi(results, g, means if answered else None, curve, lpar) for g in goals]
+    out["goal"] = "; ".join(g.words() for g in goals)
+    if len(goals) > 1 or goals[0].period is not None:
+        for g, cols in zip(goals, each):
+            out.update({f"{k}_p{g.period}": v for k, v in cols.items()})
+        # the binding period: the highest PI at the load asked, the first to pass 1 as load grows
+        if answered:
+            out.update(pi=max(c["pi"] for c in each), pi_lo=max(c["pi_lo"] for c in each),
+                       pi_hi=max(c["pi_hi"] for c in each))
+        reach = [c.get("pi_tps", math.nan) for c in each]
+        if curve is not None:
+            first = int(np.nanargmin(reach)) if np.isfinite(reach).any() else 0
+            out.update({k: each[first][k] for k in ("pi_tps", "pi_tps_lo", "pi_tps_hi")},
+                       pi_period=goals[first].period)
+    else:
+        out.update(each[0])
+    if growth is not None and math.isfinite(out.get("pi_tps", math.nan)):
+        out.update(growth(results, out["pi_tps"], out["pi_tps_lo"], out["pi_tps_hi"]))
+    return out
+
+
+def _period_pi(results: Any, goal: PeriodGoal, means: tuple[float, float, float] | None, curve: Any,
+               lpar: Mapping[str, Any]) -> dict[str, Any]:
+    """One period's ``pi`` with its band at the class ``means`` (point, lo, hi), and its ``pi_tps`` band."""
+    out: dict[str, Any] = {}
+    if means is not None:
+        pis = [goal.pi(float(x)) for x in means]
+        out.update(pi=pis[0], pi_lo=min(pis), pi_hi=max(pis))
+    if curve is None:
         return out
+    target = goal.class_mean_target()
     top = float(curve["tps"].iloc[-1])
     at = float(results.slo_tps(target, lpar=lpar))  # the point by bisection, the band off the curve
     at = at if at <= top else math.nan
@@ -194,6 +304,4 @@ def goal_columns(results: Any, scenario: Mapping[str, Any], row: Mapping[str, An
     # the band's ends read between curve points; it holds the point found exactly
     out.update(pi_tps=at, pi_tps_lo=min(lo, at) if math.isfinite(at) else lo,
                pi_tps_hi=max(hi, at) if math.isfinite(hi) and math.isfinite(at) else hi)
-    if growth is not None and math.isfinite(out["pi_tps"]):
-        out.update(growth(results, out["pi_tps"], out["pi_tps_lo"], out["pi_tps_hi"]))
     return out

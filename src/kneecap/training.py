@@ -204,12 +204,16 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
             metrics.update(report.metrics)
             notes, extra = report.notes, report.params
             shape = getattr(res, "response_shape", None) or {}
-            if shape:  # the response time distribution's fit to the 72.3 buckets (modeling.percentiles)
-                fit = shape["calibration"]
-                metrics.update(resp_shape_cv2_base=shape["cv2_base"], resp_shape_cv2_slope=shape["cv2_slope"],
-                               resp_shape_cdf_error=fit["cdf_error_mean"],
-                               resp_shape_cdf_error_at_goal=fit["cdf_error_at_goal"])
-                notes = [*notes, f"response time distribution: fitted to the buckets of {fit['intervals']} "
+            # the response time distribution's fit to the 72.3 buckets (modeling.percentiles): the
+            # class's, or each period's of a multi-period class (suffix _p<period>)
+            for doc in shape.get("periods", [shape] if shape else []):
+                fit = doc["calibration"]
+                tag = f"_p{fit['period']}" if "period" in fit else ""
+                metrics.update({f"resp_shape{tag}_cv2_base": doc["cv2_base"], f"resp_shape{tag}_cv2_slope":
+                                doc["cv2_slope"], f"resp_shape{tag}_cdf_error": fit["cdf_error_mean"],
+                                f"resp_shape{tag}_cdf_error_at_goal": fit["cdf_error_at_goal"]})
+                of = f"period {fit['period']}'s" if tag else "the"
+                notes = [*notes, f"response time distribution: fitted to {of} buckets of {fit['intervals']} "
                                  f"interval(s), mean bucket-CDF gap {fit['cdf_error_mean']:.4f}"]
             yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
                                _finite(metrics), {**fit_params, "family": choice.family, **extra}, notes)

@@ -280,6 +280,26 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
     assert (busier["gcp_busy_pct"] > table["gcp_busy_pct"]).any()
 
 
+def test_planner_plans_an_smf_class_at_its_forecast_peak(app_env):
+    at = _page("planner")
+    at.selectbox(key="plan_workload").set_value(SMF_CLASS).run()
+    at.toggle(key=_k("plan_at_peak")).set_value(True).run()
+    assert not at.exception, at.exception
+    model = _champion()
+    by = at.date_input(key=_k("plan_peak_by")).value
+    last = forecasting.class_history(model)["interval_start_at"].max()
+    assert by == (last + pd.DateOffset(years=1)).date()
+    growth = policies.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
+    # the load kneecap forecast plans at for tps: peak with the same date
+    row = forecasting.forecast_scenario(
+        forecasting.WorkloadModels(SMF_CLASS, model),
+        {"workload": SMF_CLASS, "name": "peak", "tps": "peak", "peak_by": by.isoformat(), "slo_resp_ms": 50.0},
+        policies.planner_policy(config.load_params(os.environ["KNEECAP_PARAMS"])), growth=growth)
+    assert [i.value for i in at.info] == [f"Planned load: {row['load_from']}."]
+    assert f"{row['tps']:g} tps" in (at.success or at.error)[0].value
+    assert not [n for n in at.number_input if n.key == _k("plan_tps")]
+
+
 # --- Workloads ---------------------------------------------------------------------------------
 
 

@@ -112,6 +112,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -608,7 +609,8 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
                    growth: float = GROWTH_TPS_PER_DAY, day1_peak_tps: float = DAY1_PEAK_TPS,
                    seed: int = 11, grid: pd.DataFrame | None = None,
                    config: SimDaysConfig = CONFIG,
-                   resp_quantiles: pd.DataFrame | None = None) -> tuple[list[bytes], SimDaysTruth]:
+                   resp_quantiles: pd.DataFrame | None = None,
+                   second_period: tuple[float, int, float] | None = None) -> tuple[list[bytes], SimDaysTruth]:
     """SMF 72.3 + 70.1 records of ``days`` days of ``interval_s`` intervals, and their truth.
 
     Offered load at interval start ``t`` (day ``d`` 1-based, hour ``h``):
@@ -633,6 +635,10 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
     * :data:`CONFIG`'s class (or any with ``resp_quantiles``) has the percentile goal
       :data:`GOAL_PERCENTILE` % within :data:`GOAL_RESP_MS` ms and the response time buckets drawn
       from the simulated distribution at ``tps`` (module docstring); ``BATCHBG`` is discretionary.
+    * ``second_period`` ``(share, goal_ms, slower)``: the class is a two-period class, ``share`` of
+      each interval's transactions reported in period 2 under an average goal of ``goal_ms``,
+      its responses ``slower`` times the class's, period 1's faster so the class's mean is as
+      simulated (:func:`two_periods`).
     """
     grid = load_grid() if grid is None else grid
     rng = np.random.default_rng(seed)
@@ -700,8 +706,11 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
             period = replace(period, goal="percentile", goal_value=GOAL_RESP_MS, goal_unit="ms",
                              goal_percentile=GOAL_PERCENTILE, rt_midpoint_ms=GOAL_RESP_MS,
                              rt_buckets=tuple(int(c) for c in rt_counts[i]))
+        periods = [period]
+        if second_period is not None and rt_counts is not None:
+            periods = two_periods(period, *second_period, q_ms=q_ms[i], rng=np.random.default_rng([seed, 723, 2, i]))
         records.append(synth.record_72_3(config.system_id, config.sysplex, t0, t,
-                                         config.class_name, config.workload, [period], k))
+                                         config.class_name, config.workload, periods, k))
         bg = synth.Period(
             period=1, ended=int(bg_ended[i]), resp_ms=BG_RESP_MS,
             tcb_s=float((bg_cp[i] + bg_iip[i] * norm) / 100 * t), ziip_s=float(bg_iip[i] / 100 * t),
@@ -747,6 +756,35 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         day1_peak_tps=day1_peak_tps, growth_tps_per_day=growth, interval_s=interval_s, seed=seed,
         per_interval=per, daily_peaks=daily)
     return records, truth
+
+
+def two_periods(period: synth.Period, share: float, goal_ms: int, slower: float, *, q_ms: np.ndarray,
+                rng: np.random.Generator) -> list[synth.Period]:
+    """``period`` reported as two periods of a class: ``share`` of its transactions in period 2.
+
+    Period 2 has an average goal of ``goal_ms`` and its responses are the class's distribution
+    (quantiles ``q_ms``) times ``slower``; period 1's are times ``b1 = (1 - share x slower) /
+    (1 - share)``, so the ended-weighted mean of the two is ``period``'s. Each has its share of
+    the CPU times and samples and its buckets drawn around its own goal: the class, merged, is
+    ``period`` up to the rounding of the record's fields, and period ``p``'s mean is ``b_p`` times
+    the class's (:func:`kneecap.modeling.class_periods.period_mean_map`'s truth).
+    """
+    n2 = int(round(period.ended * share))
+    f2 = n2 / period.ended if period.ended else 0.0
+    b1 = (1.0 - f2 * slower) / (1.0 - f2)
+
+    def part(f: float, n: int, b: float, **fields: Any) -> synth.Period:
+        times = {k: getattr(period, k) * f for k in ("tcb_s", "ziip_s", "ziip_on_cp_s")}
+        samples = {k: int(round(getattr(period, k) * f)) for k in
+                   ("cpu_using", "cpu_delay", "ziip_using", "ziip_on_cp_using", "ziip_delay", "total_using",
+                    "total_delay")}
+        goal = fields.get("rt_midpoint_ms", period.rt_midpoint_ms)
+        buckets = tuple(int(c) for c in rng.multinomial(n, rt_bucket_probabilities(b * q_ms[None, :], goal)[0]))
+        return replace(period, ended=n, resp_ms=period.resp_ms * b, rt_buckets=buckets, **times, **samples, **fields)
+
+    return [part(1.0 - f2, period.ended - n2, b1),
+            part(f2, n2, slower, period=2, goal="average", goal_value=int(goal_ms), goal_percentile=0,
+                 rt_midpoint_ms=int(goal_ms), importance=3)]
 
 
 # --------------------------------------------------------------------------- round trip

@@ -63,11 +63,12 @@ from kneecap.modeling.base import (
     structure_weights,
     to_jsonable,
 )
+from kneecap.modeling.class_periods import merge_periods
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
 from kneecap.modeling.engines import background_scale, fit_engines
 from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import KNEE_K, Knee
-from kneecap.modeling.percentiles import class_response_shape
+from kneecap.modeling.percentiles import class_shapes
 
 if TYPE_CHECKING:
     from kneecap.modeling.ziip import PlannerPolicy
@@ -217,6 +218,7 @@ class OpenDispatchModel:
 
     def fit(self, table: pd.DataFrame) -> OpenDispatchResults:
         """Fit ``R0`` and the dispatcher's structure to the intervals (``D``, ``f`` measured); bootstrap days."""
+        by_period, table = table, merge_periods(table)  # a class's periods are one stream on the engines
         rows, notes = self.select_rows(table)
         if rows.sum() < 3:
             raise ModelError(f"the open dispatch model needs at least 3 intervals with tps, resp_ms, n_gcp "
@@ -271,7 +273,7 @@ class OpenDispatchModel:
             history=peak_history(table, rows), notes=notes, cpu_delay=delay_check,
             structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
                          "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)],
-            response_shape=class_response_shape(table[rows], shift_ms=r0, service_ms=d), measured_engines=engines)
+            response_shape=class_shapes(by_period, table[rows], shift_ms=r0, service_ms=d), measured_engines=engines)
         if self.calibrate and self.n_boot > 0:
             results.calibration = self._calibration(table, rows)
         return results
@@ -351,7 +353,7 @@ class OpenDispatchResults(ResultsBase):
     structures: list[dict[str, Any]] = field(default_factory=list)
     #: :meth:`OpenDispatchModel._calibration`'s result (``{}``: not calibrated)
     calibration: dict[str, Any] = field(default_factory=dict)
-    #: :func:`kneecap.modeling.percentiles.class_response_shape` of the intervals' 72.3 buckets
+    #: :func:`kneecap.modeling.percentiles.class_shapes` of the intervals' 72.3 buckets (per period)
     response_shape: dict[str, Any] = field(default_factory=dict)
     #: the engines the intervals ran on where not alike (:func:`kneecap.modeling.engines.fit_engines`)
     measured_engines: dict[str, float] = field(default_factory=dict)

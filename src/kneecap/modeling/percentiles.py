@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from kneecap.modeling.class_periods import class_point_id, period_mean_map, period_of
 from kneecap.wlm import RT_BUCKET_MAX_PCT
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "fit_response_shape",
     "percentile_columns",
     "performance_index_forecast",
+    "class_shapes",
     "rt_bucket_columns",
 ]
 
@@ -309,3 +311,48 @@ def performance_index_forecast(shape: ResponseShape, mean_ms: np.ndarray | float
         return shape.quantile(mean, goal_percentile / 100.0) / goal_resp_ms
     raise ValueError(f"a PI forecast needs a response time goal (average, or percentile 1-99), got {goal_type!r} "
                      f"with percentile {goal_percentile!r}")
+
+
+def class_shapes(by_period: pd.DataFrame, class_rows: pd.DataFrame, *, shift_ms: float,
+                 service_ms: float) -> dict[str, Any]:
+    """The stored distribution document of a class: its own shape, or one per period with buckets.
+
+    A class whose rows are all period 1 (or not class periods) gets :func:`class_response_shape`
+    of ``class_rows`` at ``shift_ms`` and ``service_ms``; a multi-period class one per period.
+
+    ``by_period``: the class's rows one per period per interval (``point_id`` ending
+    ``/S:<class>/<period>``); ``class_rows``: the intervals the class model was fitted on, its
+    periods merged (:func:`kneecap.modeling.class_periods.merge_periods`). Each period's shape is
+    :func:`class_response_shape` of its own buckets, with the period's CPU per transaction as
+    its service and a shift no period mean goes below (the class's ``shift_ms``, or 0.9 of the
+    period's lowest mean if lower); its ``calibration`` adds ``period``, ``ended_share`` (its
+    share of the class's ended transactions) and the line mapping the class's mean to the
+    period's (``class_mean_intercept_ms``, ``class_mean_slope``:
+    :func:`kneecap.modeling.class_periods.period_mean_map`). ``{"periods": [...]}``, or ``{}``
+    when no period carries buckets.
+    """
+    period = period_of(by_period["point_id"]) if "point_id" in by_period else pd.Series(np.nan, by_period.index)
+    if not (period > 1).any():
+        return class_response_shape(class_rows, shift_ms=shift_ms, service_ms=service_ms)
+    class_mean = class_rows.set_index(class_rows["point_id"].astype(str).str.rsplit("/", n=1).str[0])["resp_ms"]
+    key = class_point_id(by_period["point_id"])
+    fitted = key.isin(class_mean.index)
+    ended = (by_period["tps"] * by_period["interval_s"]).where(fitted)
+    docs = []
+    for p in sorted(period[fitted].dropna().unique()):
+        mine = fitted & (period == p) & by_period["resp_ms"].gt(0)
+        rows = by_period[mine]
+        if rows.empty:
+            continue
+        a, b = period_mean_map(rows["resp_ms"].to_numpy(float), class_mean.loc[key[mine]].to_numpy(float),
+                               ended[mine].to_numpy(float))
+        w = ended[mine].to_numpy(float)
+        service = float(np.average(rows["cpu_ms_per_tran"].to_numpy(float), weights=w))
+        shift = min(shift_ms, 0.9 * float(rows["resp_ms"].min()))
+        doc = class_response_shape(rows, shift_ms=shift, service_ms=service)
+        if not doc:
+            continue
+        doc["calibration"].update(period=int(p), ended_share=float(w.sum() / np.nansum(ended)),
+                                  class_mean_intercept_ms=a, class_mean_slope=b)
+        docs.append(doc)
+    return {"periods": docs} if docs else {}
