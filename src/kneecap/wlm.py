@@ -15,8 +15,14 @@ them into ``smf72_workload``. The functions here take arrays, so the same rule s
 PI (the ``fct_performance_index`` mart computes it in SQL, and the tests hold the two equal) and a
 PI from a modelled response time distribution (expected counts per bucket, not whole numbers).
 
-Not here: the sysplex PI (RMF's default view sums the systems' buckets of a class period before
-reading the percentile; the mart and these functions give each system's own, the local PI).
+"Each service class period has a sysplex and a local performance index. The sysplex performance
+index represents the performance of a service class period across all the systems in the sysplex.
+The local performance index represents only the performance on the local system. ... The sysplex
+performance index is the primary criteria used for selecting receivers and donors" (IBM WLM
+Services, "Performance Index"). :func:`performance_index` gives a system's own, the local PI (the
+``fct_performance_index`` mart); :func:`sysplex_performance_index` sums the systems' 72.3 counts of
+a class period first, as RMF's sysplex reporting does, and reads the PI from the sums (the
+``fct_sysplex_performance_index`` mart; the tests hold the two equal).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ __all__ = [
     "average_performance_index",
     "percentile_performance_index",
     "performance_index",
+    "sysplex_performance_index",
     "velocity_performance_index",
 ]
 
@@ -189,3 +196,75 @@ def performance_index(goal_type: np.ndarray, *, counts: np.ndarray, goal_percent
          velocity_performance_index(using_samples, delay_samples, goal_velocity_pct),
          np.full(kind.shape, DISCRETIONARY_PI)],
         default=np.nan)
+
+
+def sysplex_performance_index(goal_type: str, *, counts: np.ndarray, goal_percentile: float, ended: np.ndarray,
+                              resp_ms: np.ndarray, goal_resp_ms: float, using_samples: np.ndarray,
+                              delay_samples: np.ndarray, goal_velocity_pct: float,
+                              max_pct: np.ndarray | None = None) -> float:
+    r"""The sysplex PI of one service class period in one interval, from its systems' 72.3 counts.
+
+    The systems' counts are summed first and the PI read from the sums by the local rule
+    (:func:`performance_index`): a system that completed more transactions, or was sampled more,
+    weighs more; the sysplex PI is no average of the systems' PIs.
+
+    Parameters
+    ----------
+    goal_type : str
+        The period's goal type, the same on every system (the WLM policy is the sysplex's).
+    counts : array of shape (n_systems, 14)
+        Each system's response time distribution counts (R723TRDB at R723CRTX).
+    goal_percentile, goal_resp_ms, goal_velocity_pct, max_pct
+        The goal, as for :func:`performance_index` (``max_pct`` the 13 bucket bounds, shape (13,)).
+    ended, resp_ms : arrays of shape (n_systems,)
+        Each system's completed transactions (R723CRCP) and their mean response (ms; ignored where
+        a system completed none).
+    using_samples, delay_samples : arrays of shape (n_systems,)
+        Each system's using and delay samples (R723CTOU, R723CTOT).
+
+    Returns
+    -------
+    float
+        The sysplex PI; NaN where the local rule has none (nothing completed, no samples, no goal).
+
+    Notes
+    -----
+    With systems :math:`s`, bucket counts :math:`c_{s,j}`, completions :math:`n_s`, mean responses
+    :math:`\bar{R}_s` and using / delay samples :math:`U_s, D_s`:
+
+    .. math::
+
+        c_j = \sum_s c_{s,j}, \qquad
+        \bar{R} = \frac{\sum_s n_s \bar{R}_s}{\sum_s n_s}, \qquad
+        V = 100\,\frac{\sum_s U_s}{\sum_s U_s + \sum_s D_s},
+
+    and the PI is the local one (:func:`percentile_performance_index`,
+    :func:`average_performance_index`, :func:`velocity_performance_index`) of :math:`c_j`,
+    :math:`\bar{R}` and :math:`V`. RMF's overview conditions sum the systems' fields the same way
+    (``RTIME`` = Sum(R723CXET) / Sum(R723CRCP), ``EXVEL`` = Sum(R723CTOU) / (Sum(R723CTOU) +
+    Sum(R723CTOT))), "for each single system in addition to sysplex reporting". IBM's public text
+    does not spell out the sum for the percentile buckets; one sysplex distribution of one goal is
+    its systems' counts added bucket by bucket.
+
+    References
+    ----------
+    IBM, *z/OS MVS Programming: Workload Management Services*, "Performance Index". IBM, *z/OS RMF
+    User's Guide*, "Workload Activity - SMF record type 72-3" (overview conditions). IBM, *z/OS RMF
+    Report Analysis*, "Service Class Period report" (the WLMGL sysplex report).
+    """
+    counts = np.atleast_2d(np.asarray(counts, dtype=np.float64))
+    ended = np.asarray(ended, dtype=np.float64)
+    resp = np.asarray(resp_ms, dtype=np.float64)
+    total_ended = ended.sum()
+    # a system that completed nothing has no mean response (NaN), and adds no response time
+    total_resp_ms = np.where(ended > 0, resp * ended, 0.0).sum()
+    mean_resp_ms = total_resp_ms / total_ended if total_ended > 0 else np.nan
+    pi = performance_index(
+        np.array([goal_type], dtype=object), counts=counts.sum(axis=0)[None, :],
+        goal_percentile=np.array([goal_percentile], dtype=np.float64),
+        resp_ms=np.array([mean_resp_ms]), goal_resp_ms=np.array([goal_resp_ms], dtype=np.float64),
+        using_samples=np.array([np.sum(using_samples, dtype=np.float64)]),
+        delay_samples=np.array([np.sum(delay_samples, dtype=np.float64)]),
+        goal_velocity_pct=np.array([goal_velocity_pct], dtype=np.float64),
+        max_pct=None if max_pct is None else np.asarray(max_pct, dtype=np.float64))
+    return float(pi[0])

@@ -77,14 +77,22 @@ def test_both_engines_build_every_table_with_rows(built):
     assert all(len(duck[name]) for name in TABLES)
 
 
+#: Marts that sum doubles over rows (fct_sysplex_performance_index: the systems' response time):
+#: Spark may add three or more in another order than DuckDB, which moves the last bits only.
+SUMS_OF_DOUBLES = {"fct_sysplex_performance_index"}
+
+
 @pytest.mark.parametrize("table", sorted(SUITES))
 def test_a_published_mart_is_identical(built, table):
     # exact: same columns, dtypes, row order (each mart ends in an order by) and bits. No float
     # tolerance is needed: per row both engines evaluate the same IEEE double operations in the
-    # same order, and the marts aggregate only with count/min/max. (A sum or avg of doubles over
-    # Spark's partitions could differ in the last bits; compare such a column with rtol=1e-9.)
+    # same order, and the other marts aggregate only with count/min/max. (A sum or avg of doubles
+    # over Spark's partitions could differ in the last bits: those marts are compared with rtol=1e-9.)
     duck, spark = built
-    pd.testing.assert_frame_equal(spark[table], duck[table], check_exact=True)
+    if table in SUMS_OF_DOUBLES:
+        pd.testing.assert_frame_equal(spark[table], duck[table], check_exact=False, rtol=1e-9)
+    else:
+        pd.testing.assert_frame_equal(spark[table], duck[table], check_exact=True)
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:

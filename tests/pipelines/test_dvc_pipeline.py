@@ -139,7 +139,7 @@ def test_the_published_snapshot_is_all_dvc_sees(project: tuple[Path, dict[str, s
     assert sorted(warehouse.read_snapshot(processed).tables) == [
         "dim_sources", "dim_workloads", "fct_cpu_intervals", "fct_measurements", "fct_msu_intervals",
         "fct_performance_index",
-        "fct_rmf_duplicates", "fct_rt_buckets", "quarantine_measurements"]
+        "fct_rmf_duplicates", "fct_rt_buckets", "fct_sysplex_performance_index", "quarantine_measurements"]
     # nothing changes after the stages finish: DVC finds every output as it recorded it
     status = _run(["dvc", "status"], root, env)
     assert status.returncode == 0, status.stderr[-2000:]

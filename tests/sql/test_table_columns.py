@@ -14,6 +14,7 @@ from kneecap.validation.suites import (
     FCT_PERFORMANCE_INDEX_COLUMNS,
     FCT_RMF_DUPLICATES_COLUMNS,
     FCT_RT_BUCKETS_COLUMNS,
+    FCT_SYSPLEX_PERFORMANCE_INDEX_COLUMNS,
 )
 from tests.bundled import read_bundled
 
@@ -27,6 +28,7 @@ EXPECTED = {
     "fct_rmf_duplicates": list(FCT_RMF_DUPLICATES_COLUMNS),
     "fct_rt_buckets": list(FCT_RT_BUCKETS_COLUMNS),
     "fct_performance_index": list(FCT_PERFORMANCE_INDEX_COLUMNS),
+    "fct_sysplex_performance_index": list(FCT_SYSPLEX_PERFORMANCE_INDEX_COLUMNS),
     "dim_sources": ["source_id", "source_file", "title", "section", "table_or_figure", "units", "cpc",
                     "n_gcp", "n_ziip", "think_time_ms", "req_bytes", "resp_bytes", "workload_kind", "notes",
                     "n_points"],

@@ -140,6 +140,23 @@ def fct_performance_index(config: ValidationConfig) -> gx.ExpectationSuite:
     return suite
 
 
+def fct_sysplex_performance_index(config: ValidationConfig) -> gx.ExpectationSuite:
+    """One row per sysplex, interval start and service class period; systems counted, PI and velocity in range."""
+    suite = gx.ExpectationSuite(name="fct_sysplex_performance_index")
+    suite.add_expectation(
+        gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(FCT_SYSPLEX_PERFORMANCE_INDEX_COLUMNS)))
+    _not_null_unique(suite, ["sysplex", "interval_start_at", "class_name", "period"])
+    suite.add_expectation(gxe.ExpectColumnValuesToBeInSet(
+        column="goal_type", value_set=["percentile", "average", "velocity", "discretionary"]))
+    # a row is made by at least one system; a system missing is one the period ran on at other times
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="n_systems", min_value=1))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="n_systems_missing", min_value=0))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="performance_index", min_value=0))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="pi_bucket", min_value=1, max_value=14))
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="velocity_pct", min_value=0, max_value=100))
+    return suite
+
+
 FCT_RT_BUCKETS_COLUMNS = ("system_id", "sysplex", "interval_start_at", "interval_s", "class_name", "is_report_class",
                           "period", "goal_type", "bucket", "min_pct", "max_pct", "min_ms", "max_ms",
                           "n_transactions", "cum_transactions", "total_transactions")
@@ -148,6 +165,13 @@ FCT_PERFORMANCE_INDEX_COLUMNS = ("system_id", "sysplex", "interval_start_at", "i
                                  "workload_name", "importance", "goal_type", "goal_resp_ms", "goal_percentile",
                                  "goal_velocity_pct", "ended", "resp_ms", "velocity_pct",
                                  "resp_at_goal_percentile_ms", "pi_bucket", "performance_index")
+
+FCT_SYSPLEX_PERFORMANCE_INDEX_COLUMNS = ("sysplex", "interval_start_at", "interval_s", "class_name", "period",
+                                         "workload_name", "importance", "goal_type", "goal_resp_ms",
+                                         "goal_percentile", "goal_velocity_pct", "is_goal_same_on_every_system",
+                                         "n_systems", "n_systems_missing", "ended", "resp_ms", "velocity_pct",
+                                         "resp_at_goal_percentile_ms", "pi_bucket", "performance_index",
+                                         "min_local_performance_index", "max_local_performance_index")
 
 FCT_RMF_DUPLICATES_COLUMNS = ("table_name", "resource_name", "interval_start_at", "copies", "rows_dropped")
 
@@ -168,4 +192,5 @@ SUITES = {
     "fct_rmf_duplicates": fct_rmf_duplicates,
     "fct_rt_buckets": fct_rt_buckets,
     "fct_performance_index": fct_performance_index,
+    "fct_sysplex_performance_index": fct_sysplex_performance_index,
 }
