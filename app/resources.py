@@ -41,6 +41,7 @@ from kneecap import (
     warehouse,
 )
 from kneecap.modeling.engines import on_engines
+from kneecap.report import content
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -299,6 +300,16 @@ def residuals(workload: str, key: str, kind: str) -> pd.DataFrame:
 def class_workloads() -> list[str]:
     """Workloads whose response champion is an open dispatch model (SMF / RMF classes)."""
     return [w for w in workloads_with("response") if measured_fit.is_class_model(response_model(w))]
+
+
+def class_measured_pi(workload: str) -> pd.DataFrame:
+    """The class's measured PI per system and period, and per sysplex where it runs on several of its systems.
+
+    :func:`kneecap.report.content.performance_index_summary`, as the capacity report shows it.
+    """
+    points = measured_points(workload)
+    systems = set(points["system_id"].dropna()) if "system_id" in points else set()
+    return content.performance_index_summary(*content.class_performance_index(marts(), workload, systems))
 
 
 def provenance(workload: str) -> pd.DataFrame:

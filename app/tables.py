@@ -32,6 +32,8 @@ COLUMN_LABELS: dict[str, str] = {
     "ziip_eligible_on_gcp_pct": "eligible CPU on GCPs (IIPCP, APPL %)", "cpu_s": "CPU (s)",
     "cpu_ms_per_tran": "CPU per transaction (ms)", "req_bytes": "request (bytes)", "resp_bytes": "response (bytes)",
     "interval_s": "interval (s)", "n_queues": "queues", "system_id": "system", "service_class": "WLM class",
+    "scope": "PI", "pi_median": "median PI", "pi_max": "largest PI", "missed": "intervals with PI > 1",
+    "missed_pct": "intervals with PI > 1 (%)",
     "source_file": "source file", "source_locator": "where in the source", "duplicate_of": "duplicate of",
     "source_line": "line", "interval_start_at": "interval start", "lpar_gcp_busy_pct": "LPAR busy per GCP (%)",
     "lpar_ziip_busy_pct": "LPAR busy per zIIP (%)", "cpu_using_samples": "GCP using samples",

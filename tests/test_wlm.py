@@ -67,3 +67,36 @@ def test_average_velocity_and_discretionary():
         goal_velocity_pct=np.array([np.nan, np.nan, 40, np.nan, np.nan]))
     np.testing.assert_allclose(pi[:4], [1.0, 1.5, 4 / 3, 0.81], rtol=1e-12)
     assert np.isnan(pi[4])
+
+
+def test_sysplex_pi_of_systems_alike_is_their_local_pi():
+    counts = _counts((5, 50), (6, 40), (12, 10))
+    local = wlm.performance_index(np.array(["percentile"], dtype=object), counts=counts[None, :],
+                                  goal_percentile=np.array([90.0]), resp_ms=np.array([4.0]),
+                                  goal_resp_ms=np.array([5.0]), using_samples=np.array([1.0]),
+                                  delay_samples=np.array([1.0]), goal_velocity_pct=np.array([np.nan]))[0]
+    plex = wlm.sysplex_performance_index("percentile", counts=np.stack([counts, counts]), goal_percentile=90,
+                                         ended=[100, 100], resp_ms=[4.0, 4.0], goal_resp_ms=5.0,
+                                         using_samples=[1, 1], delay_samples=[1, 1], goal_velocity_pct=np.nan)
+    assert plex == local == pytest.approx(1.0)
+
+
+def test_sysplex_pi_reads_the_summed_counts_not_the_mean_of_the_local_pis():
+    goal = {"goal_percentile": 90, "goal_resp_ms": 5.0, "goal_velocity_pct": 40.0}
+    fast, slow = _counts((5, 450), (6, 405), (7, 45)), _counts((7, 50), (12, 50))  # local PI 1.0 and 2.0
+    # of the 1000 transactions 855 completed by bucket 6, 950 by bucket 7 (the 45 fast and 50 slow): PI 1.1
+    pi = wlm.sysplex_performance_index("percentile", counts=np.stack([fast, slow]), ended=[900, 100],
+                                       resp_ms=[4.0, 9.0], using_samples=[0, 0], delay_samples=[0, 0], **goal)
+    assert pi == pytest.approx(1.1)
+    # average: (900 x 4 + 100 x 20) / 1000 = 5.6 ms; a system that ended nothing adds nothing (its mean is NaN)
+    pi = wlm.sysplex_performance_index("average", counts=np.zeros((3, 14)), ended=[900, 100, 0],
+                                       resp_ms=[4.0, 20.0, np.nan], using_samples=[0, 0, 0],
+                                       delay_samples=[0, 0, 0], **goal)
+    assert pi == pytest.approx(5.6 / 5.0)
+    # velocity: 350 using of 900 samples (38.9 %), not the mean of 75 % and 10 %
+    pi = wlm.sysplex_performance_index("velocity", counts=np.zeros((2, 14)), ended=[0, 0], resp_ms=[np.nan] * 2,
+                                       using_samples=[300, 50], delay_samples=[100, 450], **goal)
+    assert pi == pytest.approx(40.0 / (100 * 350 / 900))
+    assert np.isnan(wlm.sysplex_performance_index("average", counts=np.zeros((2, 14)), ended=[0, 0],
+                                                  resp_ms=[np.nan] * 2, using_samples=[0, 0],
+                                                  delay_samples=[0, 0], **goal))

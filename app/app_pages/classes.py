@@ -127,6 +127,15 @@ if "resp_p90_ms" in goal:
                + (f"; PI {goal['pi']:.2f} ({goal['pi_lo']:.2f}-{goal['pi_hi']:.2f})" if "pi" in goal else "")
                + ". The distribution around the mean is fitted to the intervals' response time buckets.")
 
+measured_pi = res.class_measured_pi(workload)
+if not measured_pi.empty:
+    on_sysplex = (measured_pi["scope"] == "sysplex").any()
+    st.markdown("**Measured Performance Index** (SMF 72.3): each system's own, its local PI"
+                + ("; and the sysplex PI, from the systems' response time buckets, response times and samples "
+                   "summed, as WLM and RMF's sysplex reports see the period" if on_sysplex else "") + ".")
+    tables.show_text_table(measured_pi, ["system_id", "scope", "period", "goal", "importance", "intervals",
+                                         "pi_median", "pi_max", "missed", "missed_pct"])
+
 history = res.class_history(workload, key)
 fig = go.Figure()
 fig.add_trace(go.Scatter(x=history["interval_start_at"], y=history["tps"], name="interval tps",

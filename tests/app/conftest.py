@@ -132,10 +132,11 @@ def build_project(root: Path) -> dict[str, str]:
     measurements, sources = warehouse.read_reference_dir(reference)
     tables = warehouse.build_marts(measurements, sources, smf_dumps(), sql_root=REPO / "pipelines" / "sql")
     marts = root / "processed"
-    # fct_performance_index: the measured PI of the SMF week's class periods (the capacity report shows it)
+    # fct_performance_index: the measured PI of the SMF week's class periods (the capacity report shows it),
+    # fct_sysplex_performance_index its sysplex PI (each class runs on one system here: the same PI)
     # fct_msu_intervals: the LPARs' MSU and SMF70LAC (the MSU cost page prices the classes with it)
     published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources", "fct_performance_index",
-                                         "fct_msu_intervals")}
+                                         "fct_sysplex_performance_index", "fct_msu_intervals")}
     warehouse.write_tables(published, marts)
 
     reports = root / "reports"

@@ -5,6 +5,7 @@ calls on the same registered champion."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -101,7 +102,8 @@ def test_classes_page_forecasts_the_knee_date(app_env):
 
     # the forecaster chosen, and every candidate with its rolling-origin error
     assert any(m.value.startswith(f"**{grown['method']}** chosen") for m in at.markdown)
-    competitors = at.table[0].value  # labelled: the columns as a person reads them
+    # labelled: the columns as a person reads them
+    competitors = next(t.value for t in at.table if "method" in t.value.columns)
     assert len(competitors) >= 2 and {"method", "rolling-origin error (MAPE %)"} <= set(competitors.columns)
     assert competitors["method"].tolist() == grown["competitors"]["method"].tolist()
     assert grown["method"] in set(competitors["method"])
@@ -120,6 +122,47 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     assert any(s["type"] == "rect" and pd.Timestamp(s["x0"]) == grown["date_knee_earliest"]
                and pd.Timestamp(s["x1"]) == grown["date_knee_p90"] for s in shapes)
     assert "cls_download" in {d.key for d in at.get("download_button")}
+
+
+def _measured_pi_table(at: AppTest) -> pd.DataFrame:
+    return next(t.value for t in at.table if "median PI" in t.value.columns)
+
+
+def test_classes_page_shows_the_sysplex_pi_beside_the_local_pi(app_env, tmp_path, monkeypatch):
+    """The measured PI table: the class's local PI on its one system; with the class on a second
+    system of its sysplex (SYSB of PLEX1, the synthetic week with other draws, published as the
+    pipeline's SQL builds it), a sysplex row follows, counted from fct_sysplex_performance_index."""
+    at = _page("classes")
+    alone = _measured_pi_table(at)
+    assert alone["system"].tolist() == ["SYSA"] and alone["PI"].tolist() == ["local"]
+    assert "sysplex PI" not in _markdown(at, "**Measured Performance Index**")
+
+    from kneecap.smf.reader import decode_file
+    from tests.bundled import read_bundled
+    from tests.smf import synth
+
+    records = [*synth.week_of_intervals(days=SMF_DAYS)[0], *synth.week_of_intervals(days=SMF_DAYS, sid="SYSB",
+                                                                                    seed=8)[0]]
+    decoded = decode_file(io.BytesIO(synth.frame_rdw(records)))
+    decoded_tables = {"smf72_workload": decoded.smf72_workload, "smf70_cpu": decoded.smf70_cpu}
+    built = warehouse.build_marts(*read_bundled(), decoded_tables, sql_root=REPO / "pipelines" / "sql")
+    tables = dict(warehouse.read_snapshot(app_env["KNEECAP_MARTS"]).tables)
+    tables.update({k: built[k] for k in ("fct_performance_index", "fct_sysplex_performance_index")})
+    warehouse.write_tables(tables, tmp_path / "marts")
+    monkeypatch.setenv("KNEECAP_MARTS", str(tmp_path / "marts"))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+    at = _page("classes")
+    shown = _measured_pi_table(at)
+    plex = built["fct_sysplex_performance_index"].query("class_name == @SMF_CLASS")
+    measured = plex["performance_index"].dropna()
+    assert shown["system"].tolist() == ["SYSA", "PLEX1 (2 systems)"] and shown["PI"].tolist() == ["local", "sysplex"]
+    row = shown.iloc[1]
+    assert row["intervals"] == str(len(measured)) == str(SMF_DAYS * 96)
+    assert float(row["largest PI"]) == pytest.approx(measured.max(), rel=1e-3)
+    assert float(row["median PI"]) == pytest.approx(measured.median(), rel=1e-3)
+    assert "sysplex PI, from the systems' response time buckets" in _markdown(at, "**Measured Performance Index**")
 
 
 def test_classes_page_gives_the_goals_pi_load_and_the_percentiles(app_env):

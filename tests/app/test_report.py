@@ -132,6 +132,8 @@ def test_the_class_report_gives_the_knee_dates_and_the_measured_pi(app_project, 
                                                   page[page.index('id="pi-table"'):page.index('id="pi-chart"')])]
     assert str(len(mine)) in cells and f"average response {mine['goal_resp_ms'].iloc[0]:g} ms" in cells
     assert forecasting.sig3(mine["performance_index"].max()) in cells
+    # the class runs on one system: its local PI, no sysplex row (the sysplex PI would be the same)
+    assert "local" in cells and "sysplex" not in cells
     # the intervals the model stands on: system, count and dates
     assert "SYSA" in text and "2 GCP + 2 zIIP" in text
     # the forecast's percentiles and PI, the sentences `kneecap forecast` prints (the goal is an average one)

@@ -88,29 +88,59 @@ def goal_words(row: Mapping[str, Any]) -> str:
     return str(kind)
 
 
-def performance_index_summary(pi: pd.DataFrame) -> pd.DataFrame:
+def performance_index_summary(pi: pd.DataFrame, sysplex_pi: pd.DataFrame | None = None) -> pd.DataFrame:
     """The measured PI per system and service class period: its goal, and how often it was missed.
 
-    ``pi``: rows of the ``fct_performance_index`` mart. One row per system and period: goal in
-    words (:func:`goal_words`), importance, intervals with a PI, the median and largest PI, and
-    the intervals (count and %) whose PI was above 1 (the goal missed).
+    ``pi``: rows of the ``fct_performance_index`` mart (each system's own PI, ``scope`` "local").
+    ``sysplex_pi``: rows of ``fct_sysplex_performance_index``; a sysplex period measured on more
+    than one system adds a row of its sysplex PI (``scope`` "sysplex", ``system_id`` the sysplex
+    and the most systems it was measured on), below its systems' rows. One row per system (or
+    sysplex) and period: goal in words (:func:`goal_words`), importance, intervals with a PI, the
+    median and largest PI, and the intervals (count and %) whose PI was above 1 (the goal missed).
     """
-    cols = ["system_id", "period", "goal", "importance", "intervals", "pi_median", "pi_max", "missed",
+    cols = ["system_id", "scope", "period", "goal", "importance", "intervals", "pi_median", "pi_max", "missed",
             "missed_pct", "first_interval_start", "last_interval_start"]
     if pi.empty:
         return pd.DataFrame(columns=cols)
-    out = []
-    for (system, period), g in pi.groupby(["system_id", "period"], sort=True):
-        measured = g["performance_index"].dropna()
-        missed = int((measured > 1.0).sum())
-        out.append({"system_id": system, "period": int(period), "goal": goal_words(g.iloc[0]),
-                    "importance": g["importance"].iloc[0], "intervals": len(measured),
-                    "pi_median": float(measured.median()) if len(measured) else math.nan,
-                    "pi_max": float(measured.max()) if len(measured) else math.nan, "missed": missed,
-                    "missed_pct": 100.0 * missed / len(measured) if len(measured) else math.nan,
-                    "first_interval_start": g["interval_start_at"].min(),
-                    "last_interval_start": g["interval_start_at"].max()})
+    out = [{"system_id": system, "scope": "local", **_pi_counts(g)}
+           for (system, _), g in pi.groupby(["system_id", "period"], sort=True)]
+    if sysplex_pi is not None and not sysplex_pi.empty:
+        for (plex, _), g in sysplex_pi.groupby(["sysplex", "period"], sort=True):
+            most = int(g["n_systems"].max())
+            if most > 1:  # on one system the sysplex PI is that system's own
+                out.append({"system_id": f"{plex} ({most} systems)", "scope": "sysplex", **_pi_counts(g)})
     return pd.DataFrame(out, columns=cols)
+
+
+def class_performance_index(marts: Mapping[str, pd.DataFrame], workload: str,
+                            systems: set[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A WLM class's measured PI: its rows of ``fct_performance_index`` and ``fct_sysplex_performance_index``.
+
+    The local rows with a PI, on ``systems`` where given (the systems the class's model was fitted
+    on); the sysplex rows of those rows' sysplexes. Empty frames where the marts have none (marts
+    published before the sysplex PI existed have no ``fct_sysplex_performance_index``).
+    """
+    pi = marts.get("fct_performance_index", pd.DataFrame())
+    if not pi.empty:
+        pi = pi[(pi["class_name"] == workload) & (pi["system_id"].isin(systems) if systems else True)]
+        pi = pi.dropna(subset=["performance_index"]).reset_index(drop=True)
+    plex_pi = marts.get("fct_sysplex_performance_index", pd.DataFrame())
+    if not plex_pi.empty:
+        plex_pi = plex_pi[(plex_pi["class_name"] == workload)
+                          & plex_pi["sysplex"].isin(set(pi["sysplex"]) if not pi.empty else set())]
+        plex_pi = plex_pi.reset_index(drop=True)
+    return pi, plex_pi
+
+
+def _pi_counts(g: pd.DataFrame) -> dict[str, Any]:
+    """One system's (or sysplex's) rows of a period, counted for :func:`performance_index_summary`."""
+    measured = g["performance_index"].dropna()
+    missed = int((measured > 1.0).sum())
+    return {"period": int(g["period"].iloc[0]), "goal": goal_words(g.iloc[0]), "importance": g["importance"].iloc[0],
+            "intervals": len(measured), "pi_median": float(measured.median()) if len(measured) else math.nan,
+            "pi_max": float(measured.max()) if len(measured) else math.nan, "missed": missed,
+            "missed_pct": 100.0 * missed / len(measured) if len(measured) else math.nan,
+            "first_interval_start": g["interval_start_at"].min(), "last_interval_start": g["interval_start_at"].max()}
 
 
 def lock_versions(lock_text: str | None) -> dict[str, str | None]:
@@ -286,7 +316,8 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
         :func:`kneecap.tracking.registered_models`: the champions' versions, runs and metrics.
     marts : mapping
         The published marts (:func:`kneecap.warehouse.read_snapshot`): ``fct_measurements``,
-        ``dim_workloads``, ``dim_sources`` and, where published, ``fct_performance_index``.
+        ``dim_workloads``, ``dim_sources`` and, where published, ``fct_performance_index`` and
+        ``fct_sysplex_performance_index``.
     policy, growth
         The planner policy and growth policy from ``params.yaml``, as ``kneecap forecast`` uses them.
     load : float, optional
@@ -387,16 +418,13 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
              "calibration": row.get("band_calibration"), "structures": row.get("structures"),
              "errors": _errors(champions), "cost_family": getattr(models.cost, "family", None)}
 
-    pi = marts.get("fct_performance_index", pd.DataFrame())
-    if not pi.empty:
-        systems = set(points["system_id"].dropna()) if "system_id" in points else set()
-        pi = pi[(pi["class_name"] == workload) & (pi["system_id"].isin(systems) if systems else True)]
-        pi = pi.dropna(subset=["performance_index"]).reset_index(drop=True)
-
-    goals = performance_index_summary(pi)
+    pi, plex_pi = class_performance_index(
+        marts, workload, set(points["system_id"].dropna()) if "system_id" in points else set())
+    goals = performance_index_summary(pi, plex_pi)
     question = {"workload": workload, "load": asked, "unit": unit, "slo_resp_ms": slo_resp_ms,
                 "load_given": load is not None, "configuration": knee["configuration"], "trained": trained,
-                "goals": [f"{g['system_id']} period {g['period']}: {g['goal']}" for g in goals.to_dict("records")],
+                "goals": [f"{g['system_id']} period {g['period']}: {g['goal']}" for g in goals.to_dict("records")
+                          if g["scope"] == "local"],
                 "response": said["response (95 % band)"], "load_words": said["load"], "status": said["status"],
                 "extrapolation": extrapolation}
     versions = {"kneecap": kneecap.__version__, "generation": generation, **lock_versions(lock_text),
