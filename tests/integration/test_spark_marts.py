@@ -4,10 +4,11 @@ The SQL files under pipelines/sql run once in DuckDB (kneecap.warehouse) and onc
 transpiled by sqlglot as they run (kneecap.spark_engine), on the bundled data: the reference
 tables and the RMF Postprocessor reports under data/raw, decoded as the decode_smf stage decodes
 them. Nothing bundled is binary SMF or a Workload Activity report, so two synthetic inputs the
-other tests use join them (two days of SMF 70.1/72.3 from tests/smf/synth.py, the WLMGL report of
-tests/rmf/test_postprocessor_wlmgl.py), ingested into the same folder: every SQL file then has
-rows to compute. DuckDB gets the decoded tables as frames the driver reads; Spark reads the
-partitioned Parquet folder itself. One local[2] Spark session serves the module.
+other tests use join them (two days of SMF 70.1/72.3 of two systems of one sysplex from
+tests/smf/synth.py, the WLMGL report of tests/rmf/test_postprocessor_wlmgl.py), ingested into the
+same folder: every SQL file then has rows to compute. DuckDB gets the decoded tables as frames the
+driver reads; Spark reads the partitioned Parquet folder itself. One local[2] Spark session serves
+the module.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def inputs(tmp_path_factory):
     assert run_ingest([str(REPO / "data" / "raw")], out_dir=str(smf_dir), quiet=True, allow_failed=True) == 0
     raw = tmp_path_factory.mktemp("synthetic")
     records, _ = synth.week_of_intervals(days=2)
+    # and the same class on a second system of the sysplex: fct_sysplex_performance_index sums the two
+    records += synth.week_of_intervals(days=2, sid="SYSB", seed=8)[0]
     (raw / "week.smf").write_bytes(synth.frame_rdw(records))
     (raw / "synthetic-wlmgl.xml").write_text(SYNTHETIC_WLMGL, encoding="utf-8")
     assert run_ingest([str(raw)], out_dir=str(smf_dir), quiet=True) == 0
@@ -75,6 +78,7 @@ def test_both_engines_build_every_table_with_rows(built):
     duck, spark = built
     assert list(duck) == list(spark) == TABLES
     assert all(len(duck[name]) for name in TABLES)
+    assert (duck["fct_sysplex_performance_index"]["n_systems"] == 2).any()  # the sums have two systems to add
 
 
 #: Marts that sum doubles over rows (fct_sysplex_performance_index: the systems' response time):
