@@ -23,10 +23,10 @@
 -- systems: n_systems counts the systems whose 72.3 has the period at this interval start;
 --          n_systems_missing those of the sysplex that have the period at some other interval
 --          start but not this one (a dump not delivered, an interval not synchronised). Intervals
---          are matched on their exact start (SMF72IST): IBM asks for SYNC(SMF) on every system of
---          a sysplex report (RMF User's Guide, SYSRPTS), which starts them together; a system whose
---          interval starts at another time makes a row of its own and is counted missing in the
---          others' rows (nothing is split or interpolated between intervals). Sysplexes without a
+--          are matched on their exact start (SMF72IST): for sysplex reports IBM recommends "the
+--          Monitor I option SYNC(SMF) for all systems" (RMF User's Guide, SYSRPTS), which aligns them;
+--          a system whose interval starts at another time makes a row of its own and is counted
+--          missing in the others' rows (nothing is split or interpolated between intervals). Sysplexes without a
 --          name (SMF72XNM blank) have no row.
 -- engines: the sums of integers are exact on both engines; total_resp_ms is a sum of doubles,
 --          which Spark may add in another order over three or more systems (last bits only).
