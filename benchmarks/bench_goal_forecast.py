@@ -74,7 +74,10 @@ def run(seed: int, params: config.Params) -> dict[str, float]:
                                                          truth.growth_tps_per_day)[0])
         row = forecasting.forecast_scenario(models, {"workload": simdays.CONFIG.class_name, "name": f"day{day}",
                                                      "tps": tps}, policy, growth=growth)
-        out[f"p90_err_day{day}_pct"] = 100 * (row["resp_p90_ms"] / float(true_p90(offered)[0]) - 1)
+        true = float(true_p90(offered)[0])
+        out[f"p90_err_day{day}_pct"] = 100 * (row["resp_p90_ms"] / true - 1)
+        out[f"p90_in_band_day{day}"] = bool(row["resp_p90_ms_lo"] <= true <= row["resp_p90_ms_hi"])
+        out[f"p90_band_width_day{day}_pct"] = 100 * (row["resp_p90_ms_hi"] / row["resp_p90_ms_lo"] - 1)
         out.update(pi_tps=row["pi_tps"], pi_tps_lo=row["pi_tps_lo"], pi_tps_hi=row["pi_tps_hi"])
     out["answer_s"] = (time.perf_counter() - started) / len(LATER_DAYS)
     return out
@@ -99,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     ahead = errs[["p90_err_day11_pct", "p90_err_day12_pct"]].max().max()
     print(f"p90 |error| at the later peaks: days 7-10 max {seen:.1f} %, days 11-12 max {ahead:.1f} %; "
           f"mean {errs.mean().mean():.1f} %")
+    for days in ((7, 8, 9, 10), (11, 12)):
+        inside = table[[f"p90_in_band_day{d}" for d in days]].to_numpy()
+        width = table[[f"p90_band_width_day{d}_pct" for d in days]].to_numpy()
+        print(f"p90 95 % band holds the simulation's p90 on days {days[0]}-{days[-1]}: {int(inside.sum())} of "
+              f"{inside.size} (band width median {np.median(width):.1f} %)")
     print(f"fit {table['fit_s'].median():.1f} s, one forecast row {table['answer_s'].median():.2f} s (median)")
     load_ok = bool((table["pi_tps_err_pct"].abs() <= 15).all())
     print(f"goals (p90 <= 20 %, PI-crosses-1 load <= 15 %) met on every seed: on the measured later days 7-10 "

@@ -36,7 +36,12 @@ from typing import Any
 import numpy as np
 
 from kneecap.modeling import ModelError
-from kneecap.modeling.percentiles import ResponseShape, percentile_columns, performance_index_forecast
+from kneecap.modeling.percentiles import (
+    ResponseShape,
+    percentile_columns,
+    performance_index_forecast,
+    quantile_widening,
+)
 
 __all__ = ["GOAL_SLO", "PERCENTILES", "PeriodGoal", "goal_columns", "goal_words", "period_goals", "response_shape",
            "with_slo"]
@@ -117,11 +122,25 @@ class PeriodGoal:
         """The period's mean response at the class's mean."""
         return self.intercept_ms + self.slope * class_mean_ms
 
-    def class_mean_target(self) -> float:
-        """The class mean at which the period's goal is just met (NaN: none, or below the shift)."""
+    def widening(self) -> tuple[float, float]:
+        """``(lo, hi)`` log factors of the goal percentile's held-out error (0, 0 for an average goal).
+
+        :func:`kneecap.modeling.percentiles.quantile_widening`.
+        """
+        if self.goal is None or self.goal[0] != "percentile":
+            return 0.0, 0.0
+        return quantile_widening(self.shape, self.goal[2])
+
+    def class_mean_target(self, widen: float = 0.0) -> float:
+        """The class mean at which the period's goal is just met (NaN: none, or below the shift).
+
+        ``widen``: a log factor on the modelled percentile (:meth:`widening`): the mean at which
+        the percentile times :math:`e^{widen}` meets the goal.
+        """
         if self.goal is None:
             return math.nan
-        return (_mean_at(self.shape, *self.goal) - self.intercept_ms) / self.slope
+        kind, resp, pct = self.goal
+        return (_mean_at(self.shape, kind, resp * math.exp(-widen), pct) - self.intercept_ms) / self.slope
 
     def pi(self, class_mean_ms: float) -> float:
         """The period's forecast PI at the class's mean (:func:`performance_index_forecast`)."""
@@ -291,16 +310,18 @@ def _period_pi(results: Any, goal: PeriodGoal, means: tuple[float, float, float]
                lpar: Mapping[str, Any]) -> dict[str, Any]:
     """One period's ``pi`` with its band at the class ``means`` (point, lo, hi), and its ``pi_tps`` band."""
     out: dict[str, Any] = {}
+    widen_lo, widen_hi = goal.widening()  # the shape's own held-out error, beside the mean's band
     if means is not None:
         pis = [goal.pi(float(x)) for x in means]
-        out.update(pi=pis[0], pi_lo=min(pis), pi_hi=max(pis))
+        out.update(pi=pis[0], pi_lo=min(pis) * math.exp(widen_lo), pi_hi=max(pis) * math.exp(widen_hi))
     if curve is None:
         return out
     target = goal.class_mean_target()
     top = float(curve["tps"].iloc[-1])
     at = float(results.slo_tps(target, lpar=lpar))  # the point by bisection, the band off the curve
     at = at if at <= top else math.nan
-    lo, hi = _crossing(curve, "resp_ms_hi", target), _crossing(curve, "resp_ms_lo", target)
+    lo = _crossing(curve, "resp_ms_hi", goal.class_mean_target(widen_hi))
+    hi = _crossing(curve, "resp_ms_lo", goal.class_mean_target(widen_lo))
     # the band's ends read between curve points; it holds the point found exactly
     out.update(pi_tps=at, pi_tps_lo=min(lo, at) if math.isfinite(at) else lo,
                pi_tps_hi=max(hi, at) if math.isfinite(hi) and math.isfinite(at) else hi)

@@ -212,6 +212,10 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
                 metrics.update({f"resp_shape{tag}_cv2_base": doc["cv2_base"], f"resp_shape{tag}_cv2_slope":
                                 doc["cv2_slope"], f"resp_shape{tag}_cdf_error": fit["cdf_error_mean"],
                                 f"resp_shape{tag}_cdf_error_at_goal": fit["cdf_error_at_goal"]})
+                # the percentiles' held-out error the bands are widened by (modeling.percentiles)
+                for pct, (lo, hi) in fit.get("quantile_log_error", {}).items():
+                    metrics.update({f"resp_shape{tag}_p{pct}_log_error_lo": lo,
+                                    f"resp_shape{tag}_p{pct}_log_error_hi": hi})
                 of = f"period {fit['period']}'s" if tag else "the"
                 notes = [*notes, f"response time distribution: fitted to {of} buckets of {fit['intervals']} "
                                  f"interval(s), mean bucket-CDF gap {fit['cdf_error_mean']:.4f}"]

@@ -9,12 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import integrate
+from scipy import integrate, stats
 
 from kneecap import wlm
 from kneecap.modeling.percentiles import (
     ResponseShape,
     class_response_shape,
+    empirical_quantile,
     fit_response_shape,
     percentile_columns,
     performance_index_forecast,
@@ -83,6 +84,72 @@ def test_bands_carry_the_means_band():
         np.testing.assert_allclose(cols[f"{c}_hi"], SHAPE.quantile(3.6, pct / 100))
     assert cols["resp_p50_ms"] < cols["resp_p90_ms"] < cols["resp_p95_ms"]
     assert percentile_columns(SHAPE, np.inf, 3.0, np.inf)["resp_p90_ms_hi"] == np.inf
+
+
+def _bucket_days(cdf, rng, *, days=6, per_day=48, transactions=4000):
+    """Intervals over ``days`` whose buckets are drawn from ``cdf(bounds_ms, mean)`` (goal 5 ms)."""
+    n = days * per_day
+    means = rng.uniform(1.4, 5.0, n)
+    bounds = np.asarray(wlm.RT_BUCKET_MAX_PCT) / 100.0 * 5.0
+    cum = np.array([cdf(bounds, m) for m in means])
+    probs = np.clip(np.diff(np.hstack([np.zeros((n, 1)), cum, np.ones((n, 1))]), axis=1), 0.0, None)
+    counts, _ = rt_bucket_columns()
+    rows = pd.DataFrame(rng.multinomial(transactions, probs / probs.sum(axis=1, keepdims=True)), columns=counts)
+    start = pd.Timestamp("2026-03-02")
+    return rows.assign(resp_ms=means, goal_resp_ms=5.0, goal_type="percentile", goal_percentile=90.0,
+                       interval_start_at=[start + pd.Timedelta(minutes=30 * i) for i in range(n)])
+
+
+def _lognormal_residence(sigma):
+    """``(cdf, quantile)`` of 1 ms + a log-normal residence of the given log-sd around the mean."""
+    def mu(mean):
+        return np.log(mean - 1.0) - sigma ** 2 / 2
+
+    def cdf(t, mean):
+        return stats.norm.cdf((np.log(np.maximum(t - 1.0, 1e-12)) - mu(mean)) / sigma)
+
+    def quantile(mean, p):
+        return 1.0 + float(np.exp(mu(mean) + sigma * stats.norm.ppf(p)))
+    return cdf, quantile
+
+
+def test_empirical_quantile_reads_the_buckets_linearly_from_the_floor():
+    counts = np.array([10, 10] + [0] * 12)
+    assert empirical_quantile(counts, np.arange(2.0, 15.0), 0.25, floor_ms=1.0) == pytest.approx(1.5)
+    assert empirical_quantile(counts, np.arange(2.0, 15.0), 0.75) == pytest.approx(2.5)
+    assert np.isnan(empirical_quantile(np.array([0] * 13 + [5]), np.arange(2.0, 15.0), 0.5))
+    assert np.isnan(empirical_quantile(np.zeros(14), np.arange(2.0, 15.0), 0.5))
+
+
+def test_the_held_out_error_is_small_where_the_shape_is_the_truth():
+    rows = _bucket_days(lambda t, m: SHAPE.cdf(t, m), np.random.default_rng(7))
+    doc = class_response_shape(rows, shift_ms=SHAPE.shift_ms, service_ms=SHAPE.service_ms)
+    errors = doc["calibration"]["quantile_log_error"]
+    assert set(errors) == {"50", "90", "95"}
+    for lo, hi in errors.values():
+        assert lo <= 0 <= hi and max(-lo, hi) < 0.1, errors  # bucket interpolation and draws alone
+    # a day too few: nothing held out, no widening claimed
+    two_days = rows[pd.to_datetime(rows["interval_start_at"]) < pd.Timestamp("2026-03-04")]
+    assert "quantile_log_error" not in class_response_shape(two_days, shift_ms=1.0, service_ms=0.8)["calibration"]
+
+
+def test_a_wrong_family_widens_the_percentile_band_until_it_holds_the_truth():
+    """Buckets from a heavy-tailed log-normal residence the gamma cannot follow: the fitted shape's p95 at
+    a mean it was not fitted at misses the truth, and the band widened by the held-out error holds it."""
+    cdf, quantile = _lognormal_residence(1.1)
+    rows = _bucket_days(cdf, np.random.default_rng(11))
+    doc = class_response_shape(rows, shift_ms=1.0, service_ms=0.8)
+    shape = ResponseShape.from_dict(doc)
+    lo, hi = doc["calibration"]["quantile_log_error"]["95"]
+    assert hi - lo > 0.1, (lo, hi)  # the shape's own error is measured as more than the draws' scatter
+    mean = 4.0
+    truth = quantile(mean, 0.95)
+    held = ResponseShape(shape.shift_ms, shape.service_ms, shape.cv2_base, shape.cv2_slope)  # no widening
+    assert not abs(float(held.quantile(mean, 0.95)) / truth - 1) < 0.02  # the family is wrong there
+    bare = percentile_columns(held, mean, mean, mean)
+    widened = percentile_columns(shape, mean, mean, mean)
+    assert not bare["resp_p95_ms_lo"] <= truth <= bare["resp_p95_ms_hi"]
+    assert widened["resp_p95_ms_lo"] <= truth <= widened["resp_p95_ms_hi"]
 
 
 @pytest.fixture(scope="module")

@@ -270,10 +270,10 @@ class OpenDispatchModel:
             train_mape={"resp_ms": mape_pct(iv.resp_ms[ok], fitted[ok])}, n_train=int(ok.sum()),
             base=base_lpar(iv), train_ranges={"tps_min": float(np.min(iv.tps)), "tps_max": float(np.max(iv.tps)),
                                                "days": int(len(np.unique(iv.day)))},
-            history=peak_history(table, rows), notes=notes, cpu_delay=delay_check,
+            history=peak_history(table, rows), notes=notes, cpu_delay=delay_check, measured_engines=engines,
             structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
                          "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)],
-            response_shape=class_shapes(by_period, table[rows], shift_ms=r0, service_ms=d), measured_engines=engines)
+            response_shape=class_shapes(by_period, table[rows], shift_ms=r0, service_ms=d, alpha=self.alpha))
         if self.calibrate and self.n_boot > 0:
             results.calibration = self._calibration(table, rows)
         return results

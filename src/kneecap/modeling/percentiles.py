@@ -36,10 +36,13 @@ __all__ = [
     "CV2_RANGE",
     "ResponseShape",
     "class_response_shape",
+    "class_shapes",
+    "empirical_quantile",
     "fit_response_shape",
+    "held_out_quantile_errors",
     "percentile_columns",
     "performance_index_forecast",
-    "class_shapes",
+    "quantile_widening",
     "rt_bucket_columns",
 ]
 
@@ -234,14 +237,16 @@ def fit_response_shape(mean_ms: np.ndarray, counts: np.ndarray, goal_ms: np.ndar
     return ResponseShape(shift_ms, service_ms, fitted.cv2_base, fitted.cv2_slope, calibration)
 
 
-def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: float) -> dict[str, Any]:
+def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: float,
+                         alpha: float = 0.05) -> dict[str, Any]:
     """:func:`fit_response_shape` on a class's intervals that carry 72.3 buckets, as a stored document.
 
     ``rows``: intervals with ``resp_ms``, the buckets' midpoint ``rt_midpoint_ms`` (else
     ``goal_resp_ms``: the midpoint of a response time goal), the 14 ``rt_bucket_NN_count``
     columns and optionally the 13 ``rt_bucket_NN_max_pct`` and ``goal_type`` /
     ``goal_resp_ms`` / ``goal_percentile``. ``{}`` when the rows carry no buckets. The class's
-    goal (the most frequent among the rows with buckets) is kept in ``calibration``.
+    goal (the most frequent among the rows with buckets) is kept in ``calibration``, and with
+    ``interval_start_at`` the percentiles' held-out error (:func:`held_out_quantile_errors`).
     """
     counts, bounds = rt_bucket_columns()
     midpoint = "rt_midpoint_ms" if "rt_midpoint_ms" in rows else "goal_resp_ms"
@@ -258,22 +263,145 @@ def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: flo
     except ValueError:
         return {}
     doc = shape.to_dict()
+    wanted = set(QUANTILE_ERROR_PERCENTILES)
     if {"goal_type", "goal_resp_ms", "goal_percentile"} <= set(have.columns):
         goals = have.groupby(["goal_type", "goal_resp_ms", "goal_percentile"], dropna=False).size()
         kind, resp, pct = goals.idxmax()
         doc["calibration"].update(goal_type=str(kind), goal_resp_ms=float(resp),
                                   goal_percentile=float(pct) if pd.notna(pct) else math.nan)
+        if kind == "percentile" and pd.notna(pct):
+            wanted.add(float(pct))
+    if "interval_start_at" in have:
+        doc["calibration"].update(held_out_quantile_errors(
+            have, counts=counts, midpoint=midpoint, max_pct=max_pct, shift_ms=shift_ms, service_ms=service_ms,
+            percentiles=tuple(sorted(wanted)), alpha=alpha))
     return doc
+
+
+#: Percentiles whose held-out error every class shape records (its goal's percentile too).
+QUANTILE_ERROR_PERCENTILES = (50.0, 90.0, 95.0)
+# fewer held-out transactions than this and the shape's error is not said: no band widening
+_MIN_HELD_OUT_TRANSACTIONS = 1000
+
+
+def empirical_quantile(counts: np.ndarray, bounds_ms: np.ndarray, p: float, *, floor_ms: float = 0.0,
+                       within: tuple[ResponseShape, float] | None = None) -> float:
+    """The ``p`` quantile of one interval's bucketed responses, read inside the bucket it falls in.
+
+    ``counts`` (14,), ``bounds_ms`` (13,) the buckets' upper bounds in ms; ``floor_ms`` the
+    response no transaction goes below (the first bucket spans it to its bound). Inside the
+    bucket the responses are spread linearly, or, with ``within`` ``(shape, mean_ms)``, as that
+    distribution spreads them there (its CDF mapped linearly onto the bucket's share), so a
+    bucket 10 % of the goal wide adds no error of its own where the distribution is the truth.
+    NaN past the last bound (the open bucket 14) or without transactions.
+
+    Examples
+    --------
+    >>> empirical_quantile(np.array([0, 5, 5] + [0] * 11), np.arange(1.0, 14.0), 0.75)
+    2.5
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    total = c.sum()
+    if not total > 0:
+        return math.nan
+    cum = np.concatenate([[0.0], np.cumsum(c[:13]) / total])
+    edges = np.concatenate([[min(floor_ms, float(bounds_ms[0]))], np.asarray(bounds_ms, dtype=np.float64)])
+    if p > cum[-1]:
+        return math.nan
+    i = int(np.argmax(cum >= p))
+    if i == 0:
+        return float(edges[0])
+    share = (p - cum[i - 1]) / (cum[i] - cum[i - 1])
+    if within is not None:
+        shape, mean = within
+        f_lo, f_hi = (float(f) for f in shape.cdf(edges[i - 1: i + 1], mean))
+        if f_hi > f_lo:
+            return float(shape.quantile(mean, min(max(f_lo + share * (f_hi - f_lo), 1e-12), 1 - 1e-12)))
+    return float(edges[i - 1] + share * (edges[i] - edges[i - 1]))
+
+
+def held_out_quantile_errors(rows: pd.DataFrame, *, counts: list[str], midpoint: str, max_pct: np.ndarray | None,
+                             shift_ms: float, service_ms: float, percentiles: tuple[float, ...],
+                             alpha: float = 0.05) -> dict[str, Any]:
+    r"""How far the shape's percentiles miss on days it was not fitted on: the band's widening.
+
+    Rolling origins by day: the shape fitted on the days before day :math:`k` (two at least) is
+    asked, at each interval of day :math:`k` and its measured mean, for the percentile
+    :math:`q_p`; the interval's own buckets give :math:`\hat q_p` (:func:`empirical_quantile`).
+    The ``alpha / 2`` and ``1 - alpha / 2`` quantiles of :math:`\log(\hat q_p / q_p)` over the
+    held-out intervals, weighted by their transactions, are the percentile's error band: a
+    percentile forecast's band is the mean band's percentiles times :math:`e^{\min(lo, 0)}` and
+    :math:`e^{\max(hi, 0)}` (:func:`percentile_columns`). Inside a bucket the earlier days' shape
+    spreads the responses (``within`` of :func:`empirical_quantile`), so what is measured is where
+    the buckets themselves disagree with it, not the buckets' width.
+
+    Returns
+    -------
+    dict
+        ``quantile_log_error`` ``{"90": [lo, hi], ...}`` (string keys, for JSON) and
+        ``quantile_error_transactions``; ``{}`` with fewer than three days or
+        :data:`_MIN_HELD_OUT_TRANSACTIONS` held-out transactions.
+    """
+    day = pd.to_datetime(rows["interval_start_at"]).dt.normalize().to_numpy()
+    days = np.unique(day)
+    if len(days) < 3:
+        return {}
+    c = rows[counts].to_numpy(float)
+    mean = rows["resp_ms"].to_numpy(float)
+    goal = rows[midpoint].to_numpy(float)
+    bounds = np.broadcast_to(np.atleast_2d(RT_BUCKET_MAX_PCT if max_pct is None else max_pct), (len(rows), 13))
+    errors: dict[float, list[float]] = {p: [] for p in percentiles}
+    weights: dict[float, list[float]] = {p: [] for p in percentiles}
+    for k in days[2:]:
+        train, test = day < k, np.flatnonzero(day == k)
+        try:
+            shape = fit_response_shape(mean[train], c[train], goal[train], shift_ms=shift_ms,
+                                       service_ms=service_ms, max_pct=bounds[train])
+        except ValueError:
+            continue
+        for i in test:
+            for p in percentiles:
+                measured = empirical_quantile(c[i], bounds[i] / 100.0 * goal[i], p / 100.0, floor_ms=shift_ms,
+                                              within=(shape, mean[i]))
+                predicted = float(shape.quantile(mean[i], p / 100.0))
+                if measured > 0 and predicted > 0 and math.isfinite(measured) and math.isfinite(predicted):
+                    errors[p].append(math.log(measured / predicted))
+                    weights[p].append(float(c[i].sum()))
+    total = sum(weights[percentiles[0]]) if percentiles else 0.0
+    if total < _MIN_HELD_OUT_TRANSACTIONS:
+        return {}
+    band = {}
+    for p in percentiles:
+        if errors[p]:
+            band[f"{p:g}"] = [_weighted_quantile(errors[p], weights[p], alpha / 2),
+                              _weighted_quantile(errors[p], weights[p], 1 - alpha / 2)]
+    return {"quantile_log_error": band, "quantile_error_transactions": total}
+
+
+def _weighted_quantile(values: list[float], weights: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` with ``weights`` (the inverse of the weighted empirical CDF)."""
+    order = np.argsort(values)
+    v, w = np.asarray(values)[order], np.asarray(weights)[order]
+    cdf = np.cumsum(w) / w.sum()
+    return float(v[min(int(np.searchsorted(cdf, q)), len(v) - 1)])
+
+
+def quantile_widening(shape: ResponseShape, percentile: float) -> tuple[float, float]:
+    """``(lo, hi)`` log factors a ``percentile`` band is widened by (0, 0 where none was measured)."""
+    band = shape.calibration.get("quantile_log_error", {}).get(f"{float(percentile):g}")
+    if not band:
+        return 0.0, 0.0
+    return min(float(band[0]), 0.0), max(float(band[1]), 0.0)
 
 
 def percentile_columns(shape: ResponseShape, mean_ms: float, lo_ms: float, hi_ms: float,
                        percentiles: tuple[float, ...] = (50.0, 90.0, 95.0)) -> dict[str, float]:
     """``resp_pNN_ms`` with ``_lo`` / ``_hi`` for each percentile, from the mean and its band.
 
-    The band is the percentile at the ends of the mean's band, the shape held: the mean's doubt
-    (parameters, structure, calibration) carried to the percentile through the monotone map from
-    mean to percentile (:meth:`ResponseShape.quantile`). The shape's own error is not in it; its
-    size is ``calibration`` (:func:`fit_response_shape`).
+    The band is the percentile at the ends of the mean's band: the mean's doubt (parameters,
+    structure, calibration) carried to the percentile through the monotone map from mean to
+    percentile (:meth:`ResponseShape.quantile`), widened by the shape's own error on held-out days
+    where it was measured (:func:`held_out_quantile_errors`, :func:`quantile_widening`).
     """
     out: dict[str, float] = {}
     for pct in percentiles:
@@ -281,8 +409,9 @@ def percentile_columns(shape: ResponseShape, mean_ms: float, lo_ms: float, hi_ms
         col = f"resp_p{pct:g}_ms"
         out[col] = values[0]
         finite = [v for v in values if math.isfinite(v)]
-        out[f"{col}_lo"] = min(finite) if finite else math.nan
-        out[f"{col}_hi"] = max(values) if all(math.isfinite(v) for v in values) else math.inf
+        widen_lo, widen_hi = quantile_widening(shape, pct)
+        out[f"{col}_lo"] = min(finite) * math.exp(widen_lo) if finite else math.nan
+        out[f"{col}_hi"] = max(values) * math.exp(widen_hi) if all(math.isfinite(v) for v in values) else math.inf
     return out
 
 
@@ -314,7 +443,7 @@ def performance_index_forecast(shape: ResponseShape, mean_ms: np.ndarray | float
 
 
 def class_shapes(by_period: pd.DataFrame, class_rows: pd.DataFrame, *, shift_ms: float,
-                 service_ms: float) -> dict[str, Any]:
+                 service_ms: float, alpha: float = 0.05) -> dict[str, Any]:
     """The stored distribution document of a class: its own shape, or one per period with buckets.
 
     A class whose rows are all period 1 (or not class periods) gets :func:`class_response_shape`
@@ -333,7 +462,7 @@ def class_shapes(by_period: pd.DataFrame, class_rows: pd.DataFrame, *, shift_ms:
     """
     period = period_of(by_period["point_id"]) if "point_id" in by_period else pd.Series(np.nan, by_period.index)
     if not (period > 1).any():
-        return class_response_shape(class_rows, shift_ms=shift_ms, service_ms=service_ms)
+        return class_response_shape(class_rows, shift_ms=shift_ms, service_ms=service_ms, alpha=alpha)
     class_mean = class_rows.set_index(class_rows["point_id"].astype(str).str.rsplit("/", n=1).str[0])["resp_ms"]
     key = class_point_id(by_period["point_id"])
     fitted = key.isin(class_mean.index)
@@ -349,7 +478,7 @@ def class_shapes(by_period: pd.DataFrame, class_rows: pd.DataFrame, *, shift_ms:
         w = ended[mine].to_numpy(float)
         service = float(np.average(rows["cpu_ms_per_tran"].to_numpy(float), weights=w))
         shift = min(shift_ms, 0.9 * float(rows["resp_ms"].min()))
-        doc = class_response_shape(rows, shift_ms=shift, service_ms=service)
+        doc = class_response_shape(rows, shift_ms=shift, service_ms=service, alpha=alpha)
         if not doc:
             continue
         doc["calibration"].update(period=int(p), ended_share=float(w.sum() / np.nansum(ended)),
