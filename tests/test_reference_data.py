@@ -76,7 +76,9 @@ def _row(source_id: str, point_id: str) -> pd.Series:
 
 def test_the_manifest_lists_every_bundled_file():
     # the tables counted from the seeds, the non-table files the warehouse skips, sources.csv, README
-    assert set(MANIFEST) == ({f"{t}.csv" for t in ROW_COUNTS} | warehouse.REFERENCE_OTHER_FILES | {"README.md"})
+    # and the processor capacity catalogue (YAML: the warehouse reads CSVs only)
+    assert set(MANIFEST) == ({f"{t}.csv" for t in ROW_COUNTS} | warehouse.REFERENCE_OTHER_FILES
+                             | {"README.md", "processor_capacity.yaml"})
     assert all((REFERENCE / name).is_file() for name in MANIFEST)  # read_manifest refuses otherwise too
 
 

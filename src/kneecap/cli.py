@@ -280,6 +280,8 @@ scenarios file (YAML), e.g. examples/scenarios.yaml, which has one of every kind
     bg_load_factor     SMF class: the other classes' load (1 = as at the class's peak)
     cs_workload        a Communications Server name, e.g. CRR30(200B/200B)
     factors            catalogue ids (--factors) or {id, share}: answers with the changed CPU cost
+    processor          {from: 3931-701, to: 3931-601, ratio_doubt_pct: 5}: answers on another
+                       processor model's engine speeds (--processors), the ratio's doubt in the band
     req_bytes, resp_bytes, n_queues, transport, pooling, release, api, config   cost-model inputs
 
 prints a table of the answers (configuration, load, response and knee with 95 % bands, when the
@@ -290,7 +292,7 @@ number, the saturation load in status_message, the knee and plan still given); f
 
 exit codes: 0 every scenario answered, saturated ones included; 1 some scenarios failed (each
 named on stderr, the others still answered and written); 2 bad request (unreadable scenarios
-file, bad --out suffix, bad params or factor catalogue); 130 interrupted.
+file, bad --out suffix, bad params, factor or processor catalogue); 130 interrupted.
 """
 
 
@@ -318,6 +320,15 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         except (OSError, factors.FactorError) as exc:
             print(f"forecast: factor catalogue {args.factors}: {exc}", file=sys.stderr)
             return 2
+    machines = None
+    if any(s.get("processor") is not None for s in scenarios):
+        from kneecap import processors
+
+        try:
+            machines = processors.read_catalogue(args.processors)
+        except processors.ProcessorError as exc:
+            print(f"forecast: processor catalogue {args.processors}: {exc}", file=sys.stderr)
+            return 2
     try:
         params = config.load_params(args.params)
     except (OSError, ValueError) as exc:
@@ -327,7 +338,8 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
     tracking.configure(args.tracking_uri)
     with _Progress(len(scenarios), "forecast") as step:
         table = forecasting.forecast_scenarios(scenarios, _load_champions, policy, catalogue,
-                                               growth=policies.growth_policy(params), on_row=step)
+                                               growth=policies.growth_policy(params), machines=machines,
+                                               on_row=step)
     from kneecap.cli_msu import with_msu_columns  # the MSU of SMF classes, from the published marts
     table = with_msu_columns(table, scenarios, _load_champions, args.marts,
                              growth_policy=policies.growth_policy(params))
@@ -535,6 +547,8 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--marts", default="data/processed", help="published marts: msu_* columns of SMF classes")
     forecast.add_argument("--factors", default="data/reference/factors.csv",
                           help="factor catalogue for scenarios with `factors` (default: the bundled one)")
+    forecast.add_argument("--processors", default="data/reference/processor_capacity.yaml",
+                          help="processor capacity catalogue for scenarios with `processor` (default: the bundled one)")
     forecast.set_defaults(func=_cmd_forecast)
     forecast.formatter_class = argparse.RawDescriptionHelpFormatter
     forecast.description = ("Answer each scenario with the champion models: a table of the answers, "

@@ -9,7 +9,7 @@ cost models, applies catalogue factors and adds the warnings. A *scenario* is a 
 the factor labels a cost model was fitted with (``transport``, ``pooling``, ``release``, ``api``,
 ``config``).
 
-Two more keys describe a what-if rather than a model input:
+Three more keys describe a what-if rather than a model input:
 
 - ``cs_workload``: a Communications Server workload name such as ``CRR30(200B/200B)``; its clients
   and payload bytes fill ``clients``, ``req_bytes`` and ``resp_bytes`` (a value given as well must
@@ -17,6 +17,8 @@ Two more keys describe a what-if rather than a model input:
 - ``factors``: catalogue factor ids, or ``{id, share}`` mappings, applied to the workload's fitted
   CPU cost (:mod:`kneecap.factors`); the row then carries every answer twice, unadjusted and with
   the suffix ``_adjusted``, plus the factors' changes and citations.
+- ``processor``: ``{from, to, ratio_doubt_pct}``, a change of processor model answered on the
+  target's engine speeds from published capacities (:mod:`kneecap.processors`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap import factors as factor_catalogue
-from kneecap import goal_answers, peak_load
+from kneecap import goal_answers, peak_load, processors
 from kneecap import workloads as cs_workloads
 from kneecap._answer_checks import (
     ANSWER_CHECKS,
@@ -71,7 +73,7 @@ FACTOR_KEYS = ("transport", "pooling", "release", "api", "config")
 SCENARIO_KEYS = ("workload", "name", "clients", "tps", "think_time_ms", "n_gcp", "n_ziip", "req_bytes",
                  "resp_bytes", "n_queues", "slo_resp_ms", "current_clients", "growth_pct_per_year", *FACTOR_KEYS,
                  "cs_workload", "factors", "bg_load_factor", "current_tps", "slo", *ENGINE_KEYS,
-                 "peak_by", "peak_pct")
+                 "peak_by", "peak_pct", "processor")
 
 #: Answer columns a scenario with ``factors`` repeats with the suffix ``_adjusted``.
 ADJUSTED_COLUMNS = ("demand_ms_per_tran", "ziip_eligible_fraction", "resp_ms", "resp_ms_lo", "resp_ms_hi",
@@ -179,33 +181,6 @@ def band_sentence(curve: pd.DataFrame, load: str, unit: str, knee_load: float) -
     return words
 
 
-def with_workload_name(scenario: Mapping[str, Any]) -> dict[str, Any]:
-    """The scenario with ``cs_workload`` (e.g. ``CRR30(200B/200B)``) expanded into its columns.
-
-    ``clients``, ``req_bytes`` and ``resp_bytes`` are filled from the name; a value the scenario
-    also gives must agree. Adds ``pattern`` and ``connect_per_tran`` under those names only in the
-    returned row (see :func:`forecast_scenario`), not as model inputs.
-
-    Raises
-    ------
-    kneecap.workloads.WorkloadNameError
-        A malformed name, or a name that disagrees with an explicit value (both are named).
-    """
-    out = dict(scenario)
-    name = out.get("cs_workload")
-    if name is None:
-        return out
-    parsed = cs_workloads.parse_workload_name(name)
-    for key in ("clients", "req_bytes", "resp_bytes"):
-        given = out.get(key)
-        value = getattr(parsed, key)
-        if given is not None and float(given) != value:
-            raise cs_workloads.WorkloadNameError(
-                f"cs_workload {name!r} says {key} = {value} but the scenario gives {key} = {given}")
-        out[key] = value
-    return out
-
-
 def adjusted_models(models: WorkloadModels, adjustment: factor_catalogue.Adjustment) -> WorkloadModels:
     r"""The workload's response model with the factor-adjusted CPU demand and eligible share.
 
@@ -246,7 +221,8 @@ def factor_models(models: WorkloadModels, selections: Iterable[str | Mapping[str
 
 def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy,
                       catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
-                      growth: GrowthPolicy | None = None) -> dict[str, Any]:
+                      growth: GrowthPolicy | None = None, machines: processors.Catalogue | None = None
+                      ) -> dict[str, Any]:
     """Every answer one scenario supports: response with band, knee, zIIP plan, cost, time to knee.
 
     The row's ``status`` is ``answered``, or ``saturated`` with a ``status_message`` when the load
@@ -262,7 +238,10 @@ def forecast_scenario(models: WorkloadModels, scenario: Mapping[str, Any], polic
     if unknown:
         raise ModelError(f"unknown scenario key(s) {', '.join(unknown)}; known: {', '.join(SCENARIO_KEYS)}")
     check_scenario(scenario)
-    scenario = with_workload_name(scenario)
+    if scenario.get("processor") is not None:  # answered on the target processor's engines
+        ask = functools.partial(forecast_scenario, models, policy=policy, catalogue=catalogue, growth=growth)
+        return processors.answer_on_target(ask, scenario, machines, models.response)
+    scenario = cs_workloads.with_workload_name(scenario)
     check_scenario(scenario)
     selections = scenario.pop("factors", None) or []
     if isinstance(selections, (str, Mapping)):
@@ -335,8 +314,6 @@ def _answers(models: WorkloadModels, scenario: Mapping[str, Any], policy: Policy
     if models.response is None and models.cost is None:
         raise ModelError(f"{models.workload}: no registered model")
     return row
-
-
 
 
 def class_history(results: Any) -> pd.DataFrame:
@@ -528,7 +505,7 @@ def reach_sentence(answer: Mapping[str, Any], name: str, label: str, *, horizon_
 
 def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[str], WorkloadModels],
                        policy: Policy, catalogue: Mapping[str, factor_catalogue.Factor] | None = None, *,
-                       growth: GrowthPolicy | None = None,
+                       growth: GrowthPolicy | None = None, machines: processors.Catalogue | None = None,
                        on_row: Callable[[int], None] | None = None) -> pd.DataFrame:
     """One row per scenario, each with its ``status``: answered, saturated or failed.
 
@@ -556,7 +533,8 @@ def forecast_scenarios(scenarios: Iterable[Mapping[str, Any]], load: Callable[[s
             models = cache[workload]
             if isinstance(models, Exception):
                 raise ModelError(f"{workload}: {models}")
-            rows.append({**forecast_scenario(models, scenario, policy, catalogue, growth=growth), "error": None})
+            rows.append({**forecast_scenario(models, scenario, policy, catalogue, growth=growth, machines=machines),
+                         "error": None})
         except (ModelError, ValueError, KeyError) as exc:
             rows.append({"workload": workload, "scenario": scenario.get("name", ""), "status": FAILED,
                          "status_message": str(exc), "error": str(exc)})

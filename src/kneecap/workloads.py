@@ -5,7 +5,8 @@ IBM's Communications Server performance reports name a network benchmark
 clients doing request/response transactions on a persistent connection, ``CRR9(200B/200B)`` 9
 clients that connect, send, receive and close per transaction, ``STR3(1B/20MB)`` 3 streaming
 clients. :func:`parse_workload_name` turns such a name into its pattern, clients and payload
-bytes; :func:`workload_columns` does it for a column of a table.
+bytes; :func:`workload_columns` does it for a column of a table, and :func:`with_workload_name`
+for a forecast scenario's ``cs_workload``.
 
 :func:`cpu_ms_per_tran_from_lpar` is the report's cost-per-transaction computation from the RMF
 LPAR utilisation, and :func:`connection_setup` the per-connection CPU cost a table measuring
@@ -21,8 +22,9 @@ IBM, "V2R5 z/OS Communications Server Performance Summary Report" (2022), seed
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -162,6 +164,33 @@ def format_workload_name(workload: WorkloadName) -> str:
     """The canonical name, e.g. ``CRR30(200B/200B)``; :func:`parse_workload_name` reads it back."""
     return (f"{workload.pattern}{workload.clients}"
             f"({format_size(workload.req_bytes)}/{format_size(workload.resp_bytes)})")
+
+
+def with_workload_name(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario with ``cs_workload`` (e.g. ``CRR30(200B/200B)``) expanded into its columns.
+
+    ``clients``, ``req_bytes`` and ``resp_bytes`` are filled from the name; a value the scenario
+    also gives must agree. Adds ``pattern`` and ``connect_per_tran`` under those names only in the
+    returned row (see :func:`kneecap.forecasting.forecast_scenario`), not as model inputs.
+
+    Raises
+    ------
+    WorkloadNameError
+        A malformed name, or a name that disagrees with an explicit value (both are named).
+    """
+    out = dict(scenario)
+    name = out.get("cs_workload")
+    if name is None:
+        return out
+    parsed = parse_workload_name(name)
+    for key in ("clients", "req_bytes", "resp_bytes"):
+        given = out.get(key)
+        value = getattr(parsed, key)
+        if given is not None and float(given) != value:
+            raise WorkloadNameError(
+                f"cs_workload {name!r} says {key} = {value} but the scenario gives {key} = {given}")
+        out[key] = value
+    return out
 
 
 def workload_columns(names: Iterable[str], *, column: str = "workload") -> pd.DataFrame:
