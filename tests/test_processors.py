@@ -177,3 +177,28 @@ def test_the_envelope_has_no_top_where_an_end_is_saturated():
     assert (out["resp_ms"], out["resp_ms_lo"], out["resp_ms_hi"]) == (10.0, 8.5, math.inf)
     assert (out["knee_tps_lo"], out["knee_tps_hi"]) == (85.0, 116.0)
     assert (out["date_knee_lo"], out["date_knee_hi"]) == ("2026-02-20", "2026-04-01")
+
+
+def test_a_saturated_end_is_said_and_leaves_the_band_without_a_top():
+    """An open workload at 1,000 tps whose capacity is 1,000 tps x the GCP speed over 0.4 (a stand-in for a model)."""
+    def ask(scenario):
+        capacity = 1000.0 * scenario["gcp_speed"] / 0.4
+        if scenario["tps"] >= capacity:
+            return {"status": SATURATED, "status_message": f"1,000 tps is past saturation ({capacity:,.0f} tps)",
+                    "resp_ms": None, "resp_ms_lo": None, "resp_ms_hi": None, "warnings": None}
+        resp = 1.0 / (1.0 - scenario["tps"] / capacity)
+        return {"status": ANSWERED, "resp_ms": resp, "resp_ms_lo": 0.9 * resp, "resp_ms_hi": 1.1 * resp,
+                "warnings": "a warning of the fit"}
+
+    # 3931-701 to 3931-501: GCP speed 937 / 2253 = 0.4159, capacity 1,040 tps; at -5 % 988 tps
+    row = processors.answer_on_target(ask, {"tps": 1000.0, "processor": change("3931-501", 5)}, CATALOGUE,
+                                      results=object())
+    assert row["status"] == ANSWERED and row["status_at_ratio_low"] == SATURATED
+    fast = 1.05 * 1000.0 * (937 / 2253) / 0.4  # the high end's capacity: the band's least response
+    assert row["resp_ms_hi"] == math.inf
+    assert row["resp_ms_lo"] == pytest.approx(0.9 / (1.0 - 1000.0 / fast), rel=1e-12)
+    warnings = row["warnings"].split(forecasting.WARNINGS_SEPARATOR)
+    assert warnings[0] == "a warning of the fit" and warnings.count("a warning of the fit") == 1
+    assert "at the ratio's low end: 1,000 tps is past saturation (988 tps) (the band has no top)" in warnings
+    with pytest.raises(ProcessorError, match="has none"):
+        processors.answer_on_target(ask, {"tps": 1.0, "processor": change("3931-501", 5)}, CATALOGUE, None)

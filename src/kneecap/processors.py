@@ -429,7 +429,8 @@ def answer_on_target(ask: Callable[[Mapping[str, Any]], dict[str, Any]], scenari
         The answer at the published ratios with every band the envelope over the ratios' doubt
         (:func:`envelope`), :data:`END_COLUMNS` at both ends (``_at_ratio_low``, ``_at_ratio_high``),
         ``processor_from``, ``processor_to``, ``gcp_capacity_ratio``, ``ziip_capacity_ratio``,
-        ``capacity_ratio_doubt_pct``, ``processor_citations`` and, in ``warnings``, IBM's caveat.
+        ``capacity_ratio_doubt_pct``, ``processor_citations`` and, in ``warnings``, the ends' own
+        warnings (a saturated end named), the ratios used and IBM's caveat.
 
     Raises
     ------
@@ -457,6 +458,11 @@ def answer_on_target(ask: Callable[[Mapping[str, Any]], dict[str, Any]], scenari
             if column in point:
                 out[f"{column}_at_ratio_{end}"] = row.get(column)
     warnings = [w for w in (out.get("warnings") or "").split(WARNINGS_SEPARATOR) if w]
+    for end, row in zip(("low", "high"), ends):  # what qualifies an end's answer qualifies the envelope
+        if row.get("status") == SATURATED and point.get("status") != SATURATED:
+            warnings.append(f"at the ratio's {end} end: {row.get('status_message')} (the band has no top)")
+        warnings += [f"at the ratio's {end} end: {w}" for w in (row.get("warnings") or "").split(WARNINGS_SEPARATOR)
+                     if w and w not in warnings]
     span = (f"{change.gcp_ratio * (1 - doubt):.3g}-{change.gcp_ratio * (1 + doubt):.3g}" if doubt and
             change.source != change.target else f"{change.gcp_ratio:.3g}")
     warnings.append(f"processor {source_id} -> {target_id}: GCP capacity x {change.gcp_ratio:.3g}, zIIP x "
