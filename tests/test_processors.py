@@ -202,3 +202,31 @@ def test_a_saturated_end_is_said_and_leaves_the_band_without_a_top():
     assert "at the ratio's low end: 1,000 tps is past saturation (988 tps) (the band has no top)" in warnings
     with pytest.raises(ProcessorError, match="has none"):
         processors.answer_on_target(ask, {"tps": 1.0, "processor": change("3931-501", 5)}, CATALOGUE, None)
+
+
+def test_a_wlm_class_fitted_on_sub_capacity_smf_scales_its_measured_speeds():
+    """The SMF week of a 2 GCP + 2 zIIP LPAR with GCPs at 40 % of a zIIP (R723NFFS 640, ``tests.smf.simdays``)."""
+    from kneecap.modeling.open_dispatch import OpenDispatchModel
+    from tests.smf import simdays as sd
+
+    records, truth = sd.variant_days("subcap", seed=11)
+    res = OpenDispatchModel(n_boot=4, calibrate=False).fit(sd.class_rows(records, truth))
+    assert res.measured_engines == {"gcp_speed": 1.0, "ziip_speed": pytest.approx(2.5, rel=1e-12)}
+    models = forecasting.WorkloadModels("ZCONSUB", res, None)
+    asked = {"workload": "ZCONSUB", "name": "to_701", "tps": 2000.0, "slo_resp_ms": 6.5}
+    row = forecasting.forecast_scenario(models, {**asked, "processor": change("3931-701", 0, "3931-501")}, POLICY,
+                                        machines=CATALOGUE)
+    # a GCP 2253 / 937 times as fast as the measured one, the zIIPs as measured (NFFS / 256 = 2.5)
+    speed = forecasting.forecast_scenario(models, {**asked, "gcp_speed": 2253 / 937, "ziip_speed": 2.5}, POLICY)
+    for column in ("resp_ms", "resp_ms_lo", "resp_ms_hi", "knee_tps", "knee_tps_lo", "knee_tps_hi", "max_tps",
+                   "recommended_n_ziip", "engines"):
+        assert row[column] == speed[column], column
+    assert row["max_tps"] > res.max_tps()  # the measured engines' capacity, 2,948 tps
+    # the week's NFFS (a zIIP 2.5 x a GCP) is 4 % from the 501's published 2,253 / 937 = 2.40: said
+    # when the scenario's doubt is smaller, not when it covers it
+    assert "fitted with a zIIP at 2.5 x a GCP's speed, while 3931-501 runs its GCPs at 41.6 %" in row["warnings"]
+    covered = forecasting.forecast_scenario(models, {**asked, "processor": change("3931-701", 5, "3931-501")}, POLICY,
+                                            machines=CATALOGUE)
+    assert "fitted with a zIIP" not in covered["warnings"]
+    assert covered["knee_tps_lo"] <= row["knee_tps_lo"] <= row["knee_tps"] <= row["knee_tps_hi"] <= covered[
+        "knee_tps_hi"]
