@@ -144,7 +144,7 @@ def goal_sentences(row) -> list[str]:
                  for p in (50, 90, 95)]
         found.append(f"response percentiles at {row['tps']:,.0f} tps: " + ", ".join(parts))
     if isinstance(row.get("goal"), str):
-        words = f"WLM goal {row['goal']}:"
+        words = f"WLM goal{'s' if row.get('pi_period') is not None else ''} {row['goal']}:"
         if _finite(row, "pi"):
             words += f" PI {row['pi']:.2f} ({row['pi_lo']:.2f}-{row['pi_hi']:.2f}) at {row['tps']:,.0f} tps;"
         if _finite(row, "pi_tps"):
@@ -155,11 +155,27 @@ def goal_sentences(row) -> list[str]:
                 words += ", " + reach_sentence(row, "pi", "PI 1")
         else:
             words += " PI stays under 1 up to 95 % of saturation"
+        if row.get("pi_period") is not None:  # a multi-period class: the binding period, then each one's
+            words += f" (period {int(row['pi_period'])} binds; " + "; ".join(_period_words(row)) + ")"
         found.append(words)
     if isinstance(row.get("slo"), str) and _finite(row, "slo_resp_ms") and not row["slo"].startswith("mean"):
         found.append(f"SLO {row['slo']}: met while the mean response is <= {row['slo_resp_ms']:.3g} ms "
                      "(the plan and the SLO's date use that mean)")
     return found
+
+
+def _period_words(row) -> list[str]:
+    """Each period's PI at the load and the load its PI passes 1 (the ``_p<N>`` columns of a multi-period class)."""
+    periods = sorted({int(c.rsplit("_p", 1)[1]) for c in row if c.startswith("pi_tps_p") and c[8:].isdigit()})
+    out = []
+    for p in periods:
+        said = f"period {p}"
+        if _finite(row, f"pi_p{p}"):
+            said += f" PI {row[f'pi_p{p}']:.2f} ({row[f'pi_lo_p{p}']:.2f}-{row[f'pi_hi_p{p}']:.2f})"
+        said += (f" passes 1 at {row[f'pi_tps_p{p}']:.4g} tps" if _finite(row, f"pi_tps_p{p}")
+                 else " stays under 1")
+        out.append(said)
+    return out
 
 
 def goal_lines(row) -> list[str]:

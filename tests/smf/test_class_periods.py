@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap import config, forecasting, policies, training
+from kneecap import config, forecast_text, forecasting, policies, training
 from kneecap.modeling import ModelError
 from kneecap.modeling.class_periods import merge_periods, period_mean_map, period_of
 from kneecap.modeling.serialise import dumps, loads
@@ -122,6 +122,11 @@ def test_each_periods_pi_passes_1_where_its_goal_says(fitted):
     assert row["pi_period"] == 2 and row["pi_tps"] == row["pi_tps_p2"] < row["pi_tps_p1"]
     assert row["pi"] == max(row["pi_p1"], row["pi_p2"])
     assert (row["pi_p2"] > 1) == (1800.0 > row["pi_tps_p2"])
+    # kneecap forecast (and the report) say the binding period and each one's PI
+    said = forecast_text.goal_sentences(row)[0]
+    assert said.startswith(f"WLM goals period 1: 90 % within 5 ms; period 2: average {GOAL_2_MS} ms: PI ")
+    assert (f"(period 2 binds; period 1 PI {row['pi_p1']:.2f} ({row['pi_lo_p1']:.2f}-{row['pi_hi_p1']:.2f}) passes 1 "
+            f"at {row['pi_tps_p1']:.4g} tps; period 2 PI {row['pi_p2']:.2f}") in said
 
 
 def test_the_wlm_goal_plan_meets_every_period_on_the_engines_it_recommends(fitted):
