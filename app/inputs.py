@@ -13,6 +13,7 @@ from typing import Any
 import resources as res
 import streamlit as st
 
+from kneecap import processors
 from kneecap.modeling import engines
 
 
@@ -126,3 +127,52 @@ def engine_inputs(page: str, workload: str, measured: Mapping[str, Any], *, smt:
         words.append(f"zIIPs in SMT-2 (MT capacity factor {capacity:g})")
     return EngineChoice(tuple(sorted(chosen.items())), ", ".join(words),
                         None if capacity is None else float(capacity))
+
+
+@dataclass(frozen=True)
+class ProcessorChoice:
+    """A change of processor a page asks about (:mod:`kneecap.processors`).
+
+    ``engines``: the target's engines at the GCP capacity ratio's low end, the published ratio and
+    its high end (as :class:`EngineChoice`'s ``engines``); ``words``: the change for the answer's
+    first line; ``notes``: the ratios used, their citations and IBM's caveat.
+    """
+
+    engines: tuple[res.Engines, res.Engines, res.Engines]
+    words: str
+    notes: str
+
+
+def processor_inputs(page: str, workload: str, measured: Mapping[str, Any],
+                     mt: Mapping[str, Any]) -> ProcessorChoice | None:
+    """A processor change from the published capacities, or None (not asked, or figures that do not compare).
+
+    ``measured``: the model's measured engine speeds (scaled by the ratios); ``mt``: the zIIPs' MT
+    mode and capacity factor the page set, kept on the target. The ratio's doubt starts at 5 %: IBM
+    prints no precision for these figures, so it is the planner's own and the page says so.
+    """
+    catalogue = res.processor_catalogue()
+    if not st.toggle("Another processor (published capacities)", key=widget_key(f"{page}_processor", workload),
+                     help="answer on another processor model or capacity setting: its one-CP capacity from "
+                          "IBM's published figures (data/reference/processor_capacity.yaml) scales the engines' "
+                          "speed; the band is the envelope over the ratio's doubt"):
+        return None
+    ids = list(catalogue.processors)
+    c1, c2, c3 = st.columns(3)
+    source = c1.selectbox("From (the machine measured)", ids, key=widget_key(f"{page}_processor_from", workload))
+    target = c2.selectbox("To", ids, index=min(1, len(ids) - 1), key=widget_key(f"{page}_processor_to", workload))
+    doubt = c3.number_input("Capacity ratio doubt, +- %", 0.0, 50.0, value=5.0, step=1.0,
+                            key=widget_key(f"{page}_processor_doubt", workload),
+                            help="IBM prints no precision for these ratios: the doubt is yours (5 % to start)")
+    try:
+        change = processors.capacity_change(source, target, catalogue)
+    except processors.ProcessorError as exc:
+        st.error(f"Processor change: {exc}")
+        return None
+    d = float(doubt) / 100.0
+    sets = tuple(tuple(sorted({**change.engines(measured, scale), **mt}.items()))
+                 for scale in (1.0 - d, 1.0, 1.0 + d))
+    words = f"on {target} (from {source}: GCP capacity x{change.gcp_ratio:.3g}, zIIP x{change.ziip_ratio:.3g})"
+    notes = (f"Published one-CP figures, taken per engine, the ratio's doubt +-{float(doubt):g} %: "
+             + "; ".join(change.citations) + f". IBM: \"{catalogue.caveat}\" ({catalogue.caveat_citation}).")
+    return ProcessorChoice(sets, words, notes)  # type: ignore[arg-type]

@@ -36,6 +36,7 @@ from kneecap import (
     msu_answer,
     peak_load,
     policies,
+    processors,
     tracking,
     upload,
     warehouse,
@@ -519,6 +520,17 @@ def ingest_upload(filename: str, payload: bytes, progress: Callable[[float, str]
 
 
 # --- What-if factors ---------------------------------------------------------------------------
+
+
+def processors_path() -> Path:
+    """Path of the processor capacity catalogue (``KNEECAP_PROCESSORS``, default the bundled one)."""
+    return Path(os.environ.get("KNEECAP_PROCESSORS", ROOT / "data" / "reference" / "processor_capacity.yaml"))
+
+
+@st.cache_resource
+def processor_catalogue() -> processors.Catalogue:
+    """The published one-CP capacities of the processor-change what-if (:func:`kneecap.processors.read_catalogue`)."""
+    return processors.read_catalogue(processors_path())
 
 
 def factors_path() -> Path:

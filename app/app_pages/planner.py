@@ -91,8 +91,13 @@ conservative = p4.checkbox("SLO met by the band's upper end", value=bool(policy.
 
 chosen = replace(policy, max_ziip_busy_pct=float(max_busy), max_spill_pct=float(max_spill),
                  max_added_gcp=int(max_added), conservative=bool(conservative))
-# the engines, from the model's measured ones
-choice = inputs.engine_inputs("plan", workload, getattr(model, "measured_engines", {}), smt=True)
+# the engines, from the model's measured ones, or another processor's from the published capacities
+measured_engines = getattr(model, "measured_engines", {}) or {}
+choice = inputs.engine_inputs("plan", workload, measured_engines, smt=True)
+other = inputs.processor_inputs("plan", workload, measured_engines,
+                                {k: v for k, v in choice.engines if k in ("ziip_mt", "ziip_mt_capacity")})
+if other is not None:  # the target's engines replace the GCP share asked above; the MT mode stays
+    choice = replace(choice, engines=other.engines[1], words=other.words)
 slo_words = f"SLO {slo:g} ms"
 if is_class:
     kinds = res.class_slo_kinds(workload, key)
@@ -124,6 +129,14 @@ if answer["n_ziip"] is None:
 else:
     st.success(f"**{configuration}:** recommendation {answer['reason']}.")
 st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
+if other is not None:  # the same plan at the capacity ratio's two ends: how much the published figure's doubt moves it
+    ends = [res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen, e) if is_class
+            else res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen, e)
+            for e in (other.engines[0], other.engines[2])]
+    said = ["no mix meets it" if a["n_ziip"] is None else f"{a['n_ziip']} zIIP(s) with {a['n_gcp']} GCP(s)"
+            for a in ends]
+    st.markdown(f"**At the capacity ratio's ends:** low {said[0]}; high {said[1]}.")
+    st.caption(other.notes)
 if choice.mt_capacity is not None:
     smt = (res.class_plan_smt(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen,
                               float(choice.mt_capacity), choice.engines) if is_class else

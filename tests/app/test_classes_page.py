@@ -18,7 +18,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kneecap import _answer_checks as answer_checks
-from kneecap import config, forecasting, goal_answers, modeling, policies, tracking, warehouse
+from kneecap import config, forecasting, goal_answers, modeling, policies, processors, tracking, warehouse
 from tests.app.conftest import SMF_CLASS, SMF_DAYS, widget_key
 from tests.app.conftest import plotly_values as _values
 
@@ -321,6 +321,32 @@ def test_planner_plans_an_smf_class_in_tps(app_env):
     busier = at.dataframe[0].value
     assert (busier["gcp_busy_pct"] >= table["gcp_busy_pct"] - 1e-9).all()
     assert (busier["gcp_busy_pct"] > table["gcp_busy_pct"]).any()
+
+
+def test_planner_plans_an_smf_class_on_another_processor(app_env):
+    """The planner on 3931-601 measured on 3931-701: the plan kneecap forecast gives for the same change."""
+    at = _page("planner")
+    at.selectbox(key="plan_workload").set_value(SMF_CLASS).run()
+    at.toggle(key=_k("plan_processor")).set_value(True).run()
+    at.selectbox(key=_k("plan_processor_from")).set_value("3931-701").run()
+    at.selectbox(key=_k("plan_processor_to")).set_value("3931-601").run()
+    assert not at.exception, at.exception
+    model = _champion()
+    tps, slo = at.number_input(key=_k("plan_tps")).value, at.number_input(key=_k("plan_slo")).value
+    params = config.load_params(os.environ["KNEECAP_PARAMS"])
+    machines = processors.read_catalogue(REPO / "data" / "reference" / "processor_capacity.yaml")
+    row = forecasting.forecast_scenario(
+        forecasting.WorkloadModels(SMF_CLASS, model),
+        {"workload": SMF_CLASS, "name": "601", "tps": tps, "slo_resp_ms": slo, "bg_load_factor": 1.0,
+         "processor": {"from": "3931-701", "to": "3931-601", "ratio_doubt_pct": 5}},
+        policies.planner_policy(params), machines=machines)
+    shown = (at.success or at.error)[0].value
+    assert "on 3931-601 (from 3931-701: GCP capacity x0.664" in shown and row["recommendation"] in shown
+    ends = _markdown(at, "**At the capacity ratio's ends:**")
+    for end in ("low", "high"):
+        n = row[f"recommended_n_ziip_at_ratio_{end}"]
+        assert f"{end} {int(n)} zIIP(s) with {int(row[f'recommended_n_gcp_at_ratio_{end}'])} GCP(s)" in ends
+    assert any("PCI Tables are NOT adequate" in c.value for c in at.caption)
 
 
 def test_planner_plans_an_smf_class_at_its_forecast_peak(app_env):

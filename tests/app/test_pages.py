@@ -253,6 +253,12 @@ def test_planner_page_recommends_ibms_answer(app_env):
     at.number_input(key=_k("plan_clients")).set_value(300).run()
     assert re.search(r"\b2 zIIP\(s\)", at.success[0].value), at.success[0].value
     assert "plan_download" in _downloads(at)
+    # on a sub-capacity setting of the same machine the GCPs slow, and the page says on what it answers
+    at.toggle(key=_k("plan_processor")).set_value(True).run()
+    assert not at.exception, at.exception
+    shown = (at.success or at.error)[0].value
+    assert "on 3931-601 (from 3931-701: GCP capacity x0.664, zIIP x1)" in shown, shown
+    assert [m.value for m in at.markdown if m.value.startswith("**At the capacity ratio's ends:** low ")]
 
 
 def test_planner_page_says_when_no_count_meets_the_slo(app_env):
