@@ -15,8 +15,10 @@ from kneecap.report import figures
 
 BAND_FILL, MODEL_COLOUR, TEMPLATE = figures.BAND_FILL, figures.MODEL_COLOUR, figures.TEMPLATE
 curve_with_band, span, vline = figures.curve_with_band, figures.span, figures.vline
+pi_curve_figure, percentile_curve_figure = figures.pi_curve_figure, figures.percentile_curve_figure
 
-__all__ = ["BAND_FILL", "MODEL_COLOUR", "TEMPLATE", "curve_with_band", "show", "span", "vline"]
+__all__ = ["BAND_FILL", "MODEL_COLOUR", "TEMPLATE", "curve_with_band", "percentile_curve_figure", "pi_curve_figure",
+           "show", "span", "vline"]
 
 # Sent with each figure: Streamlit's own chart theme is applied in the browser on every redraw and
 # cost 45-50 ms of a slider step on the Knee page (p50 228 -> 184 ms, key press to both charts

@@ -30,6 +30,7 @@ from kneecap import (
     factors,
     forecasting,
     goal_answers,
+    goal_curves,
     measured_fit,
     modeling,
     msu,
@@ -382,6 +383,34 @@ def class_goal(workload: str, key: str, tps: float, n_gcp: int, n_ziip: int, bg_
     point = class_point(workload, key, tps, n_gcp, n_ziip, bg_load_factor)
     row = {"tps": float(tps), **{c: point[c] for c in ("resp_ms", "resp_ms_lo", "resp_ms_hi")}}
     return goal_answers.goal_columns(models(workload, key).response, _lpar(n_gcp, n_ziip, bg_load_factor), row)
+
+
+@st.cache_data(max_entries=64)
+def class_goal_curve(workload: str, key: str, n_gcp: int, n_ziip: int, bg_load_factor: float) -> pd.DataFrame:
+    """The class's response percentiles and its goal's PI against tps, with bands (empty: no distribution).
+
+    :func:`kneecap.goal_curves.goal_curve_on`: on the curve :func:`class_goal` reads the PI's load off.
+    """
+    return goal_curves.goal_curve_on(models(workload, key).response, _lpar(n_gcp, n_ziip, bg_load_factor))
+
+
+@st.cache_data(max_entries=16)
+def class_goal_points(workload: str, key: str) -> pd.DataFrame:
+    """Per RMF interval of the class: tps, measured PI for its goal and bucket percentiles.
+
+    :func:`kneecap.goal_curves.measured_goal_points` on the published ``fct_performance_index``
+    and ``fct_rt_buckets`` (empty where they are not published).
+    """
+    return goal_curves.measured_goal_points(measured_points(workload), table("fct_performance_index"),
+                                            table("fct_rt_buckets"), class_response_goal(workload, key))
+
+
+def class_response_goal(workload: str, key: str) -> tuple[str, float, float] | None:
+    """The WLM response time goal the class's distribution was calibrated under (None: none).
+
+    :func:`kneecap.goal_curves.response_goal`.
+    """
+    return goal_curves.response_goal(models(workload, key).response)
 
 
 def class_slo_kinds(workload: str, key: str) -> list[str]:

@@ -126,6 +126,20 @@ if "resp_p90_ms" in goal:
                            f"{goal[f'resp_p{p}_ms_hi']:.3g})" for p in (50, 90, 95))
                + (f"; PI {goal['pi']:.2f} ({goal['pi_lo']:.2f}-{goal['pi_hi']:.2f})" if "pi" in goal else "")
                + ". The distribution around the mean is fitted to the intervals' response time buckets.")
+goal_curve = res.class_goal_curve(workload, key, int(n_gcp), int(n_ziip), float(bg))
+if not goal_curve.empty:
+    measured_goal = res.class_goal_points(workload, key)
+    side_by_side = iter(st.columns(2))
+    if "pi" in goal_curve:  # a class with a response time goal: its PI beside the percentiles
+        with next(side_by_side):
+            charts.show(charts.pi_curve_figure(goal_curve, measured_goal, goal_words=goal["goal"], crossing=goal,
+                                               configuration=configuration), key="cls_pi_curve")
+    with next(side_by_side):
+        charts.show(charts.percentile_curve_figure(goal_curve, measured_goal,
+                                                   goal=res.class_response_goal(workload, key), crossing=goal,
+                                                   configuration=configuration), key="cls_percentile_curve")
+    st.caption("Measured points: each RMF interval of the class on the LPAR it ran on (its engines and other "
+               "classes as measured); a measured percentile is the upper bound of the 72.3 bucket it fell in.")
 
 measured_pi = res.class_measured_pi(workload)
 if not measured_pi.empty:

@@ -135,8 +135,10 @@ def build_project(root: Path) -> dict[str, str]:
     # fct_performance_index: the measured PI of the SMF week's class periods (the capacity report shows it),
     # fct_sysplex_performance_index its sysplex PI (each class runs on one system here: the same PI)
     # fct_msu_intervals: the LPARs' MSU and SMF70LAC (the MSU cost page prices the classes with it)
+    # fct_rt_buckets: the 72.3 response time buckets (the goal chart's measured percentiles)
     published = {k: tables[k] for k in ("fct_measurements", "dim_workloads", "dim_sources", "fct_performance_index",
-                                         "fct_sysplex_performance_index", "fct_msu_intervals")}
+                                         "fct_sysplex_performance_index", "fct_msu_intervals",
+                                         "fct_rt_buckets")}
     warehouse.write_tables(published, marts)
 
     reports = root / "reports"

@@ -18,8 +18,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kneecap import _answer_checks as answer_checks
-from kneecap import config, forecasting, goal_answers, modeling, policies, processors, tracking, warehouse
-from tests.app.conftest import SMF_CLASS, SMF_DAYS, widget_key
+from kneecap import config, forecasting, goal_answers, goal_curves, modeling, policies, processors, tracking, warehouse
+from tests.app.conftest import SMF_CLASS, SMF_CLASS_2, SMF_DAYS, widget_key
 from tests.app.conftest import plotly_values as _values
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,6 +56,13 @@ def _markdown(at: AppTest, prefix: str) -> str:
     found = [m.value for m in at.markdown if m.value.startswith(prefix)]
     assert found, f"no markdown starting {prefix!r}: {[m.value[:60] for m in at.markdown]}"
     return found[0]
+
+
+def _chart(at: AppTest, key: str) -> dict:
+    """The plotly figure the page drew with widget key ``key`` (its ``data`` and ``layout``)."""
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    assert found, f"no chart {key!r}: {[c.proto.id for c in at.get('plotly_chart')]}"
+    return json.loads(found[0].proto.spec)
 
 
 def _day(value) -> str:
@@ -109,7 +116,7 @@ def test_classes_page_forecasts_the_knee_date(app_env):
     assert grown["method"] in set(competitors["method"])
 
     # the chart: interval history, daily peaks, the forecast fan and the knee line with its band
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = _chart(at, "cls_chart")
     names = {t.get("name") for t in spec["data"]}
     assert {"interval tps", "daily peak", f"forecast ({grown['method']})"} <= names
     history = next(t for t in spec["data"] if t.get("name") == "interval tps")
@@ -186,6 +193,41 @@ def test_classes_page_gives_the_goals_pi_load_and_the_percentiles(app_env):
                                                    lpar=lpar), goal["pi_tps"], rtol=1e-9)
     caption = next(c.value for c in at.caption if c.value.startswith(f"At {peak:.4g} tps"))
     assert f"p90 {goal['resp_p90_ms']:.3g} ms" in caption and f"PI {goal['pi']:.2f}" in caption
+
+    # beside the words, drawn against load: the PI forecast with its band, PI 1, each interval's measured PI
+    # and the load it passes 1 at with its band; the same curve as kneecap.goal_curves gives on the champion
+    curve = goal_curves.goal_curve(model, model.curve(points=80, **lpar))
+    traces = {t.get("name"): t for t in _chart(at, "cls_pi_curve")["data"]}
+    assert {"PI forecast", "95% band", "PI = 1 (goal met exactly)", "measured PI (RMF intervals)",
+            f"PI passes 1 at {goal['pi_tps']:.4g} tps",
+            f"PI 1 95% band {goal['pi_tps_lo']:.4g}-{goal['pi_tps_hi']:.4g} tps"} <= set(traces)
+    drawn = np.array(_values(traces["PI forecast"]["x"]), float)
+    np.testing.assert_allclose(np.array(_values(traces["PI forecast"]["y"]), float),
+                               curve.set_index("tps").loc[drawn, "pi"].replace(np.inf, np.nan), rtol=1e-12)
+    pi = warehouse.read_snapshot(os.environ["KNEECAP_MARTS"]).tables["fct_performance_index"]
+    measured = pi[(pi["class_name"] == SMF_CLASS) & pi["performance_index"].notna()]
+    assert len(_values(traces["measured PI (RMF intervals)"]["y"])) == len(measured) == model.n_train
+    assert _values(traces[f"PI passes 1 at {goal['pi_tps']:.4g} tps"]["x"]) == [goal["pi_tps"]] * 2
+    percentiles = {t.get("name") for t in _chart(at, "cls_percentile_curve")["data"]}
+    assert {"p50 forecast, 95% band", "p90 forecast, 95% band", "p95 forecast, 95% band", "p95 95% band",
+            "goal: average 50 ms (on the mean)", "p90 measured (bucket bound)"} <= percentiles
+
+    # a third zIIP: the charts follow the page's LPAR (the load PI passes 1 at moves out)
+    at.number_input(key=_k("cls_n_ziip")).set_value(3).run()
+    assert not at.exception, at.exception
+    three = {**lpar, "n_ziip": 3}
+    goal3 = goal_answers.goal_columns(model, three, {"tps": peak, **{
+        c: float(v) for c, v in model.predict(pd.DataFrame([{"tps": peak, **three}])).iloc[0].items()
+        if c in ("resp_ms", "resp_ms_lo", "resp_ms_hi")}})
+    assert goal3["pi_tps"] > goal["pi_tps"]
+    assert f"PI passes 1 at {goal3['pi_tps']:.4g} tps" in {t.get("name") for t in _chart(at, "cls_pi_curve")["data"]}
+
+    # a class fitted without 72.3 buckets has no distribution: no goal words, no goal charts
+    at.selectbox(key="cls_workload").set_value(SMF_CLASS_2).run()
+    assert not at.exception, at.exception
+    assert not [m.value for m in at.markdown if m.value.startswith("**WLM goal")]
+    assert not [c for c in at.get("plotly_chart") if c.proto.id.endswith(("-cls_pi_curve", "-cls_percentile_curve"))]
+    assert [c for c in at.get("plotly_chart") if c.proto.id.endswith("-cls_chart")]
 
 
 def test_classes_page_shows_what_the_model_warns_of(app_env, monkeypatch):

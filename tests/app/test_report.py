@@ -9,6 +9,7 @@ to what :mod:`kneecap.forecasting` answers for the same question, computed here 
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 from html.parser import HTMLParser
@@ -20,6 +21,7 @@ import pytest
 from kneecap import cli, config, forecast_text, forecasting, policies, tracking, warehouse
 from kneecap.report import figures
 from tests.app.conftest import DIAG, SMF_CLASS
+from tests.app.conftest import plotly_values as _values
 
 SECTIONS = ("question", "answer", "growth", "performance-index", "plan", "model", "data", "caveats", "versions")
 
@@ -55,6 +57,14 @@ def _parse(page: str) -> _Tags:
     parser = _Tags()
     parser.feed(page)
     return parser
+
+
+def _chart_traces(page: str) -> dict[str, list[dict]]:
+    """Each chart of the page by its div id: its traces, as plotly.js is handed them."""
+    found = {}
+    for div, data in re.findall(r'Plotly\.newPlot\(\s*"(chart-[\w-]+)",\s*(\[.*?\]),\s*\{', page, re.S):
+        found[div] = json.loads(data)
+    return found
 
 
 def project_options(project: dict[str, str], folder: Path) -> list[str]:
@@ -109,6 +119,8 @@ def test_the_closed_report_gives_the_forecasts_knee_plan_and_sources(app_project
     run_id = champion[champion["aliases"].str.contains("champion")]["run_id"].iloc[0]
     assert run_id in text
     assert "No growth forecast" in text and "hold no Performance Index" in text
+    # a table of runs has no response time distribution: no PI or percentile chart against load
+    assert set(_chart_traces(page)) == {"chart-response"}
     # the caveats: where the load lies against the trained one, and every warning the forecast gives
     assert f"The load asked is {row['extrapolation']}" in text
     warnings = row["warnings"] if isinstance(row["warnings"], str) else ""
@@ -141,6 +153,18 @@ def test_the_class_report_gives_the_knee_dates_and_the_measured_pi(app_project, 
     assert len(said) == 2 and said[1].startswith(f"WLM goal average {mine['goal_resp_ms'].iloc[0]:g} ms")
     for sentence in said:
         assert sentence in text
+    # and drawn against load: the PI with its band, PI 1, every interval's measured PI and where it passes 1
+    charts = _chart_traces(page)
+    pi_curve = {t.get("name"): t for t in charts["chart-pi_curve"]}
+    assert {"PI forecast", "95% band", "PI = 1 (goal met exactly)", "measured PI (RMF intervals)",
+            f"PI passes 1 at {row['pi_tps']:.4g} tps"} <= set(pi_curve)
+    assert len(_values(pi_curve["measured PI (RMF intervals)"]["y"])) == len(mine)
+    assert _values(pi_curve["PI = 1 (goal met exactly)"]["y"]) == [1.0, 1.0]
+    percentiles = {t.get("name") for t in charts["chart-percentiles"]}
+    assert {"p50 forecast, 95% band", "p90 forecast, 95% band", "p95 forecast, 95% band", "p90 95% band",
+            f"goal: average {mine['goal_resp_ms'].iloc[0]:g} ms (on the mean)",
+            "p90 measured (bucket bound)"} <= percentiles
+    assert page.index('id="pi-forecast"') < page.index('id="pi-curve-chart"') < page.index('id="percentile-chart"')
 
 
 @pytest.mark.parametrize("workload", [DIAG, SMF_CLASS])
@@ -155,7 +179,8 @@ def test_a_report_is_one_self_contained_file(reports, workload):
             assert not (attrs.get(attr) or "").strip(), (tag, attrs)
     # plotly.js inlined once, however many charts
     assert page.count(figures.plotly_js()[:500]) == 1
-    assert len(re.findall(r'<div id="chart-', page)) == (2 if workload == SMF_CLASS else 1)
+    # the class: its response, measured PI over time, forecast PI and percentiles against load
+    assert len(re.findall(r'<div id="chart-', page)) == (4 if workload == SMF_CLASS else 1)
 
 
 def test_the_report_command_says_what_is_missing(app_project, tmp_path, capsys):

@@ -21,7 +21,7 @@ import pandas as pd
 import yaml
 
 import kneecap
-from kneecap import forecast_text, forecasting, measured_fit, tracking
+from kneecap import forecast_text, forecasting, goal_curves, measured_fit, tracking
 from kneecap.modeling import ModelError
 from kneecap.modeling.engines import ENGINE_KEYS, on_engines
 from kneecap.modeling.knee import Knee, knee_sentence
@@ -43,7 +43,7 @@ class ReportContent:
     """Everything one capacity report says, as values and sentences (the template's input).
 
     Attributes are plain values, sentences and frames; :mod:`kneecap.report.render` draws the
-    figures from ``curve``, ``points`` and ``pi`` and writes the HTML.
+    figures from ``curve``, ``points``, ``pi`` and ``goal_curve`` and writes the HTML.
     """
 
     workload: str
@@ -64,6 +64,12 @@ class ReportContent:
     pi_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: the forecast's percentiles, PI and PI date (:func:`kneecap.forecast_text.goal_sentences`)
     goal_forecast: list[str] = field(default_factory=list)
+    #: a WLM class's response time goal (:func:`kneecap.goal_curves.response_goal`), or None
+    goal: tuple[str, float, float] | None = None
+    #: the percentiles and PI along ``curve`` (:func:`kneecap.goal_curves.goal_curve`; empty: no distribution)
+    goal_curve: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: per RMF interval: load, measured PI, bucket percentiles (:func:`kneecap.goal_curves.measured_goal_points`)
+    goal_points: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def goal_words(row: Mapping[str, Any]) -> str:
@@ -316,8 +322,9 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
         :func:`kneecap.tracking.registered_models`: the champions' versions, runs and metrics.
     marts : mapping
         The published marts (:func:`kneecap.warehouse.read_snapshot`): ``fct_measurements``,
-        ``dim_workloads``, ``dim_sources`` and, where published, ``fct_performance_index`` and
-        ``fct_sysplex_performance_index``.
+        ``dim_workloads``, ``dim_sources`` and, where published, ``fct_performance_index``,
+        ``fct_sysplex_performance_index`` and ``fct_rt_buckets`` (a WLM class's measured
+        percentiles).
     policy, growth
         The planner policy and growth policy from ``params.yaml``, as ``kneecap forecast`` uses them.
     load : float, optional
@@ -421,6 +428,12 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     pi, plex_pi = class_performance_index(
         marts, workload, set(points["system_id"].dropna()) if "system_id" in points else set())
     goals = performance_index_summary(pi, plex_pi)
+    # the class's percentiles and PI along the curve drawn, on the engines asked (the shape is the model's own)
+    goal = goal_curves.response_goal(results) if unit == "tps" else None
+    shape_curve = goal_curves.goal_curve(results, curve) if unit == "tps" else pd.DataFrame()
+    goal_points = (goal_curves.measured_goal_points(points, marts.get("fct_performance_index", pd.DataFrame()),
+                                                    marts.get("fct_rt_buckets", pd.DataFrame()), goal)
+                   if not shape_curve.empty else pd.DataFrame())
     question = {"workload": workload, "load": asked, "unit": unit, "slo_resp_ms": slo_resp_ms,
                 "load_given": load is not None, "configuration": knee["configuration"], "trained": trained,
                 "goals": [f"{g['system_id']} period {g['period']}: {g['goal']}" for g in goals.to_dict("records")
@@ -437,4 +450,5 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
                          plan=plan, model=model, data=_data(workload, marts, points),
                          caveats=forecast_text.caution_sentences(row),
                          versions=versions, curve=curve, points=points, same_config=same, pi=pi, pi_summary=goals,
-                         goal_forecast=forecast_text.goal_sentences(row))
+                         goal_forecast=forecast_text.goal_sentences(row), goal=goal, goal_curve=shape_curve,
+                         goal_points=goal_points)

@@ -38,11 +38,17 @@ MODEL_COLOUR = "#1f77b4"
 TRAINED_FILL, KNEE_FILL = "rgba(128,128,128,0.08)", "rgba(255,165,0,0.15)"
 
 
-def curve_with_band(x, mid, lo, hi, name: str) -> list[go.Scatter]:
-    """The model line over its 95 % band (upper edge first, so the lower one fills up to it)."""
-    return [go.Scatter(x=x, y=hi, line={"width": 0}, showlegend=False, hoverinfo="skip"),
-            go.Scatter(x=x, y=lo, fill="tonexty", line={"width": 0}, fillcolor=BAND_FILL, name="95% band"),
-            go.Scatter(x=x, y=mid, name=name, line={"color": MODEL_COLOUR})]
+def curve_with_band(x, mid, lo, hi, name: str, *, color: str = MODEL_COLOUR, fill: str = BAND_FILL,
+                    band_name: str = "95% band", group: str | None = None) -> list[go.Scatter]:
+    """The model line over its 95 % band (upper edge first, so the lower one fills up to it).
+
+    ``group``: a legend group the three share; the band then has no legend entry of its own (the
+    line's entry shows and hides both), so that several curves keep a short legend.
+    """
+    return [go.Scatter(x=x, y=hi, line={"width": 0}, showlegend=False, hoverinfo="skip", legendgroup=group),
+            go.Scatter(x=x, y=lo, fill="tonexty", line={"width": 0}, fillcolor=fill, name=band_name,
+                       legendgroup=group, showlegend=group is None),
+            go.Scatter(x=x, y=mid, name=name, line={"color": color}, legendgroup=group)]
 
 
 def span(lo: float, hi: float, y_top: float, name: str, color: str, legendrank: int) -> go.Scatter:
@@ -126,6 +132,157 @@ def pi_figure(pi: pd.DataFrame) -> go.Figure:
     # the legend names the system and period even when there is one line (plotly hides a lone trace's)
     fig.update_layout(template=TEMPLATE, xaxis_title="interval start", yaxis_title="Performance Index", height=360,
                       yaxis_rangemode="tozero", showlegend=True)
+    return fig
+
+
+#: Line colour and band fill of each forecast percentile.
+PERCENTILE_COLOURS = {50.0: ("#2ca02c", "rgba(44,160,44,0.15)"), 90.0: ("#1f77b4", "rgba(31,119,180,0.15)"),
+                      95.0: ("#9467bd", "rgba(148,103,189,0.15)")}
+#: The PI axis's top: PI 2.5 (the goal missed by 150 %), or the measured PIs' largest when higher.
+PI_AXIS_TOP = 2.5
+MEASURED_COLOUR = "#d62728"
+
+
+def _legend_below(columns: int) -> dict[str, Any]:
+    """A goal chart's legend under the plot, in ``columns`` columns, in the order drawn.
+
+    Under it, both plots are as wide as the page and their load axes line up one above the other;
+    in columns, a legend stays a few rows high on a half-page desk column or a printed page (one
+    entry per row would leave the plot a strip).
+    """
+    return {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "traceorder": "normal",
+            "entrywidth": 1.0 / columns, "entrywidthmode": "fraction", "font": {"size": 12}}
+
+
+def _goal_load_top(curve: pd.DataFrame, measured: pd.DataFrame, crossing: Mapping[str, float]) -> float:
+    """How far a goal chart's load axis goes: past the PI 1 crossing's band and the measured loads.
+
+    Past the crossing the PI climbs to saturation within a few per cent of load; the curve's own
+    end (95 % of saturation) would squeeze the loads measured and the crossing into the chart's left.
+    """
+    reach = [float(measured["tps"].max())] if not measured.empty else []
+    reach += [v for v in (crossing.get("pi_tps", math.nan), crossing.get("pi_tps_hi", math.nan)) if math.isfinite(v)]
+    end = float(curve["tps"].max())
+    return min(end, max(reach) * 1.15) if reach else end
+
+
+def _shown(curve: pd.DataFrame, mid: str, x_top: float, y_top: float) -> pd.DataFrame:
+    """``curve``'s rows up to ``x_top`` as drawn: a value past saturation (inf) left out, an open band past the top.
+
+    As :func:`response_figure` draws the response's band: where some bootstrap draws no longer
+    answer, the band's upper edge is drawn past the chart's top.
+    """
+    shown = curve[curve["tps"] <= x_top * 1.0001].copy()
+    shown[mid] = shown[mid].replace([math.inf, -math.inf], math.nan)
+    shown[f"{mid}_lo"] = shown[f"{mid}_lo"].replace([math.inf, -math.inf], math.nan)
+    hi = shown[f"{mid}_hi"].replace([math.inf, -math.inf], math.nan)
+    shown[f"{mid}_hi"] = hi.where(hi.notna() | shown[f"{mid}_lo"].isna(), 2 * y_top)
+    return shown
+
+
+def pi_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal_words: str,
+                    crossing: Mapping[str, float], configuration: str = "") -> go.Figure:
+    """The forecast Performance Index against load with its band, PI 1, the measured PIs and the crossing.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        :func:`kneecap.goal_curves.goal_curve`: ``tps``, ``pi``, ``pi_lo``, ``pi_hi``.
+    measured : DataFrame
+        :func:`kneecap.goal_curves.measured_goal_points`: ``tps``, ``performance_index`` per RMF
+        interval (may be empty).
+    goal_words : str
+        The goal as WLM states it (the chart's title).
+    crossing : mapping
+        ``pi_tps``, ``pi_tps_lo``, ``pi_tps_hi``: where the PI passes 1 and its band
+        (:func:`kneecap.goal_answers.goal_columns`; NaN: not within 95 % of saturation).
+    configuration : str
+        The engines the forecast is for, in words (in the title).
+    """
+    pis = measured["performance_index"].dropna() if not measured.empty else pd.Series(dtype=float)
+    y_top = max(PI_AXIS_TOP, float(pis.max()) * 1.15 if len(pis) else 0.0)
+    x_top = _goal_load_top(curve, measured, crossing)
+    shown = _shown(curve, "pi", x_top, y_top)
+    fig = go.Figure()
+    fig.add_traces(curve_with_band(shown["tps"], shown["pi"], shown["pi_lo"], shown["pi_hi"], "PI forecast"))
+    fig.add_trace(go.Scatter(x=[0.0, x_top], y=[1.0, 1.0], mode="lines", name="PI = 1 (goal met exactly)",
+                             line={"dash": "dash", "color": MEASURED_COLOUR, "width": 1}))
+    if len(pis):
+        at = measured.loc[pis.index]
+        fig.add_trace(go.Scatter(x=at["tps"], y=pis, mode="markers", name="measured PI (RMF intervals)",
+                                 marker={"size": 5, "color": MEASURED_COLOUR, "opacity": 0.5}))
+    mid, lo, hi = (crossing.get(f"pi_tps{end}", math.nan) for end in ("", "_lo", "_hi"))
+    if math.isfinite(mid):
+        if math.isfinite(lo) and math.isfinite(hi):
+            fig.add_trace(span(lo, hi, y_top, f"PI 1 95% band {lo:.4g}-{hi:.4g} tps", KNEE_FILL, 1100))
+        fig.add_trace(vline(mid, y_top, f"PI passes 1 at {mid:.4g} tps"))
+    fig.update_layout(template=TEMPLATE, xaxis_title="class load (tps)",
+                      yaxis_title="Performance Index (actual / goal)", height=460, legend=_legend_below(2),
+                      xaxis_range=[0, x_top], yaxis_range=[0, y_top],
+                      title={"text": f"WLM goal {goal_words}: Performance Index against load"
+                                     + (f" ({configuration})" if configuration else ""), "font": {"size": 15}})
+    return fig
+
+
+def percentile_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal: tuple[str, float, float] | None,
+                            crossing: Mapping[str, float], configuration: str = "") -> go.Figure:
+    """The forecast response percentiles against load with their bands, the goal and the measured percentiles.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        :func:`kneecap.goal_curves.goal_curve`: ``tps`` and ``resp_pNN_ms`` with ``_lo`` / ``_hi``
+        for NN in 50, 90, 95.
+    measured : DataFrame
+        :func:`kneecap.goal_curves.measured_goal_points`: ``tps`` and the bucket bounds
+        ``resp_pNN_ms`` per RMF interval (may be empty).
+    goal : (goal_type, goal_resp_ms, goal_percentile) or None
+        The class's response time goal (:func:`kneecap.goal_curves.response_goal`): a line at
+        its response (a percentile goal's is on the percentile, an average goal's on the mean).
+    crossing : mapping
+        ``pi_tps`` and its band: where the PI passes 1, so that both charts cover the same loads.
+    configuration : str
+        The engines the forecast is for, in words (in the title).
+    """
+    x_top = _goal_load_top(curve, measured, crossing)
+    bounds = [measured[f"resp_p{p:g}_ms"].dropna() for p in PERCENTILE_COLOURS] if not measured.empty else []
+    measured_top = max((float(b.max()) for b in bounds if len(b)), default=0.0)
+    drawn = curve[curve["tps"] <= x_top]["resp_p95_ms"].replace([math.inf, -math.inf], math.nan).dropna()
+    if goal is not None:
+        y_top = goal[1] * PI_AXIS_TOP
+    else:
+        y_top = float(drawn.quantile(0.9)) * 1.5 if len(drawn) else 1.0
+    y_top = max(y_top, measured_top * 1.15)
+    fig = go.Figure()
+    for pct, (colour, fill) in PERCENTILE_COLOURS.items():
+        col = f"resp_p{pct:g}_ms"
+        shown = _shown(curve, col, x_top, y_top)
+        fig.add_traces(curve_with_band(shown["tps"], shown[col], shown[f"{col}_lo"], shown[f"{col}_hi"],
+                                       f"p{pct:g} forecast, 95% band", color=colour, fill=fill,
+                                       band_name=f"p{pct:g} 95% band", group=f"p{pct:g}"))
+    for pct, (colour, _) in PERCENTILE_COLOURS.items():
+        col = f"resp_p{pct:g}_ms"
+        if measured.empty or not measured[col].notna().any():
+            continue
+        at = measured[measured[col].notna()]
+        fig.add_trace(go.Scatter(x=at["tps"], y=at[col], mode="markers", legendgroup=f"p{pct:g}",
+                                 name=f"p{pct:g} measured (bucket bound)",
+                                 marker={"size": 6, "color": colour, "symbol": "triangle-down", "opacity": 0.5}))
+    mid = crossing.get("pi_tps", math.nan)
+    if math.isfinite(mid):
+        fig.add_trace(vline(mid, y_top, f"PI passes 1 at {mid:.4g} tps"))
+    # the goal last: its legend entry, the longest, ends the legend and runs into no other
+    if goal is not None:
+        kind, resp, pct = goal
+        # an average goal is on the mean: its line is where the mean (not a percentile drawn) meets it
+        name = (f"goal: {pct:g} % within {resp:g} ms" if kind == "percentile"
+                else f"goal: average {resp:g} ms (on the mean)")
+        fig.add_trace(go.Scatter(x=[0.0, x_top], y=[resp, resp], mode="lines", name=name,
+                                 line={"dash": "dash", "color": MEASURED_COLOUR, "width": 1}))
+    fig.update_layout(template=TEMPLATE, xaxis_title="class load (tps)", yaxis_title="response time (ms)",
+                      height=480, legend=_legend_below(3), xaxis_range=[0, x_top], yaxis_range=[0, y_top],
+                      title={"text": "Response time percentiles against load"
+                                     + (f" ({configuration})" if configuration else ""), "font": {"size": 15}})
     return fig
 
 

@@ -41,7 +41,11 @@ def _when(value: Any) -> str:
 
 
 def report_figures(content: ReportContent) -> dict[str, Any]:
-    """The report's Plotly figures: ``response`` (always) and ``pi`` (where the marts have a PI)."""
+    """The report's Plotly figures: ``response`` (always), ``pi`` (where the marts have a PI) and more for a class.
+
+    A WLM class with a response time distribution: ``percentiles`` against load and, with a response
+    time goal, ``pi_curve`` (the forecast PI against load).
+    """
     unit = content.load
     found = {"response": figures.response_figure(
         content.curve, content.points, load=unit, unit=unit, knee=content.knee,
@@ -49,6 +53,15 @@ def report_figures(content: ReportContent) -> dict[str, Any]:
         k=content.knee["k"], same_config=content.same_config)}
     if not content.pi.empty:
         found["pi"] = figures.pi_figure(content.pi)
+    if not content.goal_curve.empty:
+        configuration = content.knee["configuration"]
+        if "pi" in content.goal_curve:
+            found["pi_curve"] = figures.pi_curve_figure(
+                content.goal_curve, content.goal_points, goal_words=str(content.row.get("goal", "")),
+                crossing=content.row, configuration=configuration)
+        found["percentiles"] = figures.percentile_curve_figure(
+            content.goal_curve, content.goal_points, goal=content.goal, crossing=content.row,
+            configuration=configuration)
     return found
 
 
