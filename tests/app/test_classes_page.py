@@ -209,8 +209,8 @@ def test_classes_page_gives_the_goals_pi_load_and_the_percentiles(app_env):
     assert len(_values(traces["measured PI (RMF intervals)"]["y"])) == len(measured) == model.n_train
     assert _values(traces[f"PI passes 1 at {goal['pi_tps']:.4g} tps"]["x"]) == [goal["pi_tps"]] * 2
     percentiles = {t.get("name") for t in _chart(at, "cls_percentile_curve")["data"]}
-    assert {"p50 forecast, 95% band", "p90 forecast, 95% band", "p95 forecast, 95% band", "p95 95% band",
-            "goal: average 50 ms (on the mean)", "p90 measured (bucket bound)"} <= percentiles
+    assert {"p50 forecast", "p90 forecast", "p95 forecast", "p95 95% band",
+            "goal: average 50 ms (on the mean)", "p90 measured"} <= percentiles
 
     # a third zIIP: the charts follow the page's LPAR (the load PI passes 1 at moves out)
     at.number_input(key=_k("cls_n_ziip")).set_value(3).run()

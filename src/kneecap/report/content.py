@@ -428,9 +428,9 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     pi, plex_pi = class_performance_index(
         marts, workload, set(points["system_id"].dropna()) if "system_id" in points else set())
     goals = performance_index_summary(pi, plex_pi)
-    # the class's percentiles and PI along the curve drawn, on the engines asked (the shape is the model's own)
-    goal = goal_curves.response_goal(results) if unit == "tps" else None
-    shape_curve = goal_curves.goal_curve(results, curve) if unit == "tps" else pd.DataFrame()
+    # the class's percentiles and PI along the curve drawn, on the engines asked, as the forecast's row maps its load
+    goal = goal_curves.response_goal(drawn) if unit == "tps" else None
+    shape_curve = goal_curves.goal_curve(drawn, curve) if unit == "tps" else pd.DataFrame()
     goal_points = (goal_curves.measured_goal_points(points, marts.get("fct_performance_index", pd.DataFrame()),
                                                     marts.get("fct_rt_buckets", pd.DataFrame()), goal)
                    if not shape_curve.empty else pd.DataFrame())

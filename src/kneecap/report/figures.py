@@ -142,6 +142,18 @@ PERCENTILE_COLOURS = {50.0: ("#2ca02c", "rgba(44,160,44,0.15)"), 90.0: ("#1f77b4
 PI_AXIS_TOP = 2.5
 MEASURED_COLOUR = "#d62728"
 
+#: Both goal charts' height: beside each other on the desk, their plots line up (legends of three rows).
+GOAL_CHART_HEIGHT = 480
+
+
+def _goal_title(text: str, *more: str) -> dict[str, Any]:
+    """A goal chart's title, what it is for (engines, what the shading is) in a smaller second line.
+
+    Two lines, not one: on a half-width desk column a one-line title runs past the chart's edge.
+    """
+    said = "; ".join(m for m in more if m)
+    return {"text": text + (f"<br><sup>{said}</sup>" if said else ""), "font": {"size": 15}}
+
 
 def _legend_below(columns: int) -> dict[str, Any]:
     """A goal chart's legend under the plot, in ``columns`` columns, in the order drawn.
@@ -216,11 +228,9 @@ def pi_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal_words: 
         if math.isfinite(lo) and math.isfinite(hi):
             fig.add_trace(span(lo, hi, y_top, f"PI 1 95% band {lo:.4g}-{hi:.4g} tps", KNEE_FILL, 1100))
         fig.add_trace(vline(mid, y_top, f"PI passes 1 at {mid:.4g} tps"))
-    fig.update_layout(template=TEMPLATE, xaxis_title="class load (tps)",
-                      yaxis_title="Performance Index (actual / goal)", height=460, legend=_legend_below(2),
-                      xaxis_range=[0, x_top], yaxis_range=[0, y_top],
-                      title={"text": f"WLM goal {goal_words}: Performance Index against load"
-                                     + (f" ({configuration})" if configuration else ""), "font": {"size": 15}})
+    fig.update_layout(template=TEMPLATE, xaxis_title="class load (tps)", yaxis_title="PI (actual / goal)",
+                      height=GOAL_CHART_HEIGHT, legend=_legend_below(2), xaxis_range=[0, x_top], yaxis_range=[0, y_top],
+                      title=_goal_title("Performance Index against load", f"WLM goal {goal_words}", configuration))
     return fig
 
 
@@ -258,7 +268,7 @@ def percentile_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal
         col = f"resp_p{pct:g}_ms"
         shown = _shown(curve, col, x_top, y_top)
         fig.add_traces(curve_with_band(shown["tps"], shown[col], shown[f"{col}_lo"], shown[f"{col}_hi"],
-                                       f"p{pct:g} forecast, 95% band", color=colour, fill=fill,
+                                       f"p{pct:g} forecast", color=colour, fill=fill,
                                        band_name=f"p{pct:g} 95% band", group=f"p{pct:g}"))
     for pct, (colour, _) in PERCENTILE_COLOURS.items():
         col = f"resp_p{pct:g}_ms"
@@ -266,11 +276,16 @@ def percentile_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal
             continue
         at = measured[measured[col].notna()]
         fig.add_trace(go.Scatter(x=at["tps"], y=at[col], mode="markers", legendgroup=f"p{pct:g}",
-                                 name=f"p{pct:g} measured (bucket bound)",
+                                 name=f"p{pct:g} measured",
                                  marker={"size": 6, "color": colour, "symbol": "triangle-down", "opacity": 0.5}))
     mid = crossing.get("pi_tps", math.nan)
     if math.isfinite(mid):
+        # named on the line, not in the legend: the PI chart's legend names it, and a fourth short row
+        # here would take the plot's height on a half-width column
         fig.add_trace(vline(mid, y_top, f"PI passes 1 at {mid:.4g} tps"))
+        fig.data[-1].showlegend = False
+        fig.add_annotation(x=mid, y=y_top, text=f"PI 1 at {mid:.4g} tps", showarrow=False, xanchor="right",
+                           yanchor="top", font={"size": 11, "color": "orange"})
     # the goal last: its legend entry, the longest, ends the legend and runs into no other
     if goal is not None:
         kind, resp, pct = goal
@@ -280,9 +295,10 @@ def percentile_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal
         fig.add_trace(go.Scatter(x=[0.0, x_top], y=[resp, resp], mode="lines", name=name,
                                  line={"dash": "dash", "color": MEASURED_COLOUR, "width": 1}))
     fig.update_layout(template=TEMPLATE, xaxis_title="class load (tps)", yaxis_title="response time (ms)",
-                      height=480, legend=_legend_below(3), xaxis_range=[0, x_top], yaxis_range=[0, y_top],
-                      title={"text": "Response time percentiles against load"
-                                     + (f" ({configuration})" if configuration else ""), "font": {"size": 15}})
+                      height=GOAL_CHART_HEIGHT, legend=_legend_below(3), xaxis_range=[0, x_top],
+                      yaxis_range=[0, y_top],
+                      title=_goal_title("Response time percentiles against load", configuration,
+                                        "shaded: 95% bands"))
     return fig
 
 
