@@ -124,7 +124,8 @@ def test_capacity_reports_open_in_chromium_without_errors(browser, project, tmp_
         tab.goto(path.as_uri())
         tab.locator("svg.main-svg").first.wait_for(timeout=30_000)
         charts = tab.locator(".js-plotly-plot")
-        assert charts.count() == (2 if workload == SMF_CLASS else 1)
+        # a class: its response, measured PI over time, forecast PI and percentiles against load
+        assert charts.count() == (4 if workload == SMF_CLASS else 1)
         assert tab.locator("#response-chart .scatterlayer .trace").count() >= 4  # band, model, points, knee
         tab.screenshot(path=str(ARTIFACTS / f"report-{workload}.png"), full_page=True)
         context.close()
