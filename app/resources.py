@@ -402,11 +402,12 @@ def class_goal_points(workload: str, key: str) -> pd.DataFrame:
     and ``fct_rt_buckets`` (empty where they are not published).
     """
     return goal_curves.measured_goal_points(measured_points(workload), table("fct_performance_index"),
-                                            table("fct_rt_buckets"), class_response_goal(workload, key))
+                                            table("fct_rt_buckets"),
+                                            goal_answers.period_goals(models(workload, key).response))
 
 
 def class_response_goal(workload: str, key: str) -> tuple[str, float, float] | None:
-    """The WLM response time goal the class's distribution was calibrated under (None: none).
+    """The WLM response time goal a single-period class's distribution was calibrated under (None: none).
 
     :func:`kneecap.goal_curves.response_goal`.
     """

@@ -122,8 +122,8 @@ def test_the_measured_points_are_the_marts_pi_and_bucket_percentiles(week):
     results, marts, _ = week
     points = marts["fct_measurements"][marts["fct_measurements"]["workload"] == sd.CONFIG.class_name]
     pi = marts["fct_performance_index"]
-    goal = goal_curves.response_goal(results)
-    measured = goal_curves.measured_goal_points(points, pi, marts["fct_rt_buckets"], goal)
+    goals = goal_answers.period_goals(results)
+    measured = goal_curves.measured_goal_points(points, pi, marts["fct_rt_buckets"], goals)
     mine = pi[(pi["class_name"] == sd.CONFIG.class_name) & pi["performance_index"].notna()]
     # every interval's PI found, matched to its own interval's load (the point_id written as the SQL writes it)
     assert measured["performance_index"].notna().sum() == len(mine) == len(points) > 0
@@ -140,10 +140,11 @@ def test_the_measured_points_are_the_marts_pi_and_bucket_percentiles(week):
     assert len(both) > 0 and (both["resp_p50_ms"] <= both["resp_p90_ms"]).all()
     assert (both["resp_p90_ms"] <= both["resp_p95_ms"]).all()
     # another goal's PI is not this goal's: none set beside the forecast
-    other = goal_curves.measured_goal_points(points, pi, marts["fct_rt_buckets"], ("average", 5.0, math.nan))
+    average = goal_answers.PeriodGoal(None, ResponseShape(1.0, 0.8, 0.2, 0.6), ("average", 5.0, math.nan))
+    other = goal_curves.measured_goal_points(points, pi, marts["fct_rt_buckets"], [average])
     assert other["performance_index"].isna().all()
     # nothing published: nothing measured, and no error
-    empty = goal_curves.measured_goal_points(points, pd.DataFrame(), pd.DataFrame(), goal)
+    empty = goal_curves.measured_goal_points(points, pd.DataFrame(), pd.DataFrame(), goals)
     assert empty.empty and list(empty.columns) == list(measured.columns)
 
 
@@ -151,7 +152,8 @@ def test_the_goal_charts_name_their_traces(week):
     results, marts, curve = week
     points = marts["fct_measurements"][marts["fct_measurements"]["workload"] == sd.CONFIG.class_name]
     goal = goal_curves.response_goal(results)
-    measured = goal_curves.measured_goal_points(points, marts["fct_performance_index"], marts["fct_rt_buckets"], goal)
+    measured = goal_curves.measured_goal_points(points, marts["fct_performance_index"], marts["fct_rt_buckets"],
+                                                goal_answers.period_goals(results))
     said = _goal_columns_at(results, float(curve["tps"].iloc[0]))
     fig = figures.pi_curve_figure(curve, measured, goal_words=said["goal"], crossing=said, configuration="2 GCP")
     names = [t.name for t in fig.data]
@@ -175,3 +177,59 @@ def test_the_goal_charts_name_their_traces(week):
     # past saturation the forecast has no value: no inf reaches the chart (plotly would drop the whole line)
     for trace in (*fig.data, *pct.data):
         assert not np.isinf(np.asarray(trace.y, dtype=float)).any(), trace.name
+
+
+# --- a multi-period class: each period's PI --------------------------------------------------------
+
+#: tests/smf/test_class_periods.py's week: 30 % of the transactions in period 2, an average goal of
+#: 4 ms, responses 1.5 x the class's; period 1 keeps the percentile goal 90 % within 5 ms
+SECOND_PERIOD = (0.3, 4, 1.5)
+
+
+@pytest.fixture(scope="module")
+def two_periods():
+    records, _ = sd.simulated_days(second_period=SECOND_PERIOD)
+    marts = sd.published_marts(records)
+    fct = training.with_rt_buckets(marts["fct_measurements"], marts["fct_rt_buckets"], marts["fct_performance_index"])
+    rows = fct[fct["workload"] == sd.CONFIG.class_name].reset_index(drop=True)
+    params = config.load_params(Path(REPO) / "params.yaml")
+    (trained,) = [m for m in training.train_workload(sd.CONFIG.class_name, rows, params)
+                  if m.kind == training.RESPONSE]
+    return trained.results, marts
+
+
+def test_a_multi_period_class_draws_each_periods_pi(two_periods):
+    results, marts = two_periods
+    assert [g.period for g in goal_answers.period_goals(results)] == [1, 2]
+    assert goal_curves.response_goal(results) is None  # a goal per period, no class percentile
+    curve = goal_curves.goal_curve_on(results, LPAR, points=POINTS)
+    assert {"pi_p1", "pi_lo_p1", "pi_hi_p1", "pi_p2", "pi", "pi_lo", "pi_hi"} <= set(curve.columns)
+    assert "resp_p90_ms" not in curve
+    # at a load of the curve, goal_columns' own per-period and binding PI
+    at = curve.iloc[30]
+    said = _goal_columns_at(results, float(at["tps"]))
+    for col in ("pi_p1", "pi_lo_p1", "pi_hi_p1", "pi_p2", "pi_lo_p2", "pi_hi_p2", "pi", "pi_lo", "pi_hi"):
+        np.testing.assert_allclose(at[col], said[col], rtol=1e-9, err_msg=col)
+    # the binding period's crossing of 1 on the curve, within one step of the forecast's
+    first = said["pi_period"]
+    x = curve["tps"].to_numpy()
+    assert abs(_crossing(x, curve[f"pi_p{first}"].to_numpy(), 1.0) - said["pi_tps"]) < x[1] - x[0]
+
+    points = marts["fct_measurements"][marts["fct_measurements"]["workload"] == sd.CONFIG.class_name]
+    measured = goal_curves.measured_goal_points(points, marts["fct_performance_index"], marts["fct_rt_buckets"],
+                                                goal_answers.period_goals(results))
+    pi = marts["fct_performance_index"]
+    for period in (1, 2):
+        mine = pi[(pi["class_name"] == sd.CONFIG.class_name) & (pi["period"] == period)
+                  & pi["performance_index"].notna()]
+        assert (measured["period"] == period).sum() == len(mine) > 0
+        assert measured.loc[measured["period"] == period, "performance_index"].notna().all()
+    # both periods of an interval at the class's load: their tps summed
+    total = points.groupby("interval_start_at")["tps"].sum()
+    np.testing.assert_allclose(measured["tps"], total.loc[measured["interval_start_at"]], rtol=1e-12)
+
+    fig = figures.pi_curve_figure(curve, measured, goal_words=said["goal"], crossing=said)
+    names = {t.name for t in fig.data}
+    assert {"period 1 PI forecast", "period 2 PI forecast", "period 1 measured PI", "period 2 measured PI",
+            "PI = 1 (goal met exactly)", f"PI passes 1 at {said['pi_tps']:.4g} tps (period {first})"} <= names
+    assert "PI forecast" not in names

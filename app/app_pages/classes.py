@@ -130,16 +130,18 @@ goal_curve = res.class_goal_curve(workload, key, int(n_gcp), int(n_ziip), float(
 if not goal_curve.empty:
     measured_goal = res.class_goal_points(workload, key)
     side_by_side = iter(st.columns(2))
-    if "pi" in goal_curve:  # a class with a response time goal: its PI beside the percentiles
+    if "pi" in goal_curve:  # a class with a response time goal: its PI (each period's) beside the percentiles
         with next(side_by_side):
             charts.show(charts.pi_curve_figure(goal_curve, measured_goal, goal_words=goal["goal"], crossing=goal,
                                                configuration=configuration), key="cls_pi_curve")
-    with next(side_by_side):
-        charts.show(charts.percentile_curve_figure(goal_curve, measured_goal,
-                                                   goal=res.class_response_goal(workload, key), crossing=goal,
-                                                   configuration=configuration), key="cls_percentile_curve")
+    if "resp_p90_ms" in goal_curve:  # one distribution for the class: a multi-period class has one per period
+        with next(side_by_side):
+            charts.show(charts.percentile_curve_figure(goal_curve, measured_goal,
+                                                       goal=res.class_response_goal(workload, key), crossing=goal,
+                                                       configuration=configuration), key="cls_percentile_curve")
     st.caption("Measured points: each RMF interval of the class on the LPAR it ran on (its engines and other "
-               "classes as measured); a measured percentile is the upper bound of the 72.3 bucket it fell in.")
+               "classes as measured); a measured percentile, and a percentile goal's measured PI, is the upper "
+               "bound of the 72.3 bucket it fell in: at or above the continuous value the forecast gives.")
 
 measured_pi = res.class_measured_pi(workload)
 if not measured_pi.empty:

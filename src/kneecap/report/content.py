@@ -21,7 +21,7 @@ import pandas as pd
 import yaml
 
 import kneecap
-from kneecap import forecast_text, forecasting, goal_curves, measured_fit, tracking
+from kneecap import forecast_text, forecasting, goal_answers, goal_curves, measured_fit, tracking
 from kneecap.modeling import ModelError
 from kneecap.modeling.engines import ENGINE_KEYS, on_engines
 from kneecap.modeling.knee import Knee, knee_sentence
@@ -64,7 +64,7 @@ class ReportContent:
     pi_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: the forecast's percentiles, PI and PI date (:func:`kneecap.forecast_text.goal_sentences`)
     goal_forecast: list[str] = field(default_factory=list)
-    #: a WLM class's response time goal (:func:`kneecap.goal_curves.response_goal`), or None
+    #: a single-period WLM class's response time goal (:func:`kneecap.goal_curves.response_goal`), or None
     goal: tuple[str, float, float] | None = None
     #: the percentiles and PI along ``curve`` (:func:`kneecap.goal_curves.goal_curve`; empty: no distribution)
     goal_curve: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -432,7 +432,8 @@ def report_content(models: forecasting.WorkloadModels, *, registry: pd.DataFrame
     goal = goal_curves.response_goal(drawn) if unit == "tps" else None
     shape_curve = goal_curves.goal_curve(drawn, curve) if unit == "tps" else pd.DataFrame()
     goal_points = (goal_curves.measured_goal_points(points, marts.get("fct_performance_index", pd.DataFrame()),
-                                                    marts.get("fct_rt_buckets", pd.DataFrame()), goal)
+                                                    marts.get("fct_rt_buckets", pd.DataFrame()),
+                                                    goal_answers.period_goals(drawn))
                    if not shape_curve.empty else pd.DataFrame())
     question = {"workload": workload, "load": asked, "unit": unit, "slo_resp_ms": slo_resp_ms,
                 "load_given": load is not None, "configuration": knee["configuration"], "trained": trained,

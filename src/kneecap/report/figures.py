@@ -12,6 +12,7 @@ A curve with its band, shaded spans and vertical lines; the spans and lines have
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -138,6 +139,10 @@ def pi_figure(pi: pd.DataFrame) -> go.Figure:
 #: Line colour and band fill of each forecast percentile.
 PERCENTILE_COLOURS = {50.0: ("#2ca02c", "rgba(44,160,44,0.15)"), 90.0: ("#1f77b4", "rgba(31,119,180,0.15)"),
                       95.0: ("#9467bd", "rgba(148,103,189,0.15)")}
+#: Line colour and band fill of each period's PI in a multi-period class (periods past the fourth are not drawn).
+PERIOD_COLOURS = (("#1f77b4", "rgba(31,119,180,0.15)"), ("#9467bd", "rgba(148,103,189,0.15)"),
+                  ("#2ca02c", "rgba(44,160,44,0.15)"), ("#8c564b", "rgba(140,86,75,0.15)"))
+_PERIOD_PI = re.compile(r"^pi_p(\d+)$")
 #: The PI axis's top: PI 2.5 (the goal missed by 150 %), or the measured PIs' largest when higher.
 PI_AXIS_TOP = 2.5
 MEASURED_COLOUR = "#d62728"
@@ -178,17 +183,18 @@ def _goal_load_top(curve: pd.DataFrame, measured: pd.DataFrame, crossing: Mappin
     return min(end, max(reach) * 1.15) if reach else end
 
 
-def _shown(curve: pd.DataFrame, mid: str, x_top: float, y_top: float) -> pd.DataFrame:
-    """``curve``'s rows up to ``x_top`` as drawn: a value past saturation (inf) left out, an open band past the top.
+def _shown(curve: pd.DataFrame, mid: str, lo: str, hi: str, x_top: float, y_top: float) -> pd.DataFrame:
+    """``curve``'s rows up to ``x_top`` as drawn: ``tps``, and the three columns as ``mid``, ``lo``, ``hi``.
 
-    As :func:`response_figure` draws the response's band: where some bootstrap draws no longer
-    answer, the band's upper edge is drawn past the chart's top.
+    A value past saturation (inf) is not drawn; as :func:`response_figure` draws the response's
+    band, where some bootstrap draws no longer answer the band's upper edge goes past the chart's
+    top.
     """
-    shown = curve[curve["tps"] <= x_top * 1.0001].copy()
-    shown[mid] = shown[mid].replace([math.inf, -math.inf], math.nan)
-    shown[f"{mid}_lo"] = shown[f"{mid}_lo"].replace([math.inf, -math.inf], math.nan)
-    hi = shown[f"{mid}_hi"].replace([math.inf, -math.inf], math.nan)
-    shown[f"{mid}_hi"] = hi.where(hi.notna() | shown[f"{mid}_lo"].isna(), 2 * y_top)
+    rows = curve[curve["tps"] <= x_top * 1.0001]
+    shown = pd.DataFrame({"tps": rows["tps"]})
+    for name, col in (("mid", mid), ("lo", lo), ("hi", hi)):
+        shown[name] = rows[col].replace([math.inf, -math.inf], math.nan)
+    shown["hi"] = shown["hi"].where(shown["hi"].notna() | shown["lo"].isna(), 2 * y_top)
     return shown
 
 
@@ -199,14 +205,17 @@ def pi_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal_words: 
     Parameters
     ----------
     curve : DataFrame
-        :func:`kneecap.goal_curves.goal_curve`: ``tps``, ``pi``, ``pi_lo``, ``pi_hi``.
+        :func:`kneecap.goal_curves.goal_curve`: ``tps``, ``pi``, ``pi_lo``, ``pi_hi``; for a
+        multi-period class each period's ``pi_p<N>``, ``pi_lo_p<N>``, ``pi_hi_p<N>``, drawn
+        instead (a line each).
     measured : DataFrame
-        :func:`kneecap.goal_curves.measured_goal_points`: ``tps``, ``performance_index`` per RMF
-        interval (may be empty).
+        :func:`kneecap.goal_curves.measured_goal_points`: ``tps``, ``period``,
+        ``performance_index`` per RMF interval and period (may be empty).
     goal_words : str
-        The goal as WLM states it (the chart's title).
+        The goal as WLM states it, each period's for a multi-period class (in the title).
     crossing : mapping
-        ``pi_tps``, ``pi_tps_lo``, ``pi_tps_hi``: where the PI passes 1 and its band
+        ``pi_tps``, ``pi_tps_lo``, ``pi_tps_hi``: where the PI passes 1 and its band, and
+        ``pi_period`` the period that passes first in a multi-period class
         (:func:`kneecap.goal_answers.goal_columns`; NaN: not within 95 % of saturation).
     configuration : str
         The engines the forecast is for, in words (in the title).
@@ -214,20 +223,36 @@ def pi_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal_words: 
     pis = measured["performance_index"].dropna() if not measured.empty else pd.Series(dtype=float)
     y_top = max(PI_AXIS_TOP, float(pis.max()) * 1.15 if len(pis) else 0.0)
     x_top = _goal_load_top(curve, measured, crossing)
-    shown = _shown(curve, "pi", x_top, y_top)
+    periods = sorted(int(m.group(1)) for m in map(_PERIOD_PI.match, curve.columns) if m)
     fig = go.Figure()
-    fig.add_traces(curve_with_band(shown["tps"], shown["pi"], shown["pi_lo"], shown["pi_hi"], "PI forecast"))
+    if not periods:
+        shown = _shown(curve, "pi", "pi_lo", "pi_hi", x_top, y_top)
+        fig.add_traces(curve_with_band(shown["tps"], shown["mid"], shown["lo"], shown["hi"], "PI forecast"))
+    for period, (colour, fill) in zip(periods, PERIOD_COLOURS, strict=False):
+        # each period's columns named as goal_columns names them (pi_p<N>, pi_lo_p<N>, pi_hi_p<N>)
+        shown = _shown(curve, f"pi_p{period}", f"pi_lo_p{period}", f"pi_hi_p{period}", x_top, y_top)
+        fig.add_traces(curve_with_band(shown["tps"], shown["mid"], shown["lo"], shown["hi"],
+                                       f"period {period} PI forecast", color=colour,
+                                       fill=fill, band_name=f"period {period} 95% band", group=f"p{period}"))
     fig.add_trace(go.Scatter(x=[0.0, x_top], y=[1.0, 1.0], mode="lines", name="PI = 1 (goal met exactly)",
                              line={"dash": "dash", "color": MEASURED_COLOUR, "width": 1}))
-    if len(pis):
-        at = measured.loc[pis.index]
-        fig.add_trace(go.Scatter(x=at["tps"], y=pis, mode="markers", name="measured PI (RMF intervals)",
+    with_pi = measured.loc[pis.index]
+    if len(pis) and not periods:
+        fig.add_trace(go.Scatter(x=with_pi["tps"], y=pis, mode="markers", name="measured PI (RMF intervals)",
                                  marker={"size": 5, "color": MEASURED_COLOUR, "opacity": 0.5}))
+    for period, (colour, _) in zip(periods, PERIOD_COLOURS, strict=False):
+        at = with_pi[with_pi["period"] == period] if len(pis) else with_pi
+        if len(at):
+            fig.add_trace(go.Scatter(x=at["tps"], y=at["performance_index"], mode="markers", legendgroup=f"p{period}",
+                                     name=f"period {period} measured PI",
+                                     marker={"size": 5, "color": colour, "symbol": "circle-open", "opacity": 0.6}))
     mid, lo, hi = (crossing.get(f"pi_tps{end}", math.nan) for end in ("", "_lo", "_hi"))
     if math.isfinite(mid):
+        first = crossing.get("pi_period")
         if math.isfinite(lo) and math.isfinite(hi):
             fig.add_trace(span(lo, hi, y_top, f"PI 1 95% band {lo:.4g}-{hi:.4g} tps", KNEE_FILL, 1100))
-        fig.add_trace(vline(mid, y_top, f"PI passes 1 at {mid:.4g} tps"))
+        fig.add_trace(vline(mid, y_top, f"PI passes 1 at {mid:.4g} tps"
+                            + (f" (period {first})" if periods and first is not None else "")))
     fig.update_layout(template=TEMPLATE, xaxis_title="class load (tps)", yaxis_title="PI (actual / goal)",
                       height=GOAL_CHART_HEIGHT, legend=_legend_below(2), xaxis_range=[0, x_top], yaxis_range=[0, y_top],
                       title=_goal_title("Performance Index against load", f"WLM goal {goal_words}", configuration))
@@ -266,8 +291,8 @@ def percentile_curve_figure(curve: pd.DataFrame, measured: pd.DataFrame, *, goal
     fig = go.Figure()
     for pct, (colour, fill) in PERCENTILE_COLOURS.items():
         col = f"resp_p{pct:g}_ms"
-        shown = _shown(curve, col, x_top, y_top)
-        fig.add_traces(curve_with_band(shown["tps"], shown[col], shown[f"{col}_lo"], shown[f"{col}_hi"],
+        shown = _shown(curve, col, f"{col}_lo", f"{col}_hi", x_top, y_top)
+        fig.add_traces(curve_with_band(shown["tps"], shown["mid"], shown["lo"], shown["hi"],
                                        f"p{pct:g} forecast", color=colour, fill=fill,
                                        band_name=f"p{pct:g} 95% band", group=f"p{pct:g}"))
     for pct, (colour, _) in PERCENTILE_COLOURS.items():

@@ -43,8 +43,9 @@ def _when(value: Any) -> str:
 def report_figures(content: ReportContent) -> dict[str, Any]:
     """The report's Plotly figures: ``response`` (always), ``pi`` (where the marts have a PI) and more for a class.
 
-    A WLM class with a response time distribution: ``percentiles`` against load and, with a response
-    time goal, ``pi_curve`` (the forecast PI against load).
+    A WLM class with a response time distribution: ``percentiles`` against load (a single-period
+    class) and, with a response time goal, ``pi_curve`` (the forecast PI against load, each
+    period's in a multi-period class).
     """
     unit = content.load
     found = {"response": figures.response_figure(
@@ -59,9 +60,10 @@ def report_figures(content: ReportContent) -> dict[str, Any]:
             found["pi_curve"] = figures.pi_curve_figure(
                 content.goal_curve, content.goal_points, goal_words=str(content.row.get("goal", "")),
                 crossing=content.row, configuration=configuration)
-        found["percentiles"] = figures.percentile_curve_figure(
-            content.goal_curve, content.goal_points, goal=content.goal, crossing=content.row,
-            configuration=configuration)
+        if "resp_p90_ms" in content.goal_curve:  # one distribution: a multi-period class has a PI per period only
+            found["percentiles"] = figures.percentile_curve_figure(
+                content.goal_curve, content.goal_points, goal=content.goal, crossing=content.row,
+                configuration=configuration)
     return found
 
 
