@@ -142,6 +142,18 @@ class PeriodGoal:
         kind, resp, pct = self.goal
         return (_mean_at(self.shape, kind, resp * math.exp(-widen), pct) - self.intercept_ms) / self.slope
 
+    def pi_band(self, class_means: tuple[float, float, float]) -> tuple[float, float, float]:
+        """``(pi, pi_lo, pi_hi)`` at the class's mean and its band's ends ``(mean, lo, hi)``.
+
+        The lowest finite and the highest of the three (``inf`` where an end is not finite: past
+        saturation), widened by the goal percentile's held-out error (:meth:`widening`).
+        """
+        pis = [self.pi(float(x)) for x in class_means]
+        finite = [v for v in pis if math.isfinite(v)]
+        widen_lo, widen_hi = self.widening()
+        return (pis[0], min(finite) * math.exp(widen_lo) if finite else math.nan,
+                max(pis) * math.exp(widen_hi) if len(finite) == len(pis) else math.inf)
+
     def pi(self, class_mean_ms: float) -> float:
         """The period's forecast PI at the class's mean (:func:`performance_index_forecast`)."""
         assert self.goal is not None
@@ -312,8 +324,7 @@ def _period_pi(results: Any, goal: PeriodGoal, means: tuple[float, float, float]
     out: dict[str, Any] = {}
     widen_lo, widen_hi = goal.widening()  # the shape's own held-out error, beside the mean's band
     if means is not None:
-        pis = [goal.pi(float(x)) for x in means]
-        out.update(pi=pis[0], pi_lo=min(pis) * math.exp(widen_lo), pi_hi=max(pis) * math.exp(widen_hi))
+        out.update(zip(("pi", "pi_lo", "pi_hi"), goal.pi_band(means)))
     if curve is None:
         return out
     target = goal.class_mean_target()

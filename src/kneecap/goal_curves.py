@@ -23,7 +23,7 @@ it serves the desk and ``kneecap report`` only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,18 +38,6 @@ __all__ = ["goal_curve", "goal_curve_on", "measured_goal_points", "response_goal
 
 #: Columns of the response curve a goal curve is read from (``results.curve``).
 CURVE_COLUMNS = ("tps", "resp_ms", "resp_ms_lo", "resp_ms_hi")
-
-
-def _band(values: Iterable[float]) -> tuple[float, float]:
-    """Lowest and highest of a value at the mean and at its band's ends (percentile_columns' rule).
-
-    The lowest finite one (NaN: none is); the highest, or ``inf`` where an end is not finite
-    (past saturation a draw has no response: the band is open above).
-    """
-    found = list(values)
-    finite = [v for v in found if math.isfinite(v)]
-    return (min(finite) if finite else math.nan,
-            max(found) if len(finite) == len(found) else math.inf)
 
 
 def response_goal(results: Any) -> tuple[str, float, float] | None:
@@ -112,8 +100,7 @@ def goal_curve(results: Any, curve: pd.DataFrame) -> pd.DataFrame:
             row.update(percentile_columns(shape, *means, goal_answers.PERCENTILES))
         each = []
         for g in goals:
-            pis = [g.pi(x) for x in means]
-            each.append((pis[0], *_band(pis)))
+            each.append(g.pi_band(means))
             if not single:
                 # named as goal_columns names a period's columns
                 row[f"pi_p{g.period}"], row[f"pi_lo_p{g.period}"], row[f"pi_hi_p{g.period}"] = each[-1]
