@@ -49,7 +49,8 @@ TIME_COLUMNS: tuple[str, ...] = ("interval_start_at",)
 #: null for report tables. A class's background is this minus its own APPL% over the pool.
 LPAR_COLUMNS: dict[str, str] = {
     "lpar_gcp_busy_pct": "LPAR busy per general purpose processor, all work, % (SMF 70.1)",
-    "lpar_ziip_busy_pct": "LPAR busy per zIIP, all work, % (SMF 70.1)",
+    "lpar_ziip_busy_pct": "LPAR busy per zIIP, all work, % (SMF 70.1); zIIPs in SMT-2: per zIIP thread, "
+                          "the threads' MVS busy",
 }
 
 #: WLM state samples of a class period in the interval (SMF 72.3; WLM looks at each unit of work
@@ -65,10 +66,14 @@ SAMPLE_COLUMNS: dict[str, str] = {
 
 #: The class period's zIIP time as engine time and normalised to CP time (SMF 72.3: R723CSUP, and
 #: R723CSUP x R723NFFS / 256): their ratio is a zIIP's speed over a GCP's
-#: (:func:`kneecap.modeling.engines.speeds_from_smf72`). Null for report tables and RMF reports.
+#: (:func:`kneecap.modeling.engines.speeds_from_smf72`); and where the zIIPs ran SMT-2 their MT
+#: capacity factor (R723MCFS / 1024, :func:`kneecap.modeling.engines.fit_engines`). Null for report
+#: tables and RMF reports.
 ENGINE_COLUMNS: dict[str, str] = {
     "ziip_s": "zIIP engine seconds of the class period (SMF 72.3 R723CSUP)",
     "ziip_cp_equiv_s": "zIIP seconds normalised to CP time, R723CSUP x R723NFFS / 256 (SMF 72.3)",
+    "ziip_mt_capacity": "the zIIPs' MT maximum capacity factor, R723MCFS / 1024, where they ran SMT-2 "
+                        "(SMF 72.3); null in MT-1",
 }
 
 #: Every column of ``fct_measurements`` in order.

@@ -23,7 +23,9 @@ Layouts (offsets include the 4-byte RDW, as in IBM's tables):
   PAT 32), "PR/SM Partition Data Section" (LPM 0, LPN 8, BDN 10, BDS 12), "PR/SM Logical
   Processor Data Section" (PDT 0, VPA 8, CIX 14, EDT 16, ONT 40), "CPU Identification Section"
   (CIN 0, CTN 16), "CPU control section" (MOD 0, STF 5, CPA 28, WLA 32, LAC 36, SUP 64; MCR 148,
-  CPA_actual 224, CPA_scaling_factor 228 from ERBSMFR's SMF70CTL as franfcwong's C header has it).
+  CPA_actual 224, CPA_scaling_factor 228, MCF 232, MCFS 236 from ERBSMFR's SMF70CTL as franfcwong's C
+  header has it); with SMT-2 cores also SMF70MTID (partition section 59) and the "Logical core data
+  section" (triplet 84; franfcwong's smf70lcs), see :func:`record_70_1`.
 """
 
 from __future__ import annotations
@@ -277,8 +279,10 @@ class LogicalCPU:
     cpu_type: str            # "CP" or "IIP"
     online_s: float
     dispatch_s: float
-    wait_s: float = 0.0      # MVS wait (own image only)
+    wait_s: float = 0.0      # MVS wait (own image only; per thread in SMT-2)
     parked_s: float = 0.0
+    # threads of this logical core (2: SMT-2): PR/SM sees the core, MVS one logical processor a thread
+    threads: int = 1
 
 
 @dataclass
@@ -332,25 +336,39 @@ PARTITION_LEN = 84
 LPD_LEN = 88
 CIN_LEN = 24
 CPU_CONTROL_LEN = 344
+CORE_LEN = 16
 _TYP = {"CP": 0, "AAP": 1, "IIP": 2}
 
 
 def record_70_1(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
                 partitions: Sequence[Partition], own_number: int,
                 cpu_types: Sequence[str] = ("CP", "ICF", "IFL", "IIP"),
-                capacity: Capacity | None = None) -> bytes:
-    """One 70.1 record: own image CPU data + PR/SM data for ``partitions`` (+ PHYSICAL), capacity fields."""
+                capacity: Capacity | None = None, ziip_mt_capacity: float | None = None) -> bytes:
+    """One 70.1 record: own image CPU data + PR/SM data for ``partitions`` (+ PHYSICAL), capacity fields.
+
+    Logical cores of more than one thread (SMT-2, ``LogicalCPU.threads``) are laid out as IBM's
+    70.1 has them with multithreading: one PR/SM logical processor section per core ("the terms
+    logical processor and logical CPU refer to a logical core if multithreading is enabled"), one
+    CPU data section per thread (the logical processors MVS dispatches), the own partition's
+    SMF70MTID (59) 1, one logical core data section per own core (SMF70COS/COL/CON at 84:
+    SMF70_CORE_ID 0, SMF70_CORE_FLG 2 x'80' LPAR busy valid, SMF70_CPU_SKIP 4, SMF70_CPU_NUM 6,
+    SMF70_PROD 8, SMF70_LPAR_BUSY 12 in ms; franfcwong's smf70lcs), and ``ziip_mt_capacity`` in
+    the CPU control section's SMF70MCFS (236, x 1024; SMF70MCF 232 1024, the CPs in MT-1).
+    """
     own = next(p for p in partitions if p.number == own_number)
     parts = list(partitions) + [Partition("PHYSICAL", 0, [])]
     lps = [c for p in parts for c in p.cpus]
+    n_threads = sum(c.threads for c in own.cpus)
+    mt = any(c.threads > 1 for c in own.cpus)
     trip_end = 100
     prs = trip_end
     ccs = prs + 104
     cps = ccs + CPU_CONTROL_LEN
-    bcs = cps + CPU_DATA_LEN * len(own.cpus)
+    bcs = cps + CPU_DATA_LEN * n_threads
     bvs = bcs + PARTITION_LEN * len(parts)
     cns = bvs + LPD_LEN * len(lps)
-    total = cns + CIN_LEN * len(cpu_types)
+    cos = cns + CIN_LEN * len(cpu_types)
+    total = cos + (CORE_LEN * len(own.cpus) if mt else 0)
     trip = bytearray(trip_end - 24)
     struct.pack_into(">H", trip, 0, 9)
 
@@ -359,10 +377,12 @@ def record_70_1(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
 
     t(28, prs, 104, 1)
     t(36, ccs, CPU_CONTROL_LEN, 1)
-    t(44, cps, CPU_DATA_LEN, len(own.cpus))
+    t(44, cps, CPU_DATA_LEN, n_threads)
     t(60, bcs, PARTITION_LEN, len(parts))
     t(68, bvs, LPD_LEN, len(lps))
     t(76, cns, CIN_LEN, len(cpu_types))
+    if mt:
+        t(84, cos, CORE_LEN, len(own.cpus))
     ctl = bytearray(CPU_CONTROL_LEN)
     struct.pack_into(">H", ctl, 0, 8562)
     struct.pack_into(">H", ctl, 64, sum(c.cpu_type == "IIP" for c in own.cpus))
@@ -371,15 +391,24 @@ def record_70_1(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
     struct.pack_into(">III", ctl, 28, cap.cpa, cap.wla, cap.lac)
     struct.pack_into(">I", ctl, 148, cap.mcr)
     struct.pack_into(">II", ctl, 224, cap.cpa_actual, cap.cpa_scaling_factor)
+    if ziip_mt_capacity is not None:
+        struct.pack_into(">II", ctl, 232, 1024, round(ziip_mt_capacity * 1024))
     cpu = bytearray()
+    core = bytearray()
     for i, c in enumerate(own.cpus):
-        b = bytearray(CPU_DATA_LEN)
-        struct.pack_into(">Q", b, 0, round(c.wait_s * 1e6 * 4096))
-        struct.pack_into(">H", b, 8, i)
-        b[10] = 0x09  # data for complete interval + online at end
-        b[15] = _TYP[c.cpu_type]
-        struct.pack_into(">Q", b, 32, round(c.parked_s * 1e6 * 4096))
-        cpu += b
+        if mt:
+            x = bytearray(CORE_LEN)
+            struct.pack_into(">HBxHHII", x, 0, i, 0x80, len(cpu) // CPU_DATA_LEN, c.threads, 1024,
+                             round(c.dispatch_s * 1e3))
+            core += x
+        for thread in range(c.threads):
+            b = bytearray(CPU_DATA_LEN)
+            struct.pack_into(">Q", b, 0, round(c.wait_s * 1e6 * 4096))
+            struct.pack_into(">H", b, 8, 2 * i + thread if mt else i)
+            b[10] = 0x09  # data for complete interval + online at end
+            b[15] = _TYP[c.cpu_type]
+            struct.pack_into(">Q", b, 32, round(c.parked_s * 1e6 * 4096))
+            cpu += b
     bct = bytearray()
     lpd = bytearray()
     idx = 0
@@ -388,6 +417,7 @@ def record_70_1(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
         b[0:8] = e(p.name, 8)
         b[8] = p.number
         struct.pack_into(">HI", b, 10, len(p.cpus), idx)
+        b[59] = 1 if p is own and mt else 0  # SMF70MTID: highest thread id, 0 without multithreading
         bct += b
         for j, c in enumerate(p.cpus):
             x = bytearray(LPD_LEN)
@@ -406,7 +436,7 @@ def record_70_1(sid: str, sysplex: str, start: dt.datetime, interval_s: float,
     written = start + dt.timedelta(seconds=interval_s)
     body = (header(70, 1, sid, written, total) + bytes(trip)
             + product_section(start, interval_s, sysplex, sid, ptn=own_number)
-            + bytes(ctl) + bytes(cpu) + bytes(bct) + bytes(lpd) + bytes(cin))
+            + bytes(ctl) + bytes(cpu) + bytes(bct) + bytes(lpd) + bytes(cin) + bytes(core))
     assert len(body) == total, (len(body), total)
     return body
 

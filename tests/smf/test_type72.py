@@ -87,6 +87,28 @@ def test_nffs_normalisation_and_mt_factor():
     # CP = 100 - 40 x 384/256 = 40 s -> 4 %; IIP = 40 / (1000 x 2048/1024) = 2 %
     np.testing.assert_allclose([r.appl_cp_pct, r.appl_iip_pct, r.ziip_cp_equiv_s],
                                [4.0, 2.0, 60.0], rtol=1e-12)
+    assert r.ziip_mt_capacity == 2.0
+
+
+@pytest.mark.parametrize("mcfs,mflg,expected", [
+    (1331, 0x00, 1331 / 1024),  # SMT-2 at 1.2998: R723MCFS / 1024, read back exactly
+    (1024, 0x00, None),         # MT-1: a core does its MT-1 work, factor 1
+    (0, 0x00, None),            # no zIIP installed (IBM: "a zero value is reported")
+    (1331, 0x10, None),         # R723MFLG bit 3, HISMT failure: the MT numerators are invalid
+])
+def test_ziip_mt_capacity_is_r723mcfs_over_1024_where_smt2(mcfs, mflg, expected):
+    k = synth.Coefficients(mcfs=mcfs)
+    rec = bytearray(synth.record_72_3("SYSA", "P", START, 900.0, "C", "W",
+                                      [synth.Period(ended=9000, tcb_s=90.0, ziip_s=36.0)], k))
+    rec[92 + 104 + 1] = mflg  # R723MFLG, WLM control section offset 1
+    r = decode_file(io.BytesIO(bytes(rec))).smf72_workload.iloc[0]
+    if expected is None:
+        assert np.isnan(r.ziip_mt_capacity)
+        np.testing.assert_allclose(r.appl_iip_pct, 4.0, rtol=1e-12)  # 36 s / 900 s
+    else:
+        assert r.ziip_mt_capacity == expected  # exact: a binary fraction over 1024
+        # APPL% IIP = zIIP time (MT-1 equivalent) / (interval x MCFS / 1024)
+        np.testing.assert_allclose(r.appl_iip_pct, 100 * 36.0 / (900.0 * expected), rtol=1e-12)
 
 
 @pytest.mark.parametrize("patch,reason", [

@@ -12,8 +12,13 @@
 --   n_gcp / n_ziip      = engines of type CP / IIP online to the LPAR (SMF 70.1, same interval)
 --   *_samples           = the class period's WLM state samples (72.3), as they are
 --   ziip_s / ziip_cp_equiv_s = zIIP engine seconds and the same normalised to CP time (x NFFS / 256)
+--   ziip_mt_capacity    = R723MCFS / 1024 where the zIIPs ran SMT-2 (above 1), else null
 --   lpar_*_busy_pct     = LPAR busy per engine of the pool, every class included (SMF 70.1
---                         LPAR busy: the logical processors' dispatch time over online time)
+--                         LPAR busy: the logical processors' dispatch time over online time);
+--                         zIIPs in SMT-2: busy per zIIP thread, the threads' MVS busy (70.1 CPU
+--                         data sections are one per thread, the PR/SM logical processor sections
+--                         one per core, IBM SMF manual 70.1), the busy the dispatch model's threads
+--                         have; n_ziip then counts cores (PR/SM logical processors)
 with
 
 -- union all by position, not by name (Spark SQL has no UNION BY NAME): the RMF XML staging models
@@ -43,7 +48,8 @@ engines as (
         max(case when cpu_type = 'CP' then n_online end) as n_gcp,
         max(case when cpu_type = 'IIP' then n_online end) as n_ziip,
         max(case when cpu_type = 'CP' then lpar_busy_pct end) as lpar_gcp_busy_pct,
-        max(case when cpu_type = 'IIP' then lpar_busy_pct end) as lpar_ziip_busy_pct
+        max(case when cpu_type = 'IIP' then lpar_busy_pct end) as lpar_ziip_busy_pct,
+        max(case when cpu_type = 'IIP' then mvs_busy_pct end) as mvs_ziip_busy_pct
     from cpu
     group by system_id, interval_start_at
 ),
@@ -54,7 +60,11 @@ measured as (
         e.n_gcp,
         e.n_ziip,
         e.lpar_gcp_busy_pct,
-        e.lpar_ziip_busy_pct
+        -- a core's dispatch time counts it busy while one thread runs: in SMT-2 the threads say
+        case
+            when w.ziip_mt_capacity is not null then e.mvs_ziip_busy_pct
+            else e.lpar_ziip_busy_pct
+        end as lpar_ziip_busy_pct
     from workload as w
     left join engines as e
         on
@@ -107,7 +117,8 @@ final as (
         cast(ziip_on_cp_using_samples as double) as ziip_on_cp_using_samples,
         cast(ziip_delay_samples as double) as ziip_delay_samples,
         ziip_s,
-        ziip_cp_equiv_s
+        ziip_cp_equiv_s,
+        ziip_mt_capacity
     from measured
 )
 

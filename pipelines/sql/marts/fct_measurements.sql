@@ -41,7 +41,7 @@ reference as (
         system_id,
         service_class,
         interval_start_at,
-        -- a report table prints no LPAR busy, WLM state samples or zIIP normalisation
+        -- a report table prints no LPAR busy, WLM state samples, zIIP normalisation or MT factor
         cast(null as double) as lpar_gcp_busy_pct,
         cast(null as double) as lpar_ziip_busy_pct,
         cast(null as double) as cpu_using_samples,
@@ -50,7 +50,8 @@ reference as (
         cast(null as double) as ziip_on_cp_using_samples,
         cast(null as double) as ziip_delay_samples,
         cast(null as double) as ziip_s,
-        cast(null as double) as ziip_cp_equiv_s
+        cast(null as double) as ziip_cp_equiv_s,
+        cast(null as double) as ziip_mt_capacity
     from stg_reference_measurements
     -- a run printed in two tables is counted once (the row it duplicates stays)
     where not is_duplicate
@@ -116,7 +117,8 @@ final as (
         ziip_on_cp_using_samples,
         ziip_delay_samples,
         ziip_s,
-        ziip_cp_equiv_s
+        ziip_cp_equiv_s,
+        ziip_mt_capacity
     from with_pct
 )
 

@@ -40,8 +40,9 @@ typed as (
         cast(null as bigint) as ziip_delay_samples,
         cast(null as bigint) as total_using_samples,
         cast(null as bigint) as total_delay_samples,
-        -- the report prints no normalisation factor
-        cast(null as double) as ziip_cp_equiv_s
+        -- the report prints no normalisation factor and no zIIP MT capacity factor
+        cast(null as double) as ziip_cp_equiv_s,
+        cast(null as double) as ziip_mt_capacity
     from source
 ),
 
@@ -83,7 +84,8 @@ final as (
         ziip_delay_samples,
         total_using_samples,
         total_delay_samples,
-        ziip_cp_equiv_s
+        ziip_cp_equiv_s,
+        ziip_mt_capacity
     from ranked
     where copy_no = 1
 )

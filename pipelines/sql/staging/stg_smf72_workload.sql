@@ -34,7 +34,9 @@ final as (
         cast(total_using_samples as bigint) as total_using_samples,
         cast(total_delay_samples as bigint) as total_delay_samples,
         -- R723CSUP x R723NFFS / 256: with ziip_s, a zIIP's speed over a GCP's
-        cast(ziip_cp_equiv_s as double) as ziip_cp_equiv_s
+        cast(ziip_cp_equiv_s as double) as ziip_cp_equiv_s,
+        -- R723MCFS / 1024 where above 1 (the zIIPs in SMT-2), null in MT-1
+        cast(ziip_mt_capacity as double) as ziip_mt_capacity
     from source
 )
 

@@ -46,6 +46,18 @@ t_{HST}` (CP-equivalent, zIIP included). A capacity factor of 0 (multithreading 
 R723MFLG bit 3 "HISMT failure") is taken as 1024 (factor 1). Mean response time is
 R723CTET / R723CRCP, R723CTET being in 1024-µs units.
 
+zIIPs in SMT-2 (MT mode 2)
+--------------------------
+R723MCFS is the "multithreading maximum capacity numerator for zIIP. Divide this value by 1024 to
+get the multithreading maximum capacity factor for all zIIPs that were configured ONLINE for the
+complete interval" (IBM's field text, IBM SMF Explorer SMF72S3 ``r723mcfs``): the work a core does
+with both threads busy over the work it would do in MT-1. One thread per core is that work by
+definition, so MT-1 gives 1024; ``ziip_mt_capacity`` is :math:`m_s` where it is above 1 (the
+zIIPs ran MT-2 that interval) and NaN otherwise (MT-1, no zIIP, or the MT numerators invalid).
+zIIP times in MT-2 are MT-1 equivalent ("IBM state all zIIP measurements are as if the system was
+in SMT1 mode", Precisely's Syncsort Capacity Management guide, "Working with SMT data"), which is why
+APPL% IIP divides them by :math:`m_s`: 100 is one core's full MT-2 capacity.
+
 Goals and the response time distribution
 ----------------------------------------
 Each period carries its WLM goal (:func:`goals`): R723CRGF (10) the type, R723CRTF (9) the unit
@@ -252,6 +264,7 @@ COLUMNS: tuple[str, ...] = (
     "cpu_s",
     "ziip_s",
     "ziip_cp_equiv_s",
+    "ziip_mt_capacity",
     "ziip_on_cp_s",
     "appl_cp_pct",
     "appl_iip_pct",
@@ -306,6 +319,8 @@ def derive(p: dict[str, np.ndarray], w: dict[str, np.ndarray], interval_s: np.nd
             "cpu_s": cpu_s,
             "ziip_s": ziip_s,
             "ziip_cp_equiv_s": ziip_s * nffs,
+            # MT-1 reports 1024 (factor 1): a factor above 1 is the zIIPs running two threads a core
+            "ziip_mt_capacity": np.where(mcfs > 1.0, mcfs, np.nan),
             "ziip_on_cp_s": ziip_on_cp_s,
             "appl_cp_pct": 100.0 * cp_s / (t * mcf),
             "appl_iip_pct": 100.0 * ziip_s / (t * mcfs),
@@ -515,7 +530,7 @@ class Type72Subtype3:
             "resp_ms": d["resp_ms"],
             "service_units": p["csrv"],
         }
-        for key in ("tcb_s", "srb_s", "cpu_s", "ziip_s", "ziip_cp_equiv_s", "ziip_on_cp_s",
+        for key in ("tcb_s", "srb_s", "cpu_s", "ziip_s", "ziip_cp_equiv_s", "ziip_mt_capacity", "ziip_on_cp_s",
                     "appl_cp_pct", "appl_iip_pct", "appl_iipcp_pct"):
             out[key] = d[key]
         for key in ("cpu_using_samples", "cpu_delay_samples", "ziip_using_samples",

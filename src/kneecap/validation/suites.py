@@ -20,7 +20,7 @@ def _not_null_unique(suite: gx.ExpectationSuite, key: list[str]) -> None:
 
 
 def fct_measurements(config: ValidationConfig) -> gx.ExpectationSuite:
-    """Keys present and unique; measures non-negative; APPL% within engines; Little's law."""
+    """Keys present and unique; measures non-negative; APPL% within engines; MT factor in [1, 2]; Little's law."""
     suite = gx.ExpectationSuite(name="fct_measurements")
     suite.add_expectation(
         gxe.ExpectTableColumnsToMatchOrderedList(column_list=[*schema.FCT_MEASUREMENTS_COLUMNS, *CHECK_COLUMNS])
@@ -36,6 +36,9 @@ def fct_measurements(config: ValidationConfig) -> gx.ExpectationSuite:
         suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0, max_value=100))
     for column in schema.SAMPLE_COLUMNS:
         suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0))
+    # R723MCFS / 1024 where the zIIPs ran SMT-2: above 1 by construction, and two threads do at
+    # most twice a core's MT-1 work (the dispatch model refuses more)
+    suite.add_expectation(gxe.ExpectColumnValuesToBeBetween(column="ziip_mt_capacity", min_value=1, max_value=2))
     suite.add_expectation(
         gxe.ExpectColumnValuesToBeBetween(
             column="check_littles_law_rel_err", min_value=0, max_value=config.littles_law_rel_tol

@@ -35,7 +35,8 @@ def workload_rows(report: DdsReport, where: str) -> list[dict[str, object]]:
       Execution Velocity % Actual.
 
     Columns of the SMF table the report cannot fill (``ziip_cp_equiv_s``, which needs the
-    zIIP normalisation factor, and the WLM state sample counts) are NaN.
+    zIIP normalisation factor, ``ziip_mt_capacity``, R723MCFS, and the WLM state sample counts)
+    are NaN.
 
     The report carries no zIIP-eligible-on-CP *seconds*; APPL% is engine time over
     interval time (100 = one engine), so
@@ -150,6 +151,8 @@ def _smf72_columns(report: DdsReport, parts: _ClassParts, *, class_name: str, is
         "ziip_s": varnum(st, "zIIP", where),
         # needs R723NFFS, which the report does not print
         "ziip_cp_equiv_s": math.nan,
+        # R723MCFS: the WLMGL report prints no MT capacity factor (the CPU report's MT analysis does)
+        "ziip_mt_capacity": math.nan,
         "ziip_on_cp_s": appl_iipcp * interval_s / 100.0,
         "appl_cp_pct": varnum(appl, "CP", where),
         "appl_iip_pct": varnum(appl, "zIIP", where),
