@@ -203,3 +203,62 @@ def test_a_wlm_class_answers_on_slower_gcps_and_on_smt2_ziips():
     np.testing.assert_allclose(smt.predict(cores, max_draws=0)["resp_ms"], res.predict(threads, max_draws=0)["resp_ms"],
                                rtol=1e-12)
     assert smt.lpar(cores)["bg_ziip_busy_pct"][0] == pytest.approx(res.lpar(threads)["bg_ziip_busy_pct"][0])
+
+
+def test_fit_engines_reads_smt2_from_the_marts_capacity_factor():
+    from kneecap.modeling.engines import fit_engines, measured_mt_capacity, row_ziip_mt_capacity
+
+    ziip = np.array([20.0, 30.0, 40.0, 0.0])
+    mt2 = pd.DataFrame({"ziip_s": ziip, "ziip_cp_equiv_s": ziip, "ziip_mt_capacity": [1.3, 1.3, 1.3, np.nan]})
+    # the zIIPs in SMT-2 and alike in speed: the speeds 1, the threads at CF 1.3
+    assert fit_engines(mt2) == {"gcp_speed": 1.0, "ziip_speed": 1.0, "ziip_mt": 2, "ziip_mt_capacity": 1.3}
+    # a sub-capacity LPAR (NFFS 640) in SMT-2: both
+    sub = mt2.assign(ziip_cp_equiv_s=2.5 * ziip)
+    assert fit_engines(sub) == {"gcp_speed": 1.0, "ziip_speed": pytest.approx(2.5), "ziip_mt": 2,
+                                "ziip_mt_capacity": 1.3}
+    np.testing.assert_array_equal(row_ziip_mt_capacity(mt2), [1.3, 1.3, 1.3, 1.0])
+    # MT-1 in most rows with zIIP time, or no column (report tables, RMF XML): MT-1
+    mostly_mt1 = mt2.assign(ziip_mt_capacity=[1.3, np.nan, np.nan, np.nan])
+    assert measured_mt_capacity(mostly_mt1) is None and fit_engines(mostly_mt1) == {}
+    assert fit_engines(mt2.drop(columns=["ziip_mt_capacity"])) == {}
+    np.testing.assert_array_equal(row_ziip_mt_capacity(mt2.drop(columns=["ziip_mt_capacity"])), 1.0)
+
+
+def test_other_classes_measured_in_smt2_carry_their_work_onto_other_engines():
+    from kneecap.modeling.engines import answering_engines, background_scale
+
+    measured = {"gcp_speed": 1.0, "ziip_speed": 1.0, "ziip_mt": 2, "ziip_mt_capacity": 1.3}
+    # on the measured engines the zIIP busy stays; onto GCPs a thread-busy-core is CF MT-1 engines
+    assert background_scale(measured, measured) == (1.0, 1.0, 1.3)
+    # the same work on MT-1 zIIPs: each thread's busy x CF per zIIP; onto GCPs likewise
+    mt1 = answering_engines(measured, {"ziip_mt": 1})
+    assert mt1 == {"gcp_speed": 1.0, "ziip_speed": 1.0, "ziip_mt": 1}
+    np.testing.assert_allclose(background_scale(measured, mt1), (1.0, 1.3, 1.3), rtol=1e-12)
+    np.testing.assert_allclose(background_scale(measured, {**measured, "ziip_mt_capacity": 2.0}),
+                               (1.0, 0.65, 1.3), rtol=1e-12)
+    Dispatch(n_gcp=1, n_ziip=1, **mt1)  # what the class then answers on is a valid LPAR
+
+
+def test_a_class_fitted_in_smt2_at_factor_two_is_the_class_on_twice_the_mt1_ziips():
+    # 1 zIIP core in SMT-2 at CF 2 is two full-speed threads: the 2 MT-1 zIIPs of the intervals.
+    # RMF's APPL% IIP is then half (zIIP time over the interval x 2), the busy per thread the
+    # busy per MT-1 zIIP, and the fit must find the same class
+    from kneecap.modeling.open_dispatch import OpenDispatchModel
+    from tests.modeling.test_open_dispatch import intervals
+
+    mt1_rows = intervals()
+    mt2_rows = mt1_rows.assign(n_ziip=1.0, cpu_ziip_pct=mt1_rows["cpu_ziip_pct"] / 2, ziip_mt_capacity=2.0)
+    mt1, mt2 = (OpenDispatchModel(n_boot=4, seed=3).fit(rows) for rows in (mt1_rows, mt2_rows))
+    assert mt2.measured_engines == {"gcp_speed": 1.0, "ziip_speed": 1.0, "ziip_mt": 2, "ziip_mt_capacity": 2.0}
+    assert mt2.cpu_ms_per_tran == pytest.approx(mt1.cpu_ms_per_tran, rel=1e-12)
+    assert mt2.base["n_ziip"] == 1 and mt2.base["bg_ziip_busy_pct"] == pytest.approx(mt1.base["bg_ziip_busy_pct"])
+    assert mt2.knee(max_draws=0).load == pytest.approx(mt1.knee(max_draws=0).load, rel=1e-9)
+    frame = pd.DataFrame({"tps": [600.0, 1200.0]})
+    pred1, pred2 = mt1.predict(frame, max_draws=0), mt2.predict(frame, max_draws=0)
+    np.testing.assert_allclose(pred2["resp_ms"], pred1["resp_ms"], rtol=1e-9)
+    # APPL% IIP as RMF reports it in SMT-2: the zIIP work over the capacity factor
+    np.testing.assert_allclose(pred2["cpu_ziip_pct"], pred1["cpu_ziip_pct"] / 2, rtol=1e-9)
+    assert "zIIP cores in SMT-2 at MT capacity factor 2" in mt2.summary()
+    # asked in MT-1 on 2 zIIPs it is the MT-1 class again
+    back = on_engines(mt2, ziip_mt=1)
+    assert back.knee(n_ziip=2, max_draws=0).load == pytest.approx(mt1.knee(max_draws=0).load, rel=1e-9)

@@ -178,6 +178,25 @@ class SimDaysConfig:
     # zIIPs are a sub-capacity processor, written to 72.3 as R723NFFS = 256 ziip_speed / gcp_speed
     gcp_speed: float = 1.0
     ziip_speed: float = 1.0
+    # zIIPs in SMT-2 (MT_ZIIP_MODE=2): ``n_ziip`` cores of two threads, each at ``ziip_speed x
+    # ziip_mt_capacity / 2`` (the dispatch model's threads); ``bg_ziip_busy_pct`` is then per thread
+    ziip_mt: int = 1
+    ziip_mt_capacity: float | None = None
+
+    @property
+    def ziip_threads(self) -> int:
+        """Logical zIIPs the simulation runs: cores x threads per core."""
+        return self.n_ziip * self.ziip_mt
+
+    @property
+    def thread_speed(self) -> float:
+        """Work per ms of one zIIP thread (MT-1: ``ziip_speed``; SMT-2: ``ziip_speed x CF / 2``)."""
+        return self.ziip_speed * (float(self.ziip_mt_capacity or 1.0) / 2.0 if self.ziip_mt == 2 else 1.0)
+
+    @property
+    def mcfs(self) -> int:
+        """R723MCFS the 72.3 records carry: 1024 x the zIIPs' MT capacity factor (1024 in MT-1)."""
+        return int(round(1024 * (self.ziip_mt_capacity if self.ziip_mt == 2 else 1.0)))
 
     @property
     def nffs(self) -> int:
@@ -186,14 +205,15 @@ class SimDaysConfig:
 
     def scenario(self, tps: float) -> SimScenario:
         """The open-load :class:`SimScenario` at ``tps``."""
+        # SMT-2: the simulation runs the threads, each a zIIP at the thread's speed
         return SimScenario(
-            n_gcp=self.n_gcp, n_ziip=self.n_ziip, cpu_ms_per_tran=self.cpu_ms_per_tran,
+            n_gcp=self.n_gcp, n_ziip=self.ziip_threads, cpu_ms_per_tran=self.cpu_ms_per_tran,
             ziip_eligible_fraction=self.ziip_eligible_fraction, tps=float(tps),
             delay_ms=self.delay_ms, honor_priority=self.honor_priority,
             help_wait_ms=self.help_wait_ms, help_rule=self.help_rule,
             gcp_bursts=self.gcp_bursts, eligible_bursts=self.eligible_bursts,
             bg_gcp_busy_pct=self.bg_gcp_busy_pct, bg_ziip_busy_pct=self.bg_ziip_busy_pct,
-            bg_burst_ms=self.bg_burst_ms, gcp_speed=self.gcp_speed, ziip_speed=self.ziip_speed)
+            bg_burst_ms=self.bg_burst_ms, gcp_speed=self.gcp_speed, ziip_speed=self.thread_speed)
 
     def dispatch(self) -> Dispatch:
         return Dispatch(n_gcp=self.n_gcp, n_ziip=self.n_ziip, honor_priority=self.honor_priority,
@@ -201,7 +221,8 @@ class SimDaysConfig:
                         eligible_bursts=self.eligible_bursts, gcp_bursts=self.gcp_bursts,
                         bg_gcp_busy_pct=self.bg_gcp_busy_pct,
                         bg_ziip_busy_pct=self.bg_ziip_busy_pct, bg_burst_ms=self.bg_burst_ms,
-                        gcp_speed=self.gcp_speed, ziip_speed=self.ziip_speed)
+                        gcp_speed=self.gcp_speed, ziip_speed=self.ziip_speed,
+                        **({"ziip_mt": 2, "ziip_mt_capacity": self.ziip_mt_capacity} if self.ziip_mt == 2 else {}))
 
     @property
     def max_tps(self) -> float:
@@ -310,6 +331,10 @@ VARIANTS: dict[str, SimDaysConfig] = {
     # the first LPAR on a sub-capacity processor: GCPs at 40 % of a zIIP's speed (R723NFFS 640);
     # a burst helped on a GCP takes 2.5 times its zIIP time
     "subcap": SimDaysConfig(gcp_speed=0.4),
+    # the first LPAR with its 2 zIIP cores in SMT-2 at an MT capacity factor of 1331 / 1024 = 1.2998
+    # (R723MCFS 1331, the numerator nearest 1.3): 4 threads at 0.65 of an MT-1 zIIP, the other
+    # classes 10 % of each thread
+    "smt2": SimDaysConfig(ziip_mt=2, ziip_mt_capacity=1331 / 1024),
 }
 
 
@@ -494,7 +519,7 @@ def grid_at(grid: pd.DataFrame, tps: np.ndarray | float,
         raise ValueError(f"tps outside the grid [{xp[0] * 0.5:g}, {xp[-1]:g}]")
     thr = g["tps"].to_numpy(float)
     bg_gcp = g["gcp_busy_pct"].to_numpy(float) * config.n_gcp - g["cpu_gcp_pct"].to_numpy(float)
-    bg_ziip = (g["ziip_busy_pct"].to_numpy(float) * config.n_ziip
+    bg_ziip = (g["ziip_busy_pct"].to_numpy(float) * config.ziip_threads
                - g["cpu_ziip_pct"].to_numpy(float))
     return {
         "resp_ms": _interp(x, xp, g["resp_ms"].to_numpy(float), log=True),
@@ -663,7 +688,10 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
     bg_cp, bg_iip = at["bg_gcp_pct"], at["bg_ziip_pct"]
     bg_iipcp = np.clip(bg_cp - config.bg_gcp_busy_pct * config.n_gcp, 0.0, None)
     gcp_busy = (cp + bg_cp) / config.n_gcp
-    ziip_busy = (iip + bg_iip) / config.n_ziip
+    ziip_busy = (iip + bg_iip) / config.ziip_threads  # per thread in SMT-2
+    # a core is dispatched while one of its threads runs: the writer takes the threads as busy
+    # independently (the simulation does not follow cores), so only PR/SM's core time needs this
+    core_busy = ziip_busy if config.ziip_mt == 1 else 100.0 * (1.0 - (1.0 - ziip_busy / 100.0) ** config.ziip_mt)
     states = {state: at[f"{state}_per_tps"] * x for state in STATES}
     expected = {state: n * interval_s * SAMPLES_PER_S for state, n in states.items()}
     drawn = {state: rng.poisson(expected[state]) for state in STATES}
@@ -679,9 +707,13 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
             ended, rt_bucket_probabilities(q_ms, GOAL_RESP_MS))
         rt = {f"rt_bucket_{j + 1:02d}_count": rt_counts[:, j] for j in range(synth.RT_ENTRIES)}
         rt["resp_p90_ms_true"] = q_ms[:, RESP_QUANTILE_PROBS.index(0.9)]
-    k = synth.Coefficients(nffs=config.nffs)
+    k = synth.Coefficients(nffs=config.nffs, mcfs=config.mcfs)
     # APPL% IIP is zIIP engine time; the TCB time carries it normalised to CP time (x NFFS / 256)
     norm = config.nffs / 256.0
+    # SMT-2: the grid's zIIP % are thread time; 72.3 keeps zIIP time MT-1 equivalent (thread time x
+    # CF / 2, the work over an MT-1 zIIP's speed) and RMF's APPL% IIP divides that by CF (R723MCFS / 1024)
+    mt1_equiv = config.thread_speed / config.ziip_speed
+    cf = config.mcfs / 1024.0
     # the LPAR's MSU/h from the CP dispatch time written below (whole microseconds), and the LAC of
     # the intervals ending in the last four hours (synth.rolling_lac)
     cp_dispatch_s = np.array([config.n_gcp * round(gcp_busy[i] / 100 * interval_s * 1e6) / 1e6 for i in range(n)])
@@ -693,7 +725,7 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         samples = SAMPLES_PER_S * t
         period = synth.Period(
             period=1, ended=int(ended[i]), resp_ms=float(resp[i]),
-            tcb_s=float((cp[i] + iip[i] * norm) / 100 * t), ziip_s=float(iip[i] / 100 * t),
+            tcb_s=float((cp[i] + iip[i] * mt1_equiv * norm) / 100 * t), ziip_s=float(iip[i] * mt1_equiv / 100 * t),
             ziip_on_cp_s=float(iipcp[i] / 100 * t),
             cpu_using=int(written["cpu_using_samples"][i]),
             cpu_delay=int(written["cpu_delay_samples"][i]),
@@ -713,7 +745,8 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
                                          config.class_name, config.workload, periods, k))
         bg = synth.Period(
             period=1, ended=int(bg_ended[i]), resp_ms=BG_RESP_MS,
-            tcb_s=float((bg_cp[i] + bg_iip[i] * norm) / 100 * t), ziip_s=float(bg_iip[i] / 100 * t),
+            tcb_s=float((bg_cp[i] + bg_iip[i] * mt1_equiv * norm) / 100 * t),
+            ziip_s=float(bg_iip[i] * mt1_equiv / 100 * t),
             ziip_on_cp_s=float(bg_iipcp[i] / 100 * t),
             cpu_using=int(samples * bg_cp[i] / 100), ziip_using=int(samples * bg_iip[i] / 100),
             total_using=int(samples * (bg_cp[i] + bg_iip[i]) / 100), importance=5, goal="discretionary")
@@ -722,18 +755,20 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
         own = synth.Partition(config.lpar_name, config.lpar_no, [
             *(synth.LogicalCPU("CP", t, gcp_busy[i] / 100 * t, t * (1 - gcp_busy[i] / 100))
               for _ in range(config.n_gcp)),
-            *(synth.LogicalCPU("IIP", t, ziip_busy[i] / 100 * t, t * (1 - ziip_busy[i] / 100))
+            *(synth.LogicalCPU("IIP", t, core_busy[i] / 100 * t, t * (1 - ziip_busy[i] / 100),
+                               threads=config.ziip_mt)
               for _ in range(config.n_ziip)),
         ])
         other = synth.Partition("LPAR2", config.lpar_no + 1,
                                 [synth.LogicalCPU("CP", t, 0.5 * t) for _ in range(4)])
         records.append(synth.record_70_1(config.system_id, config.sysplex, t0, t, [own, other],
-                                         own_number=config.lpar_no, capacity=replace(CAPACITY, lac=lac[i])))
+                                         own_number=config.lpar_no, capacity=replace(CAPACITY, lac=lac[i]),
+                                         ziip_mt_capacity=config.ziip_mt_capacity if config.ziip_mt == 2 else None))
     per = pd.DataFrame({
         "interval_start_at": pd.to_datetime(starts), "day": day_no, "tps_offered": tps,
         "ended": ended, "tps": x, "resp_ms_true": resp_true, "resp_ms": resp,
-        "appl_cp_pct": cp, "appl_iip_pct": iip, "appl_iipcp_pct": iipcp,
-        "bg_appl_cp_pct": bg_cp, "bg_appl_iip_pct": bg_iip, "bg_appl_iipcp_pct": bg_iipcp,
+        "appl_cp_pct": cp, "appl_iip_pct": iip * mt1_equiv / cf, "appl_iipcp_pct": iipcp,
+        "bg_appl_cp_pct": bg_cp, "bg_appl_iip_pct": bg_iip * mt1_equiv / cf, "bg_appl_iipcp_pct": bg_iipcp,
         "gcp_busy_pct": gcp_busy, "ziip_busy_pct": ziip_busy,
         "lpar_msu_per_h": lpar_msu, "lac_msu_per_h": lac,
         **states, **written, **rt,
@@ -893,11 +928,13 @@ def check_round_trip(records: list[bytes], truth: SimDaysTruth, *, rtol: float =
         cmp("bg_" + col, bg[col], per["bg_" + col])
     for cpu_type, col, n in (("CP", "gcp_busy_pct", c.n_gcp), ("IIP", "ziip_busy_pct", c.n_ziip)):
         pool = cpu[cpu["cpu_type"] == cpu_type].set_index("interval_start_at").loc[per.index]
-        assert (pool["n_online"] == n).all(), f"{cpu_type} engines online"
-        cmp(col, pool["lpar_busy_pct"], per[col], rel=False)
+        assert (pool["n_online"] == n).all(), f"{cpu_type} engines online"  # cores in SMT-2
+        # SMT-2: the busy per thread is the threads' MVS busy (PR/SM dispatches cores)
+        busy = pool["mvs_busy_pct"] if cpu_type == "IIP" and c.ziip_mt == 2 else pool["lpar_busy_pct"]
+        cmp(col, busy, per[col], rel=False)
         appl = "appl_cp_pct" if cpu_type == "CP" else "appl_iip_pct"
-        cmp(f"{col} = class + background", (cls[appl] + bg[appl]) / n, pool["lpar_busy_pct"],
-            rel=False)
+        # APPL% IIP in SMT-2 is in cores at full MT-2 capacity: over n cores, each thread's busy
+        cmp(f"{col} = class + background", (cls[appl] + bg[appl]) / n, busy, rel=False)
     return errs
 
 

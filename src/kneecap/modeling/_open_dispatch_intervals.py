@@ -6,6 +6,7 @@ Per class (SMF 72.3) the transactions ended, their response and CPU split by eng
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap.modeling.base import column_or
-from kneecap.modeling.engines import row_ziip_speeds
+from kneecap.modeling.engines import row_ziip_mt_capacity, row_ziip_speeds
 
 #: Busy per engine above which a background estimate is capped: a pool the other classes fill
 #: leaves the class nothing, which no measured interval with ended transactions can show.
@@ -48,7 +49,7 @@ class Intervals:
     n_gcp: np.ndarray
     n_ziip: np.ndarray
     cp_pct: np.ndarray        # APPL% CP, IIPCP included
-    iip_pct: np.ndarray       # APPL% IIP in CP-equivalent units (x ziip_speed)
+    iip_pct: np.ndarray       # APPL% IIP as CP-equivalent MT-1 work (x NFFS / 256, x MCFS / 1024 in SMT-2)
     iipcp_pct: np.ndarray     # APPL% IIPCP
     weight_s: np.ndarray      # interval length: a mean over the history weights by time
     bg_gcp_pct: np.ndarray
@@ -58,7 +59,7 @@ class Intervals:
     ziip_delay_samples: np.ndarray
     cpu_using_samples: np.ndarray    # R723CCUS: work on a GCP, IIPCP included (NaN: not usable)
     cpu_delay_samples: np.ndarray    # R723CCDE
-    ziip_speed: np.ndarray    # a zIIP's speed over a GCP's, NFFS / 256 (1: engines alike)
+    ziip_speed: np.ndarray    # a zIIP thread's speed over a GCP's: NFFS / 256, x CF / 2 in SMT-2
 
     def take(self, idx: np.ndarray) -> Intervals:
         """The intervals at positions ``idx`` (a resample keeps every column aligned)."""
@@ -90,9 +91,10 @@ def read_intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[Intervals, li
     n_gcp = column_or(t, "n_gcp", np.nan)
     n_ziip = np.nan_to_num(column_or(t, "n_ziip", 0.0), nan=0.0)
     cp = column_or(t, "cpu_gcp_pct", np.nan)
-    speed = row_ziip_speeds(t)
-    # zIIP engine time in CP-equivalent units, the unit of APPL% CP and of the fitted demand
-    iip = np.nan_to_num(column_or(t, "cpu_ziip_pct", 0.0), nan=0.0) * speed
+    speed, cf = row_ziip_speeds(t), row_ziip_mt_capacity(t)
+    # zIIP time in CP-equivalent units, the unit of APPL% CP and of the fitted demand; in SMT-2 RMF
+    # divided the MT-1 equivalent time by the capacity factor, which gives the work back
+    iip = np.nan_to_num(column_or(t, "cpu_ziip_pct", 0.0), nan=0.0) * speed * cf
     iipcp = np.nan_to_num(column_or(t, "ziip_eligible_on_gcp_pct", 0.0), nan=0.0)
     interval_s = column_or(t, "interval_s", np.nan)
     weight = np.where(np.isfinite(interval_s) & (interval_s > 0), interval_s, 1.0)
@@ -116,7 +118,7 @@ def read_intervals(table: pd.DataFrame, rows: np.ndarray) -> tuple[Intervals, li
     return Intervals(column_or(t, "tps", np.nan), column_or(t, "resp_ms", np.nan), n_gcp, n_ziip,
                      cp, iip, iipcp, weight, bg_g, bg_z, day, np.where(usable, using, np.nan),
                      np.where(usable, delay, np.nan), np.where(cpu_usable, cpu_using, np.nan),
-                     np.where(cpu_usable, cpu_delay, np.nan), speed), notes
+                     np.where(cpu_usable, cpu_delay, np.nan), np.where(cf > 1.0, speed * cf / 2.0, speed)), notes
 
 
 def demand_and_eligibility(iv: Intervals) -> tuple[float, float]:
@@ -145,8 +147,8 @@ def demand_and_eligibility(iv: Intervals) -> tuple[float, float]:
     return d, min(max(f, 0.0), 1.0)
 
 
-def predicted_appl(cpu: np.ndarray, f: float, spill: np.ndarray, n_ziip: np.ndarray, *,
-                   gcp_speed: float = 1.0, ziip_speed: float = 1.0) -> dict[str, np.ndarray]:
+def predicted_appl(cpu: np.ndarray, f: float, spill: np.ndarray, n_ziip: np.ndarray,
+                   engines: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
     r"""A class's predicted APPL% as RMF reports them, from its CPU work in % (``X D / 10``).
 
     Each engine's time is the work it ran over its speed: ``cpu_ziip_pct`` (APPL% IIP) the
@@ -155,14 +157,20 @@ def predicted_appl(cpu: np.ndarray, f: float, spill: np.ndarray, n_ziip: np.ndar
     ``cpu_total_pct`` and ``ziip_eligible_pct`` their sums as the marts take them (CP + IIP,
     IIP + IIPCP); ``ziip_eligible_on_gcp_share_pct`` the share of the eligible work on GCPs. With
     the demand in CP-equivalent ms (``gcp_speed`` 1, ``ziip_speed`` NFFS / 256) APPL% IIP times
-    NFFS / 256 is the work again, as RMF normalises it.
+    NFFS / 256 is the work again, as RMF normalises it. ``engines``: the
+    :class:`~kneecap.modeling.dispatch.Dispatch` keywords answered on; with ``ziip_mt`` 2 APPL% IIP
+    is also divided by ``ziip_mt_capacity``, as RMF divides by R723MCFS / 1024
+    (:mod:`kneecap.smf.type72`).
     """
+    engines = engines or {}
+    gcp_speed, ziip_speed = float(engines.get("gcp_speed", 1.0)), float(engines.get("ziip_speed", 1.0))
+    cf = float(engines["ziip_mt_capacity"]) if int(engines.get("ziip_mt", 1)) == 2 else 1.0
     on_ziip = np.where(n_ziip > 0, cpu * f * (1 - spill), 0.0)
     out = {"cpu_total_pct": cpu, "cpu_ziip_pct": on_ziip, "ziip_eligible_on_gcp_pct": cpu * f * spill,
            "ziip_eligible_pct": cpu * f, "cpu_gcp_pct": cpu - on_ziip,
            "ziip_eligible_on_gcp_share_pct": 100.0 * spill if f > 0 else 0.0}
-    if (gcp_speed, ziip_speed) != (1.0, 1.0):  # engines alike: the work is the engine time
-        out["cpu_ziip_pct"] = on_ziip / ziip_speed
+    if (gcp_speed, ziip_speed, cf) != (1.0, 1.0, 1.0):  # engines alike in MT-1: the work is the engine time
+        out["cpu_ziip_pct"] = on_ziip / (ziip_speed * cf)
         out["cpu_gcp_pct"] = (cpu - on_ziip) / gcp_speed
         out["ziip_eligible_on_gcp_pct"] = cpu * f * spill / gcp_speed
         out["cpu_total_pct"] = out["cpu_gcp_pct"] + out["cpu_ziip_pct"]

@@ -18,12 +18,26 @@ ziip_s / (T MCFS / 1024)``), so it is recovered as ``100 ziip_s / (T appl_iip_pc
 carries no published range for it: an MT-2 scenario takes the factor measured on the LPAR
 (:func:`mt_capacity_from_smf72`) or one the planner gives.
 
+A WLM class whose intervals ran SMT-2 is fitted so (:func:`fit_engines`): the marts carry the
+factor per interval (``ziip_mt_capacity``, null in MT-1), ``n_ziip`` counts cores (PR/SM's
+logical processors are cores with multithreading) and the zIIP busy is per thread (the threads'
+MVS busy). zIIP time is MT-1 equivalent, so with :math:`CF` the factor and :math:`n` cores
+
+.. math:: W_{IIP} = \text{APPL\% IIP} \cdot CF, \qquad
+          u_{thread} = \frac{\text{APPL\% IIP}}{n}
+
+are the class's zIIP work in MT-1 engine-% and its busy on each of the :math:`2 n` threads of
+:math:`CF / 2` a core (:func:`row_ziip_mt_capacity`).
+
 References
 ----------
 IBM, *z/OS MVS System Management Facilities (SMF)*, record type 72 subtype 3, workload manager
 control section: R723NFFS, R723MCFS; record type 70 subtype 1, CPU control section: SMF70NRM,
-SMF70MCFS. IBM, *z/OS RMF Report Analysis*, CPU Activity report (MT capacity factor,
-productivity) and Workload Activity report (APPL% IIP, normalised service).
+SMF70MCFS; "PR/SM logical processor data section" (a logical core with multithreading), "CPU
+data section" (per logical processor). IBM, *z/OS RMF Report Analysis*, CPU Activity report (MT
+capacity factor, productivity) and Workload Activity report (APPL% IIP, normalised service).
+Precisely, *Syncsort Capacity Management* installation guide, "Working with SMT data" (zIIP times
+as if in MT-1, divided by the zIIP MCF as RMF's Postprocessor does).
 """
 
 from __future__ import annotations
@@ -100,13 +114,56 @@ def fit_engines(table: pd.DataFrame) -> dict[str, float]:
     ``{"gcp_speed": 1, "ziip_speed": NFFS / 256}`` (:func:`speeds_from_smf72` over ``table``'s
     ``ziip_s`` and ``ziip_cp_equiv_s``, as ``fct_measurements`` carries them) where a zIIP ran
     at another speed than a GCP, so that the fit solves on those engines with the demand in
-    CP-equivalent ms; ``{}`` where they are alike (NFFS 256) or the rows do not say (report
-    tables, RMF reports), and the fit is the one on engines alike.
+    CP-equivalent ms; where the zIIPs ran SMT-2 (:func:`measured_mt_capacity`) also
+    ``"ziip_mt": 2, "ziip_mt_capacity": CF`` (and the speeds, 1 where alike), so that it solves on
+    ``n_ziip`` cores of two threads each; ``{}`` where they are alike in MT-1 (NFFS 256) or the
+    rows do not say (report tables, RMF reports), and the fit is the one on engines alike.
     """
-    if not {"ziip_s", "ziip_cp_equiv_s"} <= set(table.columns):
-        return {}
-    speed = speeds_from_smf72(table).ziip_speed
-    return {} if speed is None or speed == 1.0 else {"gcp_speed": 1.0, "ziip_speed": speed}
+    engines: dict[str, float] = {}
+    if {"ziip_s", "ziip_cp_equiv_s"} <= set(table.columns):
+        speed = speeds_from_smf72(table).ziip_speed
+        if speed is not None and speed != 1.0:
+            engines = {"gcp_speed": 1.0, "ziip_speed": speed}
+    capacity = measured_mt_capacity(table)
+    if capacity is not None:
+        engines = {"gcp_speed": 1.0, "ziip_speed": engines.get("ziip_speed", 1.0), "ziip_mt": 2,
+                   "ziip_mt_capacity": capacity}
+    return engines
+
+
+def measured_mt_capacity(table: pd.DataFrame) -> float | None:
+    r"""The zIIPs' MT capacity factor where a class's intervals ran SMT-2, from ``ziip_mt_capacity``.
+
+    ``fct_measurements`` carries R723MCFS / 1024 per interval where it is above 1 (the zIIPs in
+    MT-2), null in MT-1. The factor is the median over the rows with zIIP time that carry one,
+    where those are at least half of the rows with zIIP time; ``None`` otherwise (MT-1, or a history
+    mostly in MT-1: the fit is then the MT-1 one, and its MT-2 intervals count as MT-1 engines).
+    """
+    if "ziip_mt_capacity" not in table.columns:
+        return None
+    cf = pd.to_numeric(table["ziip_mt_capacity"], errors="coerce").to_numpy(float)
+    if "ziip_s" in table.columns:
+        ziip = pd.to_numeric(table["ziip_s"], errors="coerce").to_numpy(float)
+        worked = np.isfinite(ziip) & (ziip > 0)
+    else:
+        worked = np.ones(len(cf), dtype=bool)
+    mt2 = worked & np.isfinite(cf) & (cf > 1.0)
+    if not worked.any() or 2 * int(mt2.sum()) < int(worked.sum()):
+        return None
+    return float(np.median(cf[mt2]))
+
+
+def row_ziip_mt_capacity(table: pd.DataFrame) -> np.ndarray:
+    r"""Each row's zIIP MT capacity factor :math:`CF` (R723MCFS / 1024 where SMT-2, else 1).
+
+    RMF divides zIIP time, MT-1 equivalent, by it for APPL% IIP (:mod:`kneecap.smf.type72`), so
+    APPL% IIP times :math:`CF` is the zIIP work in MT-1 units again, and APPL% IIP over ``n_ziip``
+    cores is the busy of each of their :math:`2 n` threads (each at :math:`CF / 2` of a core).
+    """
+    if "ziip_mt_capacity" not in table.columns:
+        return np.ones(len(table))
+    cf = pd.to_numeric(table["ziip_mt_capacity"], errors="coerce").to_numpy(float)
+    return np.where(np.isfinite(cf) & (cf > 1.0), cf, 1.0)
 
 
 def row_ziip_speeds(table: pd.DataFrame) -> np.ndarray:
@@ -220,21 +277,50 @@ def background_scale(measured: Mapping[str, Any], answering: Mapping[str, Any]) 
     r"""Factors that carry other classes' busy engines measured on ``measured`` onto the engines ``answering``.
 
     The other classes' work is what the measured engines did: ``E_G v_G`` on the GCPs and
-    ``E_Z v_Z`` on the zIIPs (``E`` busy engines, ``v`` the measured speeds, MT-1). On the engines
+    ``E_Z v_Z CF`` on the zIIPs (``E`` busy engines, ``v`` the measured speeds, ``CF`` the
+    measured MT capacity factor: in SMT-2 ``E_Z`` is the busy per thread times the cores, each
+    core doing ``CF`` MT-1 engines of work when both threads are busy; 1 in MT-1). On the engines
     answered on it keeps ``E_G v_G / v_G'`` GCPs busy, and on ``n`` zIIP cores of speed ``v_Z'``
-    in SMT-2 at capacity factor ``CF`` (``2 n`` threads of ``v_Z' CF / 2``) each thread
-    ``E_Z v_Z / (n v_Z' CF)`` busy, so per core
+    in SMT-2 at capacity factor ``CF'`` (``2 n`` threads of ``v_Z' CF' / 2``) each thread
+    ``E_Z v_Z CF / (n v_Z' CF')`` busy, so per core
 
-    .. math:: s_G = rac{v_G}{v_G'}, \qquad s_Z = rac{v_Z}{v_Z'\,CF}, \qquad
-              s_{Z 	o G} = rac{v_Z}{v_G'}
+    .. math:: s_G = \frac{v_G}{v_G'}, \qquad s_Z = \frac{v_Z\,CF}{v_Z'\,CF'}, \qquad
+              s_{Z \to G} = \frac{v_Z\,CF}{v_G'}
 
-    with ``CF`` 1 in MT-1; ``s_{Z->G}`` carries their zIIP work onto GCPs where no zIIP is online.
-    ``(1, 1, 1)`` on the measured engines alike.
+    with ``CF'`` 1 in MT-1; ``s_{Z->G}`` carries their zIIP work onto GCPs where no zIIP is online.
+    ``(1, 1, CF)`` on the measured engines, ``(1, 1, 1)`` on engines alike in MT-1.
     """
     v_g, v_z = float(measured.get("gcp_speed", 1.0)), float(measured.get("ziip_speed", 1.0))
     a_g, a_z = float(answering.get("gcp_speed", 1.0)), float(answering.get("ziip_speed", 1.0))
+    cf_measured = float(measured["ziip_mt_capacity"]) if int(measured.get("ziip_mt", 1)) == 2 else 1.0
     cf = float(answering["ziip_mt_capacity"]) if int(answering.get("ziip_mt", 1)) == 2 else 1.0
-    return v_g / a_g, v_z / (a_z * cf), v_z / a_g
+    return v_g / a_g, v_z * cf_measured / (a_z * cf), v_z * cf_measured / a_g
+
+
+def answering_engines(measured: Mapping[str, Any], asked: Mapping[str, Any]) -> dict[str, Any]:
+    """The engines a model fitted on ``measured`` answers on when ``asked`` (:func:`on_engines`' keys) goes over them.
+
+    A key asked replaces the measured one; asking ``ziip_mt`` 1 of a model measured in SMT-2 drops
+    its capacity factor (MT-1 has none).
+    """
+    engines = {**measured, **asked}
+    if int(engines.get("ziip_mt", 1)) == 1:
+        engines.pop("ziip_mt_capacity", None)
+    return engines
+
+
+def measured_engines_lines(measured: Mapping[str, Any]) -> list[str]:
+    """The engines a class was fitted on, as its summary's line: speeds (NFFS / 256) and SMT-2 (R723MCFS / 1024).
+
+    No line for ``{}`` (engines alike in MT-1).
+    """
+    if not measured:
+        return []
+    words = [f"a zIIP at {float(measured.get('ziip_speed', 1.0)):.4g}x a GCP's speed (NFFS / 256)"]
+    if int(measured.get("ziip_mt", 1)) == 2:
+        words.append(f"zIIP cores in SMT-2 at MT capacity factor {float(measured['ziip_mt_capacity']):.4g} "
+                     "(R723MCFS / 1024)")
+    return ["  engines (SMF 72.3)     " + ", ".join(words) + "; demand in CP-equivalent ms"]
 
 
 def engine_words(engines: Mapping[str, Any]) -> str:

@@ -65,7 +65,7 @@ from kneecap.modeling.base import (
 )
 from kneecap.modeling.class_periods import merge_periods
 from kneecap.modeling.dispatch import HELP_RULE, HELP_RULES, HELP_WAIT_MS, HONOR_PRIORITY, Dispatch, solve_open_rows
-from kneecap.modeling.engines import background_scale, fit_engines
+from kneecap.modeling.engines import answering_engines, background_scale, fit_engines, measured_engines_lines
 from kneecap.modeling.family import ResultsBase
 from kneecap.modeling.knee import KNEE_K, Knee
 from kneecap.modeling.percentiles import class_shapes
@@ -228,7 +228,7 @@ class OpenDispatchModel:
         d, f = demand_and_eligibility(iv)
         if not (d > 0 and math.isfinite(d)):
             raise ModelError(f"the class used no CPU in its {len(iv.tps)} intervals: no CPU demand to queue")
-        # on the engines the intervals ran on (72.3 NFFS), the demand in CP-equivalent ms
+        # on the engines the intervals ran on (72.3 NFFS, MCFS), the demand in CP-equivalent MT-1 ms
         structures, engines = self.structures(), fit_engines(table[rows])
         rules = partial(self._rules, engines=engines)
         best, r0, sol, costs = best_structure(iv, d, f, structures, rules)
@@ -375,7 +375,7 @@ class OpenDispatchResults(ResultsBase):
     @property
     def engines(self) -> dict[str, Any]:
         """The engines it answers on: the measured ones, and over them those :func:`on_engines` gave."""
-        return {**self.measured_engines, **self._engines}
+        return answering_engines(self.measured_engines, self._engines)
 
     def dispatch(self, n_gcp: float, n_ziip: float, bg_gcp_busy_pct: float, bg_ziip_busy_pct: float) -> Dispatch:
         """The LPAR as a :class:`Dispatch` (the fitted burst count; capacity does not depend on it)."""
@@ -473,8 +473,7 @@ class OpenDispatchResults(ResultsBase):
         else:
             out["resp_ms_lo"] = out["resp_ms_hi"] = out["resp_ms"]
         # APPL%: CPU ms per second / 10, zIIP time at the zIIPs' speed
-        speeds = {k: float(v) for k, v in self.engines.items() if k in ("gcp_speed", "ziip_speed")}
-        for col, value in predicted_appl(tps * d / 10.0, f, spill, lpar["n_ziip"], **speeds).items():
+        for col, value in predicted_appl(tps * d / 10.0, f, spill, lpar["n_ziip"], self.engines).items():
             out[col] = value
         out["ziip_busy_pct"] = np.where(lpar["n_ziip"] > 0, 100.0 * point.ziip_busy[0], np.nan)
         out["gcp_busy_pct"] = 100.0 * point.gcp_busy[0]
@@ -730,8 +729,7 @@ class OpenDispatchResults(ResultsBase):
             f"  bootstrap refits       {len(self.boot_params)} (days resampled; burst counts chosen "
             f"{value_counts_text(self.boot_params[:, 3])})",
             f"  structures             {self.structure_sentence()}",
-            *([f"  engines (SMF 72.3)     a zIIP at {self.measured_engines['ziip_speed']:.4g}x a GCP's speed "
-               "(NFFS / 256); demand in CP-equivalent ms"] if self.measured_engines else []),
+            *measured_engines_lines(self.measured_engines),
             f"  band calibration       {self.calibration_sentence()}",
         ]
         c = self.cpu_delay

@@ -355,15 +355,19 @@ def plan_smt(results: Any, *, mt_capacity: float, **plan: Any) -> dict[str, Ziip
 
     ``results`` is a dispatch model, a closed workload's or a WLM class's
     (:func:`kneecap.modeling.engines.on_engines`; its engine speeds are kept, and MT-2 it was
-    asked on is not: the MT-1 plan is in MT-1), ``mt_capacity`` the zIIPs' MT-2 capacity factor (R723MCFS / 1024
-    measured in MT-2: :func:`kneecap.modeling.engines.mt_capacity_from_smf72`), ``plan`` the
-    keywords of :func:`plan_ziip`. Returns the plans ``mt1`` and ``mt2`` (zIIPs counted in cores).
+    asked on or measured on is not: the MT-1 plan is in MT-1), ``mt_capacity`` the zIIPs' MT-2
+    capacity factor (R723MCFS / 1024 measured in MT-2:
+    :func:`kneecap.modeling.engines.mt_capacity_from_smf72`), ``plan`` the keywords of
+    :func:`plan_ziip`. Returns the plans ``mt1`` and ``mt2`` (zIIPs counted in cores).
     """
     from kneecap.modeling.engines import on_engines
 
     speeds = {k: v for k, v in (getattr(results, "_engines", None) or {}).items()
               if k not in ("ziip_mt", "ziip_mt_capacity")}
-    mt1 = on_engines(results, **speeds) if getattr(results, "_engines", None) else results
+    # a class measured in SMT-2 answers in SMT-2 unless asked for MT-1
+    if int((getattr(results, "measured_engines", None) or {}).get("ziip_mt", 1)) == 2:
+        speeds["ziip_mt"] = 1
+    mt1 = on_engines(results, **speeds) if speeds or getattr(results, "_engines", None) else results
     mt2 = on_engines(results, **speeds, ziip_mt=2, ziip_mt_capacity=float(mt_capacity))
     return {"mt1": plan_ziip(mt1, **plan), "mt2": plan_ziip(mt2, **plan)}
 
