@@ -107,12 +107,16 @@ def engine_inputs(page: str, workload: str, measured: Mapping[str, Any], *, smt:
         key=widget_key(f"{page}_gcp_share", workload),
         help=f"a sub-capacity GCP runs a share of a zIIP's speed (SMF 72.3 R723NFFS / 256 = zIIP over GCP); "
              f"the model was fitted on {start:.3g}")
-    mt, capacity = 1, None
+    # a class measured in SMT-2 starts at its measured mode and factor (72.3 R723MCFS / 1024)
+    measured_mt = int(measured.get("ziip_mt", 1)) == 2
+    mt, capacity = (2, float(measured["ziip_mt_capacity"])) if measured_mt else (1, None)
     if smt:
-        mt = int(columns[1].selectbox("zIIP MT mode", [1, 2], key=widget_key(f"{page}_ziip_mt", workload),
+        mt = int(columns[1].selectbox("zIIP MT mode", [1, 2], index=1 if measured_mt else 0,
+                                      key=widget_key(f"{page}_ziip_mt", workload),
                                       help="2: the zIIP cores in SMT-2, two threads each"))
         capacity = columns[2].number_input(
-            "zIIP MT capacity factor", 1.0, 2.0, value=None, step=0.05, format="%.3f",
+            "zIIP MT capacity factor", 1.0, 2.0,
+            value=float(measured["ziip_mt_capacity"]) if measured_mt else None, step=0.05, format="%.3f",
             key=widget_key(f"{page}_mt_capacity", workload), placeholder="from RMF, in MT-2",
             help="a core's capacity with both threads busy over MT-1 (RMF CPU Activity, R723MCFS / 1024 in MT-2); "
                  "no published default")

@@ -262,3 +262,17 @@ def test_a_class_fitted_in_smt2_at_factor_two_is_the_class_on_twice_the_mt1_ziip
     # asked in MT-1 on 2 zIIPs it is the MT-1 class again
     back = on_engines(mt2, ziip_mt=1)
     assert back.knee(n_ziip=2, max_draws=0).load == pytest.approx(mt1.knee(max_draws=0).load, rel=1e-9)
+
+
+def test_the_desk_inputs_of_a_class_measured_in_smt2():
+    from kneecap.modeling.engines import chosen_engines
+
+    measured = {"gcp_speed": 1.0, "ziip_speed": 1.0, "ziip_mt": 2, "ziip_mt_capacity": 1.3}
+    # its own mode, factor and share: the measured engines
+    assert chosen_engines(measured, 1.0, ziip_mt=2, ziip_mt_capacity=1.3) == {}
+    # MT-1 asked: MT-1 zIIPs (on_engines drops the factor); another factor: that one
+    assert chosen_engines(measured, 1.0) == {"gcp_speed": 1.0, "ziip_speed": 1.0, "ziip_mt": 1}
+    assert chosen_engines(measured, 1.0, ziip_mt=2, ziip_mt_capacity=1.2) == {
+        "gcp_speed": 1.0, "ziip_speed": 1.0, "ziip_mt": 2, "ziip_mt_capacity": 1.2}
+    # engines measured in MT-1 as before
+    assert chosen_engines({}, 1.0) == {}

@@ -110,3 +110,21 @@ def test_asked_in_mt1_the_class_runs_on_whole_ziips(fits):
     assert lpar["bg_ziip_busy_pct"][0] == pytest.approx(measured.base["bg_ziip_busy_pct"] * CF, rel=1e-9)
     # two threads at 0.65 a core do more than one MT-1 zIIP: the class carries less in MT-1
     assert mt1.max_tps() < measured.max_tps()
+
+
+# measured (4 x 20,000, seed 7): +0.4 / +1.9 / +1.6 % at 30 / 60 / 85 % of the MT-1 capacity
+@pytest.mark.parametrize("share", [0.3, 0.6, 0.85])
+def test_the_class_measured_in_smt2_answered_in_mt1_follows_the_mt1_simulation(fits, share):
+    from dataclasses import replace
+
+    from kneecap.simulation import simulate
+
+    measured, _ = fits
+    mt1 = on_engines(measured, ziip_mt=1)
+    tps = share * mt1.max_tps()
+    # the simulated LPAR in MT-1: 2 whole zIIPs, the other classes' zIIP work as in SMT-2 (x CF)
+    scenario = replace(VARIANT, ziip_mt=1, ziip_mt_capacity=None,
+                       bg_ziip_busy_pct=VARIANT.bg_ziip_busy_pct * CF).scenario(tps)
+    sim = simulate(scenario, replications=4, transactions=20000, seed=7).iloc[0]
+    model = mt1.predict(pd.DataFrame([{"tps": tps}]), max_draws=0).iloc[0]
+    assert model["resp_ms"] == pytest.approx(sim["resp_ms"], rel=0.10)

@@ -208,7 +208,9 @@ def chosen_engines(measured: Mapping[str, Any], gcp_share: float, *, ziip_mt: in
 
     ``gcp_share``: a GCP's speed as a share of a zIIP's (:func:`gcp_share_engines`, the zIIP at its
     measured speed); ``ziip_mt`` 2 takes the zIIPs in SMT-2 at ``ziip_mt_capacity``, which has no
-    default (kneecap carries no published range for it).
+    default (kneecap carries no published range for it). A class measured in SMT-2
+    (:func:`fit_engines`) asked ``ziip_mt`` 1 answers on MT-1 zIIPs (``"ziip_mt": 1``), asked its
+    own mode and factor on its measured engines.
 
     Raises
     ------
@@ -217,10 +219,13 @@ def chosen_engines(measured: Mapping[str, Any], gcp_share: float, *, ziip_mt: in
     """
     if int(ziip_mt) == 2 and ziip_mt_capacity is None:
         raise ValueError("zIIPs in SMT-2 need their MT capacity factor (RMF CPU Activity report, R723MCFS / 1024)")
-    mt = {"ziip_mt": 2, "ziip_mt_capacity": float(ziip_mt_capacity or 0.0)} if int(ziip_mt) == 2 else {}
-    if not mt and math.isclose(float(gcp_share), measured_share(measured), rel_tol=1e-9):
+    mt: dict[str, Any] = {"ziip_mt": 2, "ziip_mt_capacity": float(ziip_mt_capacity or 0.0)} if int(ziip_mt) == 2 else {}
+    measured_mt = int(measured.get("ziip_mt", 1)) == 2
+    same_mt = (not mt and not measured_mt) or (bool(mt) and measured_mt and math.isclose(
+        mt["ziip_mt_capacity"], float(measured["ziip_mt_capacity"]), rel_tol=1e-9))
+    if same_mt and math.isclose(float(gcp_share), measured_share(measured), rel_tol=1e-9):
         return {}
-    return gcp_share_engines(float(gcp_share), measured, **mt)
+    return gcp_share_engines(float(gcp_share), measured, **(mt or ({"ziip_mt": 1} if measured_mt else {})))
 
 
 def mt_capacity_from_smf72(table: pd.DataFrame) -> float | None:
