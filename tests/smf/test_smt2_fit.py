@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from kneecap.modeling.engines import fit_engines, on_engines
-from kneecap.modeling.open_dispatch import OpenDispatchModel
+from kneecap.modeling.open_dispatch import OpenDispatchModel, OpenDispatchResults
 from tests.smf import simdays as sd
 
 VARIANT = sd.VARIANTS["smt2"]
@@ -71,6 +71,9 @@ def test_the_fit_recovers_the_capacity_factor_and_the_knee(week, fits):
     assert knee.load == pytest.approx(truth.knee_tps, rel=0.10)
     assert knee.max_tps == pytest.approx(VARIANT.max_tps, rel=0.01)
     assert "zIIP cores in SMT-2 at MT capacity factor 1.3" in measured.summary()
+    back = OpenDispatchResults.from_dict(measured.to_dict())  # kept with the model
+    assert back.measured_engines == measured.measured_engines
+    assert back.knee(max_draws=0).load == measured.knee(max_draws=0).load
 
 
 def test_the_same_week_fitted_as_mt1_is_far_off(week, fits):

@@ -121,9 +121,10 @@ class OpenDispatchModel:
     GCP-help rule (among ``help_rules``) and the eligible dispatches per transaction (among
     :data:`ELIGIBLE_BURST_CANDIDATES`), the pair whose response, share of eligible work on GCPs
     (:func:`spill_cost`) and zIIP delay samples (:func:`sample_cost`) fit best. Where the 72.3
-    rows say a zIIP runs at another speed than a GCP (R723NFFS != 256, a sub-capacity processor:
-    :func:`~kneecap.modeling.engines.fit_engines`), ``D`` is CP-equivalent ms (APPL% IIP x NFFS /
-    256), the intervals are solved on those engines and the results answer on them
+    rows say a zIIP runs at another speed than a GCP (R723NFFS != 256, a sub-capacity processor) or
+    the zIIPs ran SMT-2 (R723MCFS / 1024 > 1: :func:`~kneecap.modeling.engines.fit_engines`), ``D``
+    is CP-equivalent MT-1 ms (APPL% IIP x NFFS / 256 x MCFS / 1024), the intervals are solved on
+    those engines (``n_ziip`` cores of two threads in SMT-2) and the results answer on them
     (``measured_engines``).
 
     Bands carry three doubts. (1) The parameters': a day-block bootstrap (days resampled with
@@ -355,7 +356,7 @@ class OpenDispatchResults(ResultsBase):
     calibration: dict[str, Any] = field(default_factory=dict)
     #: :func:`kneecap.modeling.percentiles.class_shapes` of the intervals' 72.3 buckets (per period)
     response_shape: dict[str, Any] = field(default_factory=dict)
-    #: the engines the intervals ran on where not alike (:func:`kneecap.modeling.engines.fit_engines`)
+    #: the engines the intervals ran on where not alike or in SMT-2 (:func:`kneecap.modeling.engines.fit_engines`)
     measured_engines: dict[str, float] = field(default_factory=dict)
     family: str = FAMILY
     #: the LPAR's engine speeds when not all alike (:func:`kneecap.modeling.engines.on_engines`)
@@ -413,7 +414,7 @@ class OpenDispatchResults(ResultsBase):
         factor = np.where(np.isfinite(given["bg_load_factor"]), given["bg_load_factor"], 1.0)
         if np.any(factor < 0):
             raise ModelError("bg_load_factor (the other classes' load relative to the base) must be >= 0")
-        s_g, s_z, z_on_g = background_scale(self.measured_engines, self.engines)  # (1, 1, 1): as measured
+        s_g, s_z, z_on_g = background_scale(self.measured_engines, self.engines)  # (1, 1, CF): as measured
         eng_g = factor * self.base["bg_gcp_busy_pct"] / 100.0 * self.base["n_gcp"] * s_g
         eng_z = factor * self.base["bg_ziip_busy_pct"] / 100.0 * self.base["n_ziip"] * np.ones(n)
         eng_g = eng_g + np.where(n_ziip > 0, 0.0, eng_z * z_on_g)
