@@ -28,16 +28,21 @@ LPAR = {"n_gcp": 2, "n_ziip": 2, "bg_load_factor": 1.0}
 POINTS = 80
 
 
-@pytest.fixture(scope="module")
-def week():
-    records, _ = sd.simulated_days()
+def _fitted_week(**days):
+    """The simulated week's class fitted as the train stage fits it, and the week's marts."""
+    records, _ = sd.simulated_days(**days)
     marts = sd.published_marts(records)
     fct = training.with_rt_buckets(marts["fct_measurements"], marts["fct_rt_buckets"], marts["fct_performance_index"])
     rows = fct[fct["workload"] == sd.CONFIG.class_name].reset_index(drop=True)
     params = config.load_params(Path(REPO) / "params.yaml")
     (trained,) = [m for m in training.train_workload(sd.CONFIG.class_name, rows, params)
                   if m.kind == training.RESPONSE]
-    results = trained.results
+    return trained.results, marts
+
+
+@pytest.fixture(scope="module")
+def week():
+    results, marts = _fitted_week()
     curve = goal_curves.goal_curve(results, results.curve(points=POINTS, **LPAR))
     # the desk's: the same curve from the LPAR alone
     pd.testing.assert_frame_equal(goal_curves.goal_curve_on(results, LPAR, points=POINTS), curve)
@@ -188,14 +193,7 @@ SECOND_PERIOD = (0.3, 4, 1.5)
 
 @pytest.fixture(scope="module")
 def two_periods():
-    records, _ = sd.simulated_days(second_period=SECOND_PERIOD)
-    marts = sd.published_marts(records)
-    fct = training.with_rt_buckets(marts["fct_measurements"], marts["fct_rt_buckets"], marts["fct_performance_index"])
-    rows = fct[fct["workload"] == sd.CONFIG.class_name].reset_index(drop=True)
-    params = config.load_params(Path(REPO) / "params.yaml")
-    (trained,) = [m for m in training.train_workload(sd.CONFIG.class_name, rows, params)
-                  if m.kind == training.RESPONSE]
-    return trained.results, marts
+    return _fitted_week(second_period=SECOND_PERIOD)
 
 
 def test_a_multi_period_class_draws_each_periods_pi(two_periods):
