@@ -148,7 +148,7 @@ class OpenDispatchModel:
         is a handful of transactions and their CPU per transaction is mostly overhead).
     hours : ``(first, last)`` hour of day kept, ``[first, last)``; ``None`` keeps all (peak-hour fit).
     n_boot, alpha, seed : bootstrap draws, band level, random stream.
-    calibrate : calibrate the band on rolling origins by day (needs ``n_boot > 0``).
+    calibrate : calibrate the band on rolling origins by day (needs ``n_boot > 0``), the percentiles' too.
 
     Notes
     -----
@@ -274,7 +274,8 @@ class OpenDispatchModel:
             history=peak_history(table, rows), notes=notes, cpu_delay=delay_check, measured_engines=engines,
             structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
                          "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)],
-            response_shape=class_shapes(by_period, table[rows], shift_ms=r0, service_ms=d, alpha=self.alpha))
+            response_shape=class_shapes(by_period, table[rows], shift_ms=r0, service_ms=d, alpha=self.alpha,
+                                        held_out=self.calibrate and self.n_boot > 0))
         if self.calibrate and self.n_boot > 0:
             results.calibration = self._calibration(table, rows)
         return results

@@ -238,7 +238,7 @@ def fit_response_shape(mean_ms: np.ndarray, counts: np.ndarray, goal_ms: np.ndar
 
 
 def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: float,
-                         alpha: float = 0.05) -> dict[str, Any]:
+                         alpha: float = 0.05, held_out: bool = True) -> dict[str, Any]:
     """:func:`fit_response_shape` on a class's intervals that carry 72.3 buckets, as a stored document.
 
     ``rows``: intervals with ``resp_ms``, the buckets' midpoint ``rt_midpoint_ms`` (else
@@ -246,7 +246,8 @@ def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: flo
     columns and optionally the 13 ``rt_bucket_NN_max_pct`` and ``goal_type`` /
     ``goal_resp_ms`` / ``goal_percentile``. ``{}`` when the rows carry no buckets. The class's
     goal (the most frequent among the rows with buckets) is kept in ``calibration``, and with
-    ``interval_start_at`` the percentiles' held-out error (:func:`held_out_quantile_errors`).
+    ``held_out`` and ``interval_start_at`` the percentiles' held-out error
+    (:func:`held_out_quantile_errors`; a refit that only scores the mean's band skips it).
     """
     counts, bounds = rt_bucket_columns()
     midpoint = "rt_midpoint_ms" if "rt_midpoint_ms" in rows else "goal_resp_ms"
@@ -271,7 +272,7 @@ def class_response_shape(rows: pd.DataFrame, *, shift_ms: float, service_ms: flo
                                   goal_percentile=float(pct) if pd.notna(pct) else math.nan)
         if kind == "percentile" and pd.notna(pct):
             wanted.add(float(pct))
-    if "interval_start_at" in have:
+    if held_out and "interval_start_at" in have:
         doc["calibration"].update(held_out_quantile_errors(
             have, counts=counts, midpoint=midpoint, max_pct=max_pct, shift_ms=shift_ms, service_ms=service_ms,
             percentiles=tuple(sorted(wanted)), alpha=alpha))
@@ -443,11 +444,12 @@ def performance_index_forecast(shape: ResponseShape, mean_ms: np.ndarray | float
 
 
 def class_shapes(by_period: pd.DataFrame, class_rows: pd.DataFrame, *, shift_ms: float,
-                 service_ms: float, alpha: float = 0.05) -> dict[str, Any]:
+                 service_ms: float, alpha: float = 0.05, held_out: bool = True) -> dict[str, Any]:
     """The stored distribution document of a class: its own shape, or one per period with buckets.
 
     A class whose rows are all period 1 (or not class periods) gets :func:`class_response_shape`
-    of ``class_rows`` at ``shift_ms`` and ``service_ms``; a multi-period class one per period.
+    of ``class_rows`` at ``shift_ms`` and ``service_ms``; a multi-period class one per period
+    (``held_out``: with the percentiles' held-out error).
 
     ``by_period``: the class's rows one per period per interval (``point_id`` ending
     ``/S:<class>/<period>``); ``class_rows``: the intervals the class model was fitted on, its
@@ -462,7 +464,8 @@ def class_shapes(by_period: pd.DataFrame, class_rows: pd.DataFrame, *, shift_ms:
     """
     period = period_of(by_period["point_id"]) if "point_id" in by_period else pd.Series(np.nan, by_period.index)
     if not (period > 1).any():
-        return class_response_shape(class_rows, shift_ms=shift_ms, service_ms=service_ms, alpha=alpha)
+        return class_response_shape(class_rows, shift_ms=shift_ms, service_ms=service_ms, alpha=alpha,
+                                    held_out=held_out)
     class_mean = class_rows.set_index(class_rows["point_id"].astype(str).str.rsplit("/", n=1).str[0])["resp_ms"]
     key = class_point_id(by_period["point_id"])
     fitted = key.isin(class_mean.index)
@@ -478,7 +481,7 @@ def class_shapes(by_period: pd.DataFrame, class_rows: pd.DataFrame, *, shift_ms:
         w = ended[mine].to_numpy(float)
         service = float(np.average(rows["cpu_ms_per_tran"].to_numpy(float), weights=w))
         shift = min(shift_ms, 0.9 * float(rows["resp_ms"].min()))
-        doc = class_response_shape(rows, shift_ms=shift, service_ms=service, alpha=alpha)
+        doc = class_response_shape(rows, shift_ms=shift, service_ms=service, alpha=alpha, held_out=held_out)
         if not doc:
             continue
         doc["calibration"].update(period=int(p), ended_share=float(w.sum() / np.nansum(ended)),
