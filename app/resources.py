@@ -42,6 +42,7 @@ from kneecap import (
     upload,
     warehouse,
 )
+from kneecap.modeling.class_periods import merge_periods
 from kneecap.modeling.engines import on_engines
 from kneecap.report import content
 
@@ -96,6 +97,11 @@ def marts() -> dict[str, pd.DataFrame]:
 def table(name: str) -> pd.DataFrame:
     """A published mart, or an empty frame when the pipeline has not published it yet."""
     return marts().get(name, pd.DataFrame())
+
+
+def class_points(workload: str) -> pd.DataFrame:
+    """A WLM class's intervals as its fit sees them: :func:`measured_points` with its periods merged."""
+    return merge_periods(measured_points(workload))
 
 
 def measured_points(workload: str) -> pd.DataFrame:

@@ -101,7 +101,7 @@ def class_knee_page(workload: str, key: str, model) -> None:
     curve = res.class_curve(workload, key, n_gcp, n_ziip, float(bg), float(max_tps), choice.engines)
     at = res.class_point(workload, key, max(float(tps), 1e-9 * float(max_tps)), n_gcp, n_ziip, float(bg),
                          choice.engines)
-    points = res.measured_points(workload)
+    points = res.class_points(workload)
 
     configuration = ", ".join(filter(None, [inputs.configuration_words(n_gcp, n_ziip, other_load=float(bg)),
                                             choice.words]))

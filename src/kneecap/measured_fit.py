@@ -17,6 +17,7 @@ import pandas as pd
 
 from kneecap import forecasting
 from kneecap.modeling import observed_knee, open_dispatch
+from kneecap.modeling.class_periods import merge_periods
 
 #: The targets a residual is computed for, the first one a model predicts and the points measure.
 RESIDUAL_TARGETS = ("resp_ms", "tps", "cpu_ms_per_tran")
@@ -76,6 +77,8 @@ def residuals(model: Any, points: pd.DataFrame) -> pd.DataFrame:
     if not targets:
         return pd.DataFrame()
     target = targets[0]
+    if is_class_model(model):  # a multi-period class is one stream: its fit's rows, the periods merged
+        points = merge_periods(points)
     rows = points.dropna(subset=[target]).reset_index(drop=True)
     if is_class_model(model):
         rows = rows[rows["tps"].notna() & (rows["tps"] >= 0)].reset_index(drop=True)

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from kneecap import msu
+from kneecap.modeling.class_periods import merge_periods
 
 __all__ = ["MSU_COLUMNS", "msu_answer", "class_msu_answer"]
 
@@ -226,12 +227,14 @@ def class_msu_answer(workload: str, measurements: pd.DataFrame, msu_intervals: p
     """:func:`msu_answer` for ``workload`` from the published marts, on the LPAR where its GCP MSU is largest.
 
     ``measurements`` is ``fct_measurements``, ``msu_intervals`` ``fct_msu_intervals``; ``scenario``'s
-    ``n_gcp`` / ``n_ziip`` choose the engines.
+    ``n_gcp`` / ``n_ziip`` choose the engines. A multi-period class's periods are merged per interval
+    (:func:`kneecap.modeling.class_periods.merge_periods`).
     """
     if msu_intervals.empty or "msu_per_cpu_s" not in msu_intervals or "workload" not in measurements:
         return {**dict.fromkeys(MSU_COLUMNS), "msu_note": "no MSU: the published marts have no fct_msu_intervals "
                                                           "(SMF 70.1 capacity fields)"}
-    priced = msu.class_msu(measurements[measurements["workload"] == workload], msu_intervals)
+    # a multi-period class is one stream: its periods' CPU summed per interval, as the class model sees it
+    priced = msu.class_msu(merge_periods(measurements[measurements["workload"] == workload]), msu_intervals)
     if priced.empty:
         return {**dict.fromkeys(MSU_COLUMNS), "msu_note": f"no MSU for {workload}: no SMF interval of it has the "
                                                           "70.1 capacity fields"}

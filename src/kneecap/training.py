@@ -18,6 +18,7 @@ import pandas as pd
 from kneecap import modeling, schema
 from kneecap.config import Params
 from kneecap.modeling import ModelError, ModelingConfig
+from kneecap.modeling.class_periods import merge_periods
 
 RESPONSE = "response"
 COST = "cost"
@@ -221,7 +222,8 @@ def train_workload(workload: str, rows: pd.DataFrame, params: Params) -> Iterato
                                  f"interval(s), mean bucket-CDF gap {fit['cdf_error_mean']:.4f}"]
             yield TrainedModel(workload, RESPONSE, choice.family, res, choice.competitors,
                                _finite(metrics), {**fit_params, "family": choice.family, **extra}, notes)
-    cost_rows = modeling.cost.cost_table(rows)
+    # a multi-period class's cost is the class's: its periods' CPU and transactions summed per interval
+    cost_rows = modeling.cost.cost_table(merge_periods(rows))
     if len(cost_rows) >= params.train.min_points:
         choice = modeling.choose_cost_model(cost_rows, cfg)
         res = choice.results

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kneecap import config, forecast_text, forecasting, policies, training
+from kneecap import config, forecast_text, forecasting, msu_answer, policies, training
 from kneecap.modeling import ModelError
 from kneecap.modeling.class_periods import merge_periods, period_mean_map, period_of
 from kneecap.modeling.serialise import dumps, loads
@@ -170,3 +170,23 @@ def test_tps_peak_plans_at_the_quantile_of_the_growth_paths_highest_peak(fitted)
         _ask(res, params, tps=100.0, peak_by=by.date().isoformat())
     with pytest.raises(ModelError, match="peak_by must be a date"):
         _ask(res, params, tps="peak", peak_by="next year")
+
+
+def test_a_multi_period_class_is_priced_and_costed_as_one_stream():
+    """The MSU answer and the CPU cost model of the two-period week are the one-period week's: the
+    periods' CPU summed per interval (they were priced and fitted as separate intervals)."""
+    marts = {}
+    for name, days in (("two", {"second_period": (SHARE_2, GOAL_2_MS, SLOWER_2)}), ("one", {})):
+        records, _ = sd.simulated_days(days=4, **days)
+        marts[name] = sd.published_marts(records)
+    answers = {name: msu_answer.class_msu_answer(sd.CONFIG.class_name, m["fct_measurements"], m["fct_msu_intervals"])
+               for name, m in marts.items()}
+    assert answers["one"]["msu_class_gcp_at_peak"] > 0
+    for column in ("msu_peak_r4ha", "msu_class_gcp_at_peak", "msu_eligible_on_gcp_at_peak"):
+        assert answers["two"][column] == pytest.approx(answers["one"][column], rel=1e-3), column
+    params = config.load_params(Path(REPO) / "params.yaml")
+    costs = {name: [m for m in training.train_workload(sd.CONFIG.class_name, marts[name]["fct_measurements"][
+        marts[name]["fct_measurements"]["workload"] == sd.CONFIG.class_name].reset_index(drop=True), params)
+        if m.kind == training.COST][0] for name in marts}
+    assert costs["two"].metrics["n_rows"] == costs["one"].metrics["n_rows"] == 4 * 96
+

@@ -23,6 +23,7 @@ import yaml
 import kneecap
 from kneecap import forecast_text, forecasting, goal_answers, goal_curves, measured_fit, tracking
 from kneecap.modeling import ModelError
+from kneecap.modeling.class_periods import merge_periods
 from kneecap.modeling.engines import ENGINE_KEYS, on_engines
 from kneecap.modeling.knee import Knee, knee_sentence
 from kneecap.report.words import metric_label
@@ -246,7 +247,9 @@ def _measured_points(marts: Mapping[str, pd.DataFrame], workload: str, unit: str
     fct = marts.get("fct_measurements", pd.DataFrame())
     if fct.empty or not {"workload", unit, "resp_ms"} <= set(fct):
         return pd.DataFrame(columns=["workload", unit, "resp_ms"])
-    return fct[(fct["workload"] == workload) & fct[unit].notna() & fct["resp_ms"].notna()].reset_index(drop=True)
+    # a multi-period class is one stream: the class's intervals, its periods merged as its fit merges them
+    rows = merge_periods(fct[fct["workload"] == workload])
+    return rows[rows[unit].notna() & rows["resp_ms"].notna()].reset_index(drop=True)
 
 
 def _same_configuration(points: pd.DataFrame, n_gcp: int, n_ziip: int) -> pd.Series:
