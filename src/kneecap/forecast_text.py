@@ -144,7 +144,10 @@ def goal_sentences(row) -> list[str]:
                  for p in (50, 90, 95)]
         found.append(f"response percentiles at {row['tps']:,.0f} tps: " + ", ".join(parts))
     if isinstance(row.get("goal"), str):
-        words = f"WLM goal{'s' if row.get('pi_period') is not None else ''} {row['goal']}:"
+        # a multi-period class names its binding period (NaN on a table's row of another class)
+        binding = row.get("pi_period")
+        several = binding is not None and binding == binding
+        words = f"WLM goal{'s' if several else ''} {row['goal']}:"
         if _finite(row, "pi"):
             words += f" PI {row['pi']:.2f} ({row['pi_lo']:.2f}-{row['pi_hi']:.2f}) at {row['tps']:,.0f} tps;"
         if _finite(row, "pi_tps"):
@@ -155,8 +158,8 @@ def goal_sentences(row) -> list[str]:
                 words += ", " + reach_sentence(row, "pi", "PI 1")
         else:
             words += " PI stays under 1 up to 95 % of saturation"
-        if row.get("pi_period") is not None:  # a multi-period class: the binding period, then each one's
-            words += f" (period {int(row['pi_period'])} binds; " + "; ".join(_period_words(row)) + ")"
+        if several:
+            words += f" (period {int(binding)} binds; " + "; ".join(_period_words(row)) + ")"
         found.append(words)
     if isinstance(row.get("slo"), str) and _finite(row, "slo_resp_ms") and not row["slo"].startswith("mean"):
         found.append(f"SLO {row['slo']}: met while the mean response is <= {row['slo_resp_ms']:.3g} ms "
@@ -166,7 +169,8 @@ def goal_sentences(row) -> list[str]:
 
 def _period_words(row) -> list[str]:
     """Each period's PI at the load and the load its PI passes 1 (the ``_p<N>`` columns of a multi-period class)."""
-    periods = sorted({int(c.rsplit("_p", 1)[1]) for c in row if c.startswith("pi_tps_p") and c[8:].isdigit()})
+    # a mapping or a table's row (a Series iterates its values: its labels are its keys)
+    periods = sorted({int(c[8:]) for c in row.keys() if str(c).startswith("pi_tps_p") and c[8:].isdigit()})
     out = []
     for p in periods:
         said = f"period {p}"

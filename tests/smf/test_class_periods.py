@@ -124,6 +124,10 @@ def test_each_periods_pi_passes_1_where_its_goal_says(fitted):
     assert (row["pi_p2"] > 1) == (1800.0 > row["pi_tps_p2"])
     # kneecap forecast (and the report) say the binding period and each one's PI
     said = forecast_text.goal_sentences(row)[0]
+    assert forecast_text.goal_sentences(pd.Series(row))[0] == said  # as kneecap forecast hands it a table's row
+    one = _ask(one.results, params, tps=1800.0)  # a one-period class's row in the same table: NaN period columns
+    table = pd.DataFrame([row, one])
+    assert forecast_text.goal_sentences(table.iloc[1])[1].startswith("WLM goal 90 % within 5 ms: PI ")
     assert said.startswith(f"WLM goals period 1: 90 % within 5 ms; period 2: average {GOAL_2_MS} ms: PI ")
     assert (f"(period 2 binds; period 1 PI {row['pi_p1']:.2f} ({row['pi_lo_p1']:.2f}-{row['pi_hi_p1']:.2f}) passes 1 "
             f"at {row['pi_tps_p1']:.4g} tps; period 2 PI {row['pi_p2']:.2f}") in said
