@@ -130,6 +130,8 @@ def test_every_example_scenario_is_answered_or_saturated_with_a_message(project)
     assert table.loc["stub_8k_cost", "cpu_ms_per_tran"] > 0
     assert isinstance(table.loc["class_60tps", "date_knee"], str) and table.loc["class_plan", "slo_resp_ms"] == 50
     at_peak = table.loc["class_plan_at_peak"]
+    assert f"forecast: ZCONHI / class_plan_at_peak: load {at_peak['tps']:,.0f} tps, the forecast peak to 2025-03-16: " \
+        in result.stdout
     assert at_peak["load_from"].startswith("the forecast peak to 2025-03-16: 90 % of the growth paths stay below")
     assert at_peak["tps"] == at_peak["peak_tps"] > at_peak["peak_tps_last"] and at_peak["recommended_n_ziip"] >= 0
     # the printed table: a header and one line per scenario, saturated ones with their message

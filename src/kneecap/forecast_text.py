@@ -104,13 +104,19 @@ def caveat_lines(table) -> list[str]:
 
 
 def class_lines(table) -> list[str]:
-    """One line per WLM-class scenario: its knee in tps with the interval, and when growth reaches it."""
+    """Per WLM-class scenario: its knee in tps with the interval, and when growth reaches it.
+
+    A ``tps: peak`` scenario's line says first where its load came from (``load_from``).
+    """
     from kneecap.forecasting import reach_sentence
 
     if "knee_tps" not in table:
         return []
     lines = []
     for _, row in table[table["knee_tps"].notna()].iterrows():
+        if isinstance(row.get("load_from"), str):  # tps: peak: where the load asked about came from
+            lines.append(f"forecast: {row['workload']} / {row['scenario'] or '-'}: load {row['tps']:,.0f} tps, "
+                         f"{row['load_from']}")
         line = (f"forecast: {row['workload']} / {row['scenario'] or '-'}: knee {row['knee_tps']:.4g} tps "
                 f"[{row['knee_tps_lo']:.4g}, {row['knee_tps_hi']:.4g}] on {row['n_gcp']:g} GCP + "
                 f"{row['n_ziip']:g} zIIP")
