@@ -43,11 +43,16 @@ if is_class:
              "params.yaml growth.plan_peak_pct % of the simulated futures stay below it")
     if at_peak:
         horizon = res.growth_policy()
-        last = forecasting.class_history(model)["interval_start_at"].max()
-        peak_by = c1.date_input("Peak by", value=(last + pd.DateOffset(years=1)).date(),
-                                min_value=(last + pd.Timedelta(days=1)).date(),
+        history = forecasting.class_history(model)["interval_start_at"]
+        first, last = history.min(), history.max()
+        # a year ahead, but no further ahead than the history reaches back: a trend read off a week
+        # says little about next year
+        ahead = min(pd.Timedelta(days=365), max(last.normalize() - first.normalize(), pd.Timedelta(days=1)))
+        peak_by = c1.date_input("Peak by", value=(last + ahead).date(), min_value=(last + pd.Timedelta(days=1)).date(),
                                 key=inputs.widget_key("plan_peak_by", workload),
-                                help=f"the growth forecast runs {horizon.horizon} periods ({horizon.freq}) ahead")
+                                help=f"starts a year past the data, or as far ahead as the history reaches back if "
+                                     f"shorter; the growth forecast runs {horizon.horizon} periods ({horizon.freq}) "
+                                     "ahead")
         try:
             peak = res.class_planned_peak(workload, key, peak_by.isoformat(), float(horizon.plan_peak_pct))
         except modeling.ModelError as exc:

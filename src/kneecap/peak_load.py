@@ -100,9 +100,20 @@ class PlannedPeak:
     def words(self) -> str:
         """The load in words, as the answer's first words say where its load came from."""
         return (f"the forecast peak to {self.by.date().isoformat()}: {self.pct:g} % of the growth paths stay "
-                f"below {self.tps:,.4g} tps (median {self.median_tps:,.4g}, range {self.lo_tps:,.4g}-"
-                f"{self.hi_tps:,.4g}; last measured peak {self.last_tps:,.4g} tps on "
+                f"below {_tps(self.tps)} tps (median {_tps(self.median_tps)}, range {_tps(self.lo_tps)}-"
+                f"{_tps(self.hi_tps)}; last measured peak {_tps(self.last_tps)} tps on "
                 f"{self.last_day.date().isoformat()})")
+
+
+def _tps(value: float) -> str:
+    """A load as read: whole tps with thousands separators from 1,000 up, four figures below.
+
+    Examples
+    --------
+    >>> _tps(36950.4), _tps(12.345)
+    ('36,950', '12.35')
+    """
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def planned_peak(paths: Any, *, by: pd.Timestamp | None = None, pct: float = 90.0) -> PlannedPeak:

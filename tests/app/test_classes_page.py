@@ -398,8 +398,10 @@ def test_planner_plans_an_smf_class_at_its_forecast_peak(app_env):
     assert not at.exception, at.exception
     model = _champion()
     by = at.date_input(key=_k("plan_peak_by")).value
-    last = forecasting.class_history(model)["interval_start_at"].max()
-    assert by == (last + pd.DateOffset(years=1)).date()
+    history = forecasting.class_history(model)["interval_start_at"]
+    # the test project's week: as far ahead as the history reaches back (6 days), not a year
+    assert by == (history.max() + (history.max().normalize() - history.min().normalize())).date()
+    assert history.max().normalize() - history.min().normalize() == pd.Timedelta(days=SMF_DAYS - 1)
     growth = policies.growth_policy(config.load_params(os.environ["KNEECAP_PARAMS"]))
     # the load kneecap forecast plans at for tps: peak with the same date
     row = forecasting.forecast_scenario(
