@@ -46,6 +46,26 @@ def test_a_bad_slo_is_refused_with_its_reason(slo, results, match):
         goal_answers.with_slo(results, {"slo": slo})
 
 
+def _period(period, goal, intercept=0.0, slope=1.0, share=0.5):
+    kind, resp, pct = goal
+    calibration = {"goal_type": kind, "goal_resp_ms": resp, "goal_percentile": pct, "period": period,
+                   "class_mean_intercept_ms": intercept, "class_mean_slope": slope, "ended_share": share}
+    return ResponseShape(1.0, 0.8, 0.2, 0.6, calibration).to_dict()
+
+
+def test_a_wlm_goal_plan_needs_every_periods_goal_met():
+    """The lowest class mean meeting both periods' goals; a period whose goal no load meets refuses the
+    plan, whichever the order of the periods (a NaN target must not fall out of min())."""
+    fast = _period(1, ("percentile", 5.0, 90.0))
+    slow = _period(2, ("average", 4.0, float("nan")), slope=1.5)
+    _, cols = goal_answers.with_slo(_Class({"periods": [fast, slow]}), {"slo": "wlm_goal"})
+    np.testing.assert_allclose(cols["slo_resp_ms"], min(SHAPE.mean_for_quantile(5.0, 0.9), 4.0 / 1.5), rtol=1e-9)
+    unmet = _period(2, ("percentile", 0.5, 90.0))
+    for periods in ([fast, unmet], [unmet, fast]):
+        with pytest.raises(ModelError, match="period 2: 90 % within 0.5 ms is below the response no transaction"):
+            goal_answers.with_slo(_Class({"periods": periods}), {"slo": "wlm_goal"})
+
+
 def test_the_forecast_prints_percentiles_the_pi_and_its_date():
     row = {"workload": "W", "scenario": "s", "tps": 2000.0, "pi": 1.1, "pi_lo": 1.0, "pi_hi": 1.3,
            "goal": "90 % within 5 ms", "pi_tps": 1905.0, "pi_tps_lo": 1772.0, "pi_tps_hi": 2011.0,

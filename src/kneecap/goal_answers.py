@@ -214,10 +214,12 @@ def with_slo(results: Any, scenario: Mapping[str, Any]) -> tuple[dict[str, Any],
             words = f"WLM goal {goals[0].words()} (PI <= 1)"
         else:
             words = f"WLM goals {'; '.join(g.words() for g in goals)} (PI <= 1 in every period)"
-        mean = min(g.class_mean_target() for g in goals)
-        if not math.isfinite(mean):
-            raise ModelError(f"slo {words}: below the response no transaction goes under "
-                             f"({min(g.shape.shift_ms for g in goals):.3g} ms)")
+        targets = [g.class_mean_target() for g in goals]
+        unmet = [g for g, t in zip(goals, targets) if not (math.isfinite(t) and t > 0)]
+        if unmet:  # one period's goal no load meets makes the whole plan impossible (min() would skip a NaN)
+            raise ModelError(f"slo {words}: {unmet[0].words()} is below the response no transaction goes under "
+                             f"({unmet[0].shape.shift_ms:.3g} ms)")
+        mean = min(targets)
         out["slo_resp_ms"] = mean
         cols = {"slo": words, "slo_resp_ms": mean}
         kind, resp, pct = goals[0].goal  # type: ignore[misc]
