@@ -118,9 +118,16 @@ if is_class:
                 st.stop()
             slo_words = f"SLO {said} (a mean response <= {mean_slo:.3g} ms)"
             slo = mean_slo
-    answer = res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen, choice.engines)
-else:
-    answer = res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen, choice.engines)
+
+
+def plan_on(engines: res.Engines) -> dict:
+    """The page's plan on ``engines`` (the asked ones, or a processor change's ratio ends)."""
+    if is_class:
+        return res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen, engines)
+    return res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen, engines)
+
+
+answer = plan_on(choice.engines)
 # the configuration first: the answer is for these inputs and says so
 engine_words = f", {choice.words}" if choice.words else ""
 if is_class:
@@ -135,9 +142,7 @@ else:
     st.success(f"**{configuration}:** recommendation {answer['reason']}.")
 st.markdown(f"**Binding rule:** {answer['binding_sentence']}.")
 if other is not None:  # the same plan at the capacity ratio's two ends: how much the published figure's doubt moves it
-    ends = [res.class_plan(workload, key, float(tps), int(n_gcp), float(slo), float(bg), chosen, e) if is_class
-            else res.plan(workload, key, float(clients), float(think), int(n_gcp), float(slo), chosen, e)
-            for e in (other.engines[0], other.engines[2])]
+    ends = [plan_on(e) for e in (other.engines[0], other.engines[2])]
     said = ["no mix meets it" if a["n_ziip"] is None else f"{a['n_ziip']} zIIP(s) with {a['n_gcp']} GCP(s)"
             for a in ends]
     st.markdown(f"**At the capacity ratio's ends:** low {said[0]}; high {said[1]}.")

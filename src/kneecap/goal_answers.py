@@ -41,6 +41,7 @@ from kneecap.modeling.percentiles import (
     percentile_columns,
     performance_index_forecast,
     quantile_widening,
+    widened_band,
 )
 
 __all__ = ["GOAL_SLO", "PERCENTILES", "PeriodGoal", "goal_columns", "goal_words", "period_goals", "response_shape",
@@ -145,14 +146,11 @@ class PeriodGoal:
     def pi_band(self, class_means: tuple[float, float, float]) -> tuple[float, float, float]:
         """``(pi, pi_lo, pi_hi)`` at the class's mean and its band's ends ``(mean, lo, hi)``.
 
-        The lowest finite and the highest of the three (``inf`` where an end is not finite: past
-        saturation), widened by the goal percentile's held-out error (:meth:`widening`).
+        :func:`kneecap.modeling.percentiles.widened_band` by the goal percentile's held-out error
+        (:meth:`widening`), the percentiles' rule.
         """
         pis = [self.pi(float(x)) for x in class_means]
-        finite = [v for v in pis if math.isfinite(v)]
-        widen_lo, widen_hi = self.widening()
-        return (pis[0], min(finite) * math.exp(widen_lo) if finite else math.nan,
-                max(pis) * math.exp(widen_hi) if len(finite) == len(pis) else math.inf)
+        return (pis[0], *widened_band(pis, self.widening()))
 
     def pi(self, class_mean_ms: float) -> float:
         """The period's forecast PI at the class's mean (:func:`performance_index_forecast`)."""

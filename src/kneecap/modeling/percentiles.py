@@ -43,6 +43,7 @@ __all__ = [
     "percentile_columns",
     "performance_index_forecast",
     "quantile_widening",
+    "widened_band",
     "rt_bucket_columns",
 ]
 
@@ -387,6 +388,17 @@ def _weighted_quantile(values: list[float], weights: list[float], q: float) -> f
     return float(v[min(int(np.searchsorted(cdf, q)), len(v) - 1)])
 
 
+def widened_band(values: list[float], widening: tuple[float, float]) -> tuple[float, float]:
+    """``(lo, hi)`` of a value at the mean and its band's ends, widened by ``(lo, hi)`` log factors.
+
+    The lowest finite value times :math:`e^{lo}` (NaN: none is finite) and the highest times
+    :math:`e^{hi}`, ``inf`` where an end is not finite (past saturation the band is open above).
+    """
+    finite = [v for v in values if math.isfinite(v)]
+    return (min(finite) * math.exp(widening[0]) if finite else math.nan,
+            max(values) * math.exp(widening[1]) if len(finite) == len(values) else math.inf)
+
+
 def quantile_widening(shape: ResponseShape, percentile: float) -> tuple[float, float]:
     """``(lo, hi)`` log factors a ``percentile`` band is widened by (0, 0 where none was measured)."""
     band = shape.calibration.get("quantile_log_error", {}).get(f"{float(percentile):g}")
@@ -409,10 +421,7 @@ def percentile_columns(shape: ResponseShape, mean_ms: float, lo_ms: float, hi_ms
         values = [float(shape.quantile(x, pct / 100.0)) for x in (mean_ms, lo_ms, hi_ms)]
         col = f"resp_p{pct:g}_ms"
         out[col] = values[0]
-        finite = [v for v in values if math.isfinite(v)]
-        widen_lo, widen_hi = quantile_widening(shape, pct)
-        out[f"{col}_lo"] = min(finite) * math.exp(widen_lo) if finite else math.nan
-        out[f"{col}_hi"] = max(values) * math.exp(widen_hi) if all(math.isfinite(v) for v in values) else math.inf
+        out[f"{col}_lo"], out[f"{col}_hi"] = widened_band(values, quantile_widening(shape, pct))
     return out
 
 
