@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from kneecap.modeling import results_from_dict
 from kneecap.modeling.open import OpenMMcModel, server_counts
@@ -27,6 +28,17 @@ def test_vector_erlang_matches_the_scalar_one_and_saturates():
     scalar = np.array([mmc_resp_ms(float(x), SERVICE_MS, SERVERS) for x in tps])
     np.testing.assert_allclose(vector[:4], scalar[:4], rtol=1e-12)
     assert np.isinf(vector[4:]).all() and np.isinf(scalar[4:]).all()
+
+
+@pytest.mark.parametrize("servers", [1, 2, 7, 16, 17, 100, 400, 1024])
+def test_closed_form_erlang_b_matches_the_recursion_up_to_a_thousand_servers(servers):
+    # the array form takes Erlang B as a truncated Poisson ratio, the scalar one by recursion
+    tps = np.linspace(0.0, 0.9999 * servers * 1000.0 / SERVICE_MS, 200)
+    vector = mmc_resp_ms_array(tps, SERVICE_MS, servers)
+    scalar = np.array([mmc_resp_ms(float(x), SERVICE_MS, servers) for x in tps])
+    np.testing.assert_allclose(vector, scalar, rtol=1e-12)
+    busy = tps > 0.5 * servers * 1000.0 / SERVICE_MS
+    np.testing.assert_allclose(vector[busy] - SERVICE_MS, scalar[busy] - SERVICE_MS, rtol=1e-9)
 
 
 def test_server_counts_cover_every_small_count_then_grow_geometrically():

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from scipy import special
 
 
 @dataclass(frozen=True)
@@ -237,20 +238,32 @@ def erlang_c(offered_erlangs: float, n_servers: int) -> float:
 
 
 def mmc_resp_ms_array(tps: np.ndarray, service_ms: float, n_servers: int) -> np.ndarray:
-    """:func:`mmc_resp_ms` at many arrival rates at once (``inf`` where saturated).
+    r""":func:`mmc_resp_ms` at many arrival rates at once (``inf`` where saturated).
 
-    The Erlang B recursion of :func:`erlang_c` runs once over ``k = 1..c`` on the whole array:
-    ``c`` vector steps instead of ``c`` scalar steps per rate, which is what lets an open fit try
-    server counts in the hundreds.
+    Erlang B in closed form, the Poisson probability of ``c`` over that of at most ``c``,
+
+    .. math:: B(c, a) = \frac{a^c e^{-a} / c!}{\sum_{k=0}^{c} a^k e^{-a} / k!}
+              = \frac{\exp(c \log a - a - \log \Gamma(c + 1))}{P(c, a)}
+
+    (``P`` the Poisson distribution function, :func:`scipy.special.pdtr`), then Erlang C as in
+    :func:`erlang_c`: a few array operations whatever ``c``, where the recursion takes ``c`` of
+    them, so an open fit trying server counts in the hundreds pays for each about what it pays for
+    one. Within 3e-14 of the recursion's response from 1 to 1,024 servers
+    (``tests/modeling/test_open.py``).
+
+    References
+    ----------
+    Kleinrock, L. (1975), *Queueing Systems, Vol. 1*, §3.5 and §3.6 (Erlang's loss formula
+    as a truncated Poisson distribution).
     """
     a = np.asarray(tps, dtype=float) * float(service_ms) / 1000.0
     c = int(n_servers)
     out = np.full(a.shape, np.inf)
     ok = np.isfinite(a) & (a >= 0) & (a < c)
     a_ok = a[ok]
-    b = np.ones_like(a_ok)
-    for k in range(1, c + 1):
-        b = a_ok * b / (k + a_ok * b)
+    with np.errstate(divide="ignore"):  # log 0 = -inf: no load, no wait
+        log_pmf = c * np.log(a_ok) - a_ok - special.gammaln(c + 1.0)
+    b = np.exp(log_pmf) / special.pdtr(c, a_ok)
     rho = a_ok / c
     wait_prob = b / (1.0 - rho + rho * b)
     out[ok] = service_ms + wait_prob * service_ms / (c * (1.0 - rho))
