@@ -74,6 +74,8 @@ BENCHES = [
         SMF_CLASS_STEEP_RATIO, "--seeds", "21", "22", "23", "24", "--save",
         f"benchmarks/results/smf_class_steep_{variant}.csv"])
       for variant in ("pool", "burst", "burst_k1", "pool_4g3z")],
+    ("goal_forecast", "percentiles and the PI forecast of a WLM class from simulated SMF vs the truth and a line "
+     "through its p90s", ["bench_goal_forecast.py", "--seeds", "11", "12", "13", "14", "15"]),
     ("input_memory", "peak RSS of the whole kneecap process on the inputs of issue 35 item 4 (UTF-16 XML with an "
      "entity DTD, a 100 MB VBS chain plain and a 400 MB one gzipped, a YAML alias bomb, /dev/zero, the desk's upload "
      "of the first and third), goal <= 500 MB each",
