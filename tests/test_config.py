@@ -87,6 +87,14 @@ def test_an_unknown_section_or_key_is_an_error() -> None:
 def test_the_bundled_params_file_reads() -> None:
     params = config.load_params(REPO / "params.yaml")
     assert params.planner.max_added_gcp == 4 and params.train.knee_k == 3.0
+    # the help rules' priors reach the WLM class fit as a mapping, the rule IBM describes first
+    assert dict(training.modeling_config(params).open_help_rule_prior) == {"pool": 2.0, "burst": 1.0}
+
+
+@pytest.mark.parametrize("prior", [{"pool": 0}, {"pol": 2}, {"pool": True}, [2, 1], "pool"])
+def test_a_help_rule_prior_must_name_a_rule_and_a_positive_weight(prior) -> None:
+    with pytest.raises(ValueError, match="train.open_help_rule_prior must map pool / burst to positive numbers"):
+        config.parse_params({"train": {"open_help_rule_prior": prior}})
 
 
 def test_the_marts_engine_is_duckdb_unless_params_or_the_environment_say_spark() -> None:

@@ -81,6 +81,7 @@ class TrainConfig:
     open_min_transactions: float = 100.0
     open_hours: tuple[int, int] | None = None
     open_help_rules: tuple[str, ...] = HELP_RULES
+    open_help_rule_prior: tuple[tuple[str, float], ...] = ()
     closed_help_rules: tuple[str, ...] = HELP_RULES
     closed_eligible_bursts: tuple[int, ...] = (1, 2, 3, 4, 6, 8)
     combine_min_loads: int = 3
@@ -100,6 +101,15 @@ class TrainConfig:
             raise ValueError(f"train.open_help_rules must be a non-empty list of "
                              f"{', '.join(HELP_RULES)}, got {self.open_help_rules!r}")
         object.__setattr__(self, "open_help_rules", rules)
+        try:
+            prior: dict[str, Any] = dict(self.open_help_rule_prior or {})
+        except (TypeError, ValueError):
+            prior = {"": None}  # not a mapping: refused below
+        if any(rule not in HELP_RULES or isinstance(q, bool) or not isinstance(q, (int, float)) or not q > 0
+               for rule, q in prior.items()):
+            raise ValueError(f"train.open_help_rule_prior must map {' / '.join(HELP_RULES)} to positive numbers, "
+                             f"got {self.open_help_rule_prior!r}")
+        object.__setattr__(self, "open_help_rule_prior", tuple((rule, float(q)) for rule, q in prior.items()))
         for name in ("closed_help_rules",):
             value = getattr(self, name)
             rules = (value,) if isinstance(value, str) else tuple(value)

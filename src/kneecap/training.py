@@ -53,6 +53,7 @@ def modeling_config(params: Params) -> ModelingConfig:
                           max_cv_error_pct=params.train.max_cv_error_pct,
                           open_min_transactions=params.train.open_min_transactions,
                           open_hours=params.train.open_hours, open_help_rules=params.train.open_help_rules,
+                          open_help_rule_prior=params.train.open_help_rule_prior,
                           closed_help_rules=params.train.closed_help_rules,
                           closed_eligible_bursts=params.train.closed_eligible_bursts,
                           combine_min_loads=params.train.combine_min_loads,

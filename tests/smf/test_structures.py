@@ -14,13 +14,8 @@ from scipy import stats
 
 from kneecap import config
 from kneecap.modeling import choose_response_model
-from kneecap.modeling.base import calibration_quantile
-from kneecap.modeling.open_dispatch import (
-    MODEL_ERROR_LOG,
-    OpenDispatchResults,
-    other_classes_busy,
-    structure_weights,
-)
+from kneecap.modeling.base import calibration_quantile, structure_weights
+from kneecap.modeling.open_dispatch import MODEL_ERROR_LOG, OpenDispatchResults, other_classes_busy
 from kneecap.training import modeling_config
 from tests.conftest import REPO
 from tests.smf import simdays
@@ -97,6 +92,38 @@ def test_structure_weights_follow_the_fit_and_the_evidence():
     assert 0.2 < w[1] < 0.5
     # a structure that could not be fitted gets nothing
     assert structure_weights(np.array([0.02, np.inf]), 50)[1] == 0.0
+    # priors share what the fit leaves undecided, and do not outweigh what it decides
+    assert structure_weights(np.array([0.02, 0.02]), 6, np.array([2.0, 1.0])) == pytest.approx([2 / 3, 1 / 3])
+    assert structure_weights(np.array([0.022, 0.02]), 500, np.array([2.0, 1.0]))[1] > 0.999
+    with pytest.raises(ValueError, match="positive"):
+        structure_weights(np.array([0.02, 0.02]), 6, np.array([1.0, 0.0]))
+
+
+def test_a_steep_week_the_rules_cannot_tell_apart_takes_the_rule_ibm_describes():
+    """4 GCPs + 3 zIIPs under the pool rule, days 7-10 up to 1.48x the busiest trained interval.
+
+    Trained below 0.6 of the knee the intervals carry under 0.2 % of the eligible work on GCPs, so
+    pool and burst help with 2 eligible bursts cost within 1 % of each other while at day 10 they
+    forecast 4.65 and 6.64 ms; with equal priors burst help won the tie on building seeds 201-203
+    (peaks 21.7-23.5 % off). The pool rule's prior (params.yaml ``open_help_rule_prior``) decides it;
+    the band still carries burst help, and the knee interval the simulated knee.
+    """
+    records, truth = simdays.variant_days("pool_4g3z", seed=33, ratio=1.48)
+    cls = simdays.class_rows(records, truth)
+    params = config.load_params(REPO / "params.yaml")
+    res = choose_response_model(cls[cls["day"] <= TRAIN_DAYS].drop(columns="day"), modeling_config(params)).results
+    assert (res.help_rule, res.eligible_bursts) == ("pool", 2)
+    assert {s["help_rule"]: s["prior"] for s in res.structures} == {"pool": 2.0, "burst": 1.0}
+    assert "with the help rules' priors pool 2 : burst 1" in res.structure_sentence()
+    assert sum(s["weight"] for s in res.structures if s["help_rule"] == "burst") >= 0.1
+    later = cls[(cls["day"] > TRAIN_DAYS) & cls["interval_start_at"].dt.hour.eq(int(simdays.PEAK_HOUR))
+                & cls["interval_start_at"].dt.minute.eq(0)]
+    pred = res.predict(later[["tps"]].assign(**other_classes_busy(later)))
+    measured = later["resp_ms"].to_numpy()
+    assert np.mean(np.abs(pred["resp_ms"].to_numpy() / measured - 1)) <= 0.20
+    assert ((pred["resp_ms_lo"] <= measured) & (measured <= pred["resp_ms_hi"])).sum() >= 3
+    knee = res.knee(k=params.train.knee_k)
+    assert knee.load_lo <= truth.knee_tps <= knee.load_hi, (knee.load_lo, truth.knee_tps, knee.load_hi)
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,15 @@ The bootstrap resamples days and draws a structure by its weight. Used by
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from scipy import optimize
 
 from kneecap.modeling._open_dispatch_intervals import Intervals, demand_and_eligibility
-from kneecap.modeling.dispatch import Dispatch, solve_open_rows
+from kneecap.modeling.base import ModelError, structure_weights
+from kneecap.modeling.dispatch import HELP_RULES, Dispatch, solve_open_rows
 
 #: How far the measured CPU delay may be from the model's before the fit flags it: a factor of 2 either
 #: way. A queue's wait scales with ``(1 + C^2) / 2`` of its service times' squared coefficient of
@@ -273,17 +275,28 @@ def structure_costs(iv: Intervals, d: float, f: float, structure: tuple[int, int
     return r0, cost, sol
 
 
-def best_structure(iv: Intervals, d: float, f: float, structures: tuple[tuple[int, int], ...], rules):
-    """``(structure, R0, the intervals' solution, every structure's cost)`` of the best fit."""
-    best = None
-    costs = []
-    for structure in structures:
-        r0, cost, sol = structure_costs(iv, d, f, structure, rules)
-        costs.append(cost)
-        if best is None or cost < best[2] - 1e-12:
-            best = (structure, r0, cost, sol)
-    assert best is not None  # the fit always has a structure
-    return best[0], best[1], best[3], costs
+def structure_prior(structures: tuple[tuple[int, int], ...], given: Mapping[str, float] | None) -> np.ndarray:
+    """Each structure's prior weight: its help rule's in ``given`` (1 where not named, all 1 for ``None``)."""
+    given = dict(given or {})
+    for rule, q in given.items():
+        if rule not in HELP_RULES or not (math.isfinite(float(q)) and float(q) > 0):
+            raise ModelError(f"a help rule's prior weight needs one of {', '.join(HELP_RULES)} and a positive "
+                             f"number, got {rule!r}: {q!r}")
+    return np.array([float(given.get(HELP_RULES[int(rule)], 1.0)) for rule, _ in structures])
+
+
+def best_structure(iv: Intervals, d: float, f: float, structures: tuple[tuple[int, int], ...], rules,
+                   n_units: int, prior: np.ndarray | None = None):
+    """``(structure, R0, the intervals' solution, every structure's cost, their weights)`` of the fit.
+
+    The point is the structure of the highest weight (:func:`structure_weights` over ``n_units``
+    independent units with ``prior``): with equal priors the least cost, the first of equals.
+    """
+    fits = [structure_costs(iv, d, f, structure, rules) for structure in structures]
+    costs = [cost for _, cost, _ in fits]
+    weights = structure_weights(np.array(costs), n_units, prior)
+    best = int(np.argmax(weights))
+    return structures[best], fits[best][0], fits[best][2], costs, weights
 
 
 def bootstrap_draws(iv: Intervals, structures: tuple[tuple[int, int], ...], weights: np.ndarray, rules,

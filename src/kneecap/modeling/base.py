@@ -123,7 +123,7 @@ def calibration_quantile(scores: np.ndarray, alpha: float) -> float:
     return max(float(scores[rank - 1]), 0.0)
 
 
-def structure_weights(costs: np.ndarray, n: int) -> np.ndarray:
+def structure_weights(costs: np.ndarray, n: int, prior: np.ndarray | None = None) -> np.ndarray:
     r"""Akaike weights of dispatcher structures from their fit costs on ``n`` independent units.
 
     Every structure has the same free parameters (``R0``, and ``D`` where not measured), so with
@@ -132,28 +132,36 @@ def structure_weights(costs: np.ndarray, n: int) -> np.ndarray:
 
     .. math::
 
-        w_s = \frac{\exp(-\Delta_s / 2)}{\sum_t \exp(-\Delta_t / 2)}
+        w_s = \frac{q_s \exp(-\Delta_s / 2)}{\sum_t q_t \exp(-\Delta_t / 2)}
 
     with :math:`c_s` the structure's mean squared log error (response, spill share and delay
-    samples added, as one residual). Two structures that fit the history equally put equal
-    weight on each other's forecast however much they differ beyond it. ``n`` counts independent
-    units, not residuals: a WLM class's days (its intervals within a day share the day's load
-    profile, and a structure's misfit repeats along it), a table's measured values. A structure
-    whose cost is 10 % above the best gets ``exp(-0.29)`` of the best's weight over 6 days, and
-    ``exp(-24)`` if its 500 intervals were counted as independent.
+    samples added, as one residual) and :math:`q_s` its prior weight (``prior``; equal when
+    ``None``): the posterior model probability of Bayesian model averaging with
+    :math:`\exp(-\Delta_s / 2)` for the evidence. Two structures that fit the history equally
+    put weight on each other's forecast in the ratio of their priors however much they differ
+    beyond it. ``n`` counts independent units, not residuals: a WLM class's days (its intervals
+    within a day share the day's load profile, and a structure's misfit repeats along it), a
+    table's measured values. A structure whose cost is 10 % above the best gets ``exp(-0.29)``
+    of the best's weight over 6 days (equal priors), and ``exp(-24)`` if its 500 intervals were
+    counted as independent.
 
     References
     ----------
     Burnham & Anderson (2002), *Model Selection and Multimodel Inference*, 2nd ed., sec. 2.9.
+    Hoeting, Madigan, Raftery & Volinsky (1999), "Bayesian model averaging: a tutorial",
+    *Statistical Science* 14, 382-417 (posterior model probabilities, prior times evidence).
     """
     costs = np.asarray(costs, dtype=float)
+    q = np.ones(len(costs)) if prior is None else np.asarray(prior, dtype=float)
+    if q.shape != costs.shape or not np.all(np.isfinite(q) & (q > 0)):
+        raise ValueError(f"structure priors must be positive, one per structure; got {prior!r}")
     good = np.isfinite(costs) & (costs > 0)
     weights = np.zeros(len(costs))
     if not good.any():
         weights[np.argmin(np.where(np.isfinite(costs), costs, np.inf))] = 1.0
         return weights
     delta = n * np.log(costs[good] / costs[good].min())
-    raw = np.exp(-0.5 * delta)
+    raw = q[good] * np.exp(-0.5 * delta)
     weights[good] = raw / raw.sum()
     return weights
 
@@ -177,8 +185,11 @@ def structure_sentence(structures: list[dict[str, Any]], help_rule: str, eligibl
     shares = ", ".join(f"{r['help_rule']} help with {r['eligible_bursts']} eligible bursts "
                        f"{100 * r['weight']:.0f} %" for r in rows)
     rest = len(structures) - len(rows)
+    priors = {r["help_rule"]: float(r["prior"]) for r in structures if "prior" in r}
+    said = (" with the help rules' priors " + " : ".join(f"{rule} {q:g}" for rule, q in priors.items())
+            if len(set(priors.values())) > 1 else "")
     return (f"{weighed_by} {shares}" + (f"; {rest} other structure(s) under 1 %" if rest else "")
-            + " (Akaike weights)")
+            + f" (Akaike weights{said})")
 
 
 def help_rule_weights(structures: list[dict[str, Any]]) -> dict[str, float]:

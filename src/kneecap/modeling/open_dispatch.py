@@ -43,6 +43,7 @@ from kneecap.modeling._open_dispatch_scoring import (
     predicted_delay_samples,
     sample_cost,
     spill_cost,
+    structure_prior,
     value_counts_text,
 )
 from kneecap.modeling.answers import SATURATED, extrapolation, no_response, saturation_message
@@ -60,7 +61,6 @@ from kneecap.modeling.base import (
     predict_at,
     require_columns,
     structure_sentence,
-    structure_weights,
     to_jsonable,
 )
 from kneecap.modeling.class_periods import merge_periods
@@ -129,7 +129,7 @@ class OpenDispatchModel:
 
     Bands carry three doubts. (1) The parameters': a day-block bootstrap (days resampled with
     replacement) repeats the fit, ``D``, ``f``, ``R0``. (2) The structure's: each draw takes a
-    structure at random with its Akaike weight (:func:`structure_weights`) and fits it to the
+    structure at random with its Akaike weight (:func:`~kneecap.modeling.base.structure_weights`) and fits it to the
     resample, so structures the history cannot tell apart share the band however far apart they
     put the knee, and one it rules out gets no draw (Buckland et al. 1997; Burnham & Anderson
     2002, ch. 4); ``structures`` lists them with their weights. (3) What both miss: with at least
@@ -143,6 +143,8 @@ class OpenDispatchModel:
     ----------
     honor_priority, help_wait_ms, help_rule, gcp_bursts : dispatch rules (:class:`Dispatch`).
     help_rules : the help rules the fit chooses among; ``None`` fixes ``help_rule``.
+    help_rule_prior : each help rule's prior weight (``{"pool": 2}``; 1 where not named, ``None``: equal),
+        the structures' share of band and point where the intervals cannot tell the rules apart.
     eligible_bursts : ``None`` chooses among the candidates; an int fixes it.
     min_transactions : intervals that ended fewer transactions are left out (their mean response
         is a handful of transactions and their CPU per transaction is mostly overhead).
@@ -173,6 +175,7 @@ class OpenDispatchModel:
     help_wait_ms: float = HELP_WAIT_MS
     help_rule: str = HELP_RULE
     help_rules: tuple[str, ...] | None = None
+    help_rule_prior: Mapping[str, float] | None = None
     eligible_bursts: int | None = None
     gcp_bursts: int = 1
     min_transactions: float = MIN_TRANSACTIONS
@@ -232,7 +235,10 @@ class OpenDispatchModel:
         # on the engines the intervals ran on (72.3 NFFS, MCFS), the demand in CP-equivalent MT-1 ms
         structures, engines = self.structures(), fit_engines(table[rows])
         rules = partial(self._rules, engines=engines)
-        best, r0, sol, costs = best_structure(iv, d, f, structures, rules)
+        # the days are the independent units (their intervals share a load profile, a misfit repeats along
+        # it): by interval a steep week (pool_4g3z, --ratio 1.4) weighed 3 bursts at 100 %, the knee 17.7 % low
+        prior = structure_prior(structures, self.help_rule_prior)
+        best, r0, sol, costs, weights = best_structure(iv, d, f, structures, rules, len(np.unique(iv.day)), prior)
         residence = sol.resp_ms[0]
         _, n_sampled = sample_cost(iv, sol.ziip_wait_ms[0], d, f)
         if n_sampled:
@@ -255,13 +261,6 @@ class OpenDispatchModel:
         ok = np.isfinite(fitted)
         resid = np.log(fitted[ok] / iv.resp_ms[ok])
         resid = resid - resid.mean()
-        # the days are the independent units: a day's intervals share its load profile, so a
-        # structure's misfit repeats along it and counting intervals overstates the evidence (the
-        # bootstrap resamples days for the same reason). Counted by interval, a steep week trained
-        # at up to 0.64 of the knee (pool rule, 4 GCPs + 3 zIIPs, bench_smf_class --ratio 1.4)
-        # weighed 3 eligible bursts at 100 % and put the knee 17.7 % low with an interval excluding
-        # the truth; by day the 2- and 4-burst structures keep their share and the interval holds it
-        weights = structure_weights(np.array(costs), max(len(np.unique(iv.day)), 1))
         draws = bootstrap_draws(iv, structures, weights, rules, self.n_boot, self.seed)
         results = OpenDispatchResults(
             cpu_ms_per_tran=d, ziip_eligible_fraction=f, delay_ms=r0, eligible_bursts=int(best[1]),
@@ -273,7 +272,8 @@ class OpenDispatchModel:
                                                "days": int(len(np.unique(iv.day)))},
             history=peak_history(table, rows), notes=notes, cpu_delay=delay_check, measured_engines=engines,
             structures=[{"help_rule": HELP_RULES[rule], "eligible_bursts": int(k_e), "cost": float(cost),
-                         "weight": float(w)} for (rule, k_e), cost, w in zip(structures, costs, weights)],
+                         "weight": float(w), "prior": float(q)}
+                        for (rule, k_e), cost, w, q in zip(structures, costs, weights, prior)],
             response_shape=class_shapes(by_period, table[rows], shift_ms=r0, service_ms=d, alpha=self.alpha,
                                         held_out=self.calibrate and self.n_boot > 0))
         if self.calibrate and self.n_boot > 0:
@@ -349,9 +349,9 @@ class OpenDispatchResults(ResultsBase):
     #: :func:`cpu_delay_check` of the fit: the model's GCP waits against the 72.3 CPU delay
     #: samples (empty where the intervals carry none)
     cpu_delay: dict[str, Any] = field(default_factory=dict)
-    #: every dispatcher structure the fit tried: ``help_rule``, ``eligible_bursts``, ``cost`` on
-    #: the whole history and ``weight`` (its Akaike weight, :func:`structure_weights`: the share of
-    #: the bootstrap draws that take it)
+    #: every dispatcher structure the fit tried: ``help_rule``, ``eligible_bursts``, ``cost`` on the whole
+    #: history, ``prior`` (its help rule's) and ``weight`` (its Akaike weight with that prior,
+    #: :func:`~kneecap.modeling.base.structure_weights`: the share of the bootstrap draws that take it)
     structures: list[dict[str, Any]] = field(default_factory=list)
     #: :meth:`OpenDispatchModel._calibration`'s result (``{}``: not calibrated)
     calibration: dict[str, Any] = field(default_factory=dict)

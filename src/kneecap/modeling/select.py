@@ -71,6 +71,8 @@ class ModelingConfig:
     open_min_transactions: float = OpenDispatchModel.min_transactions
     open_hours: tuple[int, int] | None = None
     open_help_rules: tuple[str, ...] = HELP_RULES
+    #: each help rule's prior weight where a WLM class's intervals cannot tell the rules apart
+    open_help_rule_prior: tuple[tuple[str, float], ...] = ()
     #: the dispatcher structures a closed table's champion weighs (help rule x eligible bursts);
     #: the cross-validation and rolling-origin refits use ``help_rule`` / ``eligible_bursts`` alone
     closed_help_rules: tuple[str, ...] = HELP_RULES
@@ -120,6 +122,7 @@ def _open_dispatch(config: ModelingConfig, n_boot: int | None = None) -> OpenDis
     # them than the seed tables behind the configured count
     return OpenDispatchModel(honor_priority=config.honor_priority, help_wait_ms=config.help_wait_ms,
                              help_rule=config.help_rule, help_rules=config.open_help_rules,
+                             help_rule_prior=dict(config.open_help_rule_prior) or None,
                              eligible_bursts=None, gcp_bursts=config.gcp_bursts,
                              min_transactions=config.open_min_transactions, hours=config.open_hours,
                              n_boot=config.n_boot if n_boot is None else n_boot, alpha=config.alpha,
