@@ -159,13 +159,20 @@ def _printed(number: float, quote: str) -> bool:
     return any(re.search(rf"(?<![\d.,]){re.escape(w)}(?![\d]|[.,]\d)", quote) for w in words)
 
 
-def _source(key: str, raw: Any, where: str, problems: list[str]) -> Source | None:
+def _entry(raw: Any, fields: tuple[str, ...], where: str, problems: list[str]) -> bool:
+    """Whether ``raw`` is a mapping (a problem said if not); a problem said for each field not in ``fields``."""
     if not isinstance(raw, Mapping):
-        problems.append(f"{where}: expected a mapping of {', '.join(_SOURCE_FIELDS)}")
-        return None
-    unknown = sorted(map(str, set(raw) - set(_SOURCE_FIELDS)))
+        problems.append(f"{where}: expected a mapping of {', '.join(fields)}")
+        return False
+    unknown = sorted(map(str, set(raw) - set(fields)))
     if unknown:
         problems.append(f"{where}: unknown field(s) {', '.join(unknown)}")
+    return True
+
+
+def _source(key: str, raw: Any, where: str, problems: list[str]) -> Source | None:
+    if not _entry(raw, _SOURCE_FIELDS, where, problems):
+        return None
     cells = {f: str(raw.get(f) or "").strip() for f in _SOURCE_FIELDS}
     for f in ("title", "author", "publisher", "date", "url"):
         if not cells[f]:
@@ -178,12 +185,8 @@ def _source(key: str, raw: Any, where: str, problems: list[str]) -> Source | Non
 
 
 def _processor(raw: Any, sources: Mapping[str, Source], where: str, problems: list[str]) -> Processor | None:
-    if not isinstance(raw, Mapping):
-        problems.append(f"{where}: expected a mapping of {', '.join(_PROCESSOR_FIELDS)}")
+    if not _entry(raw, _PROCESSOR_FIELDS, where, problems):
         return None
-    unknown = sorted(map(str, set(raw) - set(_PROCESSOR_FIELDS)))
-    if unknown:
-        problems.append(f"{where}: unknown field(s) {', '.join(unknown)}")
     pid = str(raw.get("id") or "")
     where = f"{where} ({pid})"
     if not _ID.fullmatch(pid):

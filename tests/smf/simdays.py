@@ -338,6 +338,16 @@ VARIANTS: dict[str, SimDaysConfig] = {
 }
 
 
+def grid_on_base_lpar(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(grid, frame)``: the simulated grid of :data:`VARIANTS` ``[name]`` and its offered loads as rows on
+    the variant's base LPAR (its engines and the other classes' busy), for a fit to predict at."""
+    config = VARIANTS[name]
+    grid = load_grid(variant_grid_path(name))
+    return grid, pd.DataFrame({"tps": grid["tps_offered"], "n_gcp": config.n_gcp, "n_ziip": config.n_ziip,
+                               "bg_gcp_busy_pct": config.bg_gcp_busy_pct,
+                               "bg_ziip_busy_pct": config.bg_ziip_busy_pct})
+
+
 def variant_grid_path(name: str) -> Path:
     """Where the grid of :data:`VARIANTS` ``[name]`` is kept."""
     return GRID_CSV.with_name(f"simdays_grid_{name}.csv")

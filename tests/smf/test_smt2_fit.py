@@ -89,9 +89,7 @@ def test_the_same_week_fitted_as_mt1_is_far_off(week, fits):
 
 def test_the_smt2_fit_follows_the_simulation_past_the_knee(fits):
     # the simulated response at every grid level on the base LPAR, up to 95 % of the pools' capacity
-    grid = sd.load_grid(sd.variant_grid_path("smt2"))
-    frame = pd.DataFrame({"tps": grid["tps_offered"], "n_gcp": VARIANT.n_gcp, "n_ziip": VARIANT.n_ziip,
-                          "bg_gcp_busy_pct": VARIANT.bg_gcp_busy_pct, "bg_ziip_busy_pct": VARIANT.bg_ziip_busy_pct})
+    grid, frame = sd.grid_on_base_lpar("smt2")
     measured, before = fits
     err = {name: fit.predict(frame, max_draws=0)["resp_ms"].to_numpy() / grid["resp_ms"].to_numpy() - 1
            for name, fit in (("smt2", measured), ("before", before))}
