@@ -55,6 +55,8 @@ BENCHES = [
     ("smf_ingest_92_class", "kneecap ingest as a whole process vs sha256sum on 92 MB of 70.1 + 72.3 (class mix), "
      "median of 5 pairs",
      ["bench_smf_decode.py", "--mb", "92", "--mix", "class", "--ingest", "--pairs", "5"]),
+    ("damage", "damaged SMF: resync over 16-256 MiB of zeros beside sha256, and the time to refuse a 1 GiB gzip bomb",
+     ["bench_damage.py"]),
     ("partitions", "decoded folders by month against by day: files and ingest speed of one 70.1 a day for ten "
      "years and of a dense LPAR-day (issue 35 item 7)",
      ["bench_partitions.py", "--save", "benchmarks/results/partitions.csv"]),

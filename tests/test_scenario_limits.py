@@ -3,8 +3,6 @@ a clear error per scenario or case, at the boundary, before any model is solved.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from kneecap import backtest, cli, forecasting
@@ -41,12 +39,10 @@ def test_forecast_scenarios_reject_bad_ranges_before_solving():
     def load(workload):
         raise AssertionError("a scenario out of range must not reach the models")
 
-    t0 = time.perf_counter()
     table = forecasting.forecast_scenarios(
         [{"workload": "w", "name": "list", "clients": [1, 2]},
          {"workload": "w", "name": "huge", "clients": "1e12"},
          {"workload": "w", "name": "zIIPs", "clients": 500, "n_ziip": 10_000}], load, policy=None)
-    assert time.perf_counter() - t0 < 1.0
     assert table["error"].str.contains("must be").all()
     assert table.set_index("scenario").loc["list", "error"] == "scenario 'list': clients must be a number, got [1, 2]"
 
@@ -69,9 +65,7 @@ def test_simulate_cli_reports_huge_scenarios_without_a_traceback(tmp_path, capsy
                     " clients: 1000000000000}\n"
                     "  - {name: list, n_gcp: 2, n_ziip: 2, cpu_ms_per_tran: 0.9, ziip_eligible_fraction: 0.9,"
                     " clients: [1, 2]}\n")
-    t0 = time.perf_counter()
     assert cli.main(["simulate", "--scenarios", str(spec), "--out", str(tmp_path / "o.csv")]) == 1
-    assert time.perf_counter() - t0 < 5.0
     err = capsys.readouterr().err
     assert "huge: error: clients must be between 1 and 50,000" in err
     assert "list: error: clients must be an integer, got [1, 2]" in err

@@ -2,16 +2,17 @@
 
 Each input is a real 34-interval CPU report with one mutation (``xml_fuzzing.py`` keeps the ground
 truth): it must come through :func:`kneecap.rmf.read_postprocessor` with no exception but
-``RMFReportError``, in bounded time, with every interval wholly before the damage read and, when
+``RMFReportError``, with every interval wholly before the damage read and, when
 the damaged document is still well-formed XML, every interval wholly after it too. The number of
-examples follows the hypothesis profile (``tests/conftest.py``).
+examples follows the hypothesis profile (``tests/conftest.py``). Time per input is the campaign's
+to hold (``make fuzz``: a hard limit per input, the slowest printed), not a unit test's: a CPU-time
+bound here counted the whole process, so work of other threads once failed an input that took 0.09 s.
 """
 
 from __future__ import annotations
 
 import io
 import re
-import time
 import tracemalloc
 
 import numpy as np
@@ -23,22 +24,15 @@ from kneecap.rmf import RMFReportError, read_postprocessor
 from tests.rmf import xml_fuzzing
 
 BASE = xml_fuzzing.Base.load()
-#: Far above the 30-150 ms an input takes (most of it the ground truth's own parse): only runaway
-#: work trips it. CPU seconds of this process (the reader parses in it), not the wall clock: on a
-#: shared machine a first example once took 3.03 s of wall time and 0.05 s when run again.
-SECONDS_PER_INPUT = 3.0
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**32 - 1), st.sampled_from(xml_fuzzing.KINDS))
 def test_mutated_report_loses_no_intact_interval(seed, kind):
     case = xml_fuzzing.mutate(np.random.default_rng(seed), BASE, kind)
-    t0 = time.process_time()
     v = xml_fuzzing.verdict(case, BASE)
-    took = time.process_time() - t0
     assert v.crash is None, f"{case.log}\n{v.crash}"
     assert v.lost == 0, f"{case.log}: {v.lost} of {v.intact} intact intervals not read ({v.file_error})"
-    assert took < SECONDS_PER_INPUT, f"{case.log}: {took:.2f} s"
 
 
 def test_entity_declarations_are_refused_before_they_expand():

@@ -3,14 +3,13 @@
 Hypothesis draws dumps of known records and mutations of them (``fuzzing.py`` keeps the ground
 truth of which records a mutation left intact); every input must come through kneecap's framing
 and decoders without an exception other than ``SMFDataError``, with every intact record delivered
-and decoded, every byte of an RDW file accounted for, and in bounded time. The number of examples
+and decoded and every byte of an RDW file accounted for. Time per input is the campaign's to hold
+(``make fuzz``: 0.25 s + 2 ms per KiB, measured twice), not a unit test's. The number of examples
 follows the hypothesis profile (``tests/conftest.py``: fixed examples for ``make test``, more and
 fresh ones under ``KNEECAP_HYPOTHESIS=explore``).
 """
 
 from __future__ import annotations
-
-import time
 
 import fuzzing
 import numpy as np
@@ -18,10 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 POOL = fuzzing.record_pool(120)
-#: Far above the few milliseconds an input takes: only runaway work trips it (the campaign in
-#: ``make fuzz`` holds each input to 0.25 s + 2 ms per KiB, measured twice).
-SECONDS_PER_INPUT = 2.0
-
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                       HealthCheck.data_too_large])
 
@@ -81,15 +76,12 @@ def _apply(d: fuzzing.Dump, m: tuple) -> None:
 
 
 def _judge(d: fuzzing.Dump) -> None:
-    t0 = time.perf_counter()
     v = fuzzing.verdict(d)
-    took = time.perf_counter() - t0
     what = "; ".join(d.log)
     assert v.crash is None, f"{what}\n{v.crash}"
     assert v.lost_framing == 0, f"{what}: {v.lost_framing} of {v.intact} intact records not delivered ({v.file_error})"
     assert v.lost_decode == 0, f"{what}: {v.lost_decode} intact records delivered but not decoded"
     assert not v.unaccounted, f"{what}: {v.unaccounted} bytes neither delivered nor quarantined"
-    assert took < SECONDS_PER_INPUT, f"{what}: {took:.2f} s"
 
 
 @FUZZ

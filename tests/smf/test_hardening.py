@@ -9,7 +9,6 @@ import gzip
 import io
 import json
 import multiprocessing as mp
-import time
 
 import numpy as np
 import pandas as pd
@@ -249,16 +248,14 @@ def test_f4_plain_binary_is_still_refused():
 
 # ----------------------------------------------------------------------------------- finding 5
 
-def test_f5_resync_over_16_mib_of_zeros_is_linear_and_one_quarantine_row():
+def test_f5_resync_over_16_mib_of_zeros_is_one_quarantine_row():
+    # its speed (linear in the zeros, beside sha256) is measured by benchmarks/bench_damage.py
     recs = _records(4)
     zeros = bytes(16 << 20)
     data = synth.frame_rdw(recs[:8]) + zeros + synth.frame_rdw(recs[8:])
-    t0 = time.perf_counter()
     _, good, bad = _stream(data)
-    took = time.perf_counter() - t0
     assert [r.data for r in good] == recs
     assert len(bad) == 1 and bad[0].size == len(zeros)
-    assert took < 6.0, f"{took:.1f} s for 16 MiB of damage"
 
 
 # ----------------------------------------------------------------------------------- finding 6
@@ -314,7 +311,8 @@ def test_f6_torn_last_manifest_line_is_tolerated_and_its_file_reingested_once(tm
 
 # ----------------------------------------------------------------------------------- finding 7
 
-def test_f7_gzip_bomb_stops_quickly_with_a_clear_error(tmp_path):
+def test_f7_gzip_bomb_stops_with_a_clear_error(tmp_path):
+    # how soon it stops is measured by benchmarks/bench_damage.py
     from kneecap.smf import framing
 
     # a real dump, then 64 concatenated members of 16 MiB of zeros: 1 GiB from about 1 MB
@@ -322,11 +320,9 @@ def test_f7_gzip_bomb_stops_quickly_with_a_clear_error(tmp_path):
     assert len(bomb) < 1_200_000
     path = tmp_path / "bomb.bin.gz"
     path.write_bytes(bomb)
-    t0 = time.perf_counter()
     with pytest.raises(SMFDataError, match=rf"bomb\.bin\.gz.*expands more than "
                                            rf"{framing.MAX_GUNZIP_RATIO}:1"):
         decode_file(path)
-    assert time.perf_counter() - t0 < 10.0
     summary = ingest_paths([path], tmp_path / "out")
     (result,) = summary.files
     assert result.status == "failed" and "decompression bomb" in result.error
