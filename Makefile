@@ -74,8 +74,13 @@ mlflow-ui: setup
 # --dist loadscope: a module's tests run on one worker, so its module-scoped project (a dvc repro,
 # a trained registry) is built once; xdist_group marks are not honoured under pytest 9 (the group
 # suffix never reaches the node ids), which spread such modules over both workers and built each twice.
+#
+# One thread per worker (numba's prange kernels, OpenBLAS): two workers fill the two cores, and a
+# kernel's second thread then spins against the other worker. A train stage beside a busy core took
+# 30.7-36.0 s with two threads and 18.9-22.9 s with one (2026-11-29); results do not depend on it.
+TEST_THREADS = NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 test: setup
-	@$(BIN)/python -m pytest -n 2 --dist loadscope
+	@$(TEST_THREADS) $(BIN)/python -m pytest -n 2 --dist loadscope
 	@$(MAKE) --no-print-directory test-kernels
 
 # The dispatch model's compiled kernels run as plain Python (NUMBA_DISABLE_JIT=1) on small solves
@@ -88,7 +93,7 @@ test-kernels: setup
 	@NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/modeling/test_dispatch_nojit.py
 
 test-fast: setup
-	@$(BIN)/python -m pytest -n 2 -m "not slow and not e2e"
+	@$(TEST_THREADS) $(BIN)/python -m pytest -n 2 -m "not slow and not e2e"
 
 # The dispatch model's tests with its compiled kernels run as plain Python (NUMBA_DISABLE_JIT=1),
 # so a coverage run or a debugger sees inside them. Slow (about 3 min of CPU, 11 min on a machine

@@ -21,6 +21,16 @@ settings.register_profile("explore", max_examples=1000)
 settings.load_profile(os.environ.get("KNEECAP_HYPOTHESIS", "repro"))
 
 
+@pytest.fixture(scope="session")
+def app_project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The desk's test project (``tests/app/conftest.build_project``), built once per worker: the desk's
+    pages, the capacity reports, ``kneecap`` on the command line and the browser read the same marts and
+    registry; the env vars that point them at it."""
+    from tests.app.conftest import build_project  # mlflow and the models: only where a test asks for it
+
+    return build_project(tmp_path_factory.mktemp("app_project"))
+
+
 def write_reference_csv(path: Path, rows: list[dict[str, object]]) -> Path:
     """Write rows in the exact reference header; missing cells stay empty."""
     with path.open("w", newline="", encoding="utf-8") as fh:

@@ -12,16 +12,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.app.conftest import build_project
-
 REPO = Path(__file__).resolve().parents[1]
 KNEECAP = [sys.executable, "-m", "kneecap.cli"]
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cli_project")
-    return root, {**os.environ, **build_project(root), "MLFLOW_DISABLE_TELEMETRY": "true"}
+def project(app_project):
+    """The desk's test project (one build per worker): its folder and the env the commands run in."""
+    return Path(app_project["KNEECAP_MARTS"]).parent, {**os.environ, **app_project, "MLFLOW_DISABLE_TELEMETRY": "true"}
 
 
 def _run(args, env, cwd=REPO):

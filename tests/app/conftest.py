@@ -205,11 +205,6 @@ def build_project(root: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="session")
-def app_project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return build_project(tmp_path_factory.mktemp("app_project"))
-
-
 @pytest.fixture
 def app_env(app_project: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     import streamlit as st

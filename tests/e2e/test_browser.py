@@ -1,7 +1,7 @@
 """End to end in a real browser: the desk served as `make serve` serves it, driven by Debian's chromium.
 
-The project (marts, registry with the seed-004 champion) is built in a temp dir exactly as for the
-AppTests. Screenshots and the server log land in test-artifacts/e2e/. Playwright only drives the
+The project (marts, registry with the seed-004 champion) is the AppTests' own (``app_project``, built
+once per worker). Screenshots and the server log land in test-artifacts/e2e/. Playwright only drives the
 system chromium (CI installs it with `apt-get install -y chromium`); it never downloads a browser.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import OWN_WORKLOAD, SMF_CLASS, SMF_CLASS_2, SMF_CLASS_2_SYSTEM, build_project
+from tests.app.conftest import OWN_WORKLOAD, SMF_CLASS, SMF_CLASS_2, SMF_CLASS_2_SYSTEM
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "e2e"
@@ -40,9 +40,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> dict[str, str]:
-    """The temp project (marts, registry, params): the env vars that point the desk at it."""
-    return build_project(tmp_path_factory.mktemp("e2e_project"))
+def project(app_project) -> dict[str, str]:
+    """The temp project (marts, registry, params; one build per worker): the env vars that point the desk at it."""
+    return app_project
 
 
 @pytest.fixture(scope="module")
