@@ -22,7 +22,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import gzip
 import hashlib
 import io
@@ -39,22 +38,6 @@ import synth  # noqa: E402
 from kneecap.smf.framing import MAX_GUNZIP_RATIO, RecordStream, SMFDataError  # noqa: E402
 from kneecap.smf.reader import decode_file  # noqa: E402
 
-START = dt.datetime(2026, 3, 2, 0, 0)
-
-
-def _records(n_intervals: int) -> list[bytes]:
-    """Three 72.3 classes and one 70.1 (2 CP + 2 zIIP) an interval, as the hardening tests build."""
-    out = []
-    for i in range(n_intervals):
-        t0 = START + dt.timedelta(minutes=15 * i)
-        for c in range(3):
-            out.append(synth.record_72_3("SYSA", "PLEX1", t0, 900.0, f"C{c}", "W",
-                                         [synth.Period(period=1, ended=100 + i, tcb_s=1.0 + c)]))
-        cpus = [synth.LogicalCPU("CP", 900, 100, 700), synth.LogicalCPU("CP", 900, 100, 700),
-                synth.LogicalCPU("IIP", 900, 50, 800), synth.LogicalCPU("IIP", 900, 50, 800)]
-        out.append(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, [synth.Partition("LPAR1", 1, cpus)], 1))
-    return out
-
 
 def _best(fn, repeat: int) -> float:
     best = float("inf")
@@ -66,7 +49,7 @@ def _best(fn, repeat: int) -> float:
 
 
 def resync(repeat: int) -> None:
-    recs = _records(4)
+    recs = synth.plain_intervals(4)
     print("resync over zeros (RDW): MiB, resync s, MB/s, sha256 MB/s, resync/sha256 speed")
     times = {}
     for mib in (16, 64, 256):
@@ -88,7 +71,7 @@ def resync(repeat: int) -> None:
 def bomb(repeat: int, tmp: Path) -> None:
     members = gzip.compress(bytes(16 << 20), 9)
     path = tmp / "bomb.bin.gz"
-    path.write_bytes(gzip.compress(synth.frame_rdw(_records(2))) + members * 64)
+    path.write_bytes(gzip.compress(synth.frame_rdw(synth.plain_intervals(2))) + members * 64)
 
     def refuse() -> None:
         try:

@@ -599,6 +599,21 @@ def gz(data: bytes) -> bytes:
 WEEK_GOAL_MS = 50
 
 
+def plain_intervals(n_intervals: int, classes: int = 3, start: dt.datetime = dt.datetime(2025, 3, 3)) -> list[bytes]:
+    """Records of ``n_intervals`` fifteen-minute intervals: a 72.3 per class and a 70.1 (2 CP + 2 zIIP) each,
+    with nothing to fit in them (the damage tests and ``benchmarks/bench_damage.py`` frame and break them)."""
+    out = []
+    for i in range(n_intervals):
+        t0 = start + dt.timedelta(minutes=15 * i)
+        for c in range(classes):
+            out.append(record_72_3("SYSA", "PLEX1", t0, 900.0, f"C{c}", "W",
+                                   [Period(period=1, ended=100 + i, tcb_s=1.0 + c)]))
+        own = Partition("LPAR1", 1, [LogicalCPU("CP", 900, 100, 700), LogicalCPU("CP", 900, 100, 700),
+                                     LogicalCPU("IIP", 900, 50, 800), LogicalCPU("IIP", 900, 50, 800)])
+        out.append(record_70_1("SYSA", "PLEX1", t0, 900.0, [own], 1))
+    return out
+
+
 @dataclass
 class WeekTruth:
     """The parameters the synthetic week was generated from (what the tests must recover)."""

@@ -23,22 +23,6 @@ from kneecap.smf.reader import decode_file
 START = dt.datetime(2025, 3, 3)
 
 
-def _records(n_intervals: int, classes: int = 3) -> list[bytes]:
-    """72.3 records of ``classes`` classes and one 70.1 (2 CP + 2 zIIP) per interval."""
-    out = []
-    for i in range(n_intervals):
-        t0 = START + dt.timedelta(minutes=15 * i)
-        for c in range(classes):
-            out.append(synth.record_72_3("SYSA", "PLEX1", t0, 900.0, f"C{c}", "W",
-                                         [synth.Period(period=1, ended=100 + i, tcb_s=1.0 + c)]))
-        own = synth.Partition("LPAR1", 1, [synth.LogicalCPU("CP", 900, 100, 700),
-                                           synth.LogicalCPU("CP", 900, 100, 700),
-                                           synth.LogicalCPU("IIP", 900, 50, 800),
-                                           synth.LogicalCPU("IIP", 900, 50, 800)])
-        out.append(synth.record_70_1("SYSA", "PLEX1", t0, 900.0, [own], 1))
-    return out
-
-
 def _blocks(data: bytes) -> list[tuple[int, int]]:
     """(start, end) of every block of a BDW-framed file."""
     out, p = [], 0
@@ -76,7 +60,7 @@ def _bad_bytes(bad) -> int:
 # ----------------------------------------------------------------------------------- finding 1
 
 def test_f1_bit_flip_in_one_bdw_of_a_multi_batch_file_keeps_every_record():
-    recs = _records(120)  # ~ 0.5 MB, many 64 KiB batches
+    recs = synth.plain_intervals(120)  # ~ 0.5 MB, many 64 KiB batches
     data = bytearray(synth.frame_bdw(recs))
     blocks = _blocks(bytes(data))
     assert len(blocks) > 10 and len(data) > 8 * 65536
@@ -89,7 +73,7 @@ def test_f1_bit_flip_in_one_bdw_of_a_multi_batch_file_keeps_every_record():
 
 
 def test_f1_length_bits_of_a_bdw_flipped_anywhere_lose_no_record():
-    recs = _records(40)
+    recs = synth.plain_intervals(40)
     clean = synth.frame_bdw(recs, blksize=6000)
     for k, (p, _) in enumerate(_blocks(clean)[:6]):
         for bit in range(16):
@@ -102,7 +86,7 @@ def test_f1_length_bits_of_a_bdw_flipped_anywhere_lose_no_record():
 # ----------------------------------------------------------------------------------- finding 2
 
 def test_f2_rdw_length_covering_the_next_record_does_not_swallow_it():
-    recs = _records(6)
+    recs = synth.plain_intervals(6)
     bounds = np.cumsum([0] + [len(r) for r in recs])
     k = 4
     data = bytearray(synth.frame_rdw(recs))
@@ -123,7 +107,7 @@ FRAMES = {
 @pytest.mark.parametrize("frame", list(FRAMES))
 def test_f2_every_single_damaged_record_loses_no_neighbour_and_every_byte_is_accounted(frame):
     rng = np.random.default_rng(14)
-    recs = _records(8)
+    recs = synth.plain_intervals(8)
     clean = FRAMES[frame](recs)
     n = len(recs)
     for trial in range(80):
@@ -155,7 +139,7 @@ def test_f2_every_single_damaged_record_loses_no_neighbour_and_every_byte_is_acc
 
 
 def test_f2_bytes_cut_from_a_record_in_a_bdw_file_lose_only_that_record():
-    recs = _records(20)
+    recs = synth.plain_intervals(20)
     clean = synth.frame_bdw(recs, blksize=6000)
     blocks = _blocks(clean)
     p, q = blocks[2]
@@ -169,7 +153,7 @@ def test_f2_bytes_cut_from_a_record_in_a_bdw_file_lose_only_that_record():
 
 
 def test_f2_block_header_is_not_read_as_a_record_header_after_resync():
-    recs = _records(20)
+    recs = synth.plain_intervals(20)
     clean = synth.frame_bdw(recs, blksize=6000)
     blocks = _blocks(clean)
     p, _ = blocks[4]
@@ -185,7 +169,7 @@ def test_f2_block_header_is_not_read_as_a_record_header_after_resync():
 # ----------------------------------------------------------------------------------- finding 3
 
 def test_f3_duplicated_70_1_record_does_not_inflate_engine_counts():
-    recs = _records(2)
+    recs = synth.plain_intervals(2)
     r70 = recs[3]
     assert r70[5] == 70
     res = decode_file(io.BytesIO(synth.frame_rdw([*recs, r70])))
@@ -196,12 +180,12 @@ def test_f3_duplicated_70_1_record_does_not_inflate_engine_counts():
 
 
 def test_f3_same_records_gzipped_or_in_overlapping_dumps_are_stored_once(tmp_path):
-    recs = _records(10)
+    recs = synth.plain_intervals(10)
     d = tmp_path / "in"
     d.mkdir()
     (d / "a.smf").write_bytes(synth.frame_rdw(recs))
     (d / "a.smf.gz").write_bytes(synth.gz(synth.frame_rdw(recs)))
-    (d / "overlap.smf").write_bytes(synth.frame_bdw(recs[20:] + _records(12)[40:]))
+    (d / "overlap.smf").write_bytes(synth.frame_bdw(recs[20:] + synth.plain_intervals(12)[40:]))
     out = tmp_path / "out"
     s = ingest_paths(d, out)
     assert [f.status for f in s.files] == ["ingested"] * 3
@@ -217,7 +201,7 @@ def test_f3_same_records_gzipped_or_in_overlapping_dumps_are_stored_once(tmp_pat
 # ----------------------------------------------------------------------------------- finding 4
 
 def test_f4_truncated_gzip_delivers_everything_before_the_cut(tmp_path):
-    recs = _records(200)
+    recs = synth.plain_intervals(200)
     raw = synth.frame_rdw(recs)
     gz = gzip.compress(raw, compresslevel=6)
     cut = gz[: len(gz) * 2 // 3]
@@ -232,7 +216,7 @@ def test_f4_truncated_gzip_delivers_everything_before_the_cut(tmp_path):
 
 
 def test_f4_one_prepended_byte_keeps_every_record_without_the_transfer_hint():
-    recs = _records(6)
+    recs = synth.plain_intervals(6)
     for frame in (synth.frame_rdw, synth.frame_bdw):
         data = b"\x07" + frame(recs)
         s, good, bad = _stream(data)
@@ -243,14 +227,14 @@ def test_f4_one_prepended_byte_keeps_every_record_without_the_transfer_hint():
 
 def test_f4_plain_binary_is_still_refused():
     with pytest.raises(SMFDataError, match="quote site rdw"):
-        list(RecordStream(io.BytesIO(synth.frame_plain(_records(6)))))
+        list(RecordStream(io.BytesIO(synth.frame_plain(synth.plain_intervals(6)))))
 
 
 # ----------------------------------------------------------------------------------- finding 5
 
 def test_f5_resync_over_16_mib_of_zeros_is_one_quarantine_row():
     # its speed (linear in the zeros, beside sha256) is measured by benchmarks/bench_damage.py
-    recs = _records(4)
+    recs = synth.plain_intervals(4)
     zeros = bytes(16 << 20)
     data = synth.frame_rdw(recs[:8]) + zeros + synth.frame_rdw(recs[8:])
     _, good, bad = _stream(data)
@@ -267,7 +251,7 @@ def _ingest_worker(args):
 
 
 def test_f6_concurrent_ingests_into_one_out_are_safe(tmp_path):
-    recs = _records(40)
+    recs = synth.plain_intervals(40)
     d = tmp_path / "in"
     d.mkdir()
     paths = []
@@ -289,7 +273,7 @@ def test_f6_concurrent_ingests_into_one_out_are_safe(tmp_path):
 
 
 def test_f6_torn_last_manifest_line_is_tolerated_and_its_file_reingested_once(tmp_path):
-    recs = _records(10)
+    recs = synth.plain_intervals(10)
     d = tmp_path / "in"
     d.mkdir()
     (d / "a.smf").write_bytes(synth.frame_rdw(recs[:20]))
@@ -316,7 +300,7 @@ def test_f7_gzip_bomb_stops_with_a_clear_error(tmp_path):
     from kneecap.smf import framing
 
     # a real dump, then 64 concatenated members of 16 MiB of zeros: 1 GiB from about 1 MB
-    bomb = gzip.compress(synth.frame_rdw(_records(2))) + gzip.compress(bytes(16 << 20), 9) * 64
+    bomb = gzip.compress(synth.frame_rdw(synth.plain_intervals(2))) + gzip.compress(bytes(16 << 20), 9) * 64
     assert len(bomb) < 1_200_000
     path = tmp_path / "bomb.bin.gz"
     path.write_bytes(bomb)
@@ -329,7 +313,7 @@ def test_f7_gzip_bomb_stops_with_a_clear_error(tmp_path):
 
 
 def test_f7_ordinary_gzip_dump_is_under_the_ratio_limit():
-    raw = synth.frame_rdw(_records(50))
+    raw = synth.frame_rdw(synth.plain_intervals(50))
     res = decode_file(io.BytesIO(gzip.compress(raw, 9)))
     assert len(res.smf72_workload) == len(decode_file(io.BytesIO(raw)).smf72_workload) > 100
 
@@ -341,7 +325,7 @@ def test_f8_unknown_or_non_ebcdic_codepage_is_refused_without_a_traceback(tmp_pa
     from kneecap import cli
 
     dump = tmp_path / "d.bin"
-    dump.write_bytes(synth.frame_rdw(_records(2)))
+    dump.write_bytes(synth.frame_rdw(synth.plain_intervals(2)))
     assert cli.main(["ingest", str(dump), "--out", str(tmp_path / "o"), "--codepage", codepage, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"ingest: --codepage {codepage!r} is not an EBCDIC code page" in err
