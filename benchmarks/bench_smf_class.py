@@ -42,10 +42,11 @@ from tests.smf import simdays  # noqa: E402
 TRAIN_DAYS = 6
 
 
-def _class_rows(seed: int, variant: str | None = None,
-                ratio: float | None = None) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
-    records, truth = (simdays.simulated_days(seed=seed) if variant is None and ratio is None
-                      else simdays.variant_days(variant, seed=seed, ratio=ratio))
+def _class_rows(seed: int, variant: str | None = None, ratio: float | None = None,
+                night_share: float = simdays.NIGHT_SHARE) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
+    records, truth = (simdays.simulated_days(seed=seed, night_share=night_share)
+                      if variant is None and ratio is None
+                      else simdays.variant_days(variant, seed=seed, ratio=ratio, night_share=night_share))
     return simdays.class_rows(records, truth), truth
 
 
@@ -67,8 +68,9 @@ def _days_to(date, origin: pd.Timestamp) -> float:
     return float("nan") if date is None else float((pd.Timestamp(date) - origin).days)
 
 
-def run(seed: int, params: config.Params, variant: str | None = None, ratio: float | None = None) -> dict[str, float]:
-    cls, truth = _class_rows(seed, variant, ratio)
+def run(seed: int, params: config.Params, variant: str | None = None, ratio: float | None = None,
+        night_share: float = simdays.NIGHT_SHARE) -> dict[str, float]:
+    cls, truth = _class_rows(seed, variant, ratio, night_share)
     train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
     later = cls[cls["day"] > TRAIN_DAYS]
     peaks = later.groupby("day", group_keys=False).apply(lambda g: g.nlargest(8, "tps"))
@@ -148,10 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ratio", type=float,
                         help="a steeper trend: day 10's peak this many times day 6's (default 1.21), day 10 "
                              "at the same share of the knee")
+    parser.add_argument("--night-share", type=float, default=simdays.NIGHT_SHARE,
+                        help=f"the 01:00 load as a share of the day's peak (default {simdays.NIGHT_SHARE}); "
+                             "0.33 keeps a --ratio 1.6 week's first night inside every grid")
     parser.add_argument("--save", help="write the per-seed table to this CSV (the docs render it)")
     args = parser.parse_args(argv)
     params = config.load_params(ROOT / "params.yaml")
-    rows = [run(seed, params, args.variant, args.ratio) for seed in args.seeds]
+    rows = [run(seed, params, args.variant, args.ratio, args.night_share) for seed in args.seeds]
     table = pd.DataFrame(rows)
     if args.save:
         table.assign(variant=args.variant or "pool").to_csv(args.save, index=False)

@@ -218,6 +218,13 @@ def smf_class_steep_table(folder: Path = RESULTS) -> str:
     return smf_class_variants_table(folder, "smf_class_steep_", f"--ratio {ratio} --seeds 21 22 23 24")
 
 
+def smf_class_wide_table(folder: Path = RESULTS) -> str:
+    """The same LPARs on the widest week (``--ratio 1.6 --night-share 0.33``), from ``smf_class_wide_<variant>.csv``."""
+    run_all = _run_all()
+    return smf_class_variants_table(folder, "smf_class_wide_", f"--ratio {run_all.SMF_CLASS_WIDE_RATIO} "
+                                    f"--night-share {run_all.SMF_CLASS_WIDE_NIGHT_SHARE} --seeds 21 22 23 24")
+
+
 def scale_rows(table: pd.DataFrame) -> list[str]:
     """Per size: seconds and peak RSS of decode and marts, locally and on Spark ``local[2]``."""
     rows = ["| LPAR-days | SMF MB | records | decode, local | decode, Spark `local[2]` | marts on DuckDB "
@@ -322,6 +329,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "smf_class_table": smf_class_table,
     "smf_class_variants_table": smf_class_variants_table,
     "smf_class_steep_table": smf_class_steep_table,
+    "smf_class_wide_table": smf_class_wide_table,
     "scale_table": scale_table,
     "input_memory_table": input_memory_table,
     "kill_ingest_table": kill_ingest_table,

@@ -370,10 +370,11 @@ def steep_trend(ratio: float) -> tuple[float, float]:
 
 
 def variant_days(name: str | None, *, seed: int, days: int = 10, ratio: float | None = None,
-                 system_id: str | None = None) -> tuple[list[bytes], SimDaysTruth]:
+                 system_id: str | None = None, night_share: float | None = None) -> tuple[list[bytes], SimDaysTruth]:
     """:func:`simulated_days` of a variant (None: :data:`CONFIG`), its peak trend scaled to reach
     its own knee as :data:`CONFIG`'s does (day 1 at the same share of the knee, the same share a
-    day); ``ratio``: the day-10 peak that many times the day-6 peak (:func:`steep_trend`);
+    day); ``ratio``: the day-10 peak that many times the day-6 peak (:func:`steep_trend`; past 1.48 the
+    quietest night of day 1 falls below some grids: a flatter day, ``night_share`` 0.33, keeps it in them);
     ``system_id``: the z/OS system the records are written for (default the variant's, SYSA), so
     that the days can sit beside another LPAR's in one project."""
     config = CONFIG if name is None else VARIANTS[name]
@@ -383,7 +384,8 @@ def variant_days(name: str | None, *, seed: int, days: int = 10, ratio: float | 
     scale = true_knee_tps(grid, config.knee_k) / true_knee_tps(load_grid(), CONFIG.knee_k)
     day1, growth = (DAY1_PEAK_TPS, GROWTH_TPS_PER_DAY) if ratio is None else steep_trend(ratio)
     return simulated_days(days=days, seed=seed, grid=grid, config=config,
-                          day1_peak_tps=day1 * scale, growth=growth * scale)
+                          day1_peak_tps=day1 * scale, growth=growth * scale,
+                          night_share=NIGHT_SHARE if night_share is None else night_share)
 
 
 def write_grid(path: Path = GRID_CSV, *, progress: bool = True, variant: str | None = None) -> pd.DataFrame:
@@ -588,10 +590,10 @@ BG_RESP_MS = 180_000.0
 SAMPLES_PER_S = 4.0        # WLM state sampling every 250 ms
 
 
-def daily_profile(hour: np.ndarray | float) -> np.ndarray:
-    """Share of the day's peak load at ``hour`` (0-24): NIGHT_SHARE at 01:00, 1 at 13:00."""
+def daily_profile(hour: np.ndarray | float, night_share: float = NIGHT_SHARE) -> np.ndarray:
+    """Share of the day's peak load at ``hour`` (0-24): ``night_share`` at 01:00, 1 at 13:00."""
     s = np.sin(np.pi * (np.asarray(hour, dtype=float) - (PEAK_HOUR - 12.0)) / 24.0) ** 2
-    return NIGHT_SHARE + (1.0 - NIGHT_SHARE) * s
+    return night_share + (1.0 - night_share) * s
 
 
 def peak_trend_tps(day: np.ndarray | float, day1_peak_tps: float = DAY1_PEAK_TPS,
@@ -645,7 +647,8 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
                    seed: int = 11, grid: pd.DataFrame | None = None,
                    config: SimDaysConfig = CONFIG,
                    resp_quantiles: pd.DataFrame | None = None,
-                   second_period: tuple[float, int, float] | None = None) -> tuple[list[bytes], SimDaysTruth]:
+                   second_period: tuple[float, int, float] | None = None,
+                   night_share: float = NIGHT_SHARE) -> tuple[list[bytes], SimDaysTruth]:
     """SMF 72.3 + 70.1 records of ``days`` days of ``interval_s`` intervals, and their truth.
 
     Offered load at interval start ``t`` (day ``d`` 1-based, hour ``h``):
@@ -684,7 +687,7 @@ def simulated_days(days: int = 10, interval_s: float = 900.0, start: dt.datetime
     day_no = np.floor(elapsed_days).astype(int) + 1
     # the trend in fractional days, so that 13:00 of day d is exactly day d
     level = peak_trend_tps(elapsed_days + 1.0 - PEAK_HOUR / 24.0, day1_peak_tps, growth)
-    tps = level * daily_profile(hours)
+    tps = level * daily_profile(hours, night_share)
     at = grid_at(grid, tps, config)
     ended = rng.poisson(tps * interval_s)
     noise = np.exp(rng.normal(0.0, RESP_NOISE, n))
