@@ -9,10 +9,11 @@ and its bands at days 7-10's peaks, as a capacity planner would read them.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
-from kneecap import config
+from kneecap import config, forecasting
 from kneecap.modeling import choose_response_model
 from kneecap.modeling.base import calibration_quantile, structure_weights
 from kneecap.modeling.open_dispatch import MODEL_ERROR_LOG, OpenDispatchResults, other_classes_busy
@@ -161,3 +162,34 @@ def test_a_background_the_structures_lack_keeps_the_knee_inside_its_interval(bur
     truth, res, params = burst_k1_lpar
     knee = res.knee(k=params.train.knee_k)
     assert knee.load_lo <= truth.knee_tps <= knee.load_hi, (knee.load_lo, truth.knee_tps, knee.load_hi)
+
+
+@pytest.mark.parametrize("variant", [None, "burst", "burst_k1", "pool_4g3z"],
+                         ids=["pool", "burst", "burst_k1", "pool_4g3z"])
+def test_the_widest_week_keeps_its_peaks_knee_and_date_inside_the_bands(variant):
+    """Issue 33's reach: days 7-10 at 1.15x-1.6x the busiest trained interval, both help rules.
+
+    The day is flatter than the default one (night at 33 % of the peak) so that day 1's quietest
+    interval stays inside every grid at this ratio (``benchmarks/bench_smf_class.py --night-share``).
+    """
+    records, truth = simdays.variant_days(variant, seed=61, ratio=1.6, night_share=0.33)
+    cls = simdays.class_rows(records, truth)
+    params = config.load_params(REPO / "params.yaml")
+    train = cls[cls["day"] <= TRAIN_DAYS].drop(columns="day")
+    res = choose_response_model(train, modeling_config(params)).results
+    later = cls[(cls["day"] > TRAIN_DAYS) & cls["interval_start_at"].dt.hour.eq(int(simdays.PEAK_HOUR))
+                & cls["interval_start_at"].dt.minute.eq(0)]
+    reach = later["tps"].to_numpy() / train["tps"].max()
+    assert reach[0] > 1.1 and 1.55 < reach[-1] < 1.65, reach
+    pred = res.predict(later[["tps"]].assign(**other_classes_busy(later)))
+    measured = later["resp_ms"].to_numpy()
+    assert np.mean(np.abs(pred["resp_ms"].to_numpy() / measured - 1)) <= 0.20
+    assert ((pred["resp_ms_lo"] <= measured) & (measured <= pred["resp_ms_hi"])).sum() >= 3
+    knee = res.knee(k=params.train.knee_k)
+    assert knee.load_lo <= truth.knee_tps <= knee.load_hi, (knee.load_lo, truth.knee_tps, knee.load_hi)
+    grown = forecasting.class_growth(res, knee_tps=knee.load, knee_tps_lo=knee.load_lo, knee_tps_hi=knee.load_hi,
+                                     knee_tps_draws=knee.draws, alpha=res.alpha)
+    earliest, reached_by = grown["date_knee_earliest"], grown["date_knee_p90"]
+    assert earliest is not None and reached_by is not None
+    assert pd.Timestamp(earliest).date() <= truth.knee_date <= pd.Timestamp(reached_by).date(), \
+        (earliest, truth.knee_date, reached_by)
