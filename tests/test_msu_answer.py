@@ -110,7 +110,8 @@ def test_kneecap_forecast_prints_one_msu_line_per_priced_class():
     ans = msu_answer.msu_answer(rows, lpar, None, growth_policy=GrowthPolicy())
     table = pd.DataFrame([{"workload": "C", "scenario": "peak", **ans},
                           {"workload": "D", "scenario": "", **dict.fromkeys(msu_answer.MSU_COLUMNS)}])
-    (line,) = forecast_text.msu_lines(table)
+    (line, note) = forecast_text.msu_lines(table)
     assert line.startswith("forecast: C / peak: MSU on SYSA: peak R4HA 90 MSU/h at 2026-03")
     assert "one more zIIP removes 8 [0, 8] MSU/h from the peak" in line
+    assert note == f"forecast: C / peak: MSU: {ans['msu_note']}" and "no class model with an IIPCP share" in note
     assert forecast_text.msu_lines(pd.DataFrame([{"workload": "E"}])) == []

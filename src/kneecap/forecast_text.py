@@ -252,4 +252,8 @@ def msu_lines(table) -> list[str]:
             line += (f"; peak R4HA {row['msu_peak_r4ha_forecast']:.4g} [{row['msu_peak_r4ha_forecast_lo']:.4g}, "
                      f"{row['msu_peak_r4ha_forecast_hi']:.4g}] at the load forecast for {row['msu_forecast_date']}")
         lines.append(line)
+        # how the figures were reached, and where they are held (a forecast peak at what the GCPs carry has
+        # a band of no width): the desk shows the same note under its MSU figures
+        if isinstance(row.get("msu_note"), str) and row["msu_note"]:
+            lines.append(f"forecast: {row['workload']} / {row['scenario'] or '-'}: MSU: {row['msu_note']}")
     return lines
