@@ -44,9 +44,8 @@ TRAIN_DAYS = 6
 
 def _class_rows(seed: int, variant: str | None = None, ratio: float | None = None,
                 night_share: float = simdays.NIGHT_SHARE) -> tuple[pd.DataFrame, simdays.SimDaysTruth]:
-    records, truth = (simdays.simulated_days(seed=seed, night_share=night_share)
-                      if variant is None and ratio is None
-                      else simdays.variant_days(variant, seed=seed, ratio=ratio, night_share=night_share))
+    # variant None, ratio None: simulated_days' own week, record for record
+    records, truth = simdays.variant_days(variant, seed=seed, ratio=ratio, night_share=night_share)
     return simdays.class_rows(records, truth), truth
 
 
